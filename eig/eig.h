@@ -1,0 +1,154 @@
+/*
+ * eig.h - batched Hermitian eigensolver: the public C API of eigstream.
+ *
+ * A plan fixes everything about a batch (matrix order n, batch count,
+ * precision, job, storage, backend, threads) and owns all workspace, so that
+ * executing it allocates nothing. One plan may be executed many times, from
+ * one thread at a time.
+ *
+ *     eig_plan_params p = eig_plan_params_default();
+ *     p.n = 128; p.batch = 180; p.precision = EIG_COMPLEX_DOUBLE;
+ *     eig_plan *plan;
+ *     eig_error e = eig_plan_create(&plan, &p);
+ *     if (e == EIG_OK) e = eig_plan_execute(plan, a, w, z, info);
+ *     eig_plan_destroy(&plan);
+ *
+ * Matrices (column-major, LAPACK conventions):
+ *   EIG_STORAGE_FULL:   matrix b starts at a + b*n*n, element (i,j) at i + j*n.
+ *                       Only the triangle named by uplo is read (the diagonal
+ *                       included); the other triangle is never touched.
+ *   EIG_STORAGE_PACKED: matrix b starts at a + b*n*(n+1)/2, in LAPACK's packed
+ *                       layout: uplo = EIG_LOWER stores A(i,j), i >= j, at
+ *                       i + j*(2n-j-1)/2; EIG_UPPER stores A(i,j), i <= j, at
+ *                       i + j*(j+1)/2 (0-based).
+ *   Elements are `float complex` / `double complex` (interleaved re, im;
+ *   layout-compatible with cuFloatComplex / cuDoubleComplex and NumPy).
+ *
+ * Results:
+ *   w:    batch * n real values (float or double by precision), ascending.
+ *   z:    batch * n * n complex, column-major, ld = n; column k is the unit
+ *         eigenvector of w[k]; the columns are orthonormal. NULL for values-only.
+ *   info: batch ints, per matrix:
+ *           0  converged;
+ *         > 0  QR did not converge within 30 sweeps per eigenvalue: info is
+ *              the number of eigenvalues left unconverged;
+ *         < 0  invalid input (EIG_INFO_NONFINITE, EIG_INFO_NONREAL_DIAGONAL).
+ *         w and z of a matrix with info != 0 are filled with NaN; the other
+ *         matrices of the batch are unaffected.
+ *
+ * The library never prints, never aborts and never calls exit().
+ */
+#ifndef EIGSTREAM_EIG_H
+#define EIGSTREAM_EIG_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum eig_error {
+    EIG_OK = 0,
+    EIG_EINVAL,       /* an argument is out of range or NULL where required */
+    EIG_ENOMEM,       /* host memory allocation failed */
+    EIG_EMATRIX,      /* executed; one or more matrices have info != 0 */
+    EIG_ENOCUDA,      /* the cuda backend was asked for but is not built in */
+    EIG_ENODEVICE,    /* built with CUDA but no usable GPU is present */
+    EIG_EDEVICE,      /* a CUDA call failed (device memory, launch, copy) */
+    EIG_EUNSUPPORTED, /* this backend cannot do what the plan asks */
+    EIG_EBACKEND      /* the backend library (LAPACK) reported an error */
+} eig_error;
+
+typedef enum eig_backend {
+    EIG_BACKEND_AUTO = 0, /* cuda when built and a GPU is present, else cpu */
+    EIG_BACKEND_CPU,      /* our tridiagonalization + implicit QR (Cosnuau 2014) */
+    EIG_BACKEND_LAPACK,   /* LAPACKE zheevd/cheevd (zhpevd/chpevd packed) */
+    EIG_BACKEND_CUDA      /* batched GPU kernels (cuda/) */
+} eig_backend;
+
+typedef enum eig_precision {
+    EIG_COMPLEX_FLOAT = 0, /* complex float in, float values out */
+    EIG_COMPLEX_DOUBLE     /* complex double in, double values out */
+} eig_precision;
+
+typedef enum eig_job {
+    EIG_JOB_VALUES = 0, /* eigenvalues only */
+    EIG_JOB_VECTORS     /* eigenvalues and eigenvectors */
+} eig_job;
+
+typedef enum eig_storage { EIG_STORAGE_FULL = 0, EIG_STORAGE_PACKED } eig_storage;
+
+typedef enum eig_uplo { EIG_LOWER = 0, EIG_UPPER } eig_uplo;
+
+/* Per-matrix info codes for invalid input (info < 0). */
+enum {
+    EIG_INFO_NONFINITE = -1,       /* a NaN or Inf in the referenced triangle */
+    EIG_INFO_NONREAL_DIAGONAL = -2 /* |Im a_ii| > n * ulp * max|a_ij| */
+};
+
+/* Sweeps of implicit QR allowed per eigenvalue before giving up (LAPACK's MAXIT). */
+#define EIG_QR_MAX_SWEEPS 30
+
+/* Largest n any backend accepts. */
+#define EIG_N_MAX 4096
+
+typedef struct eig_plan_params {
+    int n;                   /* matrix order, 1..EIG_N_MAX */
+    int batch;               /* number of matrices, >= 1 */
+    eig_precision precision; /* default EIG_COMPLEX_DOUBLE */
+    eig_job job;             /* default EIG_JOB_VECTORS */
+    eig_storage storage;     /* default EIG_STORAGE_FULL */
+    eig_uplo uplo;           /* default EIG_LOWER */
+    eig_backend backend;     /* default EIG_BACKEND_AUTO */
+    int threads;             /* CPU threads; 0 = all online cores */
+    int device;              /* CUDA device ordinal (cuda backend) */
+} eig_plan_params;
+
+typedef struct eig_plan eig_plan;
+
+/* Defaults as documented on each field of eig_plan_params (n = batch = 1). */
+eig_plan_params eig_plan_params_default(void);
+
+/* Creates a plan and all its workspace. On success *out is a new plan the
+ * caller destroys with eig_plan_destroy; on failure *out is NULL. */
+eig_error eig_plan_create(eig_plan **out, const eig_plan_params *params);
+
+/* Solves the batch on host buffers (any backend). a is read only; w, info
+ * are required; z is required for EIG_JOB_VECTORS and ignored otherwise.
+ * Returns EIG_OK when every matrix has info == 0, EIG_EMATRIX when some do not
+ * (their results are NaN, the rest valid), another code when nothing ran. */
+eig_error eig_plan_execute(eig_plan *plan, const void *a, void *w, void *z, int *info);
+
+/* cuda backend only: the same on device-resident buffers, enqueued on the
+ * caller's stream (a cudaStream_t; NULL for the legacy default stream) and
+ * returning without synchronizing. Per-matrix info lands in d_info when the
+ * stream reaches it; the caller reads it to learn of bad matrices. Returns
+ * EIG_EUNSUPPORTED for other backends. */
+eig_error eig_plan_execute_device(eig_plan *plan, const void *d_a, void *d_w, void *d_z,
+                                  int *d_info, void *stream);
+
+/* Destroys the plan and sets *plan to NULL; a NULL or *NULL plan is a no-op. */
+void eig_plan_destroy(eig_plan **plan);
+
+/* The parameters the plan was created with, the backend resolved (never AUTO). */
+const eig_plan_params *eig_plan_get_params(const eig_plan *plan);
+
+/* Human-readable message for an error code; never NULL. */
+const char *eig_strerror(eig_error e);
+
+/* "auto", "cpu", "lapack", "cuda"; eig_backend_parse returns EIG_EINVAL for
+ * an unknown name. */
+const char *eig_backend_name(eig_backend b);
+eig_error eig_backend_parse(const char *name, eig_backend *out);
+
+/* 1 when the library was built with the cuda backend, else 0. */
+int eig_cuda_built(void);
+
+/* Number of usable CUDA devices (0 without CUDA, driver or GPU). */
+int eig_cuda_device_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
