@@ -1,0 +1,162 @@
+/*
+ * protocol.h - eigstream wire protocol v1 (docs/protocol.md is the
+ * byte-exact specification; this header and that document must agree).
+ *
+ * Every message is a ZeroMQ multipart message whose first part is a 64-byte
+ * little-endian header. The header starts with magic "EIGS", the version and
+ * the kind, so a SUB socket subscribes to one kind with a 6-byte prefix.
+ *
+ *   covariance (kind 1):  [header][payload] or [header][matrix 0]...[matrix count-1]
+ *                         payload: count Hermitian n x n matrices, column-major,
+ *                         in `storage`; payload_bytes is the sum over the parts.
+ *   eigenspace (kind 2):  [header][meta][data]
+ *                         meta: protocol_stage_times then count protocol_matrix_meta
+ *                         data: per matrix, n eigenvalues (ascending, real of the
+ *                         element precision) then k_sent eigenvectors of n
+ *                         complex elements each (column k belongs to eigenvalue
+ *                         first_index + k).
+ *                         payload_bytes = bytes of meta + data.
+ *
+ * The optional CRC32C (Castagnoli, as iSCSI/ext4) covers every part after the
+ * header, in order.
+ */
+#ifndef EIGSTREAM_PROTOCOL_H
+#define EIGSTREAM_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROTOCOL_MAGIC "EIGS"
+#define PROTOCOL_VERSION 1
+#define PROTOCOL_HEADER_BYTES 64
+#define PROTOCOL_PREFIX_BYTES 6 /* magic + version + kind: the SUB filter */
+
+typedef enum protocol_kind {
+    PROTOCOL_KIND_COVARIANCE = 1,
+    PROTOCOL_KIND_EIGENSPACE = 2
+} protocol_kind;
+
+typedef enum protocol_element {
+    PROTOCOL_ELEMENT_COMPLEX_FLOAT = 1, /* 8 bytes: float re, float im */
+    PROTOCOL_ELEMENT_COMPLEX_DOUBLE = 2 /* 16 bytes: double re, double im */
+} protocol_element;
+
+typedef enum protocol_storage {
+    PROTOCOL_STORAGE_FULL = 0,         /* n*n, column-major, both triangles present */
+    PROTOCOL_STORAGE_PACKED_LOWER = 1, /* n(n+1)/2, LAPACK 'L' packed */
+    PROTOCOL_STORAGE_PACKED_UPPER = 2  /* n(n+1)/2, LAPACK 'U' packed */
+} protocol_storage;
+
+typedef enum protocol_output_mode {
+    PROTOCOL_MODE_NONE = 0,   /* covariance frames */
+    PROTOCOL_MODE_FULL = 1,   /* all n eigenvectors */
+    PROTOCOL_MODE_VALUES = 2, /* eigenvalues only */
+    PROTOCOL_MODE_SIGNAL = 3, /* the d eigenvectors of the largest eigenvalues */
+    PROTOCOL_MODE_NOISE = 4   /* the n - d eigenvectors of the smallest */
+} protocol_output_mode;
+
+enum {
+    PROTOCOL_FLAG_CRC = 1u << 0,  /* crc32c is valid and must be checked */
+    PROTOCOL_FLAG_LATE = 1u << 1, /* eigenspace: published after the deadline */
+    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE
+};
+
+/* The header, decoded. Offsets in docs/protocol.md. */
+typedef struct protocol_header {
+    uint8_t version;        /* @4 */
+    uint8_t kind;           /* @5  protocol_kind */
+    uint16_t header_bytes;  /* @6  always 64 in v1 */
+    uint64_t seq;           /* @8  per source, +1 per frame */
+    uint64_t timestamp_ns;  /* @16 source timestamp, ns since the Unix epoch */
+    uint32_t n;             /* @24 matrix order */
+    uint32_t count;         /* @28 matrices in the frame */
+    uint8_t element;        /* @32 protocol_element */
+    uint8_t storage;        /* @33 protocol_storage (eigenspace: 0) */
+    uint8_t mode;           /* @34 protocol_output_mode (covariance: 0) */
+    uint8_t reserved0;      /* @35 zero */
+    uint32_t flags;         /* @36 PROTOCOL_FLAG_* */
+    uint64_t payload_bytes; /* @40 bytes in all parts after the header */
+    uint32_t crc32c;        /* @48 of all parts after the header, if FLAG_CRC */
+    uint32_t snapshots;     /* @52 covariance: snapshots K behind each matrix (0 = unknown) */
+    /* @56..63 reserved, zero */
+} protocol_header;
+
+/* Eigenspace meta part: stage times (ns, CLOCK_REALTIME) then per-matrix meta. */
+typedef struct protocol_stage_times {
+    uint64_t received_ns;
+    uint64_t solve_start_ns;
+    uint64_t solve_end_ns;
+    uint64_t published_ns;
+} protocol_stage_times; /* 32 bytes on the wire */
+
+typedef struct protocol_matrix_meta {
+    int32_t status;       /* eig info: 0 ok, > 0 no convergence, < 0 invalid */
+    uint32_t signal_dim;  /* d: fixed or MDL-estimated signal dimension */
+    uint32_t k_sent;      /* eigenvectors that follow the values */
+    uint32_t first_index; /* eigenvalue index of the first vector sent */
+} protocol_matrix_meta; /* 16 bytes on the wire */
+
+#define PROTOCOL_STAGE_TIMES_BYTES 32
+#define PROTOCOL_MATRIX_META_BYTES 16
+
+/* Why a message was rejected: one counter per reason in the metrics. */
+typedef enum protocol_reject {
+    PROTOCOL_OK = 0,
+    PROTOCOL_REJECT_PARTS,        /* wrong number of parts */
+    PROTOCOL_REJECT_HEADER_SIZE,  /* first part is not 64 bytes */
+    PROTOCOL_REJECT_MAGIC,        /* bad magic */
+    PROTOCOL_REJECT_VERSION,      /* unknown protocol version */
+    PROTOCOL_REJECT_KIND,         /* unknown or unexpected kind */
+    PROTOCOL_REJECT_FIELD,        /* bad element/storage/mode/flags/reserved bytes */
+    PROTOCOL_REJECT_SIZE,         /* n/count/payload_bytes disagree with each other */
+    PROTOCOL_REJECT_CONFIG,       /* n/count/element disagree with the configuration */
+    PROTOCOL_REJECT_TRUNCATED,    /* payload shorter than payload_bytes */
+    PROTOCOL_REJECT_OVERSIZED,    /* payload longer than payload_bytes or max size */
+    PROTOCOL_REJECT_CRC,          /* CRC32C mismatch */
+    PROTOCOL_REJECT_NONFINITE,    /* NaN or Inf in a matrix */
+    PROTOCOL_REJECT_COUNT_        /* number of reasons */
+} protocol_reject;
+
+/* Short stable name of a reason ("bad_magic", "crc_mismatch", ...), used as
+ * the metrics key and in log lines; never NULL. */
+const char *protocol_reject_name(protocol_reject r);
+
+/* Encodes h into out[64] (magic written here; reserved bytes zeroed). */
+void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES]);
+
+/* Decodes and checks one header part: size, magic, version, known kind,
+ * element, storage, mode, flags, zero reserved bytes. Does not check the
+ * payload. Returns PROTOCOL_OK and fills *h, or the reason. */
+protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h);
+
+/* Bytes of one element, of one matrix in the given storage, 0 on bad enums. */
+size_t protocol_element_bytes(uint8_t element);
+size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage);
+
+/* Checks the sizes of a decoded covariance header against each other and the
+ * part layout: parts after the header must be 1 (whole payload) or count (one
+ * per matrix, each of one matrix's bytes), summing to payload_bytes, which must
+ * equal count * matrix bytes and not exceed max_payload_bytes (0 = no limit).
+ * part_bytes lists the sizes of the payload parts. */
+protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const size_t *part_bytes,
+                                                size_t parts, size_t max_payload_bytes);
+
+/* CRC32C, incremental: crc = protocol_crc32c(0, p, len); crc = protocol_crc32c(crc, q, len2). */
+uint32_t protocol_crc32c(uint32_t crc, const void *data, size_t bytes);
+
+/* Eigenspace meta part codec (little-endian, 32 + 16*count bytes). */
+size_t protocol_meta_bytes(uint32_t count);
+void protocol_meta_encode(const protocol_stage_times *t, const protocol_matrix_meta *m,
+                          uint32_t count, uint8_t *out);
+protocol_reject protocol_meta_decode(const uint8_t *in, size_t bytes, uint32_t count,
+                                     protocol_stage_times *t, protocol_matrix_meta *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
