@@ -1,0 +1,123 @@
+/*
+ * config.h - the daemon's configuration: one table of settings drives
+ * loading (libconfig), validation, `eigstream --help-config` and the shipped
+ * config/eigstream.cfg (a test checks that file against the table).
+ *
+ * Every setting has a default; with no file the defaults run. Errors name the
+ * file, the line and the setting:
+ *   eigstream.cfg:14: output.mode: expected one of full|values|signal|noise
+ * Unknown settings and out-of-range values are errors.
+ */
+#ifndef EIGSTREAM_CONFIG_H
+#define EIGSTREAM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONFIG_STRING_MAX 256
+#define CONFIG_ERROR_MAX 512
+
+typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB } config_input_pattern;
+typedef enum config_output_pattern { CONFIG_OUTPUT_PUB = 0, CONFIG_OUTPUT_PUSH } config_output_pattern;
+typedef enum config_output_mode {
+    CONFIG_MODE_FULL = 0, /* all n eigenvectors */
+    CONFIG_MODE_VALUES,   /* eigenvalues only */
+    CONFIG_MODE_SIGNAL,   /* the d eigenvectors of the largest eigenvalues */
+    CONFIG_MODE_NOISE     /* the n - d eigenvectors of the smallest */
+} config_output_mode;
+typedef enum config_backend {
+    CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_CPU, CONFIG_BACKEND_LAPACK, CONFIG_BACKEND_CUDA
+} config_backend;
+typedef enum config_precision { CONFIG_PRECISION_DOUBLE = 0, CONFIG_PRECISION_FLOAT } config_precision;
+typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } config_late_policy;
+typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
+typedef enum config_log_level {
+    CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
+} config_log_level;
+
+typedef struct eigstream_config {
+    struct {
+        char endpoint[CONFIG_STRING_MAX];  /* "tcp://127.0.0.1:5550" */
+        config_input_pattern pattern;      /* pull */
+        int bind;                          /* 1: bind, 0: connect (default 1) */
+        int hwm;                           /* ZMQ_RCVHWM in messages, default 4 */
+        int64_t max_message_bytes;         /* ZMQ_MAXMSGSIZE and payload limit, default 128 MiB */
+    } input;
+    struct {
+        char endpoint[CONFIG_STRING_MAX];  /* "tcp://127.0.0.1:5551" */
+        config_output_pattern pattern;     /* pub */
+        int bind;                          /* default 1 */
+        int hwm;                           /* ZMQ_SNDHWM, default 4 */
+        config_output_mode mode;           /* full */
+        int signal_dimension;              /* 0: MDL estimate per matrix; 1..n: fixed d */
+        int snapshots;                     /* K for MDL when a frame says 0; 0 = frame must say */
+    } output;
+    struct {
+        config_backend backend;            /* auto */
+        config_precision precision;        /* double */
+        int n;                             /* 128 */
+        int matrices;                      /* matrices per frame, 180 */
+        int gpu_device;                    /* 0 */
+        int cpu_threads;                   /* 0 = all cores */
+    } solver;
+    struct {
+        int deadline_ms;                   /* receipt to publish, 1000 */
+        config_late_policy late_policy;    /* publish (flagged) */
+        int queue_depth;                   /* frames per inter-stage queue, 4 */
+        config_overflow_policy overflow_policy; /* drop_oldest */
+    } frame;
+    struct {
+        int diagonal_loading;              /* 0 = off (default) */
+        double diagonal_loading_db;        /* loading = 10^(dB/10) * trace/n, default -30 */
+        int forward_backward;              /* forward-backward averaging, default 0 */
+    } form;
+    struct {
+        char endpoint[CONFIG_STRING_MAX];  /* metrics PUB, "tcp://127.0.0.1:5552"; "" = off */
+        int interval_ms;                   /* 1000 */
+    } metrics;
+    struct {
+        config_log_level level;            /* info */
+    } log;
+} eigstream_config;
+
+typedef enum config_error {
+    CONFIG_OK = 0,
+    CONFIG_EIO,      /* file unreadable */
+    CONFIG_ESYNTAX,  /* libconfig parse error */
+    CONFIG_EUNKNOWN, /* unknown setting */
+    CONFIG_ETYPE,    /* wrong type */
+    CONFIG_ERANGE,   /* out of range / not one of the allowed names */
+    CONFIG_EINVAL    /* settings inconsistent with each other */
+} config_error;
+
+/* Fills cfg with the built-in defaults. */
+void config_defaults(eigstream_config *cfg);
+
+/* Loads path over the defaults. On error returns the code and writes a
+ * one-line message "FILE:LINE: setting: reason" (LINE omitted when unknown)
+ * into err (CONFIG_ERROR_MAX bytes); cfg is then unspecified. */
+config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes);
+
+/* Prints every setting: name, type, range or choices, default, help. */
+void config_print_help(FILE *out);
+
+/* Writes the default configuration file (what config/eigstream.cfg holds). */
+void config_write_default(FILE *out);
+
+const char *config_strerror(config_error e);
+
+/* Names used in files and logs: "full", "pull", "drop_oldest", ... */
+const char *config_output_mode_name(config_output_mode m);
+const char *config_backend_name(config_backend b);
+const char *config_log_level_name(config_log_level l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
