@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages eigstream builds and tests with, when
+# missing. Idempotent; uses sudo when not root. CUDA is optional and never
+# installed here (the build uses nvcc when it finds one).
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config git
+          libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev
+          python3 python3-numpy python3-zmq)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
