@@ -155,6 +155,43 @@ void protocol_meta_encode(const protocol_stage_times *t, const protocol_matrix_m
 protocol_reject protocol_meta_decode(const uint8_t *in, size_t bytes, uint32_t count,
                                      protocol_stage_times *t, protocol_matrix_meta *m);
 
+/* ---- additions (v1, same wire format) ----------------------------------------- */
+
+/* Zeroes *h and sets version, kind and header_bytes. */
+void protocol_header_init(protocol_header *h, protocol_kind kind);
+
+/* "complex_float", "full", "signal", ... ("unknown" for a bad value); never NULL. */
+const char *protocol_element_name(uint8_t element);
+const char *protocol_storage_name(uint8_t storage);
+const char *protocol_mode_name(uint8_t mode);
+
+/* Bytes of one matrix's data in an eigenspace frame: n real values of the
+ * element precision then k_sent vectors of n complex elements; 0 on a bad
+ * element, n == 0 or overflow. */
+size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent);
+
+/* Checks one matrix's meta against the output mode (docs/protocol.md):
+ * signal_dim <= n and full: k_sent = n, first_index = 0; values: k_sent = 0,
+ * first_index = 0; signal: k_sent = d, first_index = n - d; noise:
+ * k_sent = n - d, first_index = 0. PROTOCOL_REJECT_FIELD otherwise. */
+protocol_reject protocol_matrix_meta_check(uint32_t n, uint8_t mode, const protocol_matrix_meta *m);
+
+/* Checks a decoded eigenspace header, its decoded meta (count entries) and
+ * the sizes of the two parts after the header (meta, data) against each other
+ * and max_payload_bytes (0 = no limit). */
+protocol_reject protocol_eigenspace_check_sizes(const protocol_header *h, const protocol_matrix_meta *m,
+                                                const size_t *part_bytes, size_t parts,
+                                                size_t max_payload_bytes);
+
+/* 1 when every real and imaginary part of the elements in data is finite
+ * (the REJECT_NONFINITE check), else 0; data must be aligned for the element. */
+int protocol_all_finite(const void *data, size_t bytes, uint8_t element);
+
+/* The table-driven CRC32C (same result as protocol_crc32c, which uses the
+ * SSE4.2 instruction when the CPU has it), and the name of the one in use. */
+uint32_t protocol_crc32c_portable(uint32_t crc, const void *data, size_t bytes);
+const char *protocol_crc32c_implementation(void);
+
 #ifdef __cplusplus
 }
 #endif

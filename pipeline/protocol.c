@@ -1,0 +1,516 @@
+/*
+ * protocol.c - eigstream wire protocol v1: header, sizes, meta and CRC32C.
+ *
+ * Every multi-byte field is assembled byte by byte in little-endian order, so
+ * the code is correct on any host byte order and never depends on struct
+ * layout or alignment of the received buffer.
+ */
+#include "protocol.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+/* ---- little-endian byte assembly --------------------------------------------- */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+/* ---- reject names ------------------------------------------------------------ */
+
+static const char *const reject_names[PROTOCOL_REJECT_COUNT_] = {
+    [PROTOCOL_OK] = "ok",
+    [PROTOCOL_REJECT_PARTS] = "parts",
+    [PROTOCOL_REJECT_HEADER_SIZE] = "header_size",
+    [PROTOCOL_REJECT_MAGIC] = "bad_magic",
+    [PROTOCOL_REJECT_VERSION] = "bad_version",
+    [PROTOCOL_REJECT_KIND] = "bad_kind",
+    [PROTOCOL_REJECT_FIELD] = "bad_field",
+    [PROTOCOL_REJECT_SIZE] = "size_mismatch",
+    [PROTOCOL_REJECT_CONFIG] = "config_mismatch",
+    [PROTOCOL_REJECT_TRUNCATED] = "truncated",
+    [PROTOCOL_REJECT_OVERSIZED] = "oversized",
+    [PROTOCOL_REJECT_CRC] = "crc_mismatch",
+    [PROTOCOL_REJECT_NONFINITE] = "nonfinite",
+};
+
+const char *protocol_reject_name(protocol_reject r)
+{
+    if ((int)r < 0 || r >= PROTOCOL_REJECT_COUNT_)
+        return "unknown";
+    return reject_names[r];
+}
+
+const char *protocol_element_name(uint8_t element)
+{
+    switch (element) {
+    case PROTOCOL_ELEMENT_COMPLEX_FLOAT: return "complex_float";
+    case PROTOCOL_ELEMENT_COMPLEX_DOUBLE: return "complex_double";
+    default: return "unknown";
+    }
+}
+
+const char *protocol_storage_name(uint8_t storage)
+{
+    switch (storage) {
+    case PROTOCOL_STORAGE_FULL: return "full";
+    case PROTOCOL_STORAGE_PACKED_LOWER: return "packed_lower";
+    case PROTOCOL_STORAGE_PACKED_UPPER: return "packed_upper";
+    default: return "unknown";
+    }
+}
+
+const char *protocol_mode_name(uint8_t mode)
+{
+    switch (mode) {
+    case PROTOCOL_MODE_NONE: return "none";
+    case PROTOCOL_MODE_FULL: return "full";
+    case PROTOCOL_MODE_VALUES: return "values";
+    case PROTOCOL_MODE_SIGNAL: return "signal";
+    case PROTOCOL_MODE_NOISE: return "noise";
+    default: return "unknown";
+    }
+}
+
+/* ---- header --------------------------------------------------------------------- */
+
+void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES])
+{
+    memset(out, 0, PROTOCOL_HEADER_BYTES);
+    memcpy(out, PROTOCOL_MAGIC, 4);
+    out[4] = h->version;
+    out[5] = h->kind;
+    put_u16(out + 6, h->header_bytes);
+    put_u64(out + 8, h->seq);
+    put_u64(out + 16, h->timestamp_ns);
+    put_u32(out + 24, h->n);
+    put_u32(out + 28, h->count);
+    out[32] = h->element;
+    out[33] = h->storage;
+    out[34] = h->mode;
+    out[35] = h->reserved0;
+    put_u32(out + 36, h->flags);
+    put_u64(out + 40, h->payload_bytes);
+    put_u32(out + 48, h->crc32c);
+    put_u32(out + 52, h->snapshots);
+}
+
+void protocol_header_init(protocol_header *h, protocol_kind kind)
+{
+    memset(h, 0, sizeof *h);
+    h->version = PROTOCOL_VERSION;
+    h->kind = (uint8_t)kind;
+    h->header_bytes = PROTOCOL_HEADER_BYTES;
+}
+
+/* Field checks that depend on the kind: covariance frames carry a storage and
+ * no mode; eigenspace frames carry a mode and always full (0) storage. */
+static protocol_reject check_kind_fields(const protocol_header *h)
+{
+    if (protocol_element_bytes(h->element) == 0)
+        return PROTOCOL_REJECT_FIELD;
+    if (h->reserved0 != 0 || (h->flags & ~(uint32_t)PROTOCOL_FLAG_KNOWN) != 0)
+        return PROTOCOL_REJECT_FIELD;
+    if (h->kind == PROTOCOL_KIND_COVARIANCE) {
+        if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != PROTOCOL_MODE_NONE)
+            return PROTOCOL_REJECT_FIELD;
+        if (h->flags & PROTOCOL_FLAG_LATE)
+            return PROTOCOL_REJECT_FIELD;
+    } else {
+        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < PROTOCOL_MODE_FULL ||
+            h->mode > PROTOCOL_MODE_NOISE || h->snapshots != 0)
+            return PROTOCOL_REJECT_FIELD;
+    }
+    return PROTOCOL_OK;
+}
+
+protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h)
+{
+    if (part == NULL || part_bytes != PROTOCOL_HEADER_BYTES)
+        return PROTOCOL_REJECT_HEADER_SIZE;
+    if (memcmp(part, PROTOCOL_MAGIC, 4) != 0)
+        return PROTOCOL_REJECT_MAGIC;
+    if (part[4] != PROTOCOL_VERSION)
+        return PROTOCOL_REJECT_VERSION;
+    if (part[5] != PROTOCOL_KIND_COVARIANCE && part[5] != PROTOCOL_KIND_EIGENSPACE)
+        return PROTOCOL_REJECT_KIND;
+
+    protocol_header d;
+    d.version = part[4];
+    d.kind = part[5];
+    d.header_bytes = get_u16(part + 6);
+    d.seq = get_u64(part + 8);
+    d.timestamp_ns = get_u64(part + 16);
+    d.n = get_u32(part + 24);
+    d.count = get_u32(part + 28);
+    d.element = part[32];
+    d.storage = part[33];
+    d.mode = part[34];
+    d.reserved0 = part[35];
+    d.flags = get_u32(part + 36);
+    d.payload_bytes = get_u64(part + 40);
+    d.crc32c = get_u32(part + 48);
+    d.snapshots = get_u32(part + 52);
+
+    if (d.header_bytes != PROTOCOL_HEADER_BYTES)
+        return PROTOCOL_REJECT_HEADER_SIZE;
+    for (int i = 56; i < PROTOCOL_HEADER_BYTES; i++)
+        if (part[i] != 0)
+            return PROTOCOL_REJECT_FIELD;
+    protocol_reject r = check_kind_fields(&d);
+    if (r != PROTOCOL_OK)
+        return r;
+    if (h != NULL)
+        *h = d;
+    return PROTOCOL_OK;
+}
+
+/* ---- sizes ---------------------------------------------------------------------- */
+
+/* a * b, or 0 when the product does not fit in size_t (0 is never a valid size). */
+static size_t mul_or_zero(size_t a, size_t b)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    return a * b;
+}
+
+size_t protocol_element_bytes(uint8_t element)
+{
+    switch (element) {
+    case PROTOCOL_ELEMENT_COMPLEX_FLOAT: return 8;
+    case PROTOCOL_ELEMENT_COMPLEX_DOUBLE: return 16;
+    default: return 0;
+    }
+}
+
+size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage)
+{
+    size_t e = protocol_element_bytes(element);
+    size_t elements;
+    switch (storage) {
+    case PROTOCOL_STORAGE_FULL:
+        elements = mul_or_zero(n, n);
+        break;
+    case PROTOCOL_STORAGE_PACKED_LOWER:
+    case PROTOCOL_STORAGE_PACKED_UPPER:
+        /* n(n+1)/2: halve the even factor first so nothing overflows early. */
+        elements = (n % 2 == 0) ? mul_or_zero(n / 2, (size_t)n + 1) : mul_or_zero(n, ((size_t)n + 1) / 2);
+        break;
+    default:
+        return 0;
+    }
+    return mul_or_zero(elements, e);
+}
+
+protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const size_t *part_bytes,
+                                                size_t parts, size_t max_payload_bytes)
+{
+    if (h->kind != PROTOCOL_KIND_COVARIANCE)
+        return PROTOCOL_REJECT_KIND;
+    if (h->n == 0 || h->count == 0)
+        return PROTOCOL_REJECT_SIZE;
+    size_t matrix = protocol_matrix_bytes(h->n, h->element, h->storage);
+    size_t expected = mul_or_zero(matrix, h->count);
+    if (matrix == 0 || expected == 0 || h->payload_bytes != (uint64_t)expected)
+        return PROTOCOL_REJECT_SIZE;
+    if (max_payload_bytes != 0 && expected > max_payload_bytes)
+        return PROTOCOL_REJECT_OVERSIZED;
+    if (parts != 1 && parts != h->count)
+        return PROTOCOL_REJECT_PARTS;
+
+    size_t total = 0;
+    for (size_t i = 0; i < parts; i++) {
+        if (part_bytes[i] > expected - total)
+            return PROTOCOL_REJECT_OVERSIZED;
+        total += part_bytes[i];
+    }
+    if (total < expected)
+        return PROTOCOL_REJECT_TRUNCATED;
+    /* One part per matrix: each must hold exactly one matrix. */
+    if (parts > 1)
+        for (size_t i = 0; i < parts; i++)
+            if (part_bytes[i] != matrix)
+                return PROTOCOL_REJECT_SIZE;
+    return PROTOCOL_OK;
+}
+
+size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent)
+{
+    size_t e = protocol_element_bytes(element);
+    if (e == 0 || n == 0)
+        return 0;
+    size_t values = mul_or_zero(n, e / 2);
+    size_t vectors = mul_or_zero(mul_or_zero(n, e), k_sent);
+    if (values == 0 || (k_sent != 0 && vectors == 0) || vectors > SIZE_MAX - values)
+        return 0;
+    return values + vectors;
+}
+
+protocol_reject protocol_matrix_meta_check(uint32_t n, uint8_t mode, const protocol_matrix_meta *m)
+{
+    uint32_t d = m->signal_dim;
+    if (d > n)
+        return PROTOCOL_REJECT_FIELD;
+    switch (mode) {
+    case PROTOCOL_MODE_FULL:
+        return (m->k_sent == n && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
+    case PROTOCOL_MODE_VALUES:
+        return (m->k_sent == 0 && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
+    case PROTOCOL_MODE_SIGNAL:
+        return (m->k_sent == d && m->first_index == n - d) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
+    case PROTOCOL_MODE_NOISE:
+        return (m->k_sent == n - d && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
+    default:
+        return PROTOCOL_REJECT_FIELD;
+    }
+}
+
+protocol_reject protocol_eigenspace_check_sizes(const protocol_header *h, const protocol_matrix_meta *m,
+                                                const size_t *part_bytes, size_t parts,
+                                                size_t max_payload_bytes)
+{
+    if (h->kind != PROTOCOL_KIND_EIGENSPACE)
+        return PROTOCOL_REJECT_KIND;
+    if (parts != 2)
+        return PROTOCOL_REJECT_PARTS;
+    if (h->n == 0 || h->count == 0)
+        return PROTOCOL_REJECT_SIZE;
+    size_t meta = protocol_meta_bytes(h->count);
+    if (meta == 0 || part_bytes[0] != meta)
+        return PROTOCOL_REJECT_SIZE;
+
+    size_t data = 0;
+    for (uint32_t b = 0; b < h->count; b++) {
+        protocol_reject r = protocol_matrix_meta_check(h->n, h->mode, &m[b]);
+        if (r != PROTOCOL_OK)
+            return r;
+        size_t one = protocol_eigenspace_matrix_bytes(h->n, h->element, m[b].k_sent);
+        if (one == 0 || one > SIZE_MAX - data)
+            return PROTOCOL_REJECT_SIZE;
+        data += one;
+    }
+    if (data > SIZE_MAX - meta || h->payload_bytes != (uint64_t)(meta + data))
+        return PROTOCOL_REJECT_SIZE;
+    if (max_payload_bytes != 0 && meta + data > max_payload_bytes)
+        return PROTOCOL_REJECT_OVERSIZED;
+    if (part_bytes[1] < data)
+        return PROTOCOL_REJECT_TRUNCATED;
+    if (part_bytes[1] > data)
+        return PROTOCOL_REJECT_OVERSIZED;
+    return PROTOCOL_OK;
+}
+
+/* ---- eigenspace meta -------------------------------------------------------------- */
+
+size_t protocol_meta_bytes(uint32_t count)
+{
+    return PROTOCOL_STAGE_TIMES_BYTES + (size_t)count * PROTOCOL_MATRIX_META_BYTES;
+}
+
+void protocol_meta_encode(const protocol_stage_times *t, const protocol_matrix_meta *m,
+                          uint32_t count, uint8_t *out)
+{
+    put_u64(out + 0, t->received_ns);
+    put_u64(out + 8, t->solve_start_ns);
+    put_u64(out + 16, t->solve_end_ns);
+    put_u64(out + 24, t->published_ns);
+    uint8_t *p = out + PROTOCOL_STAGE_TIMES_BYTES;
+    for (uint32_t b = 0; b < count; b++, p += PROTOCOL_MATRIX_META_BYTES) {
+        put_u32(p + 0, (uint32_t)m[b].status);
+        put_u32(p + 4, m[b].signal_dim);
+        put_u32(p + 8, m[b].k_sent);
+        put_u32(p + 12, m[b].first_index);
+    }
+}
+
+protocol_reject protocol_meta_decode(const uint8_t *in, size_t bytes, uint32_t count,
+                                     protocol_stage_times *t, protocol_matrix_meta *m)
+{
+    size_t expected = protocol_meta_bytes(count);
+    if (bytes < expected)
+        return PROTOCOL_REJECT_TRUNCATED;
+    if (bytes > expected)
+        return PROTOCOL_REJECT_OVERSIZED;
+    if (t != NULL) {
+        t->received_ns = get_u64(in + 0);
+        t->solve_start_ns = get_u64(in + 8);
+        t->solve_end_ns = get_u64(in + 16);
+        t->published_ns = get_u64(in + 24);
+    }
+    if (m != NULL) {
+        const uint8_t *p = in + PROTOCOL_STAGE_TIMES_BYTES;
+        for (uint32_t b = 0; b < count; b++, p += PROTOCOL_MATRIX_META_BYTES) {
+            /* Two's complement reinterpretation, defined for every value. */
+            uint32_t s = get_u32(p);
+            m[b].status = s <= INT32_MAX ? (int32_t)s : (int32_t)(s - 0x80000000u) - INT32_MAX - 1;
+            m[b].signal_dim = get_u32(p + 4);
+            m[b].k_sent = get_u32(p + 8);
+            m[b].first_index = get_u32(p + 12);
+        }
+    }
+    return PROTOCOL_OK;
+}
+
+/* ---- finite check ------------------------------------------------------------------ */
+
+int protocol_all_finite(const void *data, size_t bytes, uint8_t element)
+{
+    /* The receive buffers are aligned by the allocator; elements are native
+     * IEEE binary32/64 little-endian, which is what this host uses too. */
+    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+        const double *x = data;
+        size_t len = bytes / sizeof(double);
+        int finite = 1;
+        for (size_t i = 0; i < len; i++)
+            finite &= isfinite(x[i]) != 0;
+        return finite;
+    }
+    if (element == PROTOCOL_ELEMENT_COMPLEX_FLOAT) {
+        const float *x = data;
+        size_t len = bytes / sizeof(float);
+        int finite = 1;
+        for (size_t i = 0; i < len; i++)
+            finite &= isfinite(x[i]) != 0;
+        return finite;
+    }
+    return 0;
+}
+
+/* ---- CRC32C ------------------------------------------------------------------------ */
+
+/* Castagnoli polynomial, reflected. */
+#define CRC32C_POLY 0x82F63B78u
+
+/* Slicing-by-8 tables: table[0] is the classic byte table; table[k][b] is the
+ * CRC of byte b followed by k zero bytes, so eight bytes fold in one step. */
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_table_once = PTHREAD_ONCE_INIT;
+
+static void crc_table_build(void)
+{
+    for (uint32_t b = 0; b < 256; b++) {
+        uint32_t c = b;
+        for (int i = 0; i < 8; i++)
+            c = (c >> 1) ^ (CRC32C_POLY & (0u - (c & 1u)));
+        crc_table[0][b] = c;
+    }
+    for (uint32_t b = 0; b < 256; b++)
+        for (int k = 1; k < 8; k++)
+            crc_table[k][b] = (crc_table[k - 1][b] >> 8) ^ crc_table[0][crc_table[k - 1][b] & 0xFF];
+}
+
+/* Works on the inverted register; the caller does the pre/post inversion. */
+static uint32_t crc32c_slice8(uint32_t c, const uint8_t *p, size_t bytes)
+{
+    while (bytes > 0 && ((uintptr_t)p & 7) != 0) {
+        c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xFF];
+        bytes--;
+    }
+    while (bytes >= 8) {
+        uint32_t lo = c ^ get_u32(p);
+        uint32_t hi = get_u32(p + 4);
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+            crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
+            crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
+        p += 8;
+        bytes -= 8;
+    }
+    while (bytes-- > 0)
+        c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xFF];
+    return c;
+}
+
+uint32_t protocol_crc32c_portable(uint32_t crc, const void *data, size_t bytes)
+{
+    pthread_once(&crc_table_once, crc_table_build);
+    return ~crc32c_slice8(~crc, data, bytes);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <nmmintrin.h>
+#define CRC32C_HAVE_SSE42 1
+
+/* SSE4.2 crc32 instruction (the same polynomial, reflected). Three independent
+ * streams would hide the instruction's 3-cycle latency; one stream already
+ * runs at ~3x the table version, which is enough to stay far off the
+ * critical path of a 47 MB frame. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t c, const uint8_t *p, size_t bytes)
+{
+    while (bytes > 0 && ((uintptr_t)p & 7) != 0) {
+        c = _mm_crc32_u8(c, *p++);
+        bytes--;
+    }
+    uint64_t c64 = c;
+    while (bytes >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8); /* x86 is little-endian: the wire order */
+        c64 = _mm_crc32_u64(c64, v);
+        p += 8;
+        bytes -= 8;
+    }
+    c = (uint32_t)c64;
+    while (bytes-- > 0)
+        c = _mm_crc32_u8(c, *p++);
+    return c;
+}
+
+static int crc_use_sse42;
+static pthread_once_t crc_detect_once = PTHREAD_ONCE_INIT;
+
+static void crc_detect(void)
+{
+    __builtin_cpu_init();
+    crc_use_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+}
+#endif
+
+uint32_t protocol_crc32c(uint32_t crc, const void *data, size_t bytes)
+{
+#ifdef CRC32C_HAVE_SSE42
+    pthread_once(&crc_detect_once, crc_detect);
+    if (crc_use_sse42)
+        return ~crc32c_sse42(~crc, data, bytes);
+#endif
+    return protocol_crc32c_portable(crc, data, bytes);
+}
+
+const char *protocol_crc32c_implementation(void)
+{
+#ifdef CRC32C_HAVE_SSE42
+    pthread_once(&crc_detect_once, crc_detect);
+    if (crc_use_sse42)
+        return "sse4.2";
+#endif
+    return "slicing-by-8";
+}
