@@ -183,9 +183,23 @@ protocol_reject protocol_eigenspace_check_sizes(const protocol_header *h, const 
                                                 const size_t *part_bytes, size_t parts,
                                                 size_t max_payload_bytes);
 
-/* 1 when every real and imaginary part of the elements in data is finite
- * (the REJECT_NONFINITE check), else 0; data must be aligned for the element. */
-int protocol_all_finite(const void *data, size_t bytes, uint8_t element);
+/* PROTOCOL_OK when every real and imaginary part of the elements in data is
+ * finite, else PROTOCOL_REJECT_NONFINITE (also for a bad element); data must
+ * be aligned for the element (receive buffers from malloc/zmq are). */
+protocol_reject protocol_check_finite(const void *data, size_t bytes, uint8_t element);
+
+/* PROTOCOL_REJECT_CONFIG when h's n, count or element differ from what the
+ * receiver is configured for (a 0 argument accepts any value), else OK. */
+protocol_reject protocol_check_config(const protocol_header *h, uint32_t n, uint32_t count,
+                                      uint8_t element);
+
+/* CRC32C of all parts after the header, in order (part[i] of part_bytes[i]). */
+uint32_t protocol_payload_crc32c(const void *const *part, const size_t *part_bytes, size_t parts);
+
+/* PROTOCOL_OK when h has no FLAG_CRC or its crc32c matches the parts after
+ * the header, else PROTOCOL_REJECT_CRC. Check sizes first. */
+protocol_reject protocol_check_crc(const protocol_header *h, const void *const *part,
+                                   const size_t *part_bytes, size_t parts);
 
 /* The table-driven CRC32C (same result as protocol_crc32c, which uses the
  * SSE4.2 instruction when the CPU has it), and the name of the one in use. */

@@ -1,0 +1,384 @@
+/*
+ * test_protocol.c - unit tests of the wire protocol v1 codec (pipeline/protocol.c).
+ *
+ * Oracles: the published CRC32C check value and a bit-at-a-time reference
+ * CRC written here; hand-computed byte offsets and sizes from docs/protocol.md.
+ * Every rejection reason is produced by a crafted message and its name checked.
+ */
+#include "protocol.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            failures++;                                                                   \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                 \
+            fputc('\n', stderr);                                                          \
+        }                                                                                 \
+    } while (0)
+
+/* Expects reason `want` from `got`, naming both on failure. */
+#define CHECK_REJECT(got, want, what)                                                     \
+    do {                                                                                  \
+        protocol_reject got_ = (got);                                                     \
+        CHECK(got_ == (want), "%s: got %s, want %s", what, protocol_reject_name(got_),    \
+              protocol_reject_name(want));                                                \
+    } while (0)
+
+/* Bit-at-a-time CRC32C: the independent oracle for both fast versions. */
+static uint32_t crc32c_bitwise(const uint8_t *p, size_t bytes)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < bytes; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1u) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    }
+    return ~c;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+static void test_crc(void)
+{
+    const char *check = "123456789";
+    CHECK(protocol_crc32c(0, check, 9) == 0xE3069283u, "crc32c(\"123456789\") = %08x", protocol_crc32c(0, check, 9));
+    CHECK(protocol_crc32c_portable(0, check, 9) == 0xE3069283u, "portable = %08x",
+          protocol_crc32c_portable(0, check, 9));
+    CHECK(protocol_crc32c(0, NULL, 0) == 0, "empty crc");
+
+    /* 32 zero bytes: the iSCSI (RFC 3720 B.4) test vector. */
+    uint8_t zeros[32] = {0};
+    CHECK(protocol_crc32c(0, zeros, 32) == 0x8A9136AAu, "32 zeros = %08x", protocol_crc32c(0, zeros, 32));
+
+    /* Every alignment and tail length, one-shot and split, against the bitwise oracle. */
+    enum { LEN = 1000 };
+    uint8_t *buf = malloc(LEN + 8);
+    CHECK(buf != NULL, "malloc");
+    if (buf == NULL)
+        return;
+    for (size_t i = 0; i < LEN + 8; i++)
+        buf[i] = (uint8_t)rng_u32();
+    for (size_t off = 0; off < 8; off++) {
+        for (size_t len = 0; len < 80; len++) {
+            uint32_t want = crc32c_bitwise(buf + off, len);
+            CHECK(protocol_crc32c(0, buf + off, len) == want, "off %zu len %zu", off, len);
+            CHECK(protocol_crc32c_portable(0, buf + off, len) == want, "portable off %zu len %zu", off, len);
+        }
+        uint32_t want = crc32c_bitwise(buf + off, LEN);
+        size_t split = 3 + 97 * off;
+        uint32_t c = protocol_crc32c(0, buf + off, split);
+        c = protocol_crc32c(c, buf + off + split, LEN - split);
+        CHECK(c == want, "incremental off %zu: %08x vs %08x", off, c, want);
+        c = protocol_crc32c_portable(0, buf + off, split);
+        c = protocol_crc32c(c, buf + off + split, LEN - split);
+        CHECK(c == want, "mixed incremental off %zu", off);
+    }
+    const void *parts[3] = {buf, buf + 10, buf + 500};
+    size_t sizes[3] = {10, 490, 500};
+    CHECK(protocol_payload_crc32c(parts, sizes, 3) == crc32c_bitwise(buf, LEN), "payload crc over parts");
+    free(buf);
+}
+
+static void test_names(void)
+{
+    static const char *const want[PROTOCOL_REJECT_COUNT_] = {
+        "ok",       "parts",         "header_size",     "bad_magic", "bad_version", "bad_kind",
+        "bad_field", "size_mismatch", "config_mismatch", "truncated", "oversized",   "crc_mismatch",
+        "nonfinite"};
+    for (int r = 0; r < PROTOCOL_REJECT_COUNT_; r++)
+        CHECK(strcmp(protocol_reject_name((protocol_reject)r), want[r]) == 0, "name %d = %s", r,
+              protocol_reject_name((protocol_reject)r));
+    CHECK(strcmp(protocol_reject_name(PROTOCOL_REJECT_COUNT_), "unknown") == 0, "out of range name");
+    CHECK(strcmp(protocol_storage_name(PROTOCOL_STORAGE_PACKED_UPPER), "packed_upper") == 0, "storage name");
+    CHECK(strcmp(protocol_mode_name(PROTOCOL_MODE_NOISE), "noise") == 0, "mode name");
+    CHECK(strcmp(protocol_element_name(PROTOCOL_ELEMENT_COMPLEX_FLOAT), "complex_float") == 0, "element name");
+}
+
+static protocol_header sample_covariance(void)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.seq = 0x0102030405060708ull;
+    h.timestamp_ns = 1763700000123456789ull;
+    h.n = 128;
+    h.count = 180;
+    h.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.storage = PROTOCOL_STORAGE_PACKED_LOWER;
+    h.flags = PROTOCOL_FLAG_CRC;
+    h.payload_bytes = 180ull * 128 * 129 / 2 * 16;
+    h.crc32c = 0xDEADBEEFu;
+    h.snapshots = 256;
+    return h;
+}
+
+static void test_header_layout(void)
+{
+    protocol_header h = sample_covariance();
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&h, b);
+    /* Offsets from docs/protocol.md, assembled here independently. */
+    CHECK(memcmp(b, "EIGS", 4) == 0, "magic");
+    CHECK(b[4] == 1 && b[5] == 1, "version, kind");
+    CHECK(b[6] == 64 && b[7] == 0, "header_bytes");
+    CHECK(b[8] == 0x08 && b[15] == 0x01, "seq little-endian");
+    CHECK(b[24] == 128 && b[25] == 0 && b[28] == 180, "n, count");
+    CHECK(b[32] == 2 && b[33] == 1 && b[34] == 0 && b[35] == 0, "element storage mode reserved");
+    CHECK(b[36] == 1 && b[37] == 0, "flags");
+    uint64_t pb = 0;
+    for (int i = 0; i < 8; i++)
+        pb |= (uint64_t)b[40 + i] << (8 * i);
+    CHECK(pb == 23777280ull, "payload_bytes %llu", (unsigned long long)pb);
+    CHECK(b[48] == 0xEF && b[51] == 0xDE, "crc");
+    CHECK(b[52] == 0 && b[53] == 1, "snapshots 256");
+    for (int i = 56; i < 64; i++)
+        CHECK(b[i] == 0, "reserved byte %d", i);
+
+    protocol_header d;
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "round trip");
+    CHECK((d.version == 1 && d.kind == 1 && d.header_bytes == 64 && d.seq == h.seq && d.timestamp_ns == h.timestamp_ns && d.n == h.n &&
+                                            d.count == h.count && d.element == h.element &&
+                                            d.storage == h.storage && d.flags == h.flags &&
+                                            d.payload_bytes == h.payload_bytes && d.crc32c == h.crc32c &&
+                                            d.snapshots == h.snapshots && d.mode == 0),
+          "decoded fields differ");
+
+    protocol_header e;
+    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
+    e.n = 128;
+    e.count = 2;
+    e.element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+    e.mode = PROTOCOL_MODE_NOISE;
+    e.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE;
+    protocol_header_encode(&e, b);
+    CHECK(b[5] == 2 && b[34] == 4 && b[36] == 3, "eigenspace bytes");
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "eigenspace round trip");
+    CHECK(d.mode == PROTOCOL_MODE_NOISE && d.flags == 3 && d.kind == 2, "eigenspace fields");
+}
+
+/* Encodes h, applies one byte edit, decodes: the reason must be `want`. */
+static void expect_header_reject(protocol_header h, int offset, uint8_t value, protocol_reject want,
+                                 const char *what)
+{
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&h, b);
+    if (offset >= 0)
+        b[offset] = value;
+    protocol_header d;
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), want, what);
+}
+
+static void test_header_rejects(void)
+{
+    protocol_header h = sample_covariance();
+    protocol_header e;
+    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
+    e.n = 8;
+    e.count = 1;
+    e.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    e.mode = PROTOCOL_MODE_FULL;
+
+    uint8_t b[PROTOCOL_HEADER_BYTES + 1] = {0};
+    protocol_header_encode(&h, b);
+    CHECK_REJECT(protocol_header_decode(b, 63, NULL), PROTOCOL_REJECT_HEADER_SIZE, "63-byte part");
+    CHECK_REJECT(protocol_header_decode(b, 65, NULL), PROTOCOL_REJECT_HEADER_SIZE, "65-byte part");
+    CHECK_REJECT(protocol_header_decode(NULL, 64, NULL), PROTOCOL_REJECT_HEADER_SIZE, "NULL part");
+    expect_header_reject(h, 6, 65, PROTOCOL_REJECT_HEADER_SIZE, "header_bytes field 65");
+    expect_header_reject(h, 0, 'X', PROTOCOL_REJECT_MAGIC, "magic XIGS");
+    expect_header_reject(h, 3, 's', PROTOCOL_REJECT_MAGIC, "magic EIGs");
+    expect_header_reject(h, 4, 2, PROTOCOL_REJECT_VERSION, "version 2");
+    expect_header_reject(h, 4, 0, PROTOCOL_REJECT_VERSION, "version 0");
+    expect_header_reject(h, 5, 0, PROTOCOL_REJECT_KIND, "kind 0");
+    expect_header_reject(h, 5, 3, PROTOCOL_REJECT_KIND, "kind 3");
+    expect_header_reject(h, 32, 0, PROTOCOL_REJECT_FIELD, "element 0");
+    expect_header_reject(h, 32, 3, PROTOCOL_REJECT_FIELD, "element 3");
+    expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "covariance storage 3");
+    expect_header_reject(h, 34, 1, PROTOCOL_REJECT_FIELD, "covariance mode 1");
+    expect_header_reject(h, 35, 1, PROTOCOL_REJECT_FIELD, "reserved0");
+    expect_header_reject(h, 36, 1 | 4, PROTOCOL_REJECT_FIELD, "unknown flag bit 2");
+    expect_header_reject(h, 39, 0x80, PROTOCOL_REJECT_FIELD, "unknown flag bit 31");
+    expect_header_reject(h, 36, 2, PROTOCOL_REJECT_FIELD, "LATE on covariance");
+    for (int i = 56; i < 64; i++)
+        expect_header_reject(h, i, 1, PROTOCOL_REJECT_FIELD, "reserved tail byte");
+    expect_header_reject(e, -1, 0, PROTOCOL_OK, "eigenspace ok");
+    expect_header_reject(e, 33, 1, PROTOCOL_REJECT_FIELD, "eigenspace storage 1");
+    expect_header_reject(e, 34, 0, PROTOCOL_REJECT_FIELD, "eigenspace mode 0");
+    expect_header_reject(e, 34, 5, PROTOCOL_REJECT_FIELD, "eigenspace mode 5");
+    expect_header_reject(e, 52, 1, PROTOCOL_REJECT_FIELD, "eigenspace snapshots");
+    expect_header_reject(e, 36, 2, PROTOCOL_OK, "LATE on eigenspace");
+}
+
+static void test_sizes(void)
+{
+    CHECK(protocol_element_bytes(PROTOCOL_ELEMENT_COMPLEX_FLOAT) == 8, "cf bytes");
+    CHECK(protocol_element_bytes(PROTOCOL_ELEMENT_COMPLEX_DOUBLE) == 16, "cd bytes");
+    CHECK(protocol_element_bytes(0) == 0 && protocol_element_bytes(3) == 0, "bad element bytes");
+    CHECK(protocol_matrix_bytes(128, 2, 0) == 262144, "128 full double");
+    CHECK(protocol_matrix_bytes(128, 2, 1) == 132096, "128 packed double");
+    CHECK(protocol_matrix_bytes(127, 1, 2) == 127 * 64 * 8, "127 packed float");
+    CHECK(protocol_matrix_bytes(128, 2, 3) == 0, "bad storage");
+    CHECK(protocol_matrix_bytes(128, 9, 0) == 0, "bad element");
+    CHECK(180 * protocol_matrix_bytes(128, 2, 0) == 47185920, "47.2 MB frame");
+    if (sizeof(size_t) == 8)
+        CHECK(protocol_matrix_bytes(0xFFFFFFFFu, 2, 0) == 0, "overflow gives 0");
+    CHECK(protocol_meta_bytes(180) == 32 + 2880, "meta bytes");
+    CHECK(protocol_eigenspace_matrix_bytes(128, 2, 128) == 128 * 8 + 128 * 128 * 16, "full eig bytes");
+    CHECK(protocol_eigenspace_matrix_bytes(128, 1, 0) == 128 * 4, "values eig bytes float");
+
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.n = 4;
+    h.count = 3;
+    h.element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+    h.storage = PROTOCOL_STORAGE_FULL;
+    h.payload_bytes = 3 * 16 * 8;
+    size_t one[1] = {384};
+    size_t three[3] = {128, 128, 128};
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, one, 1, 0), PROTOCOL_OK, "one part");
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, three, 3, 0), PROTOCOL_OK, "per-matrix parts");
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, three, 2, 0), PROTOCOL_REJECT_PARTS, "2 parts of 3");
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, three, 0, 0), PROTOCOL_REJECT_PARTS, "no payload part");
+    size_t short1[1] = {383};
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, short1, 1, 0), PROTOCOL_REJECT_TRUNCATED, "short part");
+    size_t long1[1] = {385};
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, long1, 1, 0), PROTOCOL_REJECT_OVERSIZED, "long part");
+    size_t uneven[3] = {120, 136, 128};
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, uneven, 3, 0), PROTOCOL_REJECT_SIZE, "uneven parts");
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, one, 1, 383), PROTOCOL_REJECT_OVERSIZED, "max payload");
+    CHECK_REJECT(protocol_covariance_check_sizes(&h, one, 1, 384), PROTOCOL_OK, "at max payload");
+    protocol_header bad = h;
+    bad.payload_bytes = 383;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "payload_bytes");
+    bad = h;
+    bad.n = 0;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "n = 0");
+    bad = h;
+    bad.count = 0;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "count = 0");
+    bad = h;
+    bad.kind = PROTOCOL_KIND_EIGENSPACE;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_KIND, "eigenspace");
+
+    CHECK_REJECT(protocol_check_config(&h, 4, 3, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_OK, "config");
+    CHECK_REJECT(protocol_check_config(&h, 0, 0, 0), PROTOCOL_OK, "config any");
+    CHECK_REJECT(protocol_check_config(&h, 128, 3, 0), PROTOCOL_REJECT_CONFIG, "config n");
+    CHECK_REJECT(protocol_check_config(&h, 4, 180, 0), PROTOCOL_REJECT_CONFIG, "config count");
+    CHECK_REJECT(protocol_check_config(&h, 0, 0, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_REJECT_CONFIG,
+                 "config element");
+}
+
+static void test_meta_and_eigenspace(void)
+{
+    enum { COUNT = 4, N = 6 };
+    protocol_stage_times t = {1, 2, 3, 0xFFFFFFFFFFFFFFFFull};
+    protocol_matrix_meta m[COUNT] = {{0, 2, 2, 4}, {-1, 0, 0, 6}, {7, 6, 6, 0}, {INT32_MIN, 0, 0, 6}};
+    uint8_t buf[32 + 16 * COUNT];
+    protocol_meta_encode(&t, m, COUNT, buf);
+    CHECK(buf[32] == 0 && buf[36] == 2 && buf[40] == 2 && buf[44] == 4, "meta bytes matrix 0");
+    CHECK(buf[48] == 0xFF && buf[51] == 0xFF, "status -1 two's complement");
+    protocol_stage_times t2;
+    protocol_matrix_meta m2[COUNT];
+    CHECK_REJECT(protocol_meta_decode(buf, sizeof buf, COUNT, &t2, m2), PROTOCOL_OK, "meta round trip");
+    CHECK(t2.received_ns == 1 && t2.solve_start_ns == 2 && t2.solve_end_ns == 3 && t2.published_ns == t.published_ns,
+          "stage times");
+    for (int b = 0; b < COUNT; b++)
+        CHECK(m2[b].status == m[b].status && m2[b].signal_dim == m[b].signal_dim && m2[b].k_sent == m[b].k_sent &&
+                  m2[b].first_index == m[b].first_index,
+              "meta %d", b);
+    CHECK_REJECT(protocol_meta_decode(buf, sizeof buf - 1, COUNT, &t2, m2), PROTOCOL_REJECT_TRUNCATED, "short meta");
+    CHECK_REJECT(protocol_meta_decode(buf, sizeof buf, COUNT - 1, &t2, m2), PROTOCOL_REJECT_OVERSIZED, "long meta");
+
+    /* Mode rules, n = 6, d = 2. */
+    protocol_matrix_meta full = {0, 2, N, 0}, values = {0, 2, 0, 0}, signal = {0, 2, 2, 4}, noise = {0, 2, 4, 0};
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_FULL, &full), PROTOCOL_OK, "full");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_VALUES, &values), PROTOCOL_OK, "values");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_SIGNAL, &signal), PROTOCOL_OK, "signal");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_NOISE, &noise), PROTOCOL_OK, "noise");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_SIGNAL, &noise), PROTOCOL_REJECT_FIELD, "noise as signal");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_FULL, &signal), PROTOCOL_REJECT_FIELD, "signal as full");
+    protocol_matrix_meta big = {0, N + 1, 0, 0};
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_VALUES, &big), PROTOCOL_REJECT_FIELD, "d > n");
+
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
+    h.n = N;
+    h.count = 2;
+    h.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.mode = PROTOCOL_MODE_SIGNAL;
+    protocol_matrix_meta sm[2] = {{0, 2, 2, 4}, {0, 0, 0, 6}};
+    size_t data = (N * 8 + 2 * N * 16) + N * 8;
+    h.payload_bytes = 32 + 2 * 16 + data;
+    size_t parts[2] = {64, data};
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, parts, 2, 0), PROTOCOL_OK, "eigenspace sizes");
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, parts, 1, 0), PROTOCOL_REJECT_PARTS, "eigenspace 1 part");
+    size_t short_data[2] = {64, data - 1};
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, short_data, 2, 0), PROTOCOL_REJECT_TRUNCATED, "short data");
+    size_t long_data[2] = {64, data + 1};
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, long_data, 2, 0), PROTOCOL_REJECT_OVERSIZED, "long data");
+    size_t bad_meta[2] = {63, data};
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, bad_meta, 2, 0), PROTOCOL_REJECT_SIZE, "meta part size");
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, parts, 2, 100), PROTOCOL_REJECT_OVERSIZED, "max payload");
+    protocol_header bad = h;
+    bad.payload_bytes++;
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&bad, sm, parts, 2, 0), PROTOCOL_REJECT_SIZE, "payload_bytes");
+    sm[1].first_index = 5;
+    CHECK_REJECT(protocol_eigenspace_check_sizes(&h, sm, parts, 2, 0), PROTOCOL_REJECT_FIELD, "first_index");
+}
+
+static void test_finite_and_crc_check(void)
+{
+    double z[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float f[4] = {1, 2, 3, 4};
+    CHECK_REJECT(protocol_check_finite(z, sizeof z, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_OK, "finite double");
+    CHECK_REJECT(protocol_check_finite(f, sizeof f, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_OK, "finite float");
+    z[5] = NAN;
+    CHECK_REJECT(protocol_check_finite(z, sizeof z, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_REJECT_NONFINITE,
+                 "NaN imaginary part");
+    f[0] = -INFINITY;
+    CHECK_REJECT(protocol_check_finite(f, sizeof f, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_REJECT_NONFINITE,
+                 "-Inf real part");
+
+    uint8_t payload[100];
+    for (int i = 0; i < 100; i++)
+        payload[i] = (uint8_t)(i * 7);
+    const void *part[1] = {payload};
+    size_t bytes[1] = {100};
+    protocol_header h = sample_covariance();
+    h.crc32c = crc32c_bitwise(payload, 100);
+    CHECK_REJECT(protocol_check_crc(&h, part, bytes, 1), PROTOCOL_OK, "crc ok");
+    payload[50] ^= 0x10;
+    CHECK_REJECT(protocol_check_crc(&h, part, bytes, 1), PROTOCOL_REJECT_CRC, "one bit flipped");
+    h.flags = 0;
+    CHECK_REJECT(protocol_check_crc(&h, part, bytes, 1), PROTOCOL_OK, "no CRC flag: not checked");
+}
+
+int main(void)
+{
+    test_crc();
+    test_names();
+    test_header_layout();
+    test_header_rejects();
+    test_sizes();
+    test_meta_and_eigenspace();
+    test_finite_and_crc_check();
+    if (failures) {
+        fprintf(stderr, "test_protocol: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_protocol: all passed (crc32c: %s)\n", protocol_crc32c_implementation());
+    return 0;
+}
