@@ -1,0 +1,518 @@
+/*
+ * bench_cpu.c - eigstream-bench CPU mode: our cpu backend against LAPACK.
+ *
+ * Times, on the same batch and with the same thread count T:
+ *   cpu         eig_plan_execute with EIG_BACKEND_CPU (our Householder + QR)
+ *   eig-lapack  eig_plan_execute with EIG_BACKEND_LAPACK (the library's own
+ *               LAPACK backend, for reference)
+ *   zheev       LAPACKE_zheev_work / cheev_work called here directly
+ *   zheevd      LAPACKE_zheevd_work / cheevd_work called here directly
+ *
+ * How the LAPACK baselines are run: one matrix per call, the batch split over
+ * T OpenMP threads with `omp parallel for schedule(dynamic, 1)` - the way the
+ * eig library parallelizes its batches: each thread takes the next whole
+ * matrix and solves it alone. OpenBLAS is set to one thread once, before
+ * anything is timed (openblas_set_num_threads(1)); its pthreads build would
+ * otherwise start up to T threads inside each of the T concurrent calls and
+ * oversubscribe the cores. The setting is global, so it holds for every
+ * solver above. Each call copies its matrix into the output buffer z (LAPACK
+ * overwrites A with the vectors), as our backends copy theirs internally; all
+ * workspace is allocated before timing. Each solver gets one untimed warm-up
+ * run, then --runs timed runs; the accuracy ratios are those of its last run.
+ */
+#include <complex.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <omp.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "eig.h"
+#include "workload.h"
+
+static const char usage[] =
+    "usage: eigstream-bench [--backend cpu] [--n N] [--batch B] [--precision c64|c128|both]\n"
+    "                       [--input radar|random] [--runs R] [--threads T] [--json FILE]\n"
+    "\n"
+    "CPU mode: times our cpu backend against LAPACK zheev and zheevd (cheev/cheevd in\n"
+    "complex float), all with T threads, one matrix per thread at a time, and prints the\n"
+    "median and min over R runs, the speed-ups, and the worst LAPACK residual and\n"
+    "orthogonality ratios of each solver over the batch.\n"
+    "  --n N          matrix order (default 128)\n"
+    "  --batch B      matrices per run (default 180)\n"
+    "  --precision P  c128, c64 or both (default both)\n"
+    "  --input I      radar (default: sample covariances) or random (random Hermitian)\n"
+    "  --runs R       timed runs per solver (default 5), after one warm-up run\n"
+    "  --threads T    threads for every solver (default: all online cores)\n"
+    "  --json FILE    also write the results as JSON\n"
+    "Other modes: --backend cuda (GPU), pipeline (end-to-end throughput).\n";
+
+typedef enum bench_solver {
+    SOLVER_CPU = 0,
+    SOLVER_EIG_LAPACK,
+    SOLVER_HEEV,
+    SOLVER_HEEVD,
+    SOLVER_COUNT
+} bench_solver;
+
+static const char *solver_name(bench_solver s, eig_precision precision)
+{
+    int single = precision == EIG_COMPLEX_FLOAT;
+    switch (s) {
+    case SOLVER_CPU: return "cpu";
+    case SOLVER_EIG_LAPACK: return "eig-lapack";
+    case SOLVER_HEEV: return single ? "cheev" : "zheev";
+    case SOLVER_HEEVD: return single ? "cheevd" : "zheevd";
+    case SOLVER_COUNT: break;
+    }
+    return "?";
+}
+
+typedef struct bench_options {
+    int n, batch, runs, threads;
+    int precisions[2]; /* which of EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE to run */
+    int random_input;
+    const char *json_path;
+} bench_options;
+
+typedef struct bench_result {
+    int available;                   /* 0: the solver could not run (see why) */
+    char why[128];
+    double median_ms, min_ms;
+    double residual_max, orthogonality_max; /* NaN-propagating maxima */
+    int failed;                      /* matrices with info != 0 */
+} bench_result;
+
+/* Prints "eigstream-bench: <reason>" on stderr; returns 1. */
+static int fatal(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static int fatal(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("eigstream-bench: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return 1;
+}
+
+static int parse_int(const char *text, int min, int *out)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end || value < min || value > INT_MAX)
+        return -1;
+    *out = (int)value;
+    return 0;
+}
+
+/* Parses argv; returns -1 to go on, else the exit status. */
+static int options_parse(int argc, char **argv, bench_options *o)
+{
+    *o = (bench_options){128, 180, 5, 0, {1, 1}, 0, NULL};
+    for (int k = 1; k < argc; k++) {
+        const char *arg = argv[k];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        size_t name_length = strcspn(arg, "=");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)name_length, arg);
+        const char *value = arg[name_length] == '=' ? arg + name_length + 1
+                            : k + 1 < argc          ? argv[++k]
+                                                    : NULL;
+        if (!value)
+            return fatal("%s needs a value (try --help)", name);
+        int bad = 0;
+        if (strcmp(name, "--backend") == 0)
+            bad = strcmp(value, "cpu") != 0;
+        else if (strcmp(name, "--n") == 0)
+            bad = parse_int(value, 1, &o->n) || o->n > EIG_N_MAX;
+        else if (strcmp(name, "--batch") == 0)
+            bad = parse_int(value, 1, &o->batch);
+        else if (strcmp(name, "--runs") == 0)
+            bad = parse_int(value, 1, &o->runs);
+        else if (strcmp(name, "--threads") == 0)
+            bad = parse_int(value, 0, &o->threads);
+        else if (strcmp(name, "--json") == 0)
+            o->json_path = value;
+        else if (strcmp(name, "--input") == 0) {
+            o->random_input = strcmp(value, "random") == 0;
+            bad = !o->random_input && strcmp(value, "radar") != 0;
+        } else if (strcmp(name, "--precision") == 0) {
+            int both = strcmp(value, "both") == 0;
+            o->precisions[EIG_COMPLEX_FLOAT] = both || strcmp(value, "c64") == 0;
+            o->precisions[EIG_COMPLEX_DOUBLE] = both || strcmp(value, "c128") == 0;
+            bad = !o->precisions[0] && !o->precisions[1];
+        } else
+            return fatal("unknown option '%s' (try --help)", arg);
+        if (bad)
+            return fatal("bad value '%s' for %s (try --help)", value, name);
+    }
+    if (o->threads == 0)
+        o->threads = omp_get_num_procs();
+    return -1;
+}
+
+/* ---- LAPACK baselines ------------------------------------------------------------ */
+
+/* One thread's workspace for ?heev or ?heevd, sized by LAPACK's own query. */
+typedef struct lapack_workspace {
+    void *work, *rwork;
+    lapack_int *iwork;
+    lapack_int lwork, lrwork, liwork;
+} lapack_workspace;
+
+static void lapack_workspace_free(lapack_workspace *ws)
+{
+    free(ws->work);
+    free(ws->rwork);
+    free(ws->iwork);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* Asks LAPACK for its optimal workspace and allocates it; 0 or -1. */
+static int lapack_workspace_create(lapack_workspace *ws, bench_solver s, eig_precision precision,
+                                   int n)
+{
+    memset(ws, 0, sizeof *ws);
+    const int single = precision == EIG_COMPLEX_FLOAT;
+    double complex query_z = 0, dummy_z[1] = {0};
+    float complex query_c = 0, dummy_c[1] = {0};
+    double query_rd = 0, dummy_wd[1];
+    float query_rc = 0, dummy_wc[1];
+    lapack_int query_i = 0;
+    lapack_int info;
+    if (s == SOLVER_HEEV) {
+        info = single ? LAPACKE_cheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, dummy_c, n, dummy_wc,
+                                           &query_c, -1, &query_rc)
+                      : LAPACKE_zheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, dummy_z, n, dummy_wd,
+                                           &query_z, -1, &query_rd);
+        ws->lrwork = 3 * n - 2 > 1 ? 3 * n - 2 : 1;
+    } else {
+        info = single ? LAPACKE_cheevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, dummy_c, n, dummy_wc,
+                                            &query_c, -1, &query_rc, -1, &query_i, -1)
+                      : LAPACKE_zheevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, dummy_z, n, dummy_wd,
+                                            &query_z, -1, &query_rd, -1, &query_i, -1);
+        ws->lrwork = single ? (lapack_int)query_rc : (lapack_int)query_rd;
+        ws->liwork = query_i;
+    }
+    if (info != 0)
+        return -1;
+    ws->lwork = single ? (lapack_int)crealf(query_c) : (lapack_int)creal(query_z);
+    if (ws->lwork < 1)
+        ws->lwork = 1;
+    size_t complex_size = single ? sizeof(float complex) : sizeof(double complex);
+    size_t real_size = single ? sizeof(float) : sizeof(double);
+    ws->work = malloc((size_t)ws->lwork * complex_size);
+    ws->rwork = malloc((size_t)ws->lrwork * real_size);
+    ws->iwork = ws->liwork > 0 ? malloc((size_t)ws->liwork * sizeof *ws->iwork) : NULL;
+    if (!ws->work || !ws->rwork || (ws->liwork > 0 && !ws->iwork)) {
+        lapack_workspace_free(ws);
+        return -1;
+    }
+    return 0;
+}
+
+/* Solves one matrix in place: a (n x n, column-major, lower triangle) becomes
+ * its eigenvectors, w its eigenvalues. Returns LAPACK's info. */
+static lapack_int lapack_solve(bench_solver s, eig_precision precision, int n, void *a, void *w,
+                               lapack_workspace *ws)
+{
+    if (precision == EIG_COMPLEX_FLOAT)
+        return s == SOLVER_HEEV
+                   ? LAPACKE_cheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, ws->work,
+                                        ws->lwork, ws->rwork)
+                   : LAPACKE_cheevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, ws->work,
+                                         ws->lwork, ws->rwork, ws->lrwork, ws->iwork, ws->liwork);
+    return s == SOLVER_HEEV
+               ? LAPACKE_zheev_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, ws->work, ws->lwork,
+                                    ws->rwork)
+               : LAPACKE_zheevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, ws->work, ws->lwork,
+                                     ws->rwork, ws->lrwork, ws->iwork, ws->liwork);
+}
+
+/* One run of ?heev/?heevd over the batch, T threads, one matrix per call. */
+static void lapack_run(bench_solver s, eig_precision precision, const bench_options *o,
+                       const char *a, char *w, char *z, int *info, lapack_workspace *ws)
+{
+    const size_t es = precision == EIG_COMPLEX_FLOAT ? sizeof(float complex) : sizeof(double complex);
+    const size_t nn = (size_t)o->n * (size_t)o->n;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(o->threads)
+    for (int b = 0; b < o->batch; b++) {
+        char *zb = z + (size_t)b * nn * es;
+        memcpy(zb, a + (size_t)b * nn * es, nn * es);
+        info[b] = (int)lapack_solve(s, precision, o->n, zb, w + (size_t)b * (size_t)o->n * es / 2,
+                                    &ws[omp_get_thread_num()]);
+    }
+}
+
+/* ---- timing and accuracy -------------------------------------------------------- */
+
+static int ratio_worse(double candidate, double worst)
+{
+    return isnan(candidate) || (!isnan(worst) && candidate > worst);
+}
+
+/* Worst residual and orthogonality ratios over the batch (NaN wins). */
+static void accuracy_measure(const bench_options *o, eig_precision precision, const char *a,
+                             const char *w, const char *z, const int *info, bench_result *r)
+{
+    const size_t es = precision == EIG_COMPLEX_FLOAT ? sizeof(float complex) : sizeof(double complex);
+    const size_t nn = (size_t)o->n * (size_t)o->n;
+    double residual = 0, orthogonality = 0;
+    int failed = 0;
+#pragma omp parallel for num_threads(o->threads) reduction(+ : failed)
+    for (int b = 0; b < o->batch; b++) {
+        double res = workload_residual_ratio(o->n, precision, a + b * nn * es,
+                                             w + (size_t)b * (size_t)o->n * es / 2, z + b * nn * es);
+        double orth = workload_orthogonality_ratio(o->n, precision, z + b * nn * es);
+#pragma omp critical(bench_accuracy)
+        {
+            if (ratio_worse(res, residual))
+                residual = res;
+            if (ratio_worse(orth, orthogonality))
+                orthogonality = orth;
+        }
+        failed += info[b] != 0;
+    }
+    r->residual_max = residual;
+    r->orthogonality_max = orthogonality;
+    r->failed = failed;
+}
+
+/* Times one solver: a warm-up run, then o->runs timed runs. */
+static void solver_bench(bench_solver s, eig_precision precision, const bench_options *o,
+                         const char *a, char *w, char *z, int *info, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    double *times = malloc((size_t)o->runs * sizeof *times);
+    eig_plan *plan = NULL;
+    lapack_workspace *ws = calloc((size_t)o->threads, sizeof *ws);
+    if (!times || !ws) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        goto done;
+    }
+    if (s == SOLVER_CPU || s == SOLVER_EIG_LAPACK) {
+        eig_plan_params p = eig_plan_params_default();
+        p.n = o->n;
+        p.batch = o->batch;
+        p.precision = precision;
+        p.backend = s == SOLVER_CPU ? EIG_BACKEND_CPU : EIG_BACKEND_LAPACK;
+        p.threads = o->threads;
+        eig_error e = eig_plan_create(&plan, &p);
+        if (e != EIG_OK) {
+            snprintf(r->why, sizeof r->why, "plan: %s", eig_strerror(e));
+            goto done;
+        }
+    } else {
+        for (int t = 0; t < o->threads; t++) {
+            if (lapack_workspace_create(&ws[t], s, precision, o->n) != 0) {
+                snprintf(r->why, sizeof r->why, "workspace query or allocation failed");
+                goto done;
+            }
+        }
+    }
+    for (int run = -1; run < o->runs; run++) {
+        double start = bench_now_ms();
+        if (plan) {
+            eig_error e = eig_plan_execute(plan, a, w, z, info);
+            if (e != EIG_OK && e != EIG_EMATRIX) {
+                snprintf(r->why, sizeof r->why, "execute: %s", eig_strerror(e));
+                goto done;
+            }
+        } else {
+            lapack_run(s, precision, o, a, w, z, info, ws);
+        }
+        if (run >= 0)
+            times[run] = bench_now_ms() - start;
+    }
+    r->available = 1;
+    r->min_ms = bench_min(times, o->runs);
+    r->median_ms = bench_median(times, o->runs);
+    accuracy_measure(o, precision, a, w, z, info, r);
+done:
+    eig_plan_destroy(&plan);
+    for (int t = 0; ws && t < o->threads; t++)
+        lapack_workspace_free(&ws[t]);
+    free(ws);
+    free(times);
+}
+
+/* ---- reporting ------------------------------------------------------------------ */
+
+static void cpu_model(char *out, size_t size)
+{
+    snprintf(out, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *colon = strchr(line, ':');
+            if (colon) {
+                snprintf(out, size, "%s", colon + 1 + (colon[1] == ' '));
+                out[strcspn(out, "\n")] = '\0';
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void json_string(FILE *f, const char *text)
+{
+    fputc('"', f);
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*c >= 0x20)
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+/* JSON has no NaN: a NaN ratio is written as null. */
+static void json_number(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.6g", x);
+    else
+        fputs("null", f);
+}
+
+static int json_write(const char *path, const bench_options *o, const char *cpu,
+                      bench_result results[2][SOLVER_COUNT])
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fatal("cannot create '%s': %s", path, strerror(errno));
+    fprintf(f, "{\n  \"mode\": \"cpu\",\n  \"cpu\": ");
+    json_string(f, cpu);
+    fprintf(f, ",\n  \"cores\": %d,\n  \"threads\": %d,\n  \"n\": %d,\n  \"batch\": %d,\n"
+               "  \"runs\": %d,\n  \"input\": \"%s\",\n  \"results\": [",
+            omp_get_num_procs(), o->threads, o->n, o->batch, o->runs,
+            o->random_input ? "random" : "radar");
+    int first = 1;
+    for (int p = 1; p >= 0; p--) {
+        if (!o->precisions[p])
+            continue;
+        for (int s = 0; s < SOLVER_COUNT; s++) {
+            const bench_result *r = &results[p][s];
+            fprintf(f, "%s\n    {\"precision\": \"%s\", \"solver\": \"%s\", \"available\": %s",
+                    first ? "" : ",", p == EIG_COMPLEX_FLOAT ? "c64" : "c128",
+                    solver_name((bench_solver)s, (eig_precision)p), r->available ? "true" : "false");
+            first = 0;
+            if (r->available) {
+                fputs(", \"median_ms\": ", f);
+                json_number(f, r->median_ms);
+                fputs(", \"min_ms\": ", f);
+                json_number(f, r->min_ms);
+                fputs(", \"residual_max\": ", f);
+                json_number(f, r->residual_max);
+                fputs(", \"orthogonality_max\": ", f);
+                json_number(f, r->orthogonality_max);
+                fprintf(f, ", \"failed\": %d", r->failed);
+            } else {
+                fputs(", \"why\": ", f);
+                json_string(f, r->why);
+            }
+            fputc('}', f);
+        }
+    }
+    fputs("\n  ]\n}\n", f);
+    if (fclose(f) != 0)
+        return fatal("cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static void results_print(eig_precision precision, bench_result r[SOLVER_COUNT])
+{
+    printf("\n%s:\n", precision == EIG_COMPLEX_FLOAT ? "complex float" : "complex double");
+    printf("  %-11s %11s %9s %14s %14s %7s\n", "solver", "median ms", "min ms", "residual max",
+           "orthog. max", "failed");
+    for (int s = 0; s < SOLVER_COUNT; s++) {
+        const char *name = solver_name((bench_solver)s, precision);
+        if (!r[s].available)
+            printf("  %-11s unavailable: %s\n", name, r[s].why);
+        else
+            printf("  %-11s %11.2f %9.2f %14.3g %14.3g %7d\n", name, r[s].median_ms, r[s].min_ms,
+                   r[s].residual_max, r[s].orthogonality_max, r[s].failed);
+    }
+    if (r[SOLVER_CPU].available) {
+        for (int s = SOLVER_HEEV; s <= SOLVER_HEEVD; s++)
+            if (r[s].available)
+                printf("  %s/cpu: %.2fx%s", solver_name((bench_solver)s, precision),
+                       r[s].median_ms / r[SOLVER_CPU].median_ms, s == SOLVER_HEEVD ? "\n" : "   ");
+    }
+}
+
+int bench_cpu_main(int argc, char **argv)
+{
+    bench_options o;
+    int status = options_parse(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    /* See the top of this file: one OpenBLAS thread per call, T calls at once. */
+    openblas_set_num_threads(1);
+
+    char cpu[128];
+    cpu_model(cpu, sizeof cpu);
+    printf("eigstream-bench cpu: %d matrices of %dx%d, input %s, %d runs (median, min), "
+           "%d threads\n",
+           o.batch, o.n, o.n, o.random_input ? "random" : "radar", o.runs, o.threads);
+    printf("machine: %s, %d cores online; %s, 1 thread per call\n", cpu,
+           omp_get_num_procs(), openblas_get_config());
+    fflush(stdout);
+
+    bench_result results[2][SOLVER_COUNT];
+    memset(results, 0, sizeof results);
+    for (int p = 1; p >= 0; p--) {
+        if (!o.precisions[p])
+            continue;
+        const eig_precision precision = (eig_precision)p;
+        const size_t es = precision == EIG_COMPLEX_FLOAT ? sizeof(float complex) : sizeof(double complex);
+        const size_t nn = (size_t)o.n * (size_t)o.n;
+        char *a = malloc((size_t)o.batch * nn * es);
+        char *z = malloc((size_t)o.batch * nn * es);
+        char *w = malloc((size_t)o.batch * (size_t)o.n * es / 2);
+        int *info = malloc((size_t)o.batch * sizeof *info);
+        int generated = -1;
+        if (a && z && w && info)
+            generated = o.random_input ? workload_random_batch(o.n, o.batch, precision, 1, a)
+                                       : workload_radar_batch(o.n, o.batch, precision, 1, a);
+        if (generated == 0) {
+            for (int s = 0; s < SOLVER_COUNT; s++)
+                solver_bench((bench_solver)s, precision, &o, a, w, z, info, &results[p][s]);
+            results_print(precision, results[p]);
+            fflush(stdout);
+        } else {
+            status = fatal("cannot allocate or generate %d matrices of order %d", o.batch, o.n);
+        }
+        free(a);
+        free(z);
+        free(w);
+        free(info);
+        if (status >= 0)
+            return status;
+    }
+    if (o.json_path && json_write(o.json_path, &o, cpu, results) != 0)
+        return 1;
+    for (int p = 0; p < 2; p++)
+        for (int s = 0; s < SOLVER_COUNT; s++)
+            if (o.precisions[p] && (!results[p][s].available || results[p][s].failed))
+                return 2;
+    return 0;
+}
