@@ -257,7 +257,7 @@ static int solve_run(const solve_options *o, npy_array *in)
     p.threads = o->threads;
     eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {
-        fatal("cannot create a %s plan: %s", eig_backend_name(o->backend), eig_strerror(e));
+        fatal("cannot create a plan for backend %s: %s", eig_backend_name(o->backend), eig_strerror(e));
         goto done;
     }
     double start = now_ms();
