@@ -100,7 +100,10 @@ void config_defaults(eigstream_config *cfg);
 
 /* Loads path over the defaults. On error returns the code and writes a
  * one-line message "FILE:LINE: setting: reason" (LINE omitted when unknown)
- * into err (CONFIG_ERROR_MAX bytes); cfg is then unspecified. */
+ * into err (CONFIG_ERROR_MAX bytes); cfg is then unspecified (this
+ * implementation leaves it untouched). FILE is path as given. err may be
+ * NULL. Integer literals that libconfig would silently wrap (4294967296
+ * without the L suffix) are range errors; @include is refused. */
 config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes);
 
 /* Prints every setting: name, type, range or choices, default, help. */
@@ -109,12 +112,23 @@ void config_print_help(FILE *out);
 /* Writes the default configuration file (what config/eigstream.cfg holds). */
 void config_write_default(FILE *out);
 
+/* Writes cfg as a complete configuration file in the same layout (every
+ * setting, with the documentation comments); config_load reads it back to
+ * the same values. For logging the effective configuration. */
+void config_write_settings(FILE *out, const eigstream_config *cfg);
+
 const char *config_strerror(config_error e);
 
-/* Names used in files and logs: "full", "pull", "drop_oldest", ... */
+/* Names used in files and logs: "full", "pull", "drop_oldest", ...
+ * An out-of-range value gives "?". */
 const char *config_output_mode_name(config_output_mode m);
 const char *config_backend_name(config_backend b);
 const char *config_log_level_name(config_log_level l);
+const char *config_input_pattern_name(config_input_pattern p);
+const char *config_output_pattern_name(config_output_pattern p);
+const char *config_precision_name(config_precision p);
+const char *config_late_policy_name(config_late_policy p);
+const char *config_overflow_policy_name(config_overflow_policy p);
 
 #ifdef __cplusplus
 }

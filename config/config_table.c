@@ -1,0 +1,253 @@
+/*
+ * config_table.c - every setting of the daemon, once: name, kind, field,
+ * range or choices, default and help. Changing a row here changes loading,
+ * validation, --help-config and the generated default file together; the
+ * unit test then asks for config/eigstream.cfg to be regenerated.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "config_table.h"
+
+/* Choice names, indexed by enum value. */
+static const char *const input_pattern_names[] = {"pull", "sub", NULL};
+static const char *const output_pattern_names[] = {"pub", "push", NULL};
+static const char *const output_mode_names[] = {"full", "values", "signal", "noise", NULL};
+static const char *const backend_names[] = {"auto", "cpu", "lapack", "cuda", NULL};
+static const char *const precision_names[] = {"double", "float", NULL};
+static const char *const late_policy_names[] = {"publish", "drop", NULL};
+static const char *const overflow_policy_names[] = {"drop_oldest", "block", NULL};
+static const char *const log_level_names[] = {"error", "warn", "info", "debug", NULL};
+
+/* Choice fields are stored through an int: the enums must be int-sized. */
+_Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are int-sized");
+
+#define FIELD(member) offsetof(eigstream_config, member)
+#define KIB ((int64_t)1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+
+const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
+    {"input", "Where covariance frames come from (ZeroMQ)."},
+    {"output", "Where eigenspaces go (ZeroMQ) and what they carry."},
+    {"solver", "The batched Hermitian eigensolver."},
+    {"frame", "Frame flow between the stages: deadline and queues."},
+    {"form", "Conditioning applied to each covariance matrix before the solve."},
+    {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket."},
+    {"log", "Logging to stderr."},
+};
+
+const config_spec config_specs[CONFIG_SPEC_COUNT] = {
+    /* ---- input ---- */
+    {.group = "input", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
+     .offset = FIELD(input.endpoint), .default_string = "tcp://127.0.0.1:5550",
+     .help = "ZeroMQ endpoint that covariance frames arrive on. With input.bind = true the "
+             "daemon binds it (tcp://*:5550 listens on every interface); otherwise it "
+             "connects to a source that binds."},
+    {.group = "input", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(input.pattern), .choices = input_pattern_names,
+     .default_int = CONFIG_INPUT_PULL,
+     .help = "Socket type: pull takes frames from PUSH sources, sub subscribes to the "
+             "covariance frames of a PUB source. pgm:// and epgm:// need sub."},
+    {.group = "input", .name = "bind", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(input.bind), .default_int = 1,
+     .help = "true: bind input.endpoint and let sources connect; false: connect to it."},
+    {.group = "input", .name = "hwm", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.hwm), .min = 0, .max = 1000000, .default_int = 4,
+     .help = "Receive high-water mark (ZMQ_RCVHWM): frames ZeroMQ queues before a PUSH "
+             "source blocks or a PUB source drops. 0 = no limit."},
+    {.group = "input", .name = "max_message_bytes", .kind = CONFIG_KIND_INT64,
+     .offset = FIELD(input.max_message_bytes), .min = KIB, .max = 16 * GIB,
+     .default_int = 128 * MIB,
+     .help = "Largest accepted message in bytes (ZMQ_MAXMSGSIZE) and the payload limit of "
+             "one frame: 1 KiB..16 GiB, default 128 MiB. It must hold one frame of "
+             "solver.matrices matrices of order solver.n. Write values above 2147483647 "
+             "with the L suffix (4294967296L)."},
+
+    /* ---- output ---- */
+    {.group = "output", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
+     .offset = FIELD(output.endpoint), .default_string = "tcp://127.0.0.1:5551",
+     .help = "ZeroMQ endpoint that eigenspaces are sent on; must differ from "
+             "input.endpoint."},
+    {.group = "output", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(output.pattern), .choices = output_pattern_names,
+     .default_int = CONFIG_OUTPUT_PUB,
+     .help = "Socket type: pub sends every eigenspace to every subscriber (a slow one "
+             "loses messages), push gives each eigenspace to one consumer. pgm:// and "
+             "epgm:// need pub."},
+    {.group = "output", .name = "bind", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(output.bind), .default_int = 1,
+     .help = "true: bind output.endpoint and let consumers connect; false: connect to it."},
+    {.group = "output", .name = "hwm", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(output.hwm), .min = 0, .max = 1000000, .default_int = 4,
+     .help = "Send high-water mark (ZMQ_SNDHWM) in messages. 0 = no limit."},
+    {.group = "output", .name = "mode", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(output.mode), .choices = output_mode_names,
+     .default_int = CONFIG_MODE_FULL,
+     .help = "What each eigenspace carries besides the n eigenvalues: full = all n "
+             "eigenvectors; values = none; signal = the d eigenvectors of the largest "
+             "eigenvalues; noise = the n - d eigenvectors of the smallest "
+             "(d from output.signal_dimension)."},
+    {.group = "output", .name = "signal_dimension", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(output.signal_dimension), .min = 0, .max = 512, .default_int = 0,
+     .help = "Signal subspace dimension d for modes signal and noise. 0 = estimated per "
+             "matrix by MDL from its eigenvalues and the snapshot count; 1..solver.n = "
+             "fixed (mode noise needs d < solver.n)."},
+    {.group = "output", .name = "snapshots", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(output.snapshots), .min = 0, .max = 1000000000, .default_int = 0,
+     .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say."},
+
+    /* ---- solver ---- */
+    {.group = "solver", .name = "backend", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(solver.backend), .choices = backend_names,
+     .default_int = CONFIG_BACKEND_AUTO,
+     .help = "auto = cuda when a GPU is usable, else cpu; cpu = our batched Householder "
+             "+ implicit QR on the CPU; lapack = LAPACK zheevd/cheevd per matrix; "
+             "cuda = the batched GPU kernels (an error without a usable GPU)."},
+    {.group = "solver", .name = "precision", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(solver.precision), .choices = precision_names,
+     .default_int = CONFIG_PRECISION_DOUBLE,
+     .help = "Arithmetic of the solve: double (complex double) or float (complex float)."},
+    {.group = "solver", .name = "n", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.n), .min = 1, .max = 512, .default_int = 128,
+     .help = "Order of each Hermitian matrix; frames of another order are rejected."},
+    {.group = "solver", .name = "matrices", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.matrices), .min = 1, .max = 100000, .default_int = 180,
+     .help = "Matrices per frame; frames with another count are rejected."},
+    {.group = "solver", .name = "gpu_device", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.gpu_device), .min = 0, .max = 63, .default_int = 0,
+     .help = "CUDA device index for backends auto and cuda."},
+    {.group = "solver", .name = "cpu_threads", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.cpu_threads), .min = 0, .max = 1024, .default_int = 0,
+     .help = "Threads for backends cpu and lapack. 0 = all cores."},
+
+    /* ---- frame ---- */
+    {.group = "frame", .name = "deadline_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(frame.deadline_ms), .min = 1, .max = 3600000, .default_int = 1000,
+     .help = "Time from receipt to publication that a frame is allowed, in milliseconds."},
+    {.group = "frame", .name = "late_policy", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(frame.late_policy), .choices = late_policy_names,
+     .default_int = CONFIG_LATE_PUBLISH,
+     .help = "A frame past its deadline: publish = publish it flagged late; "
+             "drop = drop it (counted in the metrics)."},
+    {.group = "frame", .name = "queue_depth", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(frame.queue_depth), .min = 1, .max = 1024, .default_int = 4,
+     .help = "Frames each queue between two stages holds; the frame buffers are "
+             "allocated once from this."},
+    {.group = "frame", .name = "overflow_policy", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(frame.overflow_policy), .choices = overflow_policy_names,
+     .default_int = CONFIG_OVERFLOW_DROP_OLDEST,
+     .help = "A full queue: drop_oldest = drop its oldest frame (counted) so that the "
+             "newest data goes on; block = wait, which pushes back to the input hwm."},
+
+    /* ---- form ---- */
+    {.group = "form", .name = "diagonal_loading", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(form.diagonal_loading), .default_int = 0,
+     .help = "Add a multiple of the identity to each matrix before the solve."},
+    {.group = "form", .name = "diagonal_loading_db", .kind = CONFIG_KIND_REAL,
+     .offset = FIELD(form.diagonal_loading_db), .min_real = -200.0, .max_real = 60.0,
+     .default_real = -30.0,
+     .help = "Diagonal load relative to the mean eigenvalue, in dB: the load is "
+             "10^(dB/10) * trace/n."},
+    {.group = "form", .name = "forward_backward", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(form.forward_backward), .default_int = 0,
+     .help = "Forward-backward averaging: R = (R + J conj(R) J) / 2, J the exchange "
+             "matrix (for uniform linear arrays)."},
+
+    /* ---- metrics ---- */
+    {.group = "metrics", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
+     .offset = FIELD(metrics.endpoint), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "tcp://127.0.0.1:5552",
+     .help = "ZeroMQ PUB endpoint (bound) that metrics are published on. \"\" = off."},
+    {.group = "metrics", .name = "interval_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(metrics.interval_ms), .min = 10, .max = 3600000, .default_int = 1000,
+     .help = "Period of the metrics messages and of the rate computation, in milliseconds."},
+
+    /* ---- log ---- */
+    {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(log.level), .choices = log_level_names,
+     .default_int = CONFIG_LOG_INFO,
+     .help = "Least severe level that is printed: error, warn, info or debug."},
+};
+
+const config_spec *config_spec_find(const char *group, const char *name)
+{
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i)
+        if (strcmp(config_specs[i].group, group) == 0 && strcmp(config_specs[i].name, name) == 0)
+            return &config_specs[i];
+    return NULL;
+}
+
+const config_group_spec *config_group_find(const char *name)
+{
+    for (size_t i = 0; i < CONFIG_GROUP_COUNT; ++i)
+        if (strcmp(config_groups[i].name, name) == 0)
+            return &config_groups[i];
+    return NULL;
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *choice_name(const char *const *names, size_t count, int value)
+{
+    if (value < 0 || (size_t)value >= count)
+        return "?";
+    return names[value];
+}
+
+#define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]) - 1)
+
+const char *config_output_mode_name(config_output_mode m)
+{
+    return choice_name(output_mode_names, NAME_COUNT(output_mode_names), (int)m);
+}
+
+const char *config_backend_name(config_backend b)
+{
+    return choice_name(backend_names, NAME_COUNT(backend_names), (int)b);
+}
+
+const char *config_log_level_name(config_log_level l)
+{
+    return choice_name(log_level_names, NAME_COUNT(log_level_names), (int)l);
+}
+
+const char *config_input_pattern_name(config_input_pattern p)
+{
+    return choice_name(input_pattern_names, NAME_COUNT(input_pattern_names), (int)p);
+}
+
+const char *config_output_pattern_name(config_output_pattern p)
+{
+    return choice_name(output_pattern_names, NAME_COUNT(output_pattern_names), (int)p);
+}
+
+const char *config_precision_name(config_precision p)
+{
+    return choice_name(precision_names, NAME_COUNT(precision_names), (int)p);
+}
+
+const char *config_late_policy_name(config_late_policy p)
+{
+    return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
+}
+
+const char *config_overflow_policy_name(config_overflow_policy p)
+{
+    return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
+}
+
+const char *config_strerror(config_error e)
+{
+    switch (e) {
+    case CONFIG_OK: return "ok";
+    case CONFIG_EIO: return "configuration file unreadable";
+    case CONFIG_ESYNTAX: return "configuration syntax error";
+    case CONFIG_EUNKNOWN: return "unknown setting";
+    case CONFIG_ETYPE: return "setting of the wrong type";
+    case CONFIG_ERANGE: return "setting out of range";
+    case CONFIG_EINVAL: return "settings inconsistent with each other";
+    }
+    return "unknown configuration error";
+}

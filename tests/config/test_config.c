@@ -1,0 +1,663 @@
+/*
+ * test_config.c - unit tests of config/: the shipped config/eigstream.cfg
+ * against the table, every default, every error class with its exact
+ * message and line, a full non-default file, a write/load round trip and the
+ * --help-config text.
+ *
+ * The expected values are written out here by hand from config.h, never
+ * taken from the table under test.
+ *
+ *   test_config SHIPPED_CFG        run the tests
+ *   test_config --write-default    print the default file (to regenerate
+ *                                  config/eigstream.cfg)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static int failures;
+static char temp_dir[256];
+static char temp_files[128][64]; /* names written into temp_dir, removed at the end */
+static size_t temp_file_count;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            ++failures;                                                                   \
+            printf("FAIL %s:%d: ", __func__, __LINE__);                                   \
+            printf(__VA_ARGS__);                                                          \
+            printf("\n");                                                                 \
+        }                                                                                 \
+    } while (0)
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+/* Writes text to temp_dir/name; returns the path, valid until the next call. */
+static const char *write_temp(const char *name, const char *text)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", temp_dir, name);
+    size_t i = 0;
+    while (i < temp_file_count && strcmp(temp_files[i], name) != 0)
+        ++i;
+    if (i == temp_file_count && temp_file_count < sizeof temp_files / sizeof temp_files[0])
+        snprintf(temp_files[temp_file_count++], sizeof temp_files[0], "%s", name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        printf("FAIL cannot create %s\n", path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Reads a whole file; NULL when it cannot. Caller frees. */
+static char *read_all(const char *path, size_t *bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t capacity = 1 << 16, used = 0;
+    char *buffer = malloc(capacity + 1);
+    while (buffer != NULL) {
+        size_t got = fread(buffer + used, 1, capacity - used, f);
+        used += got;
+        if (used < capacity)
+            break;
+        char *bigger = realloc(buffer, 2 * capacity + 1);
+        if (bigger == NULL) {
+            free(buffer);
+            buffer = NULL;
+            break;
+        }
+        buffer = bigger;
+        capacity *= 2;
+    }
+    fclose(f);
+    if (buffer != NULL) {
+        buffer[used] = '\0';
+        *bytes = used;
+    }
+    return buffer;
+}
+
+/* Captures what write(FILE *) prints; caller frees. */
+static char *capture(void (*write)(FILE *), size_t *bytes)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, bytes);
+    if (f == NULL)
+        return NULL;
+    write(f);
+    fclose(f);
+    return text;
+}
+
+/* The defaults as config.h documents them, written out by hand. */
+static void expected_defaults(eigstream_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->input.endpoint, "tcp://127.0.0.1:5550");
+    c->input.pattern = CONFIG_INPUT_PULL;
+    c->input.bind = 1;
+    c->input.hwm = 4;
+    c->input.max_message_bytes = 128 * 1024 * 1024;
+    strcpy(c->output.endpoint, "tcp://127.0.0.1:5551");
+    c->output.pattern = CONFIG_OUTPUT_PUB;
+    c->output.bind = 1;
+    c->output.hwm = 4;
+    c->output.mode = CONFIG_MODE_FULL;
+    c->output.signal_dimension = 0;
+    c->output.snapshots = 0;
+    c->solver.backend = CONFIG_BACKEND_AUTO;
+    c->solver.precision = CONFIG_PRECISION_DOUBLE;
+    c->solver.n = 128;
+    c->solver.matrices = 180;
+    c->solver.gpu_device = 0;
+    c->solver.cpu_threads = 0;
+    c->frame.deadline_ms = 1000;
+    c->frame.late_policy = CONFIG_LATE_PUBLISH;
+    c->frame.queue_depth = 4;
+    c->frame.overflow_policy = CONFIG_OVERFLOW_DROP_OLDEST;
+    c->form.diagonal_loading = 0;
+    c->form.diagonal_loading_db = -30.0;
+    c->form.forward_backward = 0;
+    strcpy(c->metrics.endpoint, "tcp://127.0.0.1:5552");
+    c->metrics.interval_ms = 1000;
+    c->log.level = CONFIG_LOG_INFO;
+}
+
+/* Compares every field; reports each difference under what. */
+static void check_equal(const char *what, const eigstream_config *got, const eigstream_config *want)
+{
+#define SAME_STRING(f) CHECK(strcmp(got->f, want->f) == 0, "%s: " #f " = \"%s\", want \"%s\"", what, got->f, want->f)
+#define SAME_INT(f) CHECK((long long)got->f == (long long)want->f, "%s: " #f " = %lld, want %lld", what, (long long)got->f, (long long)want->f)
+#define SAME_REAL(f) CHECK(got->f == want->f, "%s: " #f " = %.17g, want %.17g", what, got->f, want->f)
+    SAME_STRING(input.endpoint);
+    SAME_INT(input.pattern);
+    SAME_INT(input.bind);
+    SAME_INT(input.hwm);
+    SAME_INT(input.max_message_bytes);
+    SAME_STRING(output.endpoint);
+    SAME_INT(output.pattern);
+    SAME_INT(output.bind);
+    SAME_INT(output.hwm);
+    SAME_INT(output.mode);
+    SAME_INT(output.signal_dimension);
+    SAME_INT(output.snapshots);
+    SAME_INT(solver.backend);
+    SAME_INT(solver.precision);
+    SAME_INT(solver.n);
+    SAME_INT(solver.matrices);
+    SAME_INT(solver.gpu_device);
+    SAME_INT(solver.cpu_threads);
+    SAME_INT(frame.deadline_ms);
+    SAME_INT(frame.late_policy);
+    SAME_INT(frame.queue_depth);
+    SAME_INT(frame.overflow_policy);
+    SAME_INT(form.diagonal_loading);
+    SAME_REAL(form.diagonal_loading_db);
+    SAME_INT(form.forward_backward);
+    SAME_STRING(metrics.endpoint);
+    SAME_INT(metrics.interval_ms);
+    SAME_INT(log.level);
+#undef SAME_STRING
+#undef SAME_INT
+#undef SAME_REAL
+}
+
+/* Every setting, by hand: what --help-config and the file must name. */
+static const char *const all_settings[] = {
+    "input.endpoint", "input.pattern", "input.bind", "input.hwm", "input.max_message_bytes",
+    "output.endpoint", "output.pattern", "output.bind", "output.hwm", "output.mode",
+    "output.signal_dimension", "output.snapshots",
+    "solver.backend", "solver.precision", "solver.n", "solver.matrices", "solver.gpu_device",
+    "solver.cpu_threads",
+    "frame.deadline_ms", "frame.late_policy", "frame.queue_depth", "frame.overflow_policy",
+    "form.diagonal_loading", "form.diagonal_loading_db", "form.forward_backward",
+    "metrics.endpoint", "metrics.interval_ms",
+    "log.level",
+};
+#define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
+
+/* Loads text from a temp file named name and expects code with the message
+ * "<path><suffix>"; the configuration passed in must stay untouched. */
+static void expect_error(const char *name, const char *text, config_error code, const char *suffix)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s", write_temp(name, text));
+    eigstream_config cfg, before;
+    memset(&cfg, 0x5a, sizeof cfg);
+    before = cfg;
+    char err[CONFIG_ERROR_MAX];
+    config_error rc = config_load(&cfg, path, err, sizeof err);
+    char want[1024];
+    snprintf(want, sizeof want, "%s%s", path, suffix);
+    CHECK(rc == code, "%s: code %d (%s), want %d (%s); message \"%s\"", name, rc,
+          config_strerror(rc), code, config_strerror(code), err);
+    CHECK(strcmp(err, want) == 0, "%s: message\n      \"%s\"\n want \"%s\"", name, err, want);
+    CHECK(memcmp(&cfg, &before, sizeof cfg) == 0, "%s: failed load changed the configuration", name);
+}
+
+/* Loads text and expects success; returns the configuration in *cfg. */
+static void expect_ok(const char *name, const char *text, eigstream_config *cfg)
+{
+    const char *path = write_temp(name, text);
+    char err[CONFIG_ERROR_MAX];
+    config_error rc = config_load(cfg, path, err, sizeof err);
+    CHECK(rc == CONFIG_OK, "%s: code %d, message \"%s\"", name, rc, err);
+}
+
+/* ---- tests -------------------------------------------------------------------- */
+
+static void test_defaults(void)
+{
+    eigstream_config got, want;
+    memset(&got, 0x5a, sizeof got);
+    config_defaults(&got);
+    expected_defaults(&want);
+    check_equal("config_defaults", &got, &want);
+}
+
+static void test_shipped_file_matches_table(const char *shipped)
+{
+    size_t shipped_bytes = 0, generated_bytes = 0;
+    char *text = read_all(shipped, &shipped_bytes);
+    char *generated = capture(config_write_default, &generated_bytes);
+    CHECK(text != NULL, "cannot read %s", shipped);
+    CHECK(generated != NULL, "cannot capture config_write_default");
+    if (text == NULL || generated == NULL) {
+        free(text);
+        free(generated);
+        return;
+    }
+    if (shipped_bytes != generated_bytes || memcmp(text, generated, shipped_bytes) != 0) {
+        size_t line = 1, i = 0;
+        while (i < shipped_bytes && i < generated_bytes && text[i] == generated[i])
+            line += text[i++] == '\n';
+        CHECK(0, "%s differs from config_write_default() from line %zu; regenerate it with\n"
+                 "      tests/config/test_config --write-default > config/eigstream.cfg",
+              shipped, line);
+    }
+    free(text);
+    free(generated);
+
+    eigstream_config loaded, want;
+    char err[CONFIG_ERROR_MAX];
+    config_error rc = config_load(&loaded, shipped, err, sizeof err);
+    CHECK(rc == CONFIG_OK, "shipped file: code %d, message \"%s\"", rc, err);
+    expected_defaults(&want);
+    if (rc == CONFIG_OK)
+        check_equal("shipped file", &loaded, &want);
+}
+
+static void test_help_and_file_name_every_setting(const char *shipped)
+{
+    size_t bytes = 0;
+    char *help = capture(config_print_help, &bytes);
+    size_t file_bytes = 0;
+    char *file = read_all(shipped, &file_bytes);
+    CHECK(help != NULL && file != NULL, "cannot capture help or read %s", shipped);
+    if (help == NULL || file == NULL) {
+        free(help);
+        free(file);
+        return;
+    }
+    for (size_t i = 0; i < SETTING_COUNT; ++i) {
+        CHECK(strstr(help, all_settings[i]) != NULL, "--help-config does not name %s",
+              all_settings[i]);
+        /* In the file: "group = {" then "  name = " */
+        char group[64], line[96];
+        const char *dot = strchr(all_settings[i], '.');
+        snprintf(group, sizeof group, "\n%.*s = {\n", (int)(dot - all_settings[i]),
+                 all_settings[i]);
+        snprintf(line, sizeof line, "\n  %s = ", dot + 1);
+        const char *group_at = strstr(file, group);
+        CHECK(group_at != NULL && strstr(group_at, line) != NULL, "%s does not set %s",
+              shipped, all_settings[i]);
+    }
+    /* Choices and ranges appear in the help, e.g. */
+    CHECK(strstr(help, "one of full|values|signal|noise") != NULL, "help lacks output.mode choices");
+    CHECK(strstr(help, "integer 1..512") != NULL, "help lacks solver.n range");
+    free(help);
+    free(file);
+}
+
+static void test_unknown(void)
+{
+    expect_error("unknown_setting.cfg",
+                 "input = {\n  endpoint = \"tcp://127.0.0.1:6000\";\n  colour = 3;\n};\n",
+                 CONFIG_EUNKNOWN, ":3: input.colour: unknown setting");
+    expect_error("unknown_group.cfg", "# radar\n\nradar = {\n  n = 1;\n};\n", CONFIG_EUNKNOWN,
+                 ":3: radar: unknown group");
+    expect_error("unknown_top.cfg", "log = { level = \"warn\"; };\nverbose = true;\n",
+                 CONFIG_EUNKNOWN, ":2: verbose: unknown setting");
+    /* A known name in the wrong group is unknown there. */
+    expect_error("wrong_group.cfg", "solver = {\n  hwm = 8;\n};\n", CONFIG_EUNKNOWN,
+                 ":2: solver.hwm: unknown setting");
+    /* Names are case-sensitive. */
+    expect_error("case.cfg", "Solver = { n = 8; };\n", CONFIG_EUNKNOWN,
+                 ":1: Solver: unknown group");
+}
+
+static void test_wrong_type(void)
+{
+    expect_error("type_group.cfg", "\nsolver = 5;\n", CONFIG_ETYPE,
+                 ":2: solver: expected a group: solver = { ... };");
+    expect_error("type_int.cfg", "solver = {\n  n = \"128\";\n};\n", CONFIG_ETYPE,
+                 ":2: solver.n: expected an integer");
+    expect_error("type_int_float.cfg", "solver = {\n  n = 128.0;\n};\n", CONFIG_ETYPE,
+                 ":2: solver.n: expected an integer");
+    expect_error("type_int_array.cfg", "solver = {\n\n  n = [1, 2];\n};\n", CONFIG_ETYPE,
+                 ":3: solver.n: expected an integer");
+    expect_error("type_bool.cfg", "input = {\n  bind = 1;\n};\n", CONFIG_ETYPE,
+                 ":2: input.bind: expected true or false");
+    expect_error("type_real.cfg", "form = {\n  diagonal_loading_db = \"-30\";\n};\n", CONFIG_ETYPE,
+                 ":2: form.diagonal_loading_db: expected a number");
+    expect_error("type_choice.cfg", "output = {\n  mode = 2;\n};\n", CONFIG_ETYPE,
+                 ":2: output.mode: expected one of full|values|signal|noise");
+    expect_error("type_endpoint.cfg", "metrics = {\n  endpoint = 5552;\n};\n", CONFIG_ETYPE,
+                 ":2: metrics.endpoint: expected a string");
+    expect_error("type_int64.cfg", "input = {\n  max_message_bytes = 1e6;\n};\n", CONFIG_ETYPE,
+                 ":2: input.max_message_bytes: expected an integer");
+}
+
+static void test_out_of_range(void)
+{
+    expect_error("range_n.cfg", "solver = {\n  n = 513;\n};\n", CONFIG_ERANGE,
+                 ":2: solver.n: 513 is out of range 1..512");
+    expect_error("range_n0.cfg", "solver = { n = 0; };\n", CONFIG_ERANGE,
+                 ":1: solver.n: 0 is out of range 1..512");
+    expect_error("range_negative.cfg", "output = {\n  hwm = -1;\n};\n", CONFIG_ERANGE,
+                 ":2: output.hwm: -1 is out of range 0..1000000");
+    expect_error("range_queue.cfg", "frame = {\n  queue_depth = 1025;\n};\n", CONFIG_ERANGE,
+                 ":2: frame.queue_depth: 1025 is out of range 1..1024");
+    expect_error("range_deadline.cfg", "frame = {\n  deadline_ms = 0;\n};\n", CONFIG_ERANGE,
+                 ":2: frame.deadline_ms: 0 is out of range 1..3600000");
+    expect_error("range_interval.cfg", "metrics = {\n  interval_ms = 9;\n};\n", CONFIG_ERANGE,
+                 ":2: metrics.interval_ms: 9 is out of range 10..3600000");
+    expect_error("range_threads.cfg", "solver = {\n  cpu_threads = 1025;\n};\n", CONFIG_ERANGE,
+                 ":2: solver.cpu_threads: 1025 is out of range 0..1024");
+    expect_error("range_db.cfg", "form = {\n  diagonal_loading_db = 60.5;\n};\n", CONFIG_ERANGE,
+                 ":2: form.diagonal_loading_db: 60.5 is out of range -200..60");
+    expect_error("range_db_int.cfg", "form = {\n  diagonal_loading_db = -201;\n};\n", CONFIG_ERANGE,
+                 ":2: form.diagonal_loading_db: -201 is out of range -200..60");
+    expect_error("range_bytes_low.cfg", "input = {\n  max_message_bytes = 1023;\n};\n",
+                 CONFIG_ERANGE, ":2: input.max_message_bytes: 1023 is out of range 1024..17179869184");
+    expect_error("range_bytes_high.cfg", "input = {\n  max_message_bytes = 17179869185L;\n};\n",
+                 CONFIG_ERANGE,
+                 ":2: input.max_message_bytes: 17179869185 is out of range 1024..17179869184");
+    char long_endpoint[400];
+    snprintf(long_endpoint, sizeof long_endpoint, "input = {\n  endpoint = \"tcp://%0300d\";\n};\n", 0);
+    expect_error("range_string.cfg", long_endpoint, CONFIG_ERANGE,
+                 ":2: input.endpoint: longer than 255 bytes");
+}
+
+/* libconfig 1.5 reads 4294967297 (no L) as 1 without a word: these must be
+ * errors, while the same digits in comments and strings are not. */
+static void test_integer_literals(void)
+{
+    expect_error("wrap_hwm.cfg", "input = {\n  hwm = 4294967297;\n};\n", CONFIG_ERANGE,
+                 ":2: input.hwm: 4294967297 is out of range 0..1000000");
+    expect_error("wrap_bytes.cfg", "input = {\n  max_message_bytes = 4294967296;\n};\n",
+                 CONFIG_ERANGE,
+                 ":2: input.max_message_bytes: 4294967296 does not fit in 32 bits: write 4294967296L");
+    expect_error("wrap_negative.cfg", "output = {\n  hwm = -2147483649;\n};\n", CONFIG_ERANGE,
+                 ":2: output.hwm: -2147483649 is out of range 0..1000000");
+    expect_error("wrap_hex.cfg", "solver = {\n  n = 0x100000080;\n};\n", CONFIG_ERANGE,
+                 ":2: solver.n: 0x100000080 is out of range 1..512");
+    expect_error("wrap_real.cfg", "form = {\n  diagonal_loading_db = 4294967246;\n};\n",
+                 CONFIG_ERANGE, ":2: form.diagonal_loading_db: 4294967246 is out of range -200..60");
+    /* Two settings on one line: the one whose literal wraps is named. */
+    expect_error("wrap_same_line.cfg", "input = { hwm = 5; max_message_bytes = 99999999999; };\n",
+                 CONFIG_ERANGE,
+                 ":1: input.max_message_bytes: 99999999999 does not fit in 32 bits: write 99999999999L");
+    expect_error("wrap_long.cfg", "input = {\n  max_message_bytes = 99999999999999999999L;\n};\n",
+                 CONFIG_ERANGE,
+                 ":2: input.max_message_bytes: 99999999999999999999L is out of range 1024..17179869184");
+
+    eigstream_config cfg;
+    expect_ok("literal_ok.cfg",
+              "# 4294967296 in a comment\n"
+              "/* and 99999999999\n   in a block comment */\n"
+              "input = {\n"
+              "  endpoint = \"tcp://host-4294967296:7000\"; // 4294967296\n"
+              "  hwm = 0x10;\n"
+              "  max_message_bytes = 4294967296L;\n"
+              "};\n"
+              "form = { diagonal_loading_db = -2.5e1; };\n"
+              "solver = { n = +64; matrices = 0x00000000000000b4; };\n",
+              &cfg);
+    CHECK(cfg.input.hwm == 16, "hex hwm = %d, want 16", cfg.input.hwm);
+    CHECK(cfg.input.max_message_bytes == 4294967296LL, "max_message_bytes = %lld",
+          (long long)cfg.input.max_message_bytes);
+    CHECK(cfg.form.diagonal_loading_db == -25.0, "diagonal_loading_db = %g", cfg.form.diagonal_loading_db);
+    CHECK(strcmp(cfg.input.endpoint, "tcp://host-4294967296:7000") == 0, "endpoint %s", cfg.input.endpoint);
+    CHECK(cfg.solver.n == 64 && cfg.solver.matrices == 180, "n %d matrices %d", cfg.solver.n,
+          cfg.solver.matrices);
+}
+
+static void test_bad_choice(void)
+{
+    /* The message format of config.h, on line 14 of a file named eigstream.cfg. */
+    expect_error("eigstream.cfg",
+                 "# line 1\n#\n#\n#\n#\n#\n#\n#\n#\n#\n"
+                 "output = {\n"
+                 "  pattern = \"pub\";\n"
+                 "  bind = true;\n"
+                 "  mode = \"everything\";\n"
+                 "};\n",
+                 CONFIG_ERANGE, ":14: output.mode: expected one of full|values|signal|noise");
+    expect_error("choice_backend.cfg", "solver = {\n  backend = \"gpu\";\n};\n", CONFIG_ERANGE,
+                 ":2: solver.backend: expected one of auto|cpu|lapack|cuda");
+    expect_error("choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n", CONFIG_ERANGE,
+                 ":2: log.level: expected one of error|warn|info|debug");
+    expect_error("choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
+                 CONFIG_ERANGE, ":2: frame.overflow_policy: expected one of drop_oldest|block");
+    expect_error("choice_input.cfg", "input = {\n  pattern = \"push\";\n};\n", CONFIG_ERANGE,
+                 ":2: input.pattern: expected one of pull|sub");
+}
+
+static void test_syntax_and_io(void)
+{
+    expect_error("syntax.cfg", "solver = {\n  n = 128;\n  matrices = = 4;\n};\n", CONFIG_ESYNTAX,
+                 ":3: syntax error");
+    expect_error("syntax_eof.cfg", "solver = {\n  n = 128;\n", CONFIG_ESYNTAX,
+                 ":3: syntax error");
+    expect_error("duplicate.cfg", "solver = {\n  n = 64;\n  n = 32;\n};\n", CONFIG_ESYNTAX,
+                 ":3: duplicate setting name");
+    expect_error("include.cfg", "log = { level = \"warn\"; };\n@include \"other.cfg\"\n",
+                 CONFIG_ESYNTAX, ":2: @include is not supported");
+
+    char err[CONFIG_ERROR_MAX], path[600];
+    eigstream_config cfg;
+    snprintf(path, sizeof path, "%s/does-not-exist.cfg", temp_dir);
+    config_error rc = config_load(&cfg, path, err, sizeof err);
+    char want[700];
+    snprintf(want, sizeof want, "%s: cannot read: No such file or directory", path);
+    CHECK(rc == CONFIG_EIO && strcmp(err, want) == 0, "missing file: code %d \"%s\"", rc, err);
+    rc = config_load(&cfg, temp_dir, err, sizeof err);
+    snprintf(want, sizeof want, "%s: cannot read: Is a directory", temp_dir);
+    CHECK(rc == CONFIG_EIO && strcmp(err, want) == 0, "directory: code %d \"%s\"", rc, err);
+    /* err may be NULL; a short buffer is truncated, not overrun. */
+    rc = config_load(&cfg, path, NULL, 0);
+    CHECK(rc == CONFIG_EIO, "missing file without err: code %d", rc);
+    char small[8];
+    rc = config_load(&cfg, path, small, sizeof small);
+    CHECK(rc == CONFIG_EIO && strlen(small) == sizeof small - 1, "short err: \"%s\"", small);
+    rc = config_load(&cfg, NULL, err, sizeof err);
+    CHECK(rc == CONFIG_EIO, "NULL path: code %d", rc);
+}
+
+static void test_cross_checks(void)
+{
+    expect_error("cross_d.cfg", "output = {\n  mode = \"signal\";\n  signal_dimension = 200;\n};\n",
+                 CONFIG_EINVAL, ":3: output.signal_dimension: 200 exceeds solver.n = 128");
+    expect_error("cross_n2.cfg", "output = {\n  signal_dimension = 16;\n};\nsolver = {\n  n = 8;\n};\n",
+                 CONFIG_EINVAL, ":2: output.signal_dimension: 16 exceeds solver.n = 8");
+    expect_error("cross_noise.cfg",
+                 "solver = {\n  n = 16;\n};\noutput = {\n  mode = \"noise\";\n  signal_dimension = 16;\n};\n",
+                 CONFIG_EINVAL, ":6: output.signal_dimension: 16 = solver.n leaves mode noise no eigenvectors");
+    expect_error("cross_scheme.cfg", "input = {\n  endpoint = \"http://127.0.0.1:80\";\n};\n",
+                 CONFIG_EINVAL,
+                 ":2: input.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
+                 "address, not \"http://127.0.0.1:80\"");
+    expect_error("cross_no_address.cfg", "output = {\n  endpoint = \"tcp://\";\n};\n", CONFIG_EINVAL,
+                 ":2: output.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
+                 "address, not \"tcp://\"");
+    expect_error("cross_empty.cfg", "input = {\n  endpoint = \"\";\n};\n", CONFIG_EINVAL,
+                 ":2: input.endpoint: must not be empty");
+    expect_error("cross_same.cfg", "output = {\n  endpoint = \"tcp://127.0.0.1:5550\";\n};\n",
+                 CONFIG_EINVAL, ":2: output.endpoint: same as input.endpoint");
+    expect_error("cross_metrics.cfg", "metrics = {\n  endpoint = \"tcp://127.0.0.1:5551\";\n};\n",
+                 CONFIG_EINVAL, ":2: metrics.endpoint: same as output.endpoint");
+    expect_error("cross_pgm.cfg", "input = {\n  endpoint = \"epgm://eth0;239.192.1.1:5555\";\n};\n",
+                 CONFIG_EINVAL, ":2: input.endpoint: pgm:// and epgm:// need input.pattern = \"sub\"");
+    expect_error("cross_pgm_out.cfg",
+                 "output = {\n  pattern = \"push\";\n  endpoint = \"pgm://eth0;239.192.1.1:5555\";\n};\n",
+                 CONFIG_EINVAL, ":3: output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
+    /* 1000 matrices of order 512: 1000 * 131328 * 8 bytes at the least. */
+    expect_error("cross_bytes.cfg", "solver = {\n  n = 512;\n  matrices = 1000;\n};\n", CONFIG_EINVAL,
+                 ":3: input.max_message_bytes: 134217728 cannot hold one frame: 1000 matrices of "
+                 "order 512 need at least 1050624000 bytes (packed complex float)");
+
+    eigstream_config cfg;
+    expect_ok("cross_ok.cfg",
+              "input = { endpoint = \"epgm://eth0;239.192.1.1:5555\"; pattern = \"sub\"; bind = false; };\n"
+              "metrics = { endpoint = \"\"; };\n"
+              "solver = { n = 16; };\n"
+              "output = { mode = \"noise\"; signal_dimension = 15; };\n",
+              &cfg);
+    CHECK(cfg.metrics.endpoint[0] == '\0', "metrics.endpoint \"%s\", want \"\"", cfg.metrics.endpoint);
+    CHECK(cfg.output.signal_dimension == 15, "signal_dimension %d", cfg.output.signal_dimension);
+}
+
+/* Every setting away from its default, in an order and layout unlike the
+ * generated file (colons, comments, several settings per line). */
+static const char full_file[] =
+    "// a hand-written file\n"
+    "log: { level = \"debug\"; };\n"
+    "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; };\n"
+    "input = {\n"
+    "  endpoint = \"tcp://*:6000\";\n"
+    "  pattern = \"sub\";\n"
+    "  bind = false;\n"
+    "  hwm = 16;\n"
+    "  max_message_bytes = 8589934592L;  # 8 GiB\n"
+    "};\n"
+    "output = {\n"
+    "  endpoint = \"inproc://eigenspaces\";\n"
+    "  pattern = \"push\"; bind = false; hwm = 0;\n"
+    "  mode = \"signal\";\n"
+    "  signal_dimension = 3;\n"
+    "  snapshots = 1000;\n"
+    "};\n"
+    "solver = {\n"
+    "  backend = \"lapack\"; precision = \"float\";\n"
+    "  n = 64; matrices = 360; gpu_device = 1; cpu_threads = 2;\n"
+    "};\n"
+    "frame = { deadline_ms = 250; late_policy = \"drop\"; queue_depth = 8; overflow_policy = \"block\"; };\n"
+    "form = { diagonal_loading = true; diagonal_loading_db = -40; forward_backward = true; };\n";
+
+static void expected_full(eigstream_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->input.endpoint, "tcp://*:6000");
+    c->input.pattern = CONFIG_INPUT_SUB;
+    c->input.bind = 0;
+    c->input.hwm = 16;
+    c->input.max_message_bytes = 8589934592LL;
+    strcpy(c->output.endpoint, "inproc://eigenspaces");
+    c->output.pattern = CONFIG_OUTPUT_PUSH;
+    c->output.bind = 0;
+    c->output.hwm = 0;
+    c->output.mode = CONFIG_MODE_SIGNAL;
+    c->output.signal_dimension = 3;
+    c->output.snapshots = 1000;
+    c->solver.backend = CONFIG_BACKEND_LAPACK;
+    c->solver.precision = CONFIG_PRECISION_FLOAT;
+    c->solver.n = 64;
+    c->solver.matrices = 360;
+    c->solver.gpu_device = 1;
+    c->solver.cpu_threads = 2;
+    c->frame.deadline_ms = 250;
+    c->frame.late_policy = CONFIG_LATE_DROP;
+    c->frame.queue_depth = 8;
+    c->frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    c->form.diagonal_loading = 1;
+    c->form.diagonal_loading_db = -40.0;
+    c->form.forward_backward = 1;
+    strcpy(c->metrics.endpoint, "ipc:///tmp/eigstream-metrics");
+    c->metrics.interval_ms = 250;
+    c->log.level = CONFIG_LOG_DEBUG;
+}
+
+static void test_full_file(void)
+{
+    eigstream_config got, want;
+    expect_ok("full.cfg", full_file, &got);
+    expected_full(&want);
+    check_equal("full.cfg", &got, &want);
+
+    /* A partial file keeps the defaults of what it leaves out. */
+    expect_ok("partial.cfg", "solver = { n = 32; };\n", &got);
+    expected_defaults(&want);
+    want.solver.n = 32;
+    check_equal("partial.cfg", &got, &want);
+
+    /* An empty file is the defaults. */
+    expect_ok("empty.cfg", "", &got);
+    expected_defaults(&want);
+    check_equal("empty.cfg", &got, &want);
+}
+
+/* config_write_settings of a non-default configuration loads back to it. */
+static void test_write_round_trip(void)
+{
+    eigstream_config want, got;
+    expected_full(&want);
+    want.form.diagonal_loading_db = -12.345678901234567;
+    strcpy(want.output.endpoint, "ipc:///tmp/a \"quoted\" \\ path");
+    char *text = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&text, &bytes);
+    CHECK(f != NULL, "open_memstream");
+    if (f == NULL)
+        return;
+    config_write_settings(f, &want);
+    fclose(f);
+    expect_ok("round_trip.cfg", text, &got);
+    check_equal("round trip", &got, &want);
+    free(text);
+}
+
+static void test_names(void)
+{
+    CHECK(strcmp(config_output_mode_name(CONFIG_MODE_NOISE), "noise") == 0, "mode name");
+    CHECK(strcmp(config_backend_name(CONFIG_BACKEND_LAPACK), "lapack") == 0, "backend name");
+    CHECK(strcmp(config_log_level_name(CONFIG_LOG_WARN), "warn") == 0, "log level name");
+    CHECK(strcmp(config_input_pattern_name(CONFIG_INPUT_SUB), "sub") == 0, "input pattern name");
+    CHECK(strcmp(config_output_pattern_name(CONFIG_OUTPUT_PUSH), "push") == 0, "output pattern name");
+    CHECK(strcmp(config_precision_name(CONFIG_PRECISION_FLOAT), "float") == 0, "precision name");
+    CHECK(strcmp(config_late_policy_name(CONFIG_LATE_DROP), "drop") == 0, "late policy name");
+    CHECK(strcmp(config_overflow_policy_name(CONFIG_OVERFLOW_DROP_OLDEST), "drop_oldest") == 0,
+          "overflow policy name");
+    CHECK(strcmp(config_output_mode_name((config_output_mode)7), "?") == 0, "bad mode name");
+    CHECK(strcmp(config_strerror(CONFIG_ERANGE), "setting out of range") == 0, "strerror");
+}
+
+static void remove_temp_dir(void)
+{
+    char path[512];
+    for (size_t i = 0; i < temp_file_count; ++i) {
+        snprintf(path, sizeof path, "%s/%.63s", temp_dir, temp_files[i]);
+        unlink(path);
+    }
+    if (rmdir(temp_dir) != 0)
+        printf("note: could not remove %s\n", temp_dir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--write-default") == 0) {
+        config_write_default(stdout);
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s SHIPPED_CFG | --write-default\n", argv[0]);
+        return 2;
+    }
+    snprintf(temp_dir, sizeof temp_dir, "/tmp/eigstream-config-XXXXXX");
+    if (mkdtemp(temp_dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+
+    test_defaults();
+    test_shipped_file_matches_table(argv[1]);
+    test_help_and_file_name_every_setting(argv[1]);
+    test_unknown();
+    test_wrong_type();
+    test_out_of_range();
+    test_integer_literals();
+    test_bad_choice();
+    test_syntax_and_io();
+    test_cross_checks();
+    test_full_file();
+    test_write_round_trip();
+    test_names();
+
+    remove_temp_dir();
+    if (failures > 0) {
+        printf("%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("config: all checks passed\n");
+    return 0;
+}
