@@ -210,7 +210,7 @@ static void test_errors(void)
 
     npy_array a;
     char detail[NPY_DETAIL_SIZE] = "";
-    CHECK(read_bytes((const unsigned char *)"PK\x03\x04 not npy", 15, &a, detail) == NPY_EMAGIC,
+    CHECK(read_bytes((const unsigned char *)"PK\x03\x04 not npy", 12, &a, detail) == NPY_EMAGIC,
           "bad magic: %s", detail);
     CHECK(read_bytes((const unsigned char *)"", 0, &a, detail) == NPY_EMAGIC, "empty file: %s",
           detail);
