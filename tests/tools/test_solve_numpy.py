@@ -110,6 +110,21 @@ def test_layouts():
         check_solution("values only c128 (4, 12, 12)", h, np.load(path("w.npy")), None, np.complex128)
 
 
+def test_format_versions():
+    """Inputs NumPy writes in .npy format versions 2.0 and 3.0 read like 1.0's."""
+    rng = np.random.default_rng(3)
+    h, a = hermitian_lower(rng, (2,), 6, np.complex128)
+    for version in ((2, 0), (3, 0)):
+        case = f"format version {version[0]}.{version[1]}"
+        with open(path("in.npy"), "wb") as f:
+            np.lib.format.write_array(f, a, version=version)
+        r = run(SOLVE, "--backend", BACKEND, path("in.npy"), path("w.npy"), path("v.npy"))
+        if r.returncode != 0:
+            fail(case, f"exit {r.returncode}: {r.stderr.strip()}")
+            continue
+        check_solution(case, h, np.load(path("w.npy")), np.load(path("v.npy")), np.complex128)
+
+
 def test_bad_matrix():
     """A batch with one NaN matrix: that one named, the others written and right."""
     rng = np.random.default_rng(7)
@@ -162,6 +177,7 @@ def test_gen():
 
 
 test_layouts()
+test_format_versions()
 test_bad_matrix()
 test_gen()
 if failures:
