@@ -397,6 +397,10 @@ config_error config_load(eigstream_config *cfg, const char *path, char *err, siz
                          "@include is not supported");
     }
 
+    /* libconfig 1.5 (Debian 12) leaks a string token's buffer when a syntax
+     * error falls on a string (a = ."x";), fixed upstream in 1.7
+     * (hyperrealm/libconfig#142): tens of bytes once per failed load, before
+     * the daemon exits; LeakSanitizer reports it. */
     config_t parsed;
     config_init(&parsed);
     if (!config_read_string(&parsed, text)) {
