@@ -1,0 +1,353 @@
+/*
+ * eig_cuda_plan.cu - the cuda backend's plan: validation, kernel choice,
+ * workspace (device and pinned host, all allocated here), and the two
+ * execute entry points of eig_cuda.h.
+ *
+ * Every CUDA call is checked; failures become EIG_EDEVICE (EIG_ENODEVICE when
+ * there is no usable device). The plan's device is made current for each call
+ * and the caller's current device is restored afterwards.
+ */
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "eig_cuda.h"
+#include "eig_cuda_internal.cuh"
+
+/* Matrices per launch group: the per-matrix workspace times this stays under
+ * a fixed budget, so any batch count works with bounded device memory. */
+static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
+
+/* Largest n of the cuda backend: all three kernels fit shared memory up to
+ * here in both precisions (docs/gpu.md). */
+static const int EIG_CUDA_N_MAX = 512;
+
+struct eig_cuda_plan {
+    eig_plan_params p;
+    size_t chunk; /* matrices per launch group */
+    cudaStream_t stream;
+    eig_cuda_workspace ws;
+    eig_cuda_tridiag_config tri;
+    eig_cuda_qr_config qr;
+    eig_cuda_back_config back;
+    size_t a_bytes, w_bytes, z_bytes, info_bytes;
+    void *h_a, *h_w, *h_z; /* pinned staging for eig_cuda_plan_execute */
+    int *h_info;
+    void *d_a, *d_w, *d_z; /* device copies for eig_cuda_plan_execute */
+    int *d_info;
+};
+
+static eig_error eig_cuda_error(cudaError_t e)
+{
+    if (e == cudaSuccess)
+        return EIG_OK;
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+        e == cudaErrorInvalidDevice || e == cudaErrorDevicesUnavailable)
+        return EIG_ENODEVICE;
+    return EIG_EDEVICE;
+}
+
+#define EIG_CUDA_TRY(call)                                                                        \
+    do {                                                                                          \
+        eig_error eig_try_e_ = eig_cuda_error(call);                                              \
+        if (eig_try_e_ != EIG_OK)                                                                 \
+            return eig_try_e_;                                                                    \
+    } while (0)
+
+/* Makes `device` current for the lifetime of the guard, restoring the
+ * caller's device on exit. */
+struct eig_cuda_device_guard {
+    int saved;
+    bool ok;
+    cudaError_t err;
+    explicit eig_cuda_device_guard(int device) : saved(-1), ok(false), err(cudaSuccess)
+    {
+        err = cudaGetDevice(&saved);
+        if (err != cudaSuccess)
+            return;
+        if (saved != device) {
+            err = cudaSetDevice(device);
+            if (err != cudaSuccess)
+                return;
+        }
+        ok = true;
+    }
+    ~eig_cuda_device_guard()
+    {
+        if (ok && saved >= 0)
+            (void)cudaSetDevice(saved);
+    }
+};
+
+extern "C" int eig_cuda_runtime_device_count(void)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+/* Kernel configurations for one precision; EIG_EUNSUPPORTED when a kernel's
+ * shared memory does not fit the device's opt-in limit. */
+template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *plan, int optin)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const int n = plan->p.n;
+    const bool vectors = plan->p.job == EIG_JOB_VECTORS;
+
+    /* tridiag: as large a trailing block in shared memory as fits */
+    eig_cuda_tridiag_config *tri = &plan->tri;
+    tri->threads = n > 128 ? 512 : 256;
+    const size_t fixed = eig_cuda_tridiag_smem<R>(n, tri->threads, 0);
+    if (fixed >= (size_t)optin)
+        return EIG_EUNSUPPORTED;
+    int order = 1;
+    while (order < n && (size_t)(order + 1) * (order + 1) * sizeof(C) + fixed <= (size_t)optin)
+        ++order;
+    if (order < 3 && n > order)
+        return EIG_EUNSUPPORTED;
+    tri->smem_order = order;
+    tri->smem = eig_cuda_tridiag_smem<R>(n, tri->threads, order);
+
+    eig_cuda_qr_config *qr = &plan->qr;
+    qr->consumer_warps = vectors ? 1 : 0;
+    qr->row_chunks = vectors ? (n + 31) / 32 : 1;
+    qr->smem = eig_cuda_qr_smem<R>(n, qr->consumer_warps);
+    if (qr->smem > (size_t)optin)
+        return EIG_EUNSUPPORTED;
+
+    eig_cuda_back_config *back = &plan->back;
+    back->threads = 256;
+    back->columns = 32;
+    while (back->columns > 8 && eig_cuda_back_smem<R>(n, back->columns) > (size_t)optin)
+        back->columns /= 2;
+    back->smem = eig_cuda_back_smem<R>(n, back->columns);
+    if (back->smem > (size_t)optin)
+        return EIG_EUNSUPPORTED;
+
+    EIG_CUDA_TRY(eig_cuda_tridiag_set_smem<R>(tri->smem));
+    EIG_CUDA_TRY(eig_cuda_qr_set_smem<R>(qr->consumer_warps, qr->smem));
+    if (vectors)
+        EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(back->smem));
+    return EIG_OK;
+}
+
+static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
+{
+    const eig_plan_params *p = &plan->p;
+    const size_t n = (size_t)p->n, nn = n * n;
+    const size_t rsize = p->precision == EIG_COMPLEX_DOUBLE ? 8 : 4, csize = 2 * rsize;
+    const bool vectors = p->job == EIG_JOB_VECTORS;
+    const bool global_matrix = plan->tri.smem_order < p->n;
+
+    size_t per = 3 * n * rsize + 2 * sizeof(int);
+    if (global_matrix)
+        per += nn * csize;
+    if (vectors)
+        per += nn * csize + nn * rsize + n * csize;
+    size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
+    if (chunk < 1)
+        chunk = 1;
+    if (chunk > (size_t)p->batch)
+        chunk = (size_t)p->batch;
+    plan->chunk = chunk;
+
+    eig_cuda_workspace *ws = &plan->ws;
+    if (global_matrix)
+        EIG_CUDA_TRY(cudaMalloc(&ws->matrix, chunk * nn * csize));
+    if (vectors) {
+        EIG_CUDA_TRY(cudaMalloc(&ws->reflector, chunk * nn * csize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
+    }
+    EIG_CUDA_TRY(cudaMalloc(&ws->sigma, chunk * n * rsize));
+    EIG_CUDA_TRY(cudaMalloc(&ws->diag, chunk * n * rsize));
+    EIG_CUDA_TRY(cudaMalloc(&ws->offdiag, chunk * n * rsize));
+    EIG_CUDA_TRY(cudaMalloc((void **)&ws->scale_exp, chunk * sizeof(int)));
+    EIG_CUDA_TRY(cudaMalloc((void **)&ws->status, chunk * sizeof(int)));
+
+    const size_t batch = (size_t)p->batch;
+    const size_t in_elems = p->storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
+    plan->a_bytes = batch * in_elems * csize;
+    plan->w_bytes = batch * n * rsize;
+    plan->z_bytes = vectors ? batch * nn * csize : 0;
+    plan->info_bytes = batch * sizeof(int);
+    EIG_CUDA_TRY(cudaMallocHost(&plan->h_a, plan->a_bytes));
+    EIG_CUDA_TRY(cudaMallocHost(&plan->h_w, plan->w_bytes));
+    EIG_CUDA_TRY(cudaMallocHost((void **)&plan->h_info, plan->info_bytes));
+    EIG_CUDA_TRY(cudaMalloc(&plan->d_a, plan->a_bytes));
+    EIG_CUDA_TRY(cudaMalloc(&plan->d_w, plan->w_bytes));
+    EIG_CUDA_TRY(cudaMalloc((void **)&plan->d_info, plan->info_bytes));
+    if (vectors) {
+        EIG_CUDA_TRY(cudaMallocHost(&plan->h_z, plan->z_bytes));
+        EIG_CUDA_TRY(cudaMalloc(&plan->d_z, plan->z_bytes));
+    }
+    return EIG_OK;
+}
+
+static void eig_cuda_plan_free(eig_cuda_plan *plan)
+{
+    eig_cuda_workspace *ws = &plan->ws;
+    void *dev[] = {ws->matrix, ws->reflector, ws->zreal, ws->phase, ws->sigma, ws->diag,
+                   ws->offdiag, ws->scale_exp, ws->status, plan->d_a, plan->d_w, plan->d_z,
+                   plan->d_info};
+    for (void *ptr : dev)
+        if (ptr != nullptr)
+            (void)cudaFree(ptr);
+    void *host[] = {plan->h_a, plan->h_w, plan->h_z, plan->h_info};
+    for (void *ptr : host)
+        if (ptr != nullptr)
+            (void)cudaFreeHost(ptr);
+    if (plan->stream != nullptr)
+        (void)cudaStreamDestroy(plan->stream);
+}
+
+static eig_error eig_cuda_plan_build(eig_cuda_plan *plan)
+{
+    const eig_plan_params *p = &plan->p;
+    int count = eig_cuda_runtime_device_count();
+    if (count == 0)
+        return EIG_ENODEVICE;
+    if (p->device >= count)
+        return EIG_ENODEVICE;
+    eig_cuda_device_guard guard(p->device);
+    if (!guard.ok)
+        return eig_cuda_error(guard.err);
+    int optin = 0;
+    EIG_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
+    eig_error e = p->precision == EIG_COMPLEX_DOUBLE ? eig_cuda_plan_configure<double>(plan, optin)
+                                                     : eig_cuda_plan_configure<float>(plan, optin);
+    if (e != EIG_OK)
+        return e;
+    EIG_CUDA_TRY(cudaStreamCreateWithFlags(&plan->stream, cudaStreamNonBlocking));
+    return eig_cuda_plan_allocate(plan);
+}
+
+extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_params *params)
+{
+    if (out == nullptr)
+        return EIG_EINVAL;
+    *out = nullptr;
+    if (params == nullptr || params->n < 1 || params->batch < 1 || params->device < 0 ||
+        (unsigned)params->precision > EIG_COMPLEX_DOUBLE ||
+        (unsigned)params->job > EIG_JOB_VECTORS ||
+        (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER)
+        return EIG_EINVAL;
+    if (params->n > EIG_CUDA_N_MAX)
+        return EIG_EUNSUPPORTED;
+    eig_cuda_plan *plan = (eig_cuda_plan *)calloc(1, sizeof(*plan));
+    if (plan == nullptr)
+        return EIG_ENOMEM;
+    plan->p = *params;
+    eig_error e = eig_cuda_plan_build(plan);
+    if (e != EIG_OK) {
+        eig_cuda_device_guard guard(plan->p.device);
+        eig_cuda_plan_free(plan);
+        free(plan);
+        return e;
+    }
+    *out = plan;
+    return EIG_OK;
+}
+
+template <typename R>
+static eig_error eig_cuda_plan_enqueue(eig_cuda_plan *plan, const void *d_a, void *d_w,
+                                       void *d_z, int *d_info, cudaStream_t stream)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const eig_plan_params *p = &plan->p;
+    const size_t n = (size_t)p->n, nn = n * n;
+    const size_t in_elems = p->storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
+    const int vectors = p->job == EIG_JOB_VECTORS;
+    for (size_t first = 0; first < (size_t)p->batch; first += plan->chunk) {
+        const size_t left = (size_t)p->batch - first;
+        const int count = (int)(left < plan->chunk ? left : plan->chunk);
+        const C *a = (const C *)d_a + first * in_elems;
+        R *w = (R *)d_w + first * n;
+        int *info = d_info + first;
+        EIG_CUDA_TRY(eig_cuda_tridiag_launch<R>(&plan->tri, p->n, count, p->storage, p->uplo,
+                                                vectors, a, &plan->ws, w, info, stream));
+        EIG_CUDA_TRY(eig_cuda_qr_launch<R>(&plan->qr, p->n, count, &plan->ws, w, info, stream));
+        if (vectors) {
+            C *z = (C *)d_z + first * nn;
+            EIG_CUDA_TRY(eig_cuda_back_launch<R>(&plan->back, p->n, count, &plan->ws, z, info,
+                                                 stream));
+        }
+    }
+    return EIG_OK;
+}
+
+static eig_error eig_cuda_plan_enqueue_any(eig_cuda_plan *plan, const void *d_a, void *d_w,
+                                           void *d_z, int *d_info, cudaStream_t stream)
+{
+    return plan->p.precision == EIG_COMPLEX_DOUBLE
+               ? eig_cuda_plan_enqueue<double>(plan, d_a, d_w, d_z, d_info, stream)
+               : eig_cuda_plan_enqueue<float>(plan, d_a, d_w, d_z, d_info, stream);
+}
+
+extern "C" eig_error eig_cuda_plan_execute_device(eig_cuda_plan *plan, const void *d_a,
+                                                  void *d_w, void *d_z, int *d_info,
+                                                  void *stream)
+{
+    if (plan == nullptr || d_a == nullptr || d_w == nullptr || d_info == nullptr)
+        return EIG_EINVAL;
+    if (plan->p.job == EIG_JOB_VECTORS && d_z == nullptr)
+        return EIG_EINVAL;
+    eig_cuda_device_guard guard(plan->p.device);
+    if (!guard.ok)
+        return eig_cuda_error(guard.err);
+    return eig_cuda_plan_enqueue_any(plan, d_a, d_w, d_z, d_info, (cudaStream_t)stream);
+}
+
+extern "C" eig_error eig_cuda_plan_execute(eig_cuda_plan *plan, const void *a, void *w, void *z,
+                                           int *info)
+{
+    if (plan == nullptr || a == nullptr || w == nullptr || info == nullptr)
+        return EIG_EINVAL;
+    const bool vectors = plan->p.job == EIG_JOB_VECTORS;
+    if (vectors && z == nullptr)
+        return EIG_EINVAL;
+    eig_cuda_device_guard guard(plan->p.device);
+    if (!guard.ok)
+        return eig_cuda_error(guard.err);
+    cudaStream_t s = plan->stream;
+    memcpy(plan->h_a, a, plan->a_bytes);
+    EIG_CUDA_TRY(cudaMemcpyAsync(plan->d_a, plan->h_a, plan->a_bytes, cudaMemcpyHostToDevice, s));
+    eig_error e = eig_cuda_plan_enqueue_any(plan, plan->d_a, plan->d_w, plan->d_z, plan->d_info, s);
+    if (e != EIG_OK) {
+        (void)cudaStreamSynchronize(s);
+        return e;
+    }
+    EIG_CUDA_TRY(cudaMemcpyAsync(plan->h_w, plan->d_w, plan->w_bytes, cudaMemcpyDeviceToHost, s));
+    EIG_CUDA_TRY(
+        cudaMemcpyAsync(plan->h_info, plan->d_info, plan->info_bytes, cudaMemcpyDeviceToHost, s));
+    if (vectors)
+        EIG_CUDA_TRY(
+            cudaMemcpyAsync(plan->h_z, plan->d_z, plan->z_bytes, cudaMemcpyDeviceToHost, s));
+    EIG_CUDA_TRY(cudaStreamSynchronize(s));
+    memcpy(w, plan->h_w, plan->w_bytes);
+    memcpy(info, plan->h_info, plan->info_bytes);
+    if (vectors)
+        memcpy(z, plan->h_z, plan->z_bytes);
+    for (int b = 0; b < plan->p.batch; ++b)
+        if (info[b] != 0)
+            return EIG_EMATRIX;
+    return EIG_OK;
+}
+
+extern "C" void eig_cuda_plan_destroy(eig_cuda_plan *plan)
+{
+    if (plan == nullptr)
+        return;
+    {
+        eig_cuda_device_guard guard(plan->p.device);
+        if (plan->stream != nullptr)
+            (void)cudaStreamSynchronize(plan->stream);
+        eig_cuda_plan_free(plan);
+    }
+    free(plan);
+}

@@ -1,0 +1,454 @@
+/*
+ * eig_cuda_qr.cu - implicit QL/QR with Wilkinson shift on the real symmetric
+ * tridiagonal (LAPACK dsteqr's algorithm: split test, QL or QR by which end
+ * is larger, 2x2 blocks closed directly, at most 30 sweeps per eigenvalue),
+ * eigenvalue sort, and accumulation of the rotations into the real n x n
+ * eigenvector matrix Zr of the tridiagonal.
+ *
+ * Grid (matrices, row_chunks); CTA = 32 * (1 + consumer_warps) threads.
+ * The bulge chase is a chain of dependent rotations: lane 0 of warp 0 runs it
+ * on d, e in shared memory and logs each event's rotations (pivot, c, s) into
+ * one of two shared buffers; meanwhile the consumer warps apply the previous
+ * buffer to their 32 * consumer_warps rows of Zr (one row per thread, Zr
+ * slice in shared memory, column-major over the slice: conflict-free). One
+ * __syncthreads per event. Each of the row_chunks CTAs of a matrix re-runs
+ * the same chase bit for bit, so no CTA waits on another and the slices of Zr
+ * stay small (32 rows: n*32*R bytes).
+ * Values-only: consumer_warps = 0, row_chunks = 1, one warp per matrix.
+ *
+ * Shared memory: 2n R (d, e) + 2 buffers * n * (int + 2R) + n int (rank) +
+ * 32 * consumer_warps * n R (the Zr slice).
+ */
+#include "eig_cuda_internal.cuh"
+
+namespace {
+
+enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
+
+struct chase_state {
+    int l1, l, lend, mode, jtot, nmaxit, done, info;
+};
+
+/* Plane rotation with c*f + s*g = r, -s*f + c*g = 0, c >= 0. The common case
+ * is one rsqrt on the critical path; tiny or huge inputs are rescaled by a
+ * power of two first. */
+template <typename R> __device__ __forceinline__ void rot_make(R f, R g, R &c, R &s, R &r)
+{
+    typedef eig_cuda_limits<R> lim;
+    const R af = fabs(f), ag = fabs(g), mx = fmax(af, ag);
+    if (mx >= lim::rot_tiny() && mx <= lim::rot_huge()) {
+        const R t = fma(f, f, g * g);
+        const R rinv = rsqrt(t);
+        const R sg = copysign((R)1, f);
+        c = af * rinv;
+        s = sg * g * rinv;
+        r = sg * (t * rinv);
+    } else if (mx == 0) {
+        c = 1;
+        s = 0;
+        r = 0;
+    } else {
+        const int ex = ilogb(mx);
+        const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
+        const R t = fma(fs, fs, gs * gs);
+        const R rinv = rsqrt(t);
+        const R sg = copysign((R)1, f);
+        c = fabs(fs) * rinv;
+        s = sg * gs * rinv;
+        r = sg * scalbn(t * rinv, ex);
+    }
+}
+
+/* Eigen-decomposition of [[a b][b c]]: rt1 (larger |.|), rt2 and (cs, sn),
+ * the unit eigenvector of rt1, as LAPACK's dlaev2 defines them. */
+template <typename R>
+__device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
+{
+    const R sm = a + c, df = a - c, adf = fabs(df), tb = b + b, ab = fabs(tb);
+    R acmx, acmn;
+    if (fabs(a) > fabs(c)) {
+        acmx = a;
+        acmn = c;
+    } else {
+        acmx = c;
+        acmn = a;
+    }
+    R rt;
+    if (adf > ab)
+        rt = adf * sqrt(1 + (ab / adf) * (ab / adf));
+    else if (adf < ab)
+        rt = ab * sqrt(1 + (adf / ab) * (adf / ab));
+    else
+        rt = ab * sqrt((R)2);
+    int sgn1;
+    if (sm < 0) {
+        rt1 = (R)0.5 * (sm - rt);
+        sgn1 = -1;
+        rt2 = (acmx / rt1) * acmn - (b / rt1) * b;
+    } else if (sm > 0) {
+        rt1 = (R)0.5 * (sm + rt);
+        sgn1 = 1;
+        rt2 = (acmx / rt1) * acmn - (b / rt1) * b;
+    } else {
+        rt1 = (R)0.5 * rt;
+        rt2 = (R)-0.5 * rt;
+        sgn1 = 1;
+    }
+    int sgn2;
+    R cs;
+    if (df >= 0) {
+        cs = df + rt;
+        sgn2 = 1;
+    } else {
+        cs = df - rt;
+        sgn2 = -1;
+    }
+    if (fabs(cs) > ab) {
+        const R ct = -tb / cs;
+        sn1 = 1 / sqrt(1 + ct * ct);
+        cs1 = ct * sn1;
+    } else if (ab == 0) {
+        cs1 = 1;
+        sn1 = 0;
+    } else {
+        const R tn = -cs / tb;
+        cs1 = 1 / sqrt(1 + tn * tn);
+        sn1 = tn * cs1;
+    }
+    if (sgn1 == sgn2) {
+        const R tn = cs1;
+        cs1 = -sn1;
+        sn1 = tn;
+    }
+}
+
+/* Advances the chase until it has logged at least one rotation (returns how
+ * many; the log holds them in the order they must be applied as
+ * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
+ * (returns -1; st.info = unconverged count). With log == false nothing is
+ * written to piv/lc/ls. */
+template <typename R>
+__device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc, R *ls,
+                             bool log)
+{
+    typedef eig_cuda_limits<R> lim;
+    const R eps = lim::eps(), eps2 = eps * eps, safmin = lim::safmin();
+    for (;;) {
+        if (st.mode == CHASE_TOP) {
+            if (st.l1 >= n) {
+                st.done = 1;
+                return -1;
+            }
+            if (st.l1 > 0)
+                e[st.l1 - 1] = 0;
+            int m = st.l1;
+            for (; m < n - 1; ++m) {
+                const R tst = fabs(e[m]);
+                if (tst == 0)
+                    break;
+                if (tst <= sqrt(fabs(d[m])) * sqrt(fabs(d[m + 1])) * eps) {
+                    e[m] = 0;
+                    break;
+                }
+            }
+            int l = st.l1, lend = m;
+            st.l1 = m + 1;
+            if (lend == l)
+                continue;
+            if (fabs(d[lend]) < fabs(d[l])) {
+                const int t = l;
+                l = lend;
+                lend = t;
+            }
+            st.l = l;
+            st.lend = lend;
+            st.mode = lend > l ? CHASE_QL : CHASE_QR;
+            continue;
+        }
+        if (st.mode == CHASE_END) {
+            if (st.jtot < st.nmaxit) {
+                st.mode = CHASE_TOP;
+                continue;
+            }
+            int bad = 0;
+            for (int i = 0; i < n - 1; ++i)
+                bad += e[i] != 0;
+            st.info = bad;
+            st.done = 1;
+            return -1;
+        }
+        const int l = st.l, lend = st.lend;
+        if (st.mode == CHASE_QL) {
+            /* look for a small subdiagonal below l */
+            int m = l;
+            for (; m < lend; ++m) {
+                const R t = fabs(e[m]);
+                if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m + 1]) + safmin)
+                    break;
+            }
+            if (m < lend)
+                e[m] = 0;
+            R p = d[l];
+            if (m == l) {
+                st.l = l + 1;
+                if (st.l > lend)
+                    st.mode = CHASE_END;
+                continue;
+            }
+            if (m == l + 1) {
+                R rt1, rt2, c, s;
+                sym2x2_eig(d[l], e[l], d[l + 1], rt1, rt2, c, s);
+                d[l] = rt1;
+                d[l + 1] = rt2;
+                e[l] = 0;
+                st.l = l + 2;
+                if (st.l > lend)
+                    st.mode = CHASE_END;
+                if (log) {
+                    piv[0] = l;
+                    lc[0] = c;
+                    ls[0] = s;
+                }
+                return 1;
+            }
+            if (st.jtot == st.nmaxit) {
+                st.mode = CHASE_END;
+                continue;
+            }
+            st.jtot++;
+            R g = (d[l + 1] - p) / (2 * e[l]);
+            R r = hypot(g, (R)1);
+            g = d[m] - p + (e[l] / (g + copysign(r, g)));
+            R s = 1, c = 1;
+            p = 0;
+            int cnt = 0;
+            for (int i = m - 1; i >= l; --i) {
+                const R ei = e[i];
+                const R f = s * ei, bb = c * ei;
+                rot_make(g, f, c, s, r);
+                if (i != m - 1)
+                    e[i + 1] = r;
+                g = d[i + 1] - p;
+                r = (d[i] - g) * s + 2 * c * bb;
+                p = s * r;
+                d[i + 1] = g + p;
+                g = c * r - bb;
+                if (log) {
+                    piv[cnt] = i;
+                    lc[cnt] = c;
+                    ls[cnt] = -s;
+                }
+                ++cnt;
+            }
+            d[l] = d[l] - p;
+            e[l] = g;
+            return cnt;
+        }
+        /* CHASE_QR: l > lend, look for a small subdiagonal above l */
+        int m = l;
+        for (; m > lend; --m) {
+            const R t = fabs(e[m - 1]);
+            if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m - 1]) + safmin)
+                break;
+        }
+        if (m > lend)
+            e[m - 1] = 0;
+        R p = d[l];
+        if (m == l) {
+            st.l = l - 1;
+            if (st.l < lend)
+                st.mode = CHASE_END;
+            continue;
+        }
+        if (m == l - 1) {
+            R rt1, rt2, c, s;
+            sym2x2_eig(d[l - 1], e[l - 1], d[l], rt1, rt2, c, s);
+            d[l - 1] = rt1;
+            d[l] = rt2;
+            e[l - 1] = 0;
+            st.l = l - 2;
+            if (st.l < lend)
+                st.mode = CHASE_END;
+            if (log) {
+                piv[0] = l - 1;
+                lc[0] = c;
+                ls[0] = s;
+            }
+            return 1;
+        }
+        if (st.jtot == st.nmaxit) {
+            st.mode = CHASE_END;
+            continue;
+        }
+        st.jtot++;
+        R g = (d[l - 1] - p) / (2 * e[l - 1]);
+        R r = hypot(g, (R)1);
+        g = d[m] - p + (e[l - 1] / (g + copysign(r, g)));
+        R s = 1, c = 1;
+        p = 0;
+        int cnt = 0;
+        for (int i = m; i <= l - 1; ++i) {
+            const R ei = e[i];
+            const R f = s * ei, bb = c * ei;
+            rot_make(g, f, c, s, r);
+            if (i != m)
+                e[i - 1] = r;
+            g = d[i] - p;
+            r = (d[i + 1] - g) * s + 2 * c * bb;
+            p = s * r;
+            d[i] = g + p;
+            g = c * r - bb;
+            if (log) {
+                piv[cnt] = i;
+                lc[cnt] = c;
+                ls[cnt] = s;
+            }
+            ++cnt;
+        }
+        d[l] = d[l] - p;
+        e[l - 1] = g;
+        return cnt;
+    }
+}
+
+template <typename R>
+__global__ void __launch_bounds__(160)
+    qr_kernel(int n, eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
+{
+    const int b = blockIdx.x, chunk = blockIdx.y, tid = threadIdx.x, nt = blockDim.x;
+    const int rows = nt - 32; /* 0 for values-only */
+    if (ws.status[b] != 0)
+        return; /* the input check already wrote info and NaN eigenvalues */
+
+    extern __shared__ double2 smem_raw[];
+    R *d = (R *)smem_raw;
+    R *e = d + n;
+    R *lc = e + n;  /* [2][n] */
+    R *ls = lc + 2 * n;
+    R *zs = ls + 2 * n; /* [n][rows] */
+    int *piv = (int *)(zs + (size_t)n * rows); /* [2][n] */
+    int *rank = piv + 2 * n;
+    __shared__ int cnt[2];
+    __shared__ int unconverged;
+
+    const R *dg = (const R *)ws.diag + (size_t)b * n;
+    const R *eg = (const R *)ws.offdiag + (size_t)b * n;
+    for (int i = tid; i < n; i += nt) {
+        d[i] = dg[i];
+        e[i] = eg[i];
+    }
+    const int row0 = chunk * rows;
+    for (int idx = tid; idx < n * rows; idx += nt) {
+        const int r = idx % rows, col = idx / rows;
+        zs[idx] = row0 + r == col ? (R)1 : (R)0;
+    }
+    __syncthreads();
+
+    chase_state st;
+    st.l1 = 0;
+    st.l = st.lend = 0;
+    st.mode = CHASE_TOP;
+    st.jtot = 0;
+    st.nmaxit = n * EIG_QR_MAX_SWEEPS;
+    st.done = 0;
+    st.info = 0;
+    if (rows == 0) {
+        if (tid == 0) {
+            while (chase_advance(st, d, e, n, piv, lc, ls, false) >= 0) {
+            }
+            unconverged = st.info;
+        }
+    } else {
+        for (int it = 0;; ++it) {
+            const int cur = it & 1;
+            if (tid == 0) {
+                const int k = chase_advance(st, d, e, n, piv + cur * n, lc + cur * n,
+                                            ls + cur * n, true);
+                cnt[cur] = k;
+                if (k < 0)
+                    unconverged = st.info;
+            } else if (tid >= 32 && it > 0) {
+                const int prev = cur ^ 1;
+                const int k = cnt[prev];
+                const int *pv = piv + prev * n;
+                const R *cc = lc + prev * n, *ss = ls + prev * n;
+                R *z = zs + (tid - 32);
+                for (int q = 0; q < k; ++q) {
+                    const int j = pv[q];
+                    const R c = cc[q], s = ss[q];
+                    const R zj = z[(size_t)j * rows], zj1 = z[(size_t)(j + 1) * rows];
+                    z[(size_t)(j + 1) * rows] = c * zj1 - s * zj;
+                    z[(size_t)j * rows] = s * zj1 + c * zj;
+                }
+            }
+            __syncthreads();
+            if (cnt[cur] < 0)
+                break;
+        }
+    }
+    __syncthreads();
+
+    /* ascending order: rank by comparison count (ties by index) */
+    for (int i = tid; i < n; i += nt) {
+        const R di = d[i];
+        int r = 0;
+        for (int j = 0; j < n; ++j) {
+            const R dj = d[j];
+            r += (dj < di) || (dj == di && j < i);
+        }
+        rank[i] = r;
+    }
+    __syncthreads();
+    const int bad = unconverged;
+    if (chunk == 0) {
+        R *w = w_all + (size_t)b * n;
+        const int ex = ws.scale_exp[b];
+        for (int i = tid; i < n; i += nt)
+            w[bad ? i : rank[i]] = bad ? (R)NAN : scalbn(d[i], ex);
+        if (tid == 0)
+            info_all[b] = bad;
+    }
+    if (rows > 0 && !bad) {
+        R *zr = (R *)ws.zreal + (size_t)b * n * n;
+        for (int idx = tid; idx < n * rows; idx += nt) {
+            const int r = idx % rows, col = idx / rows;
+            if (row0 + r < n)
+                zr[(size_t)(row0 + r) + (size_t)rank[col] * n] = zs[idx];
+        }
+    }
+}
+
+} // namespace
+
+template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
+{
+    const size_t rows = 32 * (size_t)consumer_warps;
+    return (2 * (size_t)n + 4 * (size_t)n + rows * n) * sizeof(R) + 3 * (size_t)n * sizeof(int);
+}
+
+template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes)
+{
+    (void)consumer_warps;
+    return cudaFuncSetAttribute(qr_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)bytes);
+}
+
+template <typename R>
+cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
+                               const eig_cuda_workspace *ws, void *w, int *info,
+                               cudaStream_t stream)
+{
+    dim3 grid(count, cfg->row_chunks);
+    qr_kernel<R><<<grid, 32 * (1 + cfg->consumer_warps), cfg->smem, stream>>>(n, *ws, (R *)w,
+                                                                               info);
+    return cudaGetLastError();
+}
+
+#define EIG_CUDA_QR_INSTANTIATE(R)                                                                \
+    template size_t eig_cuda_qr_smem<R>(int, int);                                               \
+    template cudaError_t eig_cuda_qr_set_smem<R>(int, size_t);                                   \
+    template cudaError_t eig_cuda_qr_launch<R>(const eig_cuda_qr_config *, int, int,             \
+                                               const eig_cuda_workspace *, void *, int *,        \
+                                               cudaStream_t);
+EIG_CUDA_QR_INSTANTIATE(float)
+EIG_CUDA_QR_INSTANTIATE(double)

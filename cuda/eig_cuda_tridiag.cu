@@ -1,0 +1,318 @@
+/*
+ * eig_cuda_tridiag.cu - input check, scaling and Householder tridiagonalization
+ * (Cosnuau 2014, reduced form), one CTA per matrix.
+ *
+ * CTA: cfg->threads threads (256 or 512). Per matrix b it
+ *   1. reads the referenced triangle once to find max|a_ij|, NaN/Inf and the
+ *      largest |Im a_ii|; a bad matrix gets info < 0 and NaN eigenvalues and
+ *      stops here (ws.status tells the later kernels to skip it);
+ *   2. writes the full Hermitian matrix, scaled by 2^-e so that max|a_ij| lies
+ *      in [1, 2) (exact: a power of two), into shared memory when n <=
+ *      smem_order, else into the global workspace ws.matrix;
+ *   3. for k = 0..n-3 builds the reflector H_k = I - sigma u u^H of column k
+ *      (u_0 = x_0 + e^{i arg x_0} |x|, sigma = 1/(|x| (|x| + |x_0|))), and
+ *      updates the trailing block B <- H B H as B - u w^H - w u^H with
+ *      p = sigma B u, w = p - (sigma/2)(u^H p) u. Once the trailing block's
+ *      order drops to smem_order it moves into shared memory for good;
+ *   4. phase-scales the Hermitian tridiagonal T: D = diag(D_k), D_0 = 1,
+ *      D_{k+1} = D_k b_k/|b_k|, so that D^H T D has subdiagonal |b_k|.
+ * Outputs in ws: diag, offdiag (real), sigma, reflector (u_k in column k),
+ * phase (D), scale_exp, status.
+ *
+ * Shared memory (C = complex of the precision):
+ *   smem_order^2 C (trailing block) + n C (u) + max(n, threads) C (p, w and
+ *   matvec partials) + n C (subdiagonal b) + 128 R (reductions).
+ */
+#include "eig_cuda_internal.cuh"
+
+namespace {
+
+/* Sum over the CTA; scratch holds 32 values and must alternate between calls
+ * (its readers are done only once every thread reached the next barrier). */
+template <typename R> __device__ R block_sum(R v, R *scratch)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31) == 0)
+        scratch[warp] = v;
+    __syncthreads();
+    R s = 0;
+    for (int i = 0; i < warps; ++i)
+        s += scratch[i];
+    return s;
+}
+
+template <typename R> __device__ R block_max(R v, R *scratch)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31) == 0)
+        scratch[warp] = v;
+    __syncthreads();
+    R s = 0;
+    for (int i = 0; i < warps; ++i)
+        s = fmax(s, scratch[i]);
+    return s;
+}
+
+/* Element (i, j), i >= j, of the referenced triangle as a lower-triangle value. */
+template <typename C>
+__device__ __forceinline__ C read_lower(const C *a, int n, int storage, int uplo, int i, int j)
+{
+    C v;
+    if (storage == EIG_STORAGE_FULL)
+        v = uplo == EIG_LOWER ? a[i + (size_t)j * n] : a[j + (size_t)i * n];
+    else if (uplo == EIG_LOWER)
+        v = a[i + (size_t)j * (2 * n - j - 1) / 2];
+    else
+        v = a[j + (size_t)i * (i + 1) / 2];
+    if (uplo == EIG_UPPER)
+        v.y = -v.y;
+    return v;
+}
+
+template <typename R>
+__global__ void __launch_bounds__(512)
+    tridiag_kernel(int n, int storage, int uplo, int vectors, int smem_order,
+                   const typename eig_cuda_complex<R>::type *__restrict__ a_all,
+                   eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    typedef eig_cuda_limits<R> lim;
+    const int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
+    extern __shared__ double2 smem_raw[];
+    C *blk = (C *)smem_raw;
+    C *us = blk + (size_t)smem_order * smem_order;
+    C *ps = us + n;
+    C *bs = ps + max(n, nt);
+    R *red = (R *)(bs + n);
+    int toggle = 0;
+#define EIG_SCRATCH (red + 64 * (toggle ^= 1))
+
+    const size_t nn = (size_t)n * n;
+    const size_t in_elems = storage == EIG_STORAGE_FULL ? nn : (size_t)n * (n + 1) / 2;
+    const C *a = a_all + (size_t)b * in_elems;
+    R *diag = (R *)ws.diag + (size_t)b * n;
+
+    /* 1. check: every referenced element finite, diagonal real enough */
+    R amax = 0, dimag = 0, nonfinite = 0;
+    for (size_t idx = tid; idx < in_elems; idx += nt) {
+        if (storage == EIG_STORAGE_FULL) {
+            int i = (int)(idx % n), j = (int)(idx / n);
+            if (uplo == EIG_LOWER ? i < j : i > j)
+                continue;
+        }
+        C v = a[idx];
+        if (!isfinite(v.x) || !isfinite(v.y))
+            nonfinite = 1;
+        else
+            amax = fmax(amax, hypot(v.x, v.y));
+    }
+    for (int i = tid; i < n; i += nt) {
+        C v = read_lower(a, n, storage, uplo, i, i);
+        if (isfinite(v.y))
+            dimag = fmax(dimag, fabs(v.y));
+    }
+    nonfinite = block_max(nonfinite, EIG_SCRATCH);
+    amax = block_max(amax, EIG_SCRATCH);
+    dimag = block_max(dimag, EIG_SCRATCH);
+    int status = 0;
+    if (nonfinite != 0)
+        status = EIG_INFO_NONFINITE;
+    else if (dimag > (R)n * lim::ulp() * amax)
+        status = EIG_INFO_NONREAL_DIAGONAL;
+    if (status != 0) {
+        R *w = w_all + (size_t)b * n;
+        for (int i = tid; i < n; i += nt)
+            w[i] = (R)NAN;
+        if (tid == 0) {
+            info_all[b] = status;
+            ws.status[b] = status;
+        }
+        return;
+    }
+    const int scale_exp = amax > 0 ? ilogb(amax) : 0;
+    const R scale = scalbn((R)1, -scale_exp);
+
+    /* 2. full Hermitian copy, scaled */
+    C *P;
+    int k0 = 0, ld = n;
+    bool in_smem = n <= smem_order;
+    P = in_smem ? blk : (C *)ws.matrix + (size_t)b * nn;
+    for (size_t idx = tid; idx < nn; idx += nt) {
+        int i = (int)(idx % n), j = (int)(idx / n);
+        if (i < j)
+            continue;
+        C v = read_lower(a, n, storage, uplo, i, j);
+        v = cscale(scale, v);
+        if (i == j)
+            v.y = 0;
+        P[i + (size_t)j * ld] = v;
+        P[j + (size_t)i * ld] = cmake<C>(v.x, -v.y);
+    }
+    __syncthreads();
+#define AT(i, j) P[(size_t)((i) - k0) + (size_t)((j) - k0) * ld]
+
+    /* 3. reflectors */
+    C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
+    R *sigma_out = (R *)ws.sigma + (size_t)b * n;
+    for (int k = 0; k < n - 2; ++k) {
+        if (!in_smem && n - k <= smem_order) {
+            /* the trailing block now fits: move it into shared memory */
+            const int m1 = n - k;
+            for (int idx = tid; idx < m1 * m1; idx += nt) {
+                int i = idx % m1, j = idx / m1;
+                blk[idx] = AT(k + i, k + j);
+            }
+            __syncthreads();
+            P = blk;
+            k0 = k;
+            ld = m1;
+            in_smem = true;
+        }
+        const int m = n - k - 1;
+        R part = 0;
+        for (int i = k + 2 + tid; i < n; i += nt) {
+            C v = AT(i, k);
+            part = fma(v.x, v.x, fma(v.y, v.y, part));
+        }
+        const R rest2 = block_sum(part, EIG_SCRATCH);
+        const C alpha = AT(k + 1, k);
+        if (tid == 0)
+            diag[k] = AT(k, k).x;
+        if (rest2 == 0) {
+            /* column already reduced: H_k = I; b_k keeps its phase */
+            if (tid == 0) {
+                bs[k] = alpha;
+                sigma_out[k] = 0;
+            }
+            continue;
+        }
+        const R aa = hypot(alpha.x, alpha.y);
+        const R xn = sqrt(fma(aa, aa, rest2));
+        const C ph = aa > 0 ? cmake<C>(alpha.x / aa, alpha.y / aa) : cmake<C>(1, 0);
+        const R sigma = 1 / (xn * (xn + aa));
+        for (int i = tid; i < m; i += nt) {
+            C v = i == 0 ? cadd(alpha, cscale(xn, ph)) : AT(k + 1 + i, k);
+            us[i] = v;
+            if (refl)
+                refl[(size_t)(k + 1 + i) + (size_t)k * n] = v;
+        }
+        if (tid == 0) {
+            bs[k] = cscale(-xn, ph);
+            sigma_out[k] = sigma;
+        }
+        __syncthreads();
+
+        /* p = sigma * B22 u; rows over threads, columns split in `groups` */
+        const int rows_threads = min(nt, (m + 31) & ~31);
+        const int groups = nt / rows_threads;
+        const int g = tid / rows_threads, r0 = tid % rows_threads;
+        if (g < groups) {
+            for (int r = r0; r < m; r += rows_threads) {
+                C acc = cmake<C>(0, 0);
+                for (int c = g; c < m; c += groups)
+                    acc = cfma(AT(k + 1 + r, k + 1 + c), us[c], acc);
+                ps[g * m + r] = acc;
+            }
+        }
+        __syncthreads();
+        R kpart = 0;
+        for (int r = tid; r < m; r += nt) {
+            C acc = ps[r];
+            for (int gg = 1; gg < groups; ++gg)
+                acc = cadd(acc, ps[gg * m + r]);
+            acc = cscale(sigma, acc);
+            ps[r] = acc;
+            C u = us[r];
+            kpart = fma(u.x, acc.x, fma(u.y, acc.y, kpart)); /* Re(conj(u) p) */
+        }
+        const R K = (R)0.5 * sigma * block_sum(kpart, EIG_SCRATCH);
+        for (int r = tid; r < m; r += nt)
+            ps[r] = csub(ps[r], cscale(K, us[r]));
+        __syncthreads();
+
+        /* B22 -= u w^H + w u^H */
+        if (g < groups) {
+            for (int r = r0; r < m; r += rows_threads) {
+                const C ur = us[r], wr = ps[r];
+                for (int c = g; c < m; c += groups) {
+                    const C uc = us[c], wc = ps[c];
+                    C v = AT(k + 1 + r, k + 1 + c);
+                    /* v - ur conj(wc) - wr conj(uc) */
+                    v.x -= ur.x * wc.x + ur.y * wc.y + wr.x * uc.x + wr.y * uc.y;
+                    v.y -= ur.y * wc.x - ur.x * wc.y + wr.y * uc.x - wr.x * uc.y;
+                    AT(k + 1 + r, k + 1 + c) = v;
+                }
+            }
+        }
+        __syncthreads();
+    }
+    if (tid == 0) {
+        if (n >= 2) {
+            diag[n - 2] = AT(n - 2, n - 2).x;
+            bs[n - 2] = AT(n - 1, n - 2);
+        }
+        diag[n - 1] = AT(n - 1, n - 1).x;
+#undef AT
+        /* 4. phases: D^H T D is real with subdiagonal |b_k| */
+        R *offdiag = (R *)ws.offdiag + (size_t)b * n;
+        C *phase = vectors ? (C *)ws.phase + (size_t)b * n : nullptr;
+        C dk = cmake<C>(1, 0);
+        if (phase)
+            phase[0] = dk;
+        for (int k = 0; k + 1 < n; ++k) {
+            const C bk = bs[k];
+            const R ab = hypot(bk.x, bk.y);
+            offdiag[k] = ab;
+            if (ab > 0)
+                dk = cmul(dk, cmake<C>(bk.x / ab, bk.y / ab));
+            if (phase)
+                phase[k + 1] = dk;
+        }
+        offdiag[n - 1] = 0;
+        ws.scale_exp[b] = scale_exp;
+        ws.status[b] = 0;
+    }
+#undef EIG_SCRATCH
+}
+
+} // namespace
+
+template <typename R> size_t eig_cuda_tridiag_smem(int n, int threads, int smem_order)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    size_t cplx = (size_t)smem_order * smem_order + (size_t)n + (size_t)(n > threads ? n : threads) +
+                  (size_t)n;
+    return cplx * sizeof(C) + 128 * sizeof(R);
+}
+
+template <typename R> cudaError_t eig_cuda_tridiag_set_smem(size_t bytes)
+{
+    return cudaFuncSetAttribute(tridiag_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)bytes);
+}
+
+template <typename R>
+cudaError_t eig_cuda_tridiag_launch(const eig_cuda_tridiag_config *cfg, int n, int count,
+                                    eig_storage storage, eig_uplo uplo, int vectors,
+                                    const void *a, const eig_cuda_workspace *ws, void *w,
+                                    int *info, cudaStream_t stream)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    tridiag_kernel<R><<<count, cfg->threads, cfg->smem, stream>>>(
+        n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
+    return cudaGetLastError();
+}
+
+#define EIG_CUDA_TRIDIAG_INSTANTIATE(R)                                                           \
+    template size_t eig_cuda_tridiag_smem<R>(int, int, int);                                     \
+    template cudaError_t eig_cuda_tridiag_set_smem<R>(size_t);                                   \
+    template cudaError_t eig_cuda_tridiag_launch<R>(const eig_cuda_tridiag_config *, int, int,   \
+                                                    eig_storage, eig_uplo, int, const void *,    \
+                                                    const eig_cuda_workspace *, void *, int *,   \
+                                                    cudaStream_t);
+EIG_CUDA_TRIDIAG_INSTANTIATE(float)
+EIG_CUDA_TRIDIAG_INSTANTIATE(double)
