@@ -42,8 +42,18 @@ void eig_matrix_unpack_lower_z(int n, eig_storage storage, eig_uplo uplo,
 void eig_matrix_unpack_lower_c(int n, eig_storage storage, eig_uplo uplo,
                                const float complex *a, float complex *dst);
 
+/* ---- threads (eig_threads.c) --------------------------------------------- */
+
 /* Resolves params->threads: 0 means all online cores; never returns < 1. */
 int eig_threads_resolve(int threads);
+
+/* OpenMP team size for a batch: min(threads, batch). */
+int eig_threads_team(int threads, int batch);
+
+/* Holds OpenBLAS to one thread while a team of more than one runs (to
+ * `threads` otherwise); returns the setting to hand to _leave afterwards. */
+int eig_blas_threads_enter(int team, int threads);
+void eig_blas_threads_leave(int before);
 
 /* ---- lapack backend (eig_lapack.c) --------------------------------------- */
 

@@ -83,7 +83,7 @@ eig_error eig_lapack_plan_create(eig_lapack_plan **out, const eig_plan_params *p
 
     size_t complex_size = dbl ? sizeof(double complex) : sizeof(float complex);
     size_t real_size = dbl ? sizeof(double) : sizeof(float);
-    size_t t = (size_t)threads;
+    size_t t = (size_t)eig_threads_team(threads, params->batch); /* slots in use */
     plan->copy = malloc(t * plan->copy_elements * complex_size);
     plan->work = malloc(t * (size_t)plan->lwork * complex_size);
     plan->rwork = malloc(t * (size_t)plan->lrwork * real_size);

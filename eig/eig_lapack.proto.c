@@ -56,8 +56,10 @@ static eig_error EIG_FN(eig_lapack_execute)(eig_lapack_plan *plan, const void *a
     const size_t z_stride = (size_t)n * (size_t)n;
     const int vectors = p->job == EIG_JOB_VECTORS;
     int any_bad = 0, backend_failed = 0;
+    const int team = eig_threads_team(plan->threads, p->batch);
+    const int blas_before = eig_blas_threads_enter(team, plan->threads);
 
-#pragma omp parallel for schedule(dynamic, 1) num_threads(plan->threads) \
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) \
     reduction(| : any_bad, backend_failed)
     for (int b = 0; b < p->batch; b++) {
         int t = omp_get_thread_num();
@@ -77,6 +79,7 @@ static eig_error EIG_FN(eig_lapack_execute)(eig_lapack_plan *plan, const void *a
                     ((EIG_R *)z)[k] = NAN; /* both parts of every element */
         }
     }
+    eig_blas_threads_leave(blas_before);
     if (backend_failed)
         return EIG_EBACKEND;
     return any_bad ? EIG_EMATRIX : EIG_OK;

@@ -4,7 +4,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "eig_internal.h"
@@ -13,14 +12,6 @@ size_t eig_matrix_elements(int n, eig_storage storage)
 {
     size_t m = (size_t)n;
     return storage == EIG_STORAGE_PACKED ? m * (m + 1) / 2 : m * m;
-}
-
-int eig_threads_resolve(int threads)
-{
-    if (threads > 0)
-        return threads;
-    int cores = omp_get_num_procs();
-    return cores > 0 ? cores : 1;
 }
 
 /* Column j of the referenced triangle: `count` consecutive elements from

@@ -1,0 +1,426 @@
+/*
+ * eig_cpu.proto.c - the cpu backend for one precision (Cosnuau 2014 on the
+ * host). Included twice by eig_cpu.c with:
+ *   EIG_T, EIG_R       complex element and real types
+ *   EIG_FN(x)          x##_z or x##_c
+ *   EIG_EPS, EIG_SAFMIN  the precision's epsilon and smallest normal
+ *   EIG_CREAL, EIG_CIMAG, EIG_CONJ, EIG_FABS, EIG_SQRT, EIG_HYPOT: typed math
+ *   EIG_HEMV, EIG_HER2, EIG_DOTC, EIG_AXPY, EIG_NRM2, EIG_GEMV, EIG_GERC, EIG_GEMM_REAL:
+ *                      the cblas routines of the precision
+ *
+ * One matrix, all in the thread's workspace (eig_cpu_workspace):
+ *  1. unpack the referenced triangle into the lower triangle of A, scale A
+ *     into [rmin, rmax] as zheev does, so that squares neither overflow nor
+ *     underflow;
+ *  2. Householder tridiagonalization in the reduced form, one Hermitian
+ *     matrix-vector product per column: A = Q T Q^H;
+ *  3. the diagonal phases S with S^H T S real symmetric (d, e);
+ *  4. implicit QR with the Wilkinson shift on (d, e); each rotation is
+ *     recorded, then all of them are applied to a real Zr in cache-sized row
+ *     blocks;
+ *  5. sort ascending, Z = (Q S) Zr as one real GEMM on the interleaved
+ *     complex Q S, unscale the eigenvalues.
+ * The values-only job does 1-3, QR without recording, the sort and unscaling.
+ */
+
+typedef struct EIG_FN(eig_cpu_work) {
+    EIG_T *a;     /* n x n, lower triangle: the matrix, then the reflectors */
+    EIG_T *q;     /* n x n: Q S, then the eigenvectors' complex factor */
+    EIG_T *b;     /* n: complex subdiagonal of T */
+    EIG_T *phase; /* n: diagonal of S */
+    EIG_T *p;     /* n: matrix-vector product */
+    EIG_R *tau;   /* n: sigma of each reflector (0: identity) */
+    EIG_R *d, *e; /* n: real symmetric tridiagonal */
+    EIG_R *zr;    /* n x n: the real eigenvectors of (d, e) */
+    EIG_R *zs;    /* n x n: the same, columns in ascending eigenvalue order */
+    EIG_R *rot_c, *rot_s; /* rotation_capacity each */
+    int *rot_k;           /* column pair (k, k+1) of each recorded rotation */
+    int *order;           /* n: eigenvalue order */
+} EIG_FN(eig_cpu_work);
+
+/* Carves one thread's workspace out of `base` (64-byte aligned pieces);
+ * with base NULL only adds up the size. Returns the bytes used. */
+static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_capacity,
+                                        unsigned char *base, EIG_FN(eig_cpu_work) *w)
+{
+    size_t nn = (size_t)n * (size_t)n, off = 0;
+#define EIG_CARVE(field, type, count)                                                        \
+    do {                                                                                     \
+        if (base != NULL)                                                                    \
+            w->field = (type *)(base + off);                                                 \
+        off += eig_cpu_round_up((count) * sizeof(type));                                     \
+    } while (0)
+    EIG_CARVE(a, EIG_T, nn);
+    EIG_CARVE(b, EIG_T, (size_t)n);
+    EIG_CARVE(phase, EIG_T, (size_t)n);
+    EIG_CARVE(p, EIG_T, (size_t)n);
+    EIG_CARVE(tau, EIG_R, (size_t)n);
+    EIG_CARVE(d, EIG_R, (size_t)n);
+    EIG_CARVE(e, EIG_R, (size_t)n);
+    EIG_CARVE(order, int, (size_t)n);
+    if (vectors) {
+        EIG_CARVE(q, EIG_T, nn);
+        EIG_CARVE(zr, EIG_R, nn);
+        EIG_CARVE(zs, EIG_R, nn);
+        EIG_CARVE(rot_c, EIG_R, rotation_capacity);
+        EIG_CARVE(rot_s, EIG_R, rotation_capacity);
+        EIG_CARVE(rot_k, int, rotation_capacity);
+    } else if (base != NULL) {
+        w->q = NULL;
+        w->zr = w->zs = w->rot_c = w->rot_s = NULL;
+        w->rot_k = NULL;
+    }
+#undef EIG_CARVE
+    return off;
+}
+
+/* Step 1. Unpacks, and scales A into the safe range [rmin, rmax] like zheev:
+ * returns the factor applied (1 when none). The largest component stands in
+ * for max|a_ij| (within sqrt 2, far inside the range's margins). */
+static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_T *a)
+{
+    EIG_FN(eig_matrix_unpack_lower)(n, p->storage, p->uplo, src, a);
+    EIG_R big = 0;
+    for (int j = 0; j < n; j++) {
+        const EIG_R *col = (const EIG_R *)(a + (size_t)j * n + j);
+        for (int k = 0; k < 2 * (n - j); k++) {
+            EIG_R v = EIG_FABS(col[k]);
+            big = v > big ? v : big;
+        }
+    }
+    const EIG_R smlnum = EIG_SAFMIN / EIG_EPS;
+    const EIG_R rmin = EIG_SQRT(smlnum), rmax = EIG_SQRT(1 / smlnum);
+    EIG_R scale = 1;
+    if (big > 0 && big < rmin)
+        scale = rmin / big;
+    else if (big > rmax)
+        scale = rmax / big;
+    if (scale != 1)
+        for (int j = 0; j < n; j++) {
+            EIG_R *col = (EIG_R *)(a + (size_t)j * n + j);
+            for (int k = 0; k < 2 * (n - j); k++)
+                col[k] *= scale;
+        }
+    return scale;
+}
+
+/* Step 2. Reduces the lower triangle of A to Hermitian tridiagonal form
+ * T = Q^H A Q, Q = H_0 ... H_{n-3}, H_k = I - tau_k u_k u_k^H acting on rows
+ * k+1..n-1. The reduced form of Cosnuau 2014 (section 2.2), with real sigma:
+ *     u = x + e^{i theta} |x| e_1,  sigma = 1 / (|x| (|x| + |x_1|)),
+ *     p = sigma A u,  w = p - (sigma/2) (u^H p) u,  A <- A - u w^H - w u^H,
+ * (the paper writes v = -sigma A u and adds; the same update). u_k overwrites
+ * column k below the diagonal, the diagonal goes to d, the complex
+ * subdiagonal b_k = -e^{i theta} |x| to b. */
+static void EIG_FN(eig_cpu_tridiagonalize)(int n, EIG_FN(eig_cpu_work) *w)
+{
+    EIG_T *a = w->a;
+    const EIG_T minus_one = -1, zero = 0;
+    for (int k = 0; k + 2 < n; k++) {
+        int m = n - k - 1;
+        EIG_T *x = a + (size_t)k * n + k + 1;
+        EIG_R tail = EIG_NRM2(m - 1, x + 1, 1);
+        EIG_R ax0 = EIG_HYPOT(EIG_CREAL(x[0]), EIG_CIMAG(x[0]));
+        w->d[k] = EIG_CREAL(a[(size_t)k * n + k]);
+        if (tail == 0) {
+            /* nothing to annihilate: H = I, the phase step takes x_1 as is */
+            w->tau[k] = 0;
+            w->b[k] = x[0];
+            continue;
+        }
+        EIG_R norm = EIG_HYPOT(ax0, tail);
+        EIG_T phase = ax0 > 0 ? x[0] / ax0 : 1;
+        EIG_R sigma = 1 / (norm * (norm + ax0));
+        x[0] += phase * norm;
+        w->tau[k] = sigma;
+        w->b[k] = -phase * norm;
+
+        EIG_T *a22 = a + (size_t)(k + 1) * n + k + 1;
+        EIG_T sigma_c = sigma, dot;
+        EIG_HEMV(CblasColMajor, CblasLower, m, &sigma_c, a22, n, x, 1, &zero, w->p, 1);
+        EIG_DOTC(m, x, 1, w->p, 1, &dot);
+        EIG_T minus_half = -(EIG_R)0.5 * sigma * EIG_CREAL(dot);
+        EIG_AXPY(m, &minus_half, x, 1, w->p, 1);
+        EIG_HER2(CblasColMajor, CblasLower, m, &minus_one, x, 1, w->p, 1, a22, n);
+    }
+    if (n >= 2) {
+        w->d[n - 2] = EIG_CREAL(a[(size_t)(n - 2) * n + n - 2]);
+        w->b[n - 2] = a[(size_t)(n - 2) * n + n - 1];
+        w->tau[n - 2] = 0;
+    }
+    w->d[n - 1] = EIG_CREAL(a[(size_t)(n - 1) * n + n - 1]);
+}
+
+/* Step 3. S = diag(s_0..s_{n-1}), s_0 = 1, s_{k+1} = s_k b_k / |b_k|, makes
+ * S^H T S real with off-diagonal |b_k|. A zero b_k keeps the phase (no
+ * division by zero); each s is renormalized so |s| = 1 does not drift. */
+static void EIG_FN(eig_cpu_phases)(int n, EIG_FN(eig_cpu_work) *w)
+{
+    EIG_T s = 1;
+    w->phase[0] = 1;
+    for (int k = 0; k + 1 < n; k++) {
+        EIG_R mag = EIG_HYPOT(EIG_CREAL(w->b[k]), EIG_CIMAG(w->b[k]));
+        w->e[k] = mag;
+        if (mag > 0) {
+            s = s * (w->b[k] / mag);
+            s = s / EIG_HYPOT(EIG_CREAL(s), EIG_CIMAG(s));
+        }
+        w->phase[k + 1] = s;
+    }
+}
+
+/* Applies rotations [0, count) of the record to Zr's columns (k, k+1):
+ * col_k <- c col_k + s col_{k+1}, col_{k+1} <- c col_{k+1} - s col_k.
+ * Row blocks of EIG_CPU_ROW_BLOCK rows stay in L1 while every rotation
+ * passes over them; within a block each column piece is contiguous. */
+static void EIG_FN(eig_cpu_rotations_apply)(int n, const EIG_FN(eig_cpu_work) *w, int count,
+                                            EIG_R *zr)
+{
+    for (int i0 = 0; i0 < n; i0 += EIG_CPU_ROW_BLOCK) {
+        int rows = n - i0 < EIG_CPU_ROW_BLOCK ? n - i0 : EIG_CPU_ROW_BLOCK;
+        if (rows == EIG_CPU_ROW_BLOCK) {
+            for (int r = 0; r < count; r++) {
+                EIG_R *x = zr + (size_t)w->rot_k[r] * n + i0, *y = x + n;
+                const EIG_R c = w->rot_c[r], s = w->rot_s[r];
+#pragma omp simd
+                for (int i = 0; i < EIG_CPU_ROW_BLOCK; i++) {
+                    EIG_R t = y[i];
+                    y[i] = c * t - s * x[i];
+                    x[i] = c * x[i] + s * t;
+                }
+            }
+        } else {
+            for (int r = 0; r < count; r++) {
+                EIG_R *x = zr + (size_t)w->rot_k[r] * n + i0, *y = x + n;
+                const EIG_R c = w->rot_c[r], s = w->rot_s[r];
+                for (int i = 0; i < rows; i++) {
+                    EIG_R t = y[i];
+                    y[i] = c * t - s * x[i];
+                    x[i] = c * x[i] + s * t;
+                }
+            }
+        }
+    }
+}
+
+/* The rotation record of one QR run: flushed into Zr when full. */
+typedef struct EIG_FN(eig_cpu_record) {
+    EIG_FN(eig_cpu_work) *w;
+    int n, count, capacity; /* capacity 0: values only, nothing recorded */
+} EIG_FN(eig_cpu_record);
+
+static void EIG_FN(eig_cpu_record_push)(EIG_FN(eig_cpu_record) *rec, int k, EIG_R c, EIG_R s)
+{
+    if (rec->capacity == 0)
+        return;
+    if (rec->count == rec->capacity) {
+        EIG_FN(eig_cpu_rotations_apply)(rec->n, rec->w, rec->count, rec->w->zr);
+        rec->count = 0;
+    }
+    rec->w->rot_k[rec->count] = k;
+    rec->w->rot_c[rec->count] = c;
+    rec->w->rot_s[rec->count] = s;
+    rec->count++;
+}
+
+/* e_k is negligible next to its diagonal neighbours (dsteqr's test). */
+static int EIG_FN(eig_cpu_negligible)(const EIG_R *d, const EIG_R *e, int k)
+{
+    EIG_R ek = EIG_FABS(e[k]);
+    return ek <= EIG_EPS * EIG_SQRT(EIG_FABS(d[k])) * EIG_SQRT(EIG_FABS(d[k + 1])) + EIG_SAFMIN;
+}
+
+/* Step 4. Implicit QR with the Wilkinson shift on the real symmetric
+ * tridiagonal (d, e), deflating from the bottom. Rotations go to rec.
+ * Allowed EIG_QR_MAX_SWEEPS * n sweeps in all (LAPACK's MAXIT*N); returns 0,
+ * or the number of off-diagonals left unconverged. */
+static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_cpu_record) *rec)
+{
+    long sweeps_left = (long)EIG_QR_MAX_SWEEPS * n;
+    int end = n - 1;
+    while (end > 0) {
+        if (EIG_FN(eig_cpu_negligible)(d, e, end - 1)) {
+            e[end - 1] = 0;
+            end--;
+            continue;
+        }
+        int start = end - 1;
+        while (start > 0 && !EIG_FN(eig_cpu_negligible)(d, e, start - 1))
+            start--;
+        if (start > 0)
+            e[start - 1] = 0;
+
+        if (end - start == 1) {
+            /* 2x2 block: one Jacobi rotation diagonalizes it exactly */
+            EIG_R a = d[start], b = e[start], cc = d[end];
+            EIG_R tau = (cc - a) / (2 * b);
+            EIG_R t = (tau >= 0 ? 1 : -1) / (EIG_FABS(tau) + EIG_HYPOT(1, tau));
+            EIG_R c = 1 / EIG_HYPOT(1, t), s = t * c;
+            d[start] = a - t * b;
+            d[end] = cc + t * b;
+            e[start] = 0;
+            EIG_FN(eig_cpu_record_push)(rec, start, c, -s);
+            end -= 2;
+            continue;
+        }
+        if (sweeps_left-- == 0) {
+            int unconverged = 0;
+            for (int k = 0; k < end; k++)
+                unconverged += e[k] != 0;
+            return unconverged;
+        }
+
+        /* Wilkinson shift: the eigenvalue of the trailing 2x2 nearer d[end],
+         * written with t = delta/b so that nothing is squared */
+        EIG_R b = e[end - 1];
+        EIG_R t = (d[end - 1] - d[end]) / (2 * b);
+        EIG_R r = EIG_HYPOT(t, 1);
+        EIG_R mu = d[end] - b / (t + (t >= 0 ? r : -r));
+
+        EIG_R x = d[start] - mu, z = e[start];
+        for (int k = start; k < end; k++) {
+            EIG_R rr = EIG_HYPOT(x, z);
+            EIG_R c, s;
+            if (rr == 0) {
+                c = 1;
+                s = 0;
+            } else {
+                c = x / rr;
+                s = z / rr;
+            }
+            if (k > start)
+                e[k - 1] = rr;
+            EIG_R a0 = d[k], b0 = e[k], c0 = d[k + 1];
+            EIG_R cs = c * s, c2 = c * c, s2 = s * s;
+            d[k] = c2 * a0 + 2 * cs * b0 + s2 * c0;
+            d[k + 1] = s2 * a0 - 2 * cs * b0 + c2 * c0;
+            e[k] = cs * (c0 - a0) + (c2 - s2) * b0;
+            if (k + 1 < end) {
+                x = e[k];
+                z = s * e[k + 1]; /* the bulge at (k+2, k) */
+                e[k + 1] *= c;
+            }
+            EIG_FN(eig_cpu_record_push)(rec, k, c, s);
+        }
+    }
+    return 0;
+}
+
+/* Step 5 helpers: insertion sort of the eigenvalue order (n is small and the
+ * QR output is nearly sorted in blocks). */
+static void EIG_FN(eig_cpu_sort_order)(int n, const EIG_R *d, int *order)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && d[order[j]] > d[v]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+}
+
+/* Forms Q S explicitly in w->q: Q = H_0 ... H_{n-3} accumulated backwards
+ * (each H_k only touches the trailing block that later ones left as I), then
+ * column j scaled by s_j. */
+static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
+{
+    EIG_T *q = w->q;
+    size_t nn = (size_t)n * (size_t)n;
+    memset(q, 0, nn * sizeof(EIG_T));
+    for (int i = 0; i < n; i++)
+        q[(size_t)i * n + i] = 1;
+    const EIG_T one = 1, zero = 0;
+    for (int k = n - 3; k >= 0; k--) {
+        if (w->tau[k] == 0)
+            continue;
+        int m = n - k - 1;
+        const EIG_T *u = w->a + (size_t)k * n + k + 1;
+        EIG_T *q22 = q + (size_t)(k + 1) * n + k + 1;
+        EIG_T minus_tau = -w->tau[k];
+        /* y = Q22^H u, then Q22 -= tau u y^H */
+        EIG_GEMV(CblasColMajor, CblasConjTrans, m, m, &one, q22, n, u, 1, &zero, w->p, 1);
+        EIG_GERC(CblasColMajor, m, m, &minus_tau, u, 1, w->p, 1, q22, n);
+    }
+    for (int j = 1; j < n; j++) {
+        EIG_T s = w->phase[j];
+        EIG_T *col = q + (size_t)j * n;
+        for (int i = 0; i < n; i++)
+            col[i] *= s;
+    }
+}
+
+/* Solves one matrix; returns its info (results left for the caller to NaN). */
+static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_work) *w,
+                                     const EIG_T *src, EIG_R *wout, EIG_T *zout)
+{
+    const eig_plan_params *p = &plan->params;
+    const int n = p->n;
+    int bad = EIG_FN(eig_matrix_check)(n, p->storage, p->uplo, src);
+    if (bad != 0)
+        return bad;
+    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a);
+    EIG_FN(eig_cpu_tridiagonalize)(n, w);
+    EIG_FN(eig_cpu_phases)(n, w);
+
+    EIG_FN(eig_cpu_record) rec = {w, n, 0, 0};
+    if (zout != NULL) {
+        rec.capacity = (int)plan->rotation_capacity;
+        memset(w->zr, 0, (size_t)n * n * sizeof(EIG_R));
+        for (int i = 0; i < n; i++)
+            w->zr[(size_t)i * n + i] = 1;
+    }
+    int info = EIG_FN(eig_cpu_tridiagonal_qr)(n, w->d, w->e, &rec);
+    if (info != 0)
+        return info;
+    EIG_FN(eig_cpu_sort_order)(n, w->d, w->order);
+    for (int k = 0; k < n; k++)
+        wout[k] = w->d[w->order[k]] / scale;
+    if (zout == NULL)
+        return 0;
+
+    EIG_FN(eig_cpu_rotations_apply)(n, w, rec.count, w->zr);
+    for (int k = 0; k < n; k++)
+        memcpy(w->zs + (size_t)k * n, w->zr + (size_t)w->order[k] * n, (size_t)n * sizeof(EIG_R));
+    EIG_FN(eig_cpu_form_q)(n, w);
+    /* Z = (Q S) Zr: the interleaved complex Q S is a real 2n x n matrix */
+    EIG_GEMM_REAL(CblasColMajor, CblasNoTrans, CblasNoTrans, 2 * n, n, n, 1, (const EIG_R *)w->q,
+                  2 * n, w->zs, n, 0, (EIG_R *)zout, 2 * n);
+    return 0;
+}
+
+static eig_error EIG_FN(eig_cpu_execute)(eig_cpu_plan *plan, const void *a_all, void *w_all,
+                                         void *z_all, int *info)
+{
+    const eig_plan_params *p = &plan->params;
+    const int n = p->n;
+    const size_t a_stride = eig_matrix_elements(n, p->storage);
+    const size_t z_stride = (size_t)n * (size_t)n;
+    const int team = eig_threads_team(plan->threads, p->batch);
+    const int blas_before = eig_blas_threads_enter(team, plan->threads);
+    int any_bad = 0;
+
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(| : any_bad)
+    for (int b = 0; b < p->batch; b++) {
+        EIG_FN(eig_cpu_work) w;
+        EIG_FN(eig_cpu_work_carve)(n, z_all != NULL, plan->rotation_capacity,
+                                   plan->workspace[omp_get_thread_num()], &w);
+        const EIG_T *a = (const EIG_T *)a_all + (size_t)b * a_stride;
+        EIG_R *wout = (EIG_R *)w_all + (size_t)b * (size_t)n;
+        EIG_T *zout = z_all != NULL ? (EIG_T *)z_all + (size_t)b * z_stride : NULL;
+        int r = EIG_FN(eig_cpu_solve_one)(plan, &w, a, wout, zout);
+        info[b] = r;
+        if (r != 0) {
+            any_bad = 1;
+            for (int k = 0; k < n; k++)
+                wout[k] = NAN;
+            if (zout != NULL)
+                for (size_t k = 0; k < 2 * z_stride; k++)
+                    ((EIG_R *)zout)[k] = NAN; /* both parts of every element */
+        }
+    }
+    eig_blas_threads_leave(blas_before);
+    return any_bad ? EIG_EMATRIX : EIG_OK;
+}
