@@ -1,0 +1,371 @@
+/*
+ * sim_main.c - eigstream-sim: publishes covariance frames of a synthetic radar scene.
+ *
+ * A pool of distinct frames is generated at start (generating one costs about
+ * half a second) and cycled; each send carries its own seq and timestamp and
+ * reuses the pool buffer zero-copy (the buffers are never written again, and
+ * the pool outlives the socket, so the free callback does nothing).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "protocol.h"
+#include "scene.h"
+#include "sim_frame.h"
+
+typedef struct sim_options {
+    uint32_t n, cells, snapshots, pool, hwm;
+    const char *sources, *jammers, *endpoint;
+    uint8_t element, storage;
+    int crc, bind, pub, per_matrix_parts, quiet;
+    double rate;
+    uint64_t frames, seed;
+    int linger_ms;
+} sim_options;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: eigstream-sim [options]\n"
+            "  --endpoint E        ZeroMQ endpoint (default tcp://127.0.0.1:5550)\n"
+            "  --pattern push|pub  socket type (default push)\n"
+            "  --bind              bind instead of connect\n"
+            "  --n N               channels = matrix order (default 128)\n"
+            "  --cells C           matrices per frame (default 180)\n"
+            "  --snapshots K       snapshots per covariance (default 256)\n"
+            "  --sources LIST      angle_deg:power_db,... (default " SCENE_DEFAULT_SOURCES ")\n"
+            "  --jammers LIST      angle_deg:power_db,... (default none)\n"
+            "  --precision double|float   element type (default double)\n"
+            "  --storage full|packed_lower|packed_upper (default full)\n"
+            "  --crc on|off        CRC32C over the payload (default on)\n"
+            "  --per-matrix-parts  one message part per matrix\n"
+            "  --rate R            frames/s, 0 = as fast as possible (default 2)\n"
+            "  --frames N          frames to send, 0 = until SIGINT (default 0)\n"
+            "  --pool P            distinct pre-generated frames to cycle (default 4)\n"
+            "  --seed S            random seed (default 1)\n"
+            "  --hwm H             send high-water mark in frames (default 4)\n"
+            "  --linger-ms L       time to flush queued frames at exit (default 5000)\n"
+            "  --quiet             only the summary line\n");
+}
+
+/* Parses an unsigned decimal in [min, max]; 0 on success. */
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, sim_options *o)
+{
+    *o = (sim_options){.n = 128, .cells = 180, .snapshots = 256, .pool = 4, .hwm = 4,
+                       .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
+                       .endpoint = "tcp://127.0.0.1:5550", .element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE,
+                       .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        int takes = 1;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--bind") == 0) {
+            o->bind = 1, takes = 0;
+        } else if (strcmp(a, "--per-matrix-parts") == 0) {
+            o->per_matrix_parts = 1, takes = 0;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = 1, takes = 0;
+        } else if (v == NULL) {
+            fprintf(stderr, "eigstream-sim: %s: unknown option or missing value\n", a);
+            return -1;
+        } else if (strcmp(a, "--endpoint") == 0) {
+            o->endpoint = v;
+        } else if (strcmp(a, "--pattern") == 0) {
+            if (strcmp(v, "push") != 0 && strcmp(v, "pub") != 0)
+                goto bad;
+            o->pub = strcmp(v, "pub") == 0;
+        } else if (strcmp(a, "--n") == 0) {
+            if (parse_u64(v, 1, 4096, &u))
+                goto bad;
+            o->n = (uint32_t)u;
+        } else if (strcmp(a, "--cells") == 0) {
+            if (parse_u64(v, 1, 100000, &u))
+                goto bad;
+            o->cells = (uint32_t)u;
+        } else if (strcmp(a, "--snapshots") == 0) {
+            if (parse_u64(v, 1, 1000000, &u))
+                goto bad;
+            o->snapshots = (uint32_t)u;
+        } else if (strcmp(a, "--pool") == 0) {
+            if (parse_u64(v, 1, 1024, &u))
+                goto bad;
+            o->pool = (uint32_t)u;
+        } else if (strcmp(a, "--hwm") == 0) {
+            if (parse_u64(v, 1, 1000000, &u))
+                goto bad;
+            o->hwm = (uint32_t)u;
+        } else if (strcmp(a, "--linger-ms") == 0) {
+            if (parse_u64(v, 0, 3600000, &u))
+                goto bad;
+            o->linger_ms = (int)u;
+        } else if (strcmp(a, "--frames") == 0) {
+            if (parse_u64(v, 0, UINT64_MAX, &o->frames))
+                goto bad;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (parse_u64(v, 0, UINT64_MAX, &o->seed))
+                goto bad;
+        } else if (strcmp(a, "--sources") == 0) {
+            o->sources = v;
+        } else if (strcmp(a, "--jammers") == 0) {
+            o->jammers = v;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (strcmp(v, "double") == 0)
+                o->element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+            else if (strcmp(v, "float") == 0)
+                o->element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+            else
+                goto bad;
+        } else if (strcmp(a, "--storage") == 0) {
+            if (strcmp(v, "full") == 0)
+                o->storage = PROTOCOL_STORAGE_FULL;
+            else if (strcmp(v, "packed_lower") == 0)
+                o->storage = PROTOCOL_STORAGE_PACKED_LOWER;
+            else if (strcmp(v, "packed_upper") == 0)
+                o->storage = PROTOCOL_STORAGE_PACKED_UPPER;
+            else
+                goto bad;
+        } else if (strcmp(a, "--crc") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+                goto bad;
+            o->crc = strcmp(v, "on") == 0;
+        } else if (strcmp(a, "--rate") == 0) {
+            char *end;
+            o->rate = strtod(v, &end);
+            if (*end != '\0' || !(o->rate >= 0.0 && o->rate <= 1e6))
+                goto bad;
+        } else {
+            fprintf(stderr, "eigstream-sim: unknown option %s (--help lists them)\n", a);
+            return -1;
+        }
+        i += takes;
+        continue;
+    bad:
+        fprintf(stderr, "eigstream-sim: bad value for %s: %s\n", a, v);
+        return -1;
+    }
+    return 0;
+}
+
+static double now_s(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Sleeps until the absolute monotonic time t (seconds); returns early on a signal. */
+static void sleep_until(double t)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static void pool_buffer_keep(void *data, void *hint)
+{
+    /* The pool owns the buffer and outlives the socket. */
+    (void)data;
+    (void)hint;
+}
+
+typedef struct pool_frame {
+    uint8_t *payload;
+    uint32_t crc;
+} pool_frame;
+
+/* Sends one frame: a copied header then the pool payload, zero-copy. Returns
+ * 0, or -1 with errno (EINTR when a signal interrupted a blocked send). */
+static int send_frame(void *sock, const sim_options *o, const pool_frame *f, size_t matrix_bytes, uint64_t seq)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.seq = seq;
+    h.timestamp_ns = realtime_ns();
+    h.n = o->n;
+    h.count = o->cells;
+    h.element = o->element;
+    h.storage = o->storage;
+    h.payload_bytes = (uint64_t)matrix_bytes * o->cells;
+    h.snapshots = o->snapshots;
+    if (o->crc) {
+        h.flags |= PROTOCOL_FLAG_CRC;
+        h.crc32c = f->crc;
+    }
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&h, header);
+    if (zmq_send(sock, header, sizeof header, ZMQ_SNDMORE) < 0)
+        return -1;
+    size_t parts = o->per_matrix_parts ? o->cells : 1;
+    size_t part_bytes = o->per_matrix_parts ? matrix_bytes : matrix_bytes * o->cells;
+    for (size_t i = 0; i < parts; i++) {
+        zmq_msg_t msg;
+        if (zmq_msg_init_data(&msg, f->payload + i * part_bytes, part_bytes, pool_buffer_keep, NULL) != 0)
+            return -1;
+        /* Once the first part is queued, the rest must follow: a partial
+         * multipart message is never delivered, but retry on EINTR. */
+        int rc;
+        while ((rc = zmq_msg_send(&msg, sock, i + 1 < parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
+        }
+        if (rc < 0) {
+            zmq_msg_close(&msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    sim_options o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 2;
+
+    scene *sc = NULL;
+    scene_error se = scene_create(&sc, o.n, o.sources, o.jammers);
+    if (se != SCENE_OK) {
+        fprintf(stderr, "eigstream-sim: scene: %s\n", scene_strerror(se));
+        return 2;
+    }
+    int rc = 1;
+    void *ctx = NULL, *sock = NULL;
+    sim_frame_generator *gen = NULL;
+    pool_frame *pool = calloc(o.pool, sizeof *pool);
+    size_t matrix_bytes = protocol_matrix_bytes(o.n, o.element, o.storage);
+    size_t frame_bytes = matrix_bytes * o.cells;
+    sim_frame_params fp = {.scene = sc, .cells = o.cells, .snapshots = o.snapshots, .element = o.element,
+                           .storage = o.storage, .seed = o.seed};
+    if (pool == NULL || (se = sim_frame_generator_create(&gen, &fp)) != SCENE_OK) {
+        fprintf(stderr, "eigstream-sim: %s\n", scene_strerror(pool == NULL ? SCENE_ENOMEM : se));
+        goto done;
+    }
+
+    double t0 = now_s(CLOCK_MONOTONIC);
+    for (uint32_t i = 0; i < o.pool; i++) {
+        pool[i].payload = malloc(frame_bytes);
+        if (pool[i].payload == NULL) {
+            fprintf(stderr, "eigstream-sim: cannot allocate a pool of %u frames of %zu bytes\n", o.pool, frame_bytes);
+            goto done;
+        }
+        sim_frame_generate(gen, i, pool[i].payload);
+        pool[i].crc = protocol_crc32c(0, pool[i].payload, frame_bytes);
+    }
+    double generate_s = now_s(CLOCK_MONOTONIC) - t0;
+    if (!o.quiet)
+        fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s (%.0f ms/frame)\n",
+                o.pool, o.cells, o.n, o.n, protocol_element_name(o.element), protocol_storage_name(o.storage),
+                o.snapshots, scene_dimension(sc), generate_s, 1e3 * generate_s / o.pool);
+
+    ctx = zmq_ctx_new();
+    sock = ctx ? zmq_socket(ctx, o.pub ? ZMQ_PUB : ZMQ_PUSH) : NULL;
+    if (sock == NULL) {
+        fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
+        goto done;
+    }
+    int hwm = (int)o.hwm;
+    zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms);
+    if ((o.bind ? zmq_bind(sock, o.endpoint) : zmq_connect(sock, o.endpoint)) != 0) {
+        fprintf(stderr, "eigstream-sim: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
+                zmq_strerror(zmq_errno()));
+        goto done;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: a blocked send returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    uint64_t sent = 0;
+    double start = now_s(CLOCK_MONOTONIC), last_report = start;
+    uint64_t sent_at_report = 0;
+    while (!stop_requested && (o.frames == 0 || sent < o.frames)) {
+        if (send_frame(sock, &o, &pool[sent % o.pool], matrix_bytes, sent) != 0) {
+            if (errno == EINTR)
+                continue; /* the header was not queued: nothing half-sent */
+            fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
+            goto done;
+        }
+        sent++;
+        double t = now_s(CLOCK_MONOTONIC);
+        if (!o.quiet && t - last_report >= 1.0) {
+            double rate = (double)(sent - sent_at_report) / (t - last_report);
+            fprintf(stderr, "eigstream-sim: %.1f frames/s, %.1f MB/s, %llu sent\n", rate,
+                    rate * (double)frame_bytes / 1e6, (unsigned long long)sent);
+            last_report = t;
+            sent_at_report = sent;
+        }
+        if (o.rate > 0)
+            sleep_until(start + (double)sent / o.rate);
+    }
+    /* Closing with linger flushes the queued frames; the context terminates
+     * only when they are out (or the linger expires), so the pool is freed
+     * after that and the elapsed time includes the flush. */
+    zmq_close(sock);
+    sock = NULL;
+    while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
+    }
+    ctx = NULL;
+    double elapsed = now_s(CLOCK_MONOTONIC) - start;
+    printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s; "
+           "pool %u frames generated in %.2f s (%.0f ms/frame)%s\n",
+           (unsigned long long)sent, (double)sent * (double)frame_bytes / 1e6, elapsed,
+           elapsed > 0 ? (double)sent / elapsed : 0.0, elapsed > 0 ? (double)sent * (double)frame_bytes / 1e6 / elapsed : 0.0,
+           o.pool, generate_s, 1e3 * generate_s / o.pool, stop_requested ? " (interrupted)" : "");
+    fflush(stdout);
+    rc = 0;
+done:
+    if (sock != NULL)
+        zmq_close(sock);
+    if (ctx != NULL)
+        while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
+        }
+    for (uint32_t i = 0; pool != NULL && i < o.pool; i++)
+        free(pool[i].payload);
+    free(pool);
+    sim_frame_generator_destroy(&gen);
+    scene_destroy(&sc);
+    return rc;
+}

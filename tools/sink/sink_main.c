@@ -1,0 +1,522 @@
+/*
+ * sink_main.c - eigstream-sink: receives eigenspace frames, checks them
+ * against the scene the simulator was given, reports throughput and latency,
+ * and ends with a VERDICT line (exit 0 PASS, 1 FAIL, 2 usage).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "protocol.h"
+#include "scene.h"
+#include "sink_check.h"
+
+#define PARTS_MAX 4 /* eigenspace frames have 3; one more detects extras */
+
+typedef struct sink_options {
+    const char *endpoint, *sources, *jammers, *json;
+    int pull, bind, quiet;
+    uint64_t frames;
+    double duration_s, max_angle_deg, doa_tol_deg;
+    uint32_t doa_fft_size, doa_cells, n;
+} sink_options;
+
+/* Latencies in ms, growable. */
+typedef struct series {
+    double *x;
+    size_t len, cap;
+} series;
+
+typedef struct sink_stats {
+    uint64_t frames, bytes, gaps, late, matrices;
+    uint64_t rejects[PROTOCOL_REJECT_COUNT_];
+    uint64_t bad_status, not_ascending, dim_ok, subspace_checked, doa_checked;
+    double subspace_max_deg, doa_max_error_deg;
+    int have_seq;
+    uint64_t next_seq;
+    series publish_ms, sink_ms, solve_ms; /* all frames */
+    series window_publish_ms, window_sink_ms; /* since the last report */
+    uint64_t window_frames, window_bytes;
+} sink_stats;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: eigstream-sink [options]\n"
+            "  --endpoint E         ZeroMQ endpoint (default tcp://127.0.0.1:5551)\n"
+            "  --pattern sub|pull   socket type (default sub, prefix EIGS 1 2)\n"
+            "  --bind               bind instead of connect\n"
+            "  --sources LIST       scene emitters angle_deg:power_db,... (default " SCENE_DEFAULT_SOURCES ")\n"
+            "  --jammers LIST       jammers, same syntax (default none)\n"
+            "  --n N                expected matrix order (default 0 = any)\n"
+            "  --frames N           stop after N frames (default 0 = no limit)\n"
+            "  --duration S         stop after S seconds (default 0 = no limit)\n"
+            "  --max-angle-deg A    subspace angle threshold (default 5)\n"
+            "  --doa                check FFT-MUSIC directions of arrival\n"
+            "  --doa-fft-size M     zero-padded FFT length (default 4096)\n"
+            "  --doa-cells C        DOA on the first C matrices of a frame (default 0 = all)\n"
+            "  --doa-tol-deg T      DOA error threshold (default 1)\n"
+            "  --json FILE          write the final statistics as JSON\n"
+            "  --quiet              no per-second lines\n");
+}
+
+static int parse_double(const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno != 0 || !(v >= min && v <= max))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, sink_options *o)
+{
+    *o = (sink_options){.endpoint = "tcp://127.0.0.1:5551", .sources = SCENE_DEFAULT_SOURCES,
+                        .max_angle_deg = 5.0, .doa_tol_deg = 1.0};
+    uint32_t fft_size = 4096;
+    int doa = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        int takes = 1;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--bind") == 0) {
+            o->bind = 1, takes = 0;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = 1, takes = 0;
+        } else if (strcmp(a, "--doa") == 0) {
+            doa = 1, takes = 0;
+        } else if (v == NULL) {
+            fprintf(stderr, "eigstream-sink: %s: unknown option or missing value\n", a);
+            return -1;
+        } else if (strcmp(a, "--endpoint") == 0) {
+            o->endpoint = v;
+        } else if (strcmp(a, "--pattern") == 0) {
+            if (strcmp(v, "sub") != 0 && strcmp(v, "pull") != 0)
+                goto bad;
+            o->pull = strcmp(v, "pull") == 0;
+        } else if (strcmp(a, "--sources") == 0) {
+            o->sources = v;
+        } else if (strcmp(a, "--jammers") == 0) {
+            o->jammers = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else if (strcmp(a, "--n") == 0) {
+            if (parse_double(v, 0, 4096, &x) || x != floor(x))
+                goto bad;
+            o->n = (uint32_t)x;
+        } else if (strcmp(a, "--frames") == 0) {
+            if (parse_double(v, 0, 1e15, &x) || x != floor(x))
+                goto bad;
+            o->frames = (uint64_t)x;
+        } else if (strcmp(a, "--duration") == 0) {
+            if (parse_double(v, 0, 1e9, &o->duration_s))
+                goto bad;
+        } else if (strcmp(a, "--max-angle-deg") == 0) {
+            if (parse_double(v, 0, 90, &o->max_angle_deg))
+                goto bad;
+        } else if (strcmp(a, "--doa-tol-deg") == 0) {
+            if (parse_double(v, 0, 180, &o->doa_tol_deg))
+                goto bad;
+        } else if (strcmp(a, "--doa-fft-size") == 0) {
+            if (parse_double(v, 16, 1 << 22, &x) || x != floor(x))
+                goto bad;
+            fft_size = (uint32_t)x;
+        } else if (strcmp(a, "--doa-cells") == 0) {
+            if (parse_double(v, 0, 1e9, &x) || x != floor(x))
+                goto bad;
+            o->doa_cells = (uint32_t)x;
+        } else {
+            fprintf(stderr, "eigstream-sink: unknown option %s (--help lists them)\n", a);
+            return -1;
+        }
+        i += takes;
+        continue;
+    bad:
+        fprintf(stderr, "eigstream-sink: bad value for %s: %s\n", a, v);
+        return -1;
+    }
+    o->doa_fft_size = doa ? fft_size : 0;
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int series_push(series *s, double v)
+{
+    if (s->len == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        double *x = realloc(s->x, cap * sizeof *x);
+        if (x == NULL)
+            return -1;
+        s->x = x;
+        s->cap = cap;
+    }
+    s->x[s->len++] = v;
+    return 0;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile q in [0, 100] (sorts s); NAN when empty. */
+static double series_percentile(series *s, double q)
+{
+    if (s->len == 0)
+        return NAN;
+    qsort(s->x, s->len, sizeof *s->x, compare_double);
+    size_t rank = (size_t)ceil(q / 100.0 * (double)s->len);
+    return s->x[rank > 0 ? rank - 1 : 0];
+}
+
+/* ns difference a - b in ms, signed. */
+static double diff_ms(uint64_t a, uint64_t b)
+{
+    return a >= b ? (double)(a - b) / 1e6 : -(double)(b - a) / 1e6;
+}
+
+static void count_reject(sink_stats *st, protocol_reject r, const sink_options *o)
+{
+    st->rejects[r]++;
+    if (!o->quiet)
+        fprintf(stderr, "eigstream-sink: rejected a message: %s\n", protocol_reject_name(r));
+}
+
+/* Decodes, size-checks and checks one received message. */
+static int handle_frame(sink_stats *st, sink_checker *checker, const sink_options *o, zmq_msg_t *parts,
+                        size_t count, uint64_t received_ns)
+{
+    protocol_header h;
+    protocol_reject r = protocol_header_decode(zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), &h);
+    if (r == PROTOCOL_OK && h.kind != PROTOCOL_KIND_EIGENSPACE)
+        r = PROTOCOL_REJECT_KIND;
+    if (r == PROTOCOL_OK && count != 3)
+        r = PROTOCOL_REJECT_PARTS;
+    if (r == PROTOCOL_OK && o->n != 0)
+        r = protocol_check_config(&h, o->n, 0, 0);
+    if (r != PROTOCOL_OK) {
+        count_reject(st, r, o);
+        return 0;
+    }
+    protocol_matrix_meta *meta = malloc(((size_t)h.count + 1) * sizeof *meta);
+    if (meta == NULL)
+        return -1;
+    protocol_stage_times t;
+    size_t sizes[2] = {zmq_msg_size(&parts[1]), zmq_msg_size(&parts[2])};
+    const void *payload[2] = {zmq_msg_data(&parts[1]), zmq_msg_data(&parts[2])};
+    r = protocol_meta_decode(payload[0], sizes[0], h.count, &t, meta);
+    if (r == PROTOCOL_OK)
+        r = protocol_eigenspace_check_sizes(&h, meta, sizes, 2, 0);
+    if (r == PROTOCOL_OK)
+        r = protocol_check_crc(&h, payload, sizes, 2);
+    if (r != PROTOCOL_OK) {
+        count_reject(st, r, o);
+        free(meta);
+        return 0;
+    }
+
+    if (st->have_seq && h.seq != st->next_seq) {
+        uint64_t missing = h.seq > st->next_seq ? h.seq - st->next_seq : 1; /* behind: reordered or restarted */
+        st->gaps += missing;
+        if (!o->quiet)
+            fprintf(stderr, "eigstream-sink: sequence gap: expected %llu, got %llu\n",
+                    (unsigned long long)st->next_seq, (unsigned long long)h.seq);
+    }
+    st->have_seq = 1;
+    st->next_seq = h.seq + 1;
+    st->frames++;
+    st->window_frames++;
+    uint64_t bytes = PROTOCOL_HEADER_BYTES + sizes[0] + sizes[1];
+    st->bytes += bytes;
+    st->window_bytes += bytes;
+    st->late += (h.flags & PROTOCOL_FLAG_LATE) != 0;
+
+    double publish = diff_ms(t.published_ns, h.timestamp_ns), sink = diff_ms(received_ns, h.timestamp_ns);
+    int fail = series_push(&st->publish_ms, publish) | series_push(&st->sink_ms, sink) |
+               series_push(&st->solve_ms, diff_ms(t.solve_end_ns, t.solve_start_ns)) |
+               series_push(&st->window_publish_ms, publish) | series_push(&st->window_sink_ms, sink);
+
+    sink_frame_result fr;
+    scene_error e = sink_check_frame(checker, &h, meta, payload[1], &fr);
+    free(meta);
+    if (e != SCENE_OK || fail)
+        return -1;
+    st->matrices += fr.matrices;
+    st->bad_status += fr.bad_status;
+    st->not_ascending += fr.not_ascending;
+    st->dim_ok += fr.dim_ok;
+    st->subspace_checked += fr.subspace_checked;
+    st->doa_checked += fr.doa_checked;
+    if (fr.subspace_checked && !(fr.subspace_max_deg <= st->subspace_max_deg))
+        st->subspace_max_deg = fr.subspace_max_deg;
+    if (fr.doa_checked && !(fr.doa_max_error_deg <= st->doa_max_error_deg))
+        st->doa_max_error_deg = fr.doa_max_error_deg;
+    return 0;
+}
+
+static void report_window(sink_stats *st, double seconds)
+{
+    double p50p = series_percentile(&st->window_publish_ms, 50), p99p = series_percentile(&st->window_publish_ms, 99),
+           maxp = series_percentile(&st->window_publish_ms, 100);
+    double p50s = series_percentile(&st->window_sink_ms, 50), p99s = series_percentile(&st->window_sink_ms, 99),
+           maxs = series_percentile(&st->window_sink_ms, 100);
+    fprintf(stderr,
+            "eigstream-sink: %.2f frames/s %.1f MB/s | publish-source p50/p99/max %.1f/%.1f/%.1f ms | "
+            "sink-source p50/p99/max %.1f/%.1f/%.1f ms | frames %llu\n",
+            (double)st->window_frames / seconds, (double)st->window_bytes / 1e6 / seconds, p50p, p99p, maxp, p50s,
+            p99s, maxs, (unsigned long long)st->frames);
+    st->window_frames = st->window_bytes = 0;
+    st->window_publish_ms.len = st->window_sink_ms.len = 0;
+}
+
+/* Receives one multipart message into parts (at most PARTS_MAX kept; extra
+ * parts are drained and counted). Returns parts received, or -1 with errno. */
+static int receive(void *sock, zmq_msg_t *parts, size_t *count)
+{
+    *count = 0;
+    int more = 1;
+    while (more) {
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, sock, 0) < 0) {
+            int err = errno;
+            zmq_msg_close(&msg);
+            if (err == EINTR && *count > 0)
+                continue; /* finish the message: its parts are already here */
+            for (size_t i = 0; i < *count && i < PARTS_MAX; i++)
+                zmq_msg_close(&parts[i]);
+            errno = err;
+            return -1;
+        }
+        more = zmq_msg_more(&msg);
+        if (*count < PARTS_MAX) {
+            zmq_msg_init(&parts[*count]);
+            zmq_msg_move(&parts[*count], &msg);
+        }
+        zmq_msg_close(&msg);
+        (*count)++;
+    }
+    return 0;
+}
+
+static void write_json(const char *path, sink_stats *st, const char *verdict, const char *reasons, double elapsed)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "eigstream-sink: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"reasons\": \"%s\",\n", verdict, reasons);
+    fprintf(f, "  \"frames\": %llu,\n  \"gaps\": %llu,\n  \"late\": %llu,\n  \"matrices\": %llu,\n",
+            (unsigned long long)st->frames, (unsigned long long)st->gaps, (unsigned long long)st->late,
+            (unsigned long long)st->matrices);
+    fprintf(f, "  \"bad_status\": %llu,\n  \"not_ascending\": %llu,\n  \"dim_ok\": %llu,\n",
+            (unsigned long long)st->bad_status, (unsigned long long)st->not_ascending,
+            (unsigned long long)st->dim_ok);
+    fprintf(f, "  \"subspace_checked\": %llu,\n  \"subspace_max_angle_deg\": %.6g,\n",
+            (unsigned long long)st->subspace_checked, isnan(st->subspace_max_deg) ? 90.0 : st->subspace_max_deg);
+    fprintf(f, "  \"doa_checked\": %llu,\n  \"doa_max_error_deg\": %.6g,\n", (unsigned long long)st->doa_checked,
+            isnan(st->doa_max_error_deg) ? 180.0 : st->doa_max_error_deg);
+    fprintf(f, "  \"rejects\": {");
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        fprintf(f, "%s\"%s\": %llu", r > 1 ? ", " : "", protocol_reject_name((protocol_reject)r),
+                (unsigned long long)st->rejects[r]);
+    fprintf(f, "},\n  \"elapsed_s\": %.3f,\n  \"frames_per_s\": %.3f,\n  \"mb_per_s\": %.3f,\n", elapsed,
+            elapsed > 0 ? (double)st->frames / elapsed : 0.0, elapsed > 0 ? (double)st->bytes / 1e6 / elapsed : 0.0);
+    series *s[3] = {&st->publish_ms, &st->sink_ms, &st->solve_ms};
+    const char *names[3] = {"latency_publish_ms", "latency_sink_ms", "solve_ms"};
+    for (int i = 0; i < 3; i++) {
+        double p50 = series_percentile(s[i], 50), p99 = series_percentile(s[i], 99), mx = series_percentile(s[i], 100);
+        fprintf(f, "  \"%s\": {\"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}%s\n", names[i], isnan(p50) ? 0.0 : p50,
+                isnan(p99) ? 0.0 : p99, isnan(mx) ? 0.0 : mx, i < 2 ? "," : "");
+    }
+    fprintf(f, "}\n");
+    if (fclose(f) != 0)
+        fprintf(stderr, "eigstream-sink: error writing %s\n", path);
+}
+
+/* Prints the VERDICT line (and JSON); returns the exit code. */
+static int verdict(sink_stats *st, const sink_options *o, const scene *sc, double elapsed)
+{
+    char reasons[512] = "";
+    size_t len = 0;
+#define ADD_REASON(...)                                                                         \
+    do {                                                                                        \
+        if (len < sizeof reasons)                                                               \
+            len += (size_t)snprintf(reasons + len, sizeof reasons - len, "%s", len ? ", " : ""); \
+        if (len < sizeof reasons)                                                               \
+            len += (size_t)snprintf(reasons + len, sizeof reasons - len, __VA_ARGS__);          \
+    } while (0)
+    uint64_t rejected = 0;
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        rejected += st->rejects[r];
+    if (st->frames == 0)
+        ADD_REASON("no frames");
+    if (st->gaps)
+        ADD_REASON("gaps=%llu", (unsigned long long)st->gaps);
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        if (st->rejects[r])
+            ADD_REASON("rejected %s=%llu", protocol_reject_name((protocol_reject)r), (unsigned long long)st->rejects[r]);
+    if (st->bad_status)
+        ADD_REASON("bad_status=%llu", (unsigned long long)st->bad_status);
+    if (st->not_ascending)
+        ADD_REASON("not_ascending=%llu", (unsigned long long)st->not_ascending);
+    if (st->dim_ok != st->matrices - st->bad_status)
+        ADD_REASON("dim_ok=%llu/%llu (scene d=%zu)", (unsigned long long)st->dim_ok,
+                   (unsigned long long)(st->matrices - st->bad_status), scene_dimension(sc));
+    if (st->subspace_checked && !(st->subspace_max_deg <= o->max_angle_deg))
+        ADD_REASON("subspace_max_angle=%.2fdeg > %.2fdeg", st->subspace_max_deg, o->max_angle_deg);
+    if (st->doa_checked && !(st->doa_max_error_deg <= o->doa_tol_deg))
+        ADD_REASON("doa_max_error=%.3fdeg > %.3fdeg", st->doa_max_error_deg, o->doa_tol_deg);
+#undef ADD_REASON
+    (void)rejected;
+    int pass = len == 0;
+    double p99 = series_percentile(&st->sink_ms, 99), p99_publish = series_percentile(&st->publish_ms, 99);
+    char doa[64] = "";
+    if (st->doa_checked)
+        snprintf(doa, sizeof doa, " doa_max_error=%.3fdeg", st->doa_max_error_deg);
+    printf("VERDICT: %s%s%s%s frames=%llu gaps=%llu bad_status=%llu subspace_max_angle=%.2fdeg dim_ok=%llu/%llu%s "
+           "late=%llu p99_latency=%.1fms p99_publish_latency=%.1fms\n",
+           pass ? "PASS" : "FAIL", pass ? "" : " (", reasons, pass ? "" : ")", (unsigned long long)st->frames,
+           (unsigned long long)st->gaps, (unsigned long long)st->bad_status, st->subspace_max_deg,
+           (unsigned long long)st->dim_ok, (unsigned long long)(st->matrices - st->bad_status), doa,
+           (unsigned long long)st->late, isnan(p99) ? 0.0 : p99, isnan(p99_publish) ? 0.0 : p99_publish);
+    fflush(stdout);
+    if (o->json)
+        write_json(o->json, st, pass ? "PASS" : "FAIL", reasons, elapsed);
+    return pass ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    sink_options o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 2;
+    scene *sc = NULL;
+    scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.sources, o.jammers);
+    if (se != SCENE_OK) {
+        fprintf(stderr, "eigstream-sink: scene: %s\n", scene_strerror(se));
+        return 2;
+    }
+    int rc = 2;
+    void *ctx = NULL, *sock = NULL;
+    sink_checker *checker = NULL;
+    sink_stats st;
+    memset(&st, 0, sizeof st);
+    if ((se = sink_checker_create(&checker, sc, o.doa_fft_size, o.doa_cells)) != SCENE_OK) {
+        fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
+        goto done;
+    }
+    ctx = zmq_ctx_new();
+    sock = ctx ? zmq_socket(ctx, o.pull ? ZMQ_PULL : ZMQ_SUB) : NULL;
+    if (sock == NULL) {
+        fprintf(stderr, "eigstream-sink: zmq: %s\n", zmq_strerror(zmq_errno()));
+        goto done;
+    }
+    if (!o.pull) {
+        const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_EIGENSPACE};
+        zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, sizeof prefix);
+    }
+    int linger = 0;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    if ((o.bind ? zmq_bind(sock, o.endpoint) : zmq_connect(sock, o.endpoint)) != 0) {
+        fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
+                zmq_strerror(zmq_errno()));
+        goto done;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    double start = now_s(), last_report = start, first_frame = 0.0;
+    while (!stop_requested && (o.frames == 0 || st.frames < o.frames)) {
+        double t = now_s();
+        if (o.duration_s > 0 && t - start >= o.duration_s)
+            break;
+        if (!o.quiet && t - last_report >= 1.0) {
+            if (st.window_frames)
+                report_window(&st, t - last_report);
+            last_report = t;
+        }
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        int ready = zmq_poll(&item, 1, 200);
+        if (ready < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: poll: %s\n", zmq_strerror(zmq_errno()));
+            goto done;
+        }
+        if (ready == 0)
+            continue;
+        zmq_msg_t parts[PARTS_MAX];
+        size_t count;
+        if (receive(sock, parts, &count) != 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
+            goto done;
+        }
+        uint64_t received_ns = realtime_ns();
+        if (st.frames == 0)
+            first_frame = now_s();
+        int err = handle_frame(&st, checker, &o, parts, count, received_ns);
+        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
+            zmq_msg_close(&parts[i]);
+        if (err != 0) {
+            fprintf(stderr, "eigstream-sink: out of memory\n");
+            goto done;
+        }
+    }
+    double elapsed = st.frames ? now_s() - first_frame : 0.0;
+    rc = verdict(&st, &o, sc, elapsed);
+done:
+    if (sock != NULL)
+        zmq_close(sock);
+    if (ctx != NULL)
+        while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
+        }
+    free(st.publish_ms.x);
+    free(st.sink_ms.x);
+    free(st.solve_ms.x);
+    free(st.window_publish_ms.x);
+    free(st.window_sink_ms.x);
+    sink_checker_destroy(&checker);
+    scene_destroy(&sc);
+    return rc;
+}
