@@ -13,6 +13,7 @@
 
 #include "eig_cuda.h"
 #include "eig_cuda_internal.cuh"
+#include "eig_cuda_stages.h"
 
 /* Matrices per launch group: the per-matrix workspace times this stays under
  * a fixed budget, so any batch count works with bounded device memory. */
@@ -350,4 +351,59 @@ extern "C" void eig_cuda_plan_destroy(eig_cuda_plan *plan)
         eig_cuda_plan_free(plan);
     }
     free(plan);
+}
+
+extern "C" eig_error eig_cuda_plan_execute_device_staged(eig_cuda_plan *plan, const void *d_a,
+                                                         void *d_w, void *d_z, int *d_info,
+                                                         void *stream, float stage_ms[3])
+{
+    if (plan == nullptr || d_a == nullptr || d_w == nullptr || d_info == nullptr ||
+        stage_ms == nullptr || plan->chunk < (size_t)plan->p.batch)
+        return EIG_EINVAL;
+    const bool vectors = plan->p.job == EIG_JOB_VECTORS;
+    if (vectors && d_z == nullptr)
+        return EIG_EINVAL;
+    eig_cuda_device_guard guard(plan->p.device);
+    if (!guard.ok)
+        return eig_cuda_error(guard.err);
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaEvent_t ev[4] = {nullptr, nullptr, nullptr, nullptr};
+    eig_error e = EIG_OK;
+    for (int i = 0; i < 4 && e == EIG_OK; ++i)
+        e = eig_cuda_error(cudaEventCreate(&ev[i]));
+    const eig_plan_params *p = &plan->p;
+    const int n = p->n, count = p->batch;
+    const bool dbl = p->precision == EIG_COMPLEX_DOUBLE;
+    if (e == EIG_OK)
+        e = eig_cuda_error(cudaEventRecord(ev[0], s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(
+            dbl ? eig_cuda_tridiag_launch<double>(&plan->tri, n, count, p->storage, p->uplo,
+                                                  vectors, d_a, &plan->ws, d_w, d_info, s)
+                : eig_cuda_tridiag_launch<float>(&plan->tri, n, count, p->storage, p->uplo,
+                                                 vectors, d_a, &plan->ws, d_w, d_info, s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(cudaEventRecord(ev[1], s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(dbl ? eig_cuda_qr_launch<double>(&plan->qr, n, count, &plan->ws, d_w,
+                                                            d_info, s)
+                               : eig_cuda_qr_launch<float>(&plan->qr, n, count, &plan->ws, d_w,
+                                                           d_info, s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(cudaEventRecord(ev[2], s));
+    if (e == EIG_OK && vectors)
+        e = eig_cuda_error(dbl ? eig_cuda_back_launch<double>(&plan->back, n, count, &plan->ws,
+                                                              d_z, d_info, s)
+                               : eig_cuda_back_launch<float>(&plan->back, n, count, &plan->ws,
+                                                             d_z, d_info, s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(cudaEventRecord(ev[3], s));
+    if (e == EIG_OK)
+        e = eig_cuda_error(cudaEventSynchronize(ev[3]));
+    for (int i = 0; i < 3 && e == EIG_OK; ++i)
+        e = eig_cuda_error(cudaEventElapsedTime(&stage_ms[i], ev[i], ev[i + 1]));
+    for (int i = 0; i < 4; ++i)
+        if (ev[i] != nullptr)
+            (void)cudaEventDestroy(ev[i]);
+    return e;
 }

@@ -125,8 +125,10 @@ static int batch_build(batch *bt, int n, eig_precision prec)
         int t = b < nt ? bt->type[b] : 13;
         if (workload_generate(t, n, prec, 1000 + 7 * (uint64_t)b, a, NULL) < 0)
             return -1;
-        if (b == nt)
-            set_elem(bt, a, n - 1, NAN); /* (n-1, 0): lower triangle */
+        if (b == nt) { /* (n-1, 0) and (0, n-1): whichever triangle is read */
+            set_elem(bt, a, n - 1, NAN);
+            set_elem(bt, a, (size_t)(n - 1) * n, NAN);
+        }
         if (b == nt + 1)
             set_elem(bt, a, (size_t)(n / 2) * (n + 1), INFINITY + 0.0 * I); /* diagonal */
         if (b == nt + 2)

@@ -1,0 +1,524 @@
+/*
+ * bench_cuda.cu - eigstream-bench CUDA mode: our cuda backend against cuSOLVER
+ * in one process, on one GPU, on the same input copies.
+ *
+ * Solvers (all on data already on the device, timed with CUDA events):
+ *   ours          eig_cuda_plan_execute_device (the device entry point)
+ *   XsyevBatched  cusolverDnXsyevBatched (64-bit API, one call for the batch)
+ *   heevd x8      cusolverDnZheevd / Cheevd, one call per matrix, round-robin
+ *                 over 8 streams with one handle and workspace per stream
+ * cuSOLVER overwrites A, so each of its runs first restores A from the pristine
+ * copy (outside the timed region). Each solver gets 3 untimed warm-up runs and
+ * then --runs timed runs; the median and the minimum are printed. Our time is
+ * also split by kernel (tridiagonalization, QR, back-transformation) from the
+ * medians of separate runs with events between the kernels. Accuracy: the
+ * LAPACK residual and orthogonality ratios, max over the first --check
+ * matrices of the batch, of each solver's last run.
+ */
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "bench.h"
+#include "eig.h"
+#include "eig_cuda.h"
+#include "eig_cuda_stages.h"
+#include "workload.h"
+
+static const char usage[] =
+    "usage: eigstream-bench --backend cuda [--n N | --sizes 64,128,256,512] [--batch B]\n"
+    "                       [--precision c64|c128|both] [--input radar|random]\n"
+    "                       [--vectors | --values] [--runs R] [--check K] [--no-heevd]\n"
+    "                       [--json FILE]\n"
+    "\n"
+    "CUDA mode: times our cuda backend (device entry point) against cusolverDnXsyevBatched\n"
+    "and cusolverDnZheevd/Cheevd looped over 8 streams, on the same device-resident batch,\n"
+    "and prints median/min ms, the ratios cuSOLVER/ours and each solver's worst LAPACK\n"
+    "residual and orthogonality ratios.\n"
+    "  --n N          matrix order (default 128); --sizes sweeps several\n"
+    "  --batch B      matrices per run (default 180)\n"
+    "  --precision P  c128, c64 or both (default both)\n"
+    "  --input I      radar (default, workload_radar_batch) or random Hermitian\n"
+    "  --vectors      eigenvalues and eigenvectors (default); --values: eigenvalues only\n"
+    "  --runs R       timed runs per solver (default 20, at least 10 recommended)\n"
+    "  --check K      matrices checked for accuracy (default 16)\n"
+    "  --no-heevd     skip the slow looped heevd\n"
+    "  --json FILE    also write the results as JSON\n";
+
+namespace {
+
+struct options {
+    std::vector<int> sizes;
+    int batch = 180;
+    bool c64 = true, c128 = true;
+    bool radar = true;
+    bool vectors = true;
+    int runs = 20;
+    int check = 16;
+    bool heevd = true;
+    const char *json = nullptr;
+};
+
+struct solver_result {
+    const char *name;
+    bool ran = false;
+    double median_ms = 0, min_ms = 0;
+    double residual = 0, orthogonality = 0;
+    int bad_info = 0;
+};
+
+struct case_result {
+    int n, batch;
+    eig_precision precision;
+    solver_result ours, syevb, heevd;
+    float split[3] = {0, 0, 0};
+};
+
+#define CUDA_OK(call)                                                                             \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "eigstream-bench: %s: %s\n", #call, cudaGetErrorString(e_));          \
+            return 2;                                                                             \
+        }                                                                                         \
+    } while (0)
+
+#define SOLVER_OK(call)                                                                           \
+    do {                                                                                          \
+        cusolverStatus_t s_ = (call);                                                             \
+        if (s_ != CUSOLVER_STATUS_SUCCESS) {                                                      \
+            fprintf(stderr, "eigstream-bench: %s: cusolver status %d\n", #call, (int)s_);         \
+            return 2;                                                                             \
+        }                                                                                         \
+    } while (0)
+
+int parse_sizes(const char *s, std::vector<int> &out)
+{
+    out.clear();
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 4096)
+            return -1;
+        out.push_back((int)v);
+        if (*end == ',')
+            ++end;
+        else if (*end != '\0')
+            return -1;
+        s = end;
+    }
+    return out.empty() ? -1 : 0;
+}
+
+int parse(int argc, char **argv, options &o)
+{
+    o.sizes = {128};
+    for (int k = 1; k < argc; ++k) {
+        const char *a = argv[k];
+        const char *v = k + 1 < argc ? argv[k + 1] : nullptr;
+        if (strcmp(a, "--backend=cuda") == 0)
+            continue;
+        if (strcmp(a, "--backend") == 0 && v) {
+            ++k;
+        } else if (strcmp(a, "--n") == 0 && v) {
+            if (parse_sizes(v, o.sizes) != 0 || o.sizes.size() != 1)
+                return -1;
+            ++k;
+        } else if (strcmp(a, "--sizes") == 0 && v) {
+            if (parse_sizes(v, o.sizes) != 0)
+                return -1;
+            ++k;
+        } else if (strcmp(a, "--batch") == 0 && v) {
+            o.batch = atoi(v);
+            ++k;
+        } else if (strcmp(a, "--precision") == 0 && v) {
+            o.c64 = strcmp(v, "c64") == 0 || strcmp(v, "both") == 0;
+            o.c128 = strcmp(v, "c128") == 0 || strcmp(v, "both") == 0;
+            if (!o.c64 && !o.c128)
+                return -1;
+            ++k;
+        } else if (strcmp(a, "--input") == 0 && v) {
+            if (strcmp(v, "radar") != 0 && strcmp(v, "random") != 0)
+                return -1;
+            o.radar = strcmp(v, "radar") == 0;
+            ++k;
+        } else if (strcmp(a, "--vectors") == 0) {
+            o.vectors = true;
+        } else if (strcmp(a, "--values") == 0) {
+            o.vectors = false;
+        } else if (strcmp(a, "--runs") == 0 && v) {
+            o.runs = atoi(v);
+            ++k;
+        } else if (strcmp(a, "--check") == 0 && v) {
+            o.check = atoi(v);
+            ++k;
+        } else if (strcmp(a, "--no-heevd") == 0) {
+            o.heevd = false;
+        } else if (strcmp(a, "--json") == 0 && v) {
+            o.json = v;
+            ++k;
+        } else {
+            return -1;
+        }
+    }
+    if (o.batch < 1 || o.runs < 1 || o.check < 0)
+        return -1;
+    return 0;
+}
+
+/* Times `run` (which enqueues on stream s) with events; `prepare` runs untimed
+ * before each (restoring inputs). */
+template <typename Prep, typename Run>
+int time_solver(cudaStream_t s, int runs, Prep prepare, Run run, solver_result &r)
+{
+    cudaEvent_t t0, t1;
+    CUDA_OK(cudaEventCreate(&t0));
+    CUDA_OK(cudaEventCreate(&t1));
+    std::vector<double> ms;
+    for (int k = 0; k < 3 + runs; ++k) {
+        if (prepare() != 0)
+            return 2;
+        CUDA_OK(cudaEventRecord(t0, s));
+        if (run() != 0)
+            return 2;
+        CUDA_OK(cudaEventRecord(t1, s));
+        CUDA_OK(cudaEventSynchronize(t1));
+        float f;
+        CUDA_OK(cudaEventElapsedTime(&f, t0, t1));
+        if (k >= 3)
+            ms.push_back(f);
+    }
+    CUDA_OK(cudaEventDestroy(t0));
+    CUDA_OK(cudaEventDestroy(t1));
+    r.min_ms = bench_min(ms.data(), (int)ms.size());
+    r.median_ms = bench_median(ms.data(), (int)ms.size());
+    r.ran = true;
+    return 0;
+}
+
+/* Worst ratios over the first `check` matrices; w, z on the device. */
+int accuracy(const options &o, int n, eig_precision prec, const std::vector<char> &host_a,
+             const void *d_w, const void *d_z, const int *d_info, solver_result &r)
+{
+    const size_t rsize = prec == EIG_COMPLEX_DOUBLE ? 8 : 4, csize = 2 * rsize;
+    const size_t nn = (size_t)n * n;
+    const int k = o.check < o.batch ? o.check : o.batch;
+    std::vector<char> w((size_t)o.batch * n * rsize), z(o.vectors ? (size_t)k * nn * csize : 0);
+    std::vector<int> info(o.batch);
+    CUDA_OK(cudaMemcpy(w.data(), d_w, w.size(), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(info.data(), d_info, info.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    if (o.vectors)
+        CUDA_OK(cudaMemcpy(z.data(), d_z, z.size(), cudaMemcpyDeviceToHost));
+    r.bad_info = 0;
+    for (int b = 0; b < o.batch; ++b)
+        r.bad_info += info[b] != 0;
+    r.residual = r.orthogonality = 0;
+    for (int b = 0; b < k && o.vectors; ++b) {
+        const void *a = host_a.data() + b * nn * csize;
+        double res = workload_residual_ratio(n, prec, a, w.data() + b * n * rsize,
+                                             z.data() + b * nn * csize);
+        double orth = workload_orthogonality_ratio(n, prec, z.data() + b * nn * csize);
+        r.residual = std::isnan(res) || res > r.residual ? res : r.residual;
+        r.orthogonality = std::isnan(orth) || orth > r.orthogonality ? orth : r.orthogonality;
+    }
+    return 0;
+}
+
+int run_case(const options &o, int n, eig_precision prec, case_result &cr)
+{
+    const bool dbl = prec == EIG_COMPLEX_DOUBLE;
+    const size_t rsize = dbl ? 8 : 4, csize = 2 * rsize, nn = (size_t)n * n;
+    const size_t a_bytes = (size_t)o.batch * nn * csize, w_bytes = (size_t)o.batch * n * rsize;
+    cr.n = n;
+    cr.batch = o.batch;
+    cr.precision = prec;
+    cr.ours.name = "ours";
+    cr.syevb.name = "XsyevBatched";
+    cr.heevd.name = dbl ? "zheevd x8 streams" : "cheevd x8 streams";
+
+    std::vector<char> host_a(a_bytes);
+    int g = o.radar ? workload_radar_batch(n, o.batch, prec, 2014, host_a.data())
+                    : workload_random_batch(n, o.batch, prec, 2014, host_a.data());
+    if (g != 0) {
+        fprintf(stderr, "eigstream-bench: generating the batch failed\n");
+        return 1;
+    }
+    void *d_a0, *d_a, *d_w, *d_z = nullptr;
+    int *d_info;
+    cudaStream_t s;
+    CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_OK(cudaMalloc(&d_a0, a_bytes));
+    CUDA_OK(cudaMalloc(&d_a, a_bytes));
+    CUDA_OK(cudaMalloc(&d_w, w_bytes));
+    CUDA_OK(cudaMalloc((void **)&d_info, o.batch * sizeof(int)));
+    if (o.vectors)
+        CUDA_OK(cudaMalloc(&d_z, a_bytes));
+    CUDA_OK(cudaMemcpy(d_a0, host_a.data(), a_bytes, cudaMemcpyHostToDevice));
+    auto restore = [&]() -> int {
+        CUDA_OK(cudaMemcpyAsync(d_a, d_a0, a_bytes, cudaMemcpyDeviceToDevice, s));
+        return 0;
+    };
+    auto nothing = []() -> int { return 0; };
+
+    /* ours */
+    eig_plan_params p = eig_plan_params_default();
+    p.n = n;
+    p.batch = o.batch;
+    p.precision = prec;
+    p.job = o.vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
+    p.backend = EIG_BACKEND_CUDA;
+    eig_cuda_plan *plan;
+    eig_error e = eig_cuda_plan_create(&plan, &p);
+    if (e != EIG_OK) {
+        fprintf(stderr, "eigstream-bench: eig_cuda_plan_create: %s\n", eig_strerror(e));
+        return 2;
+    }
+    int rc = time_solver(
+        s, o.runs, nothing,
+        [&]() -> int {
+            eig_error ee = eig_cuda_plan_execute_device(plan, d_a0, d_w, d_z, d_info, s);
+            if (ee != EIG_OK)
+                fprintf(stderr, "eigstream-bench: execute_device: %s\n", eig_strerror(ee));
+            return ee == EIG_OK ? 0 : 2;
+        },
+        cr.ours);
+    if (rc == 0)
+        rc = accuracy(o, n, prec, host_a, d_w, d_z, d_info, cr.ours);
+    if (rc == 0) {
+        std::vector<double> st[3];
+        for (int k = 0; k < o.runs; ++k) {
+            float ms[3];
+            eig_error ee = eig_cuda_plan_execute_device_staged(plan, d_a0, d_w, d_z, d_info, s, ms);
+            if (ee != EIG_OK)
+                break; /* batch split into several launch groups: no split */
+            for (int i = 0; i < 3; ++i)
+                st[i].push_back(ms[i]);
+        }
+        for (int i = 0; i < 3 && !st[i].empty(); ++i)
+            cr.split[i] = (float)bench_median(st[i].data(), (int)st[i].size());
+    }
+    eig_cuda_plan_destroy(plan);
+    if (rc != 0)
+        return rc;
+
+    /* cusolverDnXsyevBatched */
+    cusolverDnHandle_t h;
+    cusolverDnParams_t params;
+    SOLVER_OK(cusolverDnCreate(&h));
+    SOLVER_OK(cusolverDnSetStream(h, s));
+    SOLVER_OK(cusolverDnCreateParams(&params));
+    const cudaDataType ta = dbl ? CUDA_C_64F : CUDA_C_32F, tw = dbl ? CUDA_R_64F : CUDA_R_32F;
+    const cusolverEigMode_t jobz = o.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    size_t dev_bytes = 0, host_bytes = 0;
+    SOLVER_OK(cusolverDnXsyevBatched_bufferSize(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, d_a,
+                                                n, tw, d_w, ta, &dev_bytes, &host_bytes, o.batch));
+    void *d_work = nullptr;
+    std::vector<char> h_work(host_bytes + 1);
+    CUDA_OK(cudaMalloc(&d_work, dev_bytes + 1));
+    rc = time_solver(
+        s, o.runs, restore,
+        [&]() -> int {
+            SOLVER_OK(cusolverDnXsyevBatched(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, d_a, n,
+                                             tw, d_w, ta, d_work, dev_bytes, h_work.data(),
+                                             host_bytes, d_info, o.batch));
+            return 0;
+        },
+        cr.syevb);
+    if (rc == 0)
+        rc = accuracy(o, n, prec, host_a, d_w, d_a, d_info, cr.syevb);
+    CUDA_OK(cudaFree(d_work));
+    SOLVER_OK(cusolverDnDestroyParams(params));
+    SOLVER_OK(cusolverDnDestroy(h));
+    if (rc != 0)
+        return rc;
+
+    /* heevd looped over 8 streams */
+    if (o.heevd) {
+        const int NS = 8;
+        cudaStream_t ss[NS];
+        cusolverDnHandle_t hh[NS];
+        void *work[NS];
+        int *dinfo_s[NS];
+        int lwork = 0;
+        cudaEvent_t fork, join[NS];
+        CUDA_OK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        for (int i = 0; i < NS; ++i) {
+            CUDA_OK(cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking));
+            CUDA_OK(cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming));
+            SOLVER_OK(cusolverDnCreate(&hh[i]));
+            SOLVER_OK(cusolverDnSetStream(hh[i], ss[i]));
+            if (dbl)
+                SOLVER_OK(cusolverDnZheevd_bufferSize(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
+                                                      (const cuDoubleComplex *)d_a, n,
+                                                      (const double *)d_w, &lwork));
+            else
+                SOLVER_OK(cusolverDnCheevd_bufferSize(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
+                                                      (const cuComplex *)d_a, n,
+                                                      (const float *)d_w, &lwork));
+            CUDA_OK(cudaMalloc(&work[i], (size_t)lwork * csize));
+            CUDA_OK(cudaMalloc((void **)&dinfo_s[i], sizeof(int)));
+        }
+        rc = time_solver(
+            s, o.runs, restore,
+            [&]() -> int {
+                CUDA_OK(cudaEventRecord(fork, s));
+                for (int i = 0; i < NS; ++i)
+                    CUDA_OK(cudaStreamWaitEvent(ss[i], fork, 0));
+                for (int b = 0; b < o.batch; ++b) {
+                    const int i = b % NS;
+                    char *a = (char *)d_a + b * nn * csize;
+                    char *w = (char *)d_w + b * (size_t)n * rsize;
+                    if (dbl)
+                        SOLVER_OK(cusolverDnZheevd(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
+                                                   (cuDoubleComplex *)a, n, (double *)w,
+                                                   (cuDoubleComplex *)work[i], lwork, dinfo_s[i]));
+                    else
+                        SOLVER_OK(cusolverDnCheevd(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
+                                                   (cuComplex *)a, n, (float *)w,
+                                                   (cuComplex *)work[i], lwork, dinfo_s[i]));
+                }
+                for (int i = 0; i < NS; ++i) {
+                    CUDA_OK(cudaEventRecord(join[i], ss[i]));
+                    CUDA_OK(cudaStreamWaitEvent(s, join[i], 0));
+                }
+                return 0;
+            },
+            cr.heevd);
+        CUDA_OK(cudaMemsetAsync(d_info, 0, o.batch * sizeof(int), s)); /* per-stream info only */
+        CUDA_OK(cudaStreamSynchronize(s));
+        if (rc == 0)
+            rc = accuracy(o, n, prec, host_a, d_w, d_a, d_info, cr.heevd);
+        for (int i = 0; i < NS; ++i) {
+            CUDA_OK(cudaFree(work[i]));
+            CUDA_OK(cudaFree(dinfo_s[i]));
+            SOLVER_OK(cusolverDnDestroy(hh[i]));
+            CUDA_OK(cudaStreamDestroy(ss[i]));
+            CUDA_OK(cudaEventDestroy(join[i]));
+        }
+        CUDA_OK(cudaEventDestroy(fork));
+    }
+    CUDA_OK(cudaFree(d_a0));
+    CUDA_OK(cudaFree(d_a));
+    CUDA_OK(cudaFree(d_w));
+    CUDA_OK(cudaFree(d_info));
+    if (d_z)
+        CUDA_OK(cudaFree(d_z));
+    CUDA_OK(cudaStreamDestroy(s));
+    return rc;
+}
+
+void print_solver(const solver_result &r, const solver_result &ours)
+{
+    if (!r.ran)
+        return;
+    printf("  %-18s %10.3f %10.3f %9.2fx %11.3g %13.3g %6d\n", r.name, r.median_ms, r.min_ms,
+           r.median_ms / ours.median_ms, r.residual, r.orthogonality, r.bad_info);
+}
+
+void print_case(const options &o, const case_result &c)
+{
+    const double n = c.n;
+    printf("\nn=%d batch=%d %s %s input=%s runs=%d (accuracy over the first %d matrices)\n", c.n,
+           c.batch, c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64",
+           o.vectors ? "vectors" : "values", o.radar ? "radar" : "random", o.runs,
+           o.check < o.batch ? o.check : o.batch);
+    printf("  %-18s %10s %10s %10s %11s %13s %6s\n", "solver", "median ms", "min ms", "time/ours",
+           "residual", "orthogonality", "info!=0");
+    print_solver(c.ours, c.ours);
+    print_solver(c.syevb, c.ours);
+    print_solver(c.heevd, c.ours);
+    /* LAPACK flop counts: zhetrd 16/3 n^3, zunmtr (n vectors) 8 n^3 real flops */
+    const double tri_gf = 16.0 / 3.0 * n * n * n * c.batch * 1e-6;
+    const double back_gf = 8.0 * n * n * n * c.batch * 1e-6;
+    printf("  ours split: tridiag %.3f ms (%.1f GFLOP/s), qr %.3f ms, back %.3f ms (%.1f GFLOP/s)\n",
+           c.split[0], c.split[0] > 0 ? tri_gf / c.split[0] : 0.0, c.split[1], c.split[2],
+           c.split[2] > 0 ? back_gf / c.split[2] : 0.0);
+    if (c.syevb.ran)
+        printf("  speed-up vs XsyevBatched: %.2fx\n", c.syevb.median_ms / c.ours.median_ms);
+}
+
+void json_solver(FILE *f, const char *key, const solver_result &r, bool last)
+{
+    fprintf(f, "      \"%s\": {\"ran\": %s, \"median_ms\": %.6g, \"min_ms\": %.6g, "
+               "\"residual\": %.6g, \"orthogonality\": %.6g, \"bad_info\": %d}%s\n",
+            key, r.ran ? "true" : "false", r.median_ms, r.min_ms,
+            std::isnan(r.residual) ? -1.0 : r.residual,
+            std::isnan(r.orthogonality) ? -1.0 : r.orthogonality, r.bad_info, last ? "" : ",");
+}
+
+int write_json(const options &o, const char *gpu, const std::vector<case_result> &cases)
+{
+    FILE *f = fopen(o.json, "w");
+    if (f == nullptr) {
+        fprintf(stderr, "eigstream-bench: cannot write %s\n", o.json);
+        return 1;
+    }
+    fprintf(f, "{\n  \"mode\": \"cuda\",\n  \"gpu\": \"%s\",\n  \"job\": \"%s\",\n"
+               "  \"input\": \"%s\",\n  \"runs\": %d,\n  \"cases\": [\n",
+            gpu, o.vectors ? "vectors" : "values", o.radar ? "radar" : "random", o.runs);
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const case_result &c = cases[i];
+        fprintf(f, "    {\"n\": %d, \"batch\": %d, \"precision\": \"%s\",\n", c.n, c.batch,
+                c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64");
+        fprintf(f, "      \"split_ms\": {\"tridiag\": %.6g, \"qr\": %.6g, \"back\": %.6g},\n",
+                c.split[0], c.split[1], c.split[2]);
+        fprintf(f, "      \"ratio_xsyevbatched_over_ours\": %.6g,\n",
+                c.syevb.ran ? c.syevb.median_ms / c.ours.median_ms : 0.0);
+        fprintf(f, "      \"ratio_heevd_over_ours\": %.6g,\n",
+                c.heevd.ran ? c.heevd.median_ms / c.ours.median_ms : 0.0);
+        json_solver(f, "ours", c.ours, false);
+        json_solver(f, "xsyevbatched", c.syevb, false);
+        json_solver(f, "heevd_8_streams", c.heevd, true);
+        fprintf(f, "    }%s\n", i + 1 < cases.size() ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    return fclose(f) == 0 ? 0 : 1;
+}
+
+} // namespace
+
+extern "C" int bench_cuda_main(int argc, char **argv)
+{
+    options o;
+    if (parse(argc, argv, o) != 0) {
+        fputs(usage, stderr);
+        return 1;
+    }
+    if (eig_cuda_runtime_device_count() == 0) {
+        fprintf(stderr, "eigstream-bench: no usable CUDA device\n");
+        return 1;
+    }
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+        fprintf(stderr, "eigstream-bench: cudaGetDeviceProperties failed\n");
+        return 1;
+    }
+    int rt = 0;
+    (void)cudaRuntimeGetVersion(&rt);
+    printf("GPU: %s (%d SMs, %.0f MB L2, %zu KB opt-in shared memory per block), CUDA runtime %d\n",
+           prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0,
+           prop.sharedMemPerBlockOptin / 1024, rt);
+    std::vector<case_result> cases;
+    for (int n : o.sizes) {
+        for (int pi = 0; pi < 2; ++pi) {
+            eig_precision prec = pi == 0 ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
+            if ((prec == EIG_COMPLEX_DOUBLE && !o.c128) || (prec == EIG_COMPLEX_FLOAT && !o.c64))
+                continue;
+            case_result c;
+            int rc = run_case(o, n, prec, c);
+            if (rc != 0)
+                return rc;
+            print_case(o, c);
+            fflush(stdout);
+            cases.push_back(c);
+        }
+    }
+    if (o.json && write_json(o, prop.name, cases) != 0)
+        return 1;
+    return 0;
+}
