@@ -184,8 +184,8 @@ protocol_reject protocol_eigenspace_check_sizes(const protocol_header *h, const 
                                                 size_t max_payload_bytes);
 
 /* PROTOCOL_OK when every real and imaginary part of the elements in data is
- * finite, else PROTOCOL_REJECT_NONFINITE (also for a bad element); data must
- * be aligned for the element (receive buffers from malloc/zmq are). */
+ * finite, else PROTOCOL_REJECT_NONFINITE (also for a bad element); data
+ * needs no alignment. */
 protocol_reject protocol_check_finite(const void *data, size_t bytes, uint8_t element);
 
 /* PROTOCOL_REJECT_CONFIG when h's n, count or element differ from what the

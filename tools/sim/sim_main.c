@@ -337,7 +337,7 @@ int main(int argc, char **argv)
             last_report = t;
             sent_at_report = sent;
         }
-        if (o.rate > 0)
+        if (o.rate > 0 && (o.frames == 0 || sent < o.frames))
             sleep_until(start + (double)sent / o.rate);
     }
     /* Closing with linger flushes the queued frames; the context terminates
