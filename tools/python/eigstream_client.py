@@ -322,13 +322,13 @@ def _mode_slice(mode, n, d):
 
 
 def encode_eigenspace(seq, timestamp_ns, values, vectors, signal_dims, mode="full", statuses=None,
-                      stage_times=(0, 0, 0, 0), crc=True, late=False):
+                      stage_times=None, crc=True, late=False):
     """Parts [header, meta, data] of an eigenspace frame.
 
     values (count, n) real ascending (float32 -> complex float frame, float64 ->
     complex double); vectors (count, n, n) with column k the eigenvector of
     values[:, k] (None for mode 'values'); the mode selects which columns go out.
-    stage_times = (received, solve_start, solve_end, published) in ns.
+    stage_times = (received, solve_start, solve_end, published) in ns (None: now).
     """
     values = np.asarray(values)
     count, n = values.shape
@@ -346,6 +346,8 @@ def encode_eigenspace(seq, timestamp_ns, values, vectors, signal_dims, mode="ful
         if k:
             cols = np.asarray(vectors[b])[:, first:first + k]
             data.append(np.ascontiguousarray(cols.T, dtype=ELEMENT_DTYPE[element]).tobytes())
+    if stage_times is None:
+        stage_times = (time.time_ns(),) * 4
     meta_part = _STAGE_TIMES.pack(*[int(t) for t in stage_times]) + meta.tobytes()
     data_part = b"".join(data)
     payload = [meta_part, data_part]
