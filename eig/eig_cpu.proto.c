@@ -279,7 +279,8 @@ static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_
 
         EIG_R x = d[start] - mu, z = e[start];
         for (int k = start; k < end; k++) {
-            EIG_R rr = EIG_HYPOT(x, z);
+            /* no hypot: A was scaled into [rmin, rmax], so squares are safe */
+            EIG_R rr = EIG_SQRT(x * x + z * z);
             EIG_R c, s;
             if (rr == 0) {
                 c = 1;

@@ -13,7 +13,7 @@ int EIG_FN(eig_matrix_check)(int n, eig_storage storage, eig_uplo uplo, const EI
     for (int j = 0; j < n; j++) {
         eig_triangle_column col = eig_triangle_column_of(n, storage, uplo, j);
         const EIG_T *p = a + col.start;
-        EIG_R col_max = 0;
+        EIG_R col_max = max_abs;
         /* Cheap filter: only elements whose larger component could beat the
          * running maximum pay for a hypot. */
         for (int k = 0; k < col.count; k++) {
