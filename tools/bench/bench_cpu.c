@@ -401,6 +401,10 @@ static int json_write(const char *path, const bench_options *o, const char *cpu,
         return fatal("cannot create '%s': %s", path, strerror(errno));
     fprintf(f, "{\n  \"mode\": \"cpu\",\n  \"cpu\": ");
     json_string(f, cpu);
+    fputs(",\n  \"openblas\": ", f);
+    json_string(f, openblas_get_config());
+    fputs(",\n  \"openblas_core\": ", f);
+    json_string(f, openblas_get_corename());
     fprintf(f, ",\n  \"cores\": %d,\n  \"threads\": %d,\n  \"n\": %d,\n  \"batch\": %d,\n"
                "  \"runs\": %d,\n  \"input\": \"%s\",\n  \"results\": [",
             omp_get_num_procs(), o->threads, o->n, o->batch, o->runs,
@@ -473,8 +477,11 @@ int bench_cpu_main(int argc, char **argv)
     printf("eigstream-bench cpu: %d matrices of %dx%d, input %s, %d runs (median, min), "
            "%d threads\n",
            o.batch, o.n, o.n, o.random_input ? "random" : "radar", o.runs, o.threads);
-    printf("machine: %s, %d cores online; %s, 1 thread per call\n", cpu,
-           omp_get_num_procs(), openblas_get_config());
+    /* The kernels OpenBLAS picked matter as much as the core count: a CPU newer
+     * than the OpenBLAS release falls back to generic ones (OPENBLAS_CORETYPE
+     * overrides the choice). */
+    printf("machine: %s, %d cores online; %s, kernels for %s, 1 thread per call\n", cpu,
+           omp_get_num_procs(), openblas_get_config(), openblas_get_corename());
     fflush(stdout);
 
     bench_result results[2][SOLVER_COUNT];
