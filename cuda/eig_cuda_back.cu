@@ -6,7 +6,7 @@
  * Grid (matrices, ceil(n / columns)); CTA = threads; a slab of `columns`
  * columns of z lives in shared memory (n * columns complex). Each column is
  * owned by threads/columns consecutive lanes of one warp, which split its rows
- * round-robin: the dot product u^H x of a reflector is a shuffle reduction
+ * round-robin (row i belongs to lane i mod lanes, always): the dot product u^H x of a reflector is a shuffle reduction
  * within those lanes and the rank-1 update touches only their own rows, so the
  * reflector loop needs no __syncthreads at all. Reflector vectors are read
  * from the workspace (L1/L2: every column group reads the same u_k).
@@ -50,15 +50,18 @@ __global__ void __launch_bounds__(256)
         if (sg == 0)
             continue;
         const C *u = refl + (size_t)k * n;
+        /* rows i = t (mod tpc) stay with this lane for the whole loop: the
+         * x elements are never shared between lanes */
+        const int i0 = k + 1 + ((t - (k + 1)) % tpc + tpc) % tpc;
         C dot = cmake<C>(0, 0);
-        for (int i = k + 1 + t; i < n; i += tpc)
+        for (int i = i0; i < n; i += tpc)
             dot = cfmac(u[i], x[i], dot);
         for (int o = tpc >> 1; o > 0; o >>= 1) {
             dot.x += __shfl_xor_sync(0xffffffffu, dot.x, o);
             dot.y += __shfl_xor_sync(0xffffffffu, dot.y, o);
         }
         dot = cscale(sg, dot);
-        for (int i = k + 1 + t; i < n; i += tpc)
+        for (int i = i0; i < n; i += tpc)
             x[i] = csub(x[i], cmul(dot, u[i]));
     }
     if (col < n)

@@ -115,8 +115,10 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     tri->smem = eig_cuda_tridiag_smem<R>(n, tri->threads, order);
 
     eig_cuda_qr_config *qr = &plan->qr;
-    qr->consumer_warps = vectors ? 1 : 0;
-    qr->row_chunks = vectors ? (n + 31) / 32 : 1;
+    /* 64 rows per CTA up to n = 128 (180 matrices of 128 in c128: 360 CTAs of
+     * 72 KB, one wave on 132 SMs), 32 rows above (the Zr slice must fit) */
+    qr->consumer_warps = vectors ? (n <= 128 ? 2 : 1) : 0;
+    qr->row_chunks = vectors ? (n + 32 * qr->consumer_warps - 1) / (32 * qr->consumer_warps) : 1;
     qr->smem = eig_cuda_qr_smem<R>(n, qr->consumer_warps);
     if (qr->smem > (size_t)optin)
         return EIG_EUNSUPPORTED;

@@ -7,7 +7,7 @@
  *
  * Grid (matrices, row_chunks); CTA = 32 * (1 + consumer_warps) threads.
  * The bulge chase is a chain of dependent rotations: lane 0 of warp 0 runs it
- * on d, e in shared memory and logs each event's rotations (pivot, c, s) into
+ * on d, e in shared memory and logs each event's rotations (c, s) into
  * one of two shared buffers; meanwhile the consumer warps apply the previous
  * buffer to their 32 * consumer_warps rows of Zr (one row per thread, Zr
  * slice in shared memory, column-major over the slice: conflict-free). One
@@ -16,8 +16,11 @@
  * stay small (32 rows: n*32*R bytes).
  * Values-only: consumer_warps = 0, row_chunks = 1, one warp per matrix.
  *
- * Shared memory: 2n R (d, e) + 2 buffers * n * (int + 2R) + n int (rank) +
- * 32 * consumer_warps * n R (the Zr slice).
+ * Shared memory: 2 buffers * n * 2R (logged c, s) + 2n R (d, e) + the Zr
+ * slice 32 * consumer_warps * n R + n int (rank). Each event's log is one
+ * sweep (consecutive pivots, first and direction in __shared__ ints) or one
+ * 2x2 rotation; consecutive rotations let the consumers carry a column in a
+ * register.
  */
 #include "eig_cuda_internal.cuh"
 
@@ -35,27 +38,28 @@ struct chase_state {
 template <typename R> __device__ __forceinline__ void rot_make(R f, R g, R &c, R &s, R &r)
 {
     typedef eig_cuda_limits<R> lim;
-    const R af = fabs(f), ag = fabs(g), mx = fmax(af, ag);
-    if (mx >= lim::rot_tiny() && mx <= lim::rot_huge()) {
-        const R t = fma(f, f, g * g);
-        const R rinv = rsqrt(t);
-        const R sg = copysign((R)1, f);
-        c = af * rinv;
-        s = sg * g * rinv;
-        r = sg * (t * rinv);
-    } else if (mx == 0) {
-        c = 1;
-        s = 0;
-        r = 0;
-    } else {
-        const int ex = ilogb(mx);
-        const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
-        const R t = fma(fs, fs, gs * gs);
-        const R rinv = rsqrt(t);
-        const R sg = copysign((R)1, f);
-        c = fabs(fs) * rinv;
-        s = sg * gs * rinv;
-        r = sg * scalbn(t * rinv, ex);
+    const R t = fma(f, f, g * g);
+    const R rinv = rsqrt(t);
+    const R sg = copysign((R)1, f);
+    c = fabs(f) * rinv;
+    s = sg * g * rinv;
+    r = sg * (t * rinv);
+    const R lo = lim::rot_tiny() * lim::rot_tiny(), hi = lim::rot_huge() * lim::rot_huge();
+    if (!(t >= lo && t <= hi)) {
+        const R mx = fmax(fabs(f), fabs(g));
+        if (mx == 0) {
+            c = 1;
+            s = 0;
+            r = 0;
+        } else {
+            const int ex = ilogb(mx);
+            const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
+            const R ts = fma(fs, fs, gs * gs);
+            const R ri = rsqrt(ts);
+            c = fabs(fs) * ri;
+            s = sg * gs * ri;
+            r = sg * scalbn(ts * ri, ex);
+        }
     }
 }
 
@@ -125,13 +129,15 @@ __device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
 /* Advances the chase until it has logged at least one rotation (returns how
  * many; the log holds them in the order they must be applied as
  * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
- * (returns -1; st.info = unconverged count). With log == false nothing is
- * written to piv/lc/ls. */
+ * (returns -1; st.info = unconverged count). The rotations of an event act on
+ * consecutive pivots from `first` in direction `dir` (+1 or -1). With
+ * log == false nothing is written to cs. */
 template <typename R>
-__device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc, R *ls,
-                             bool log)
+__device__ int chase_advance(chase_state &st, R *d, R *e, int n,
+                             typename eig_cuda_complex<R>::type *cs, int &first, int &dir, bool log)
 {
     typedef eig_cuda_limits<R> lim;
+    typedef typename eig_cuda_complex<R>::type R2;
     const R eps = lim::eps(), eps2 = eps * eps, safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
@@ -205,9 +211,9 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc
                 if (st.l > lend)
                     st.mode = CHASE_END;
                 if (log) {
-                    piv[0] = l;
-                    lc[0] = c;
-                    ls[0] = s;
+                    cs[0] = cmake<R2>(c, s);
+                    first = l;
+                    dir = 1;
                 }
                 return 1;
             }
@@ -221,27 +227,33 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc
             g = d[m] - p + (e[l] / (g + copysign(r, g)));
             R s = 1, c = 1;
             p = 0;
+            /* d[i], e[i] are read before this sweep writes them: load them one
+             * rotation ahead so that their latency is off the chain */
             int cnt = 0;
+            R dip1 = d[m], di = d[m - 1], ei = e[m - 1];
             for (int i = m - 1; i >= l; --i) {
-                const R ei = e[i];
+                const int nx = i > l ? i - 1 : l;
+                const R di_next = d[nx], ei_next = e[nx];
                 const R f = s * ei, bb = c * ei;
                 rot_make(g, f, c, s, r);
                 if (i != m - 1)
                     e[i + 1] = r;
-                g = d[i + 1] - p;
-                r = (d[i] - g) * s + 2 * c * bb;
+                g = dip1 - p;
+                r = (di - g) * s + 2 * c * bb;
                 p = s * r;
                 d[i + 1] = g + p;
                 g = c * r - bb;
-                if (log) {
-                    piv[cnt] = i;
-                    lc[cnt] = c;
-                    ls[cnt] = -s;
-                }
+                if (log)
+                    cs[cnt] = cmake<R2>(c, -s);
                 ++cnt;
+                dip1 = di;
+                di = di_next;
+                ei = ei_next;
             }
             d[l] = d[l] - p;
             e[l] = g;
+            first = m - 1;
+            dir = -1;
             return cnt;
         }
         /* CHASE_QR: l > lend, look for a small subdiagonal above l */
@@ -270,9 +282,9 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc
             if (st.l < lend)
                 st.mode = CHASE_END;
             if (log) {
-                piv[0] = l - 1;
-                lc[0] = c;
-                ls[0] = s;
+                cs[0] = cmake<R2>(c, s);
+                first = l - 1;
+                dir = 1;
             }
             return 1;
         }
@@ -287,27 +299,72 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n, int *piv, R *lc
         R s = 1, c = 1;
         p = 0;
         int cnt = 0;
+        R di = d[m], dip1 = d[m + 1], ei = e[m];
         for (int i = m; i <= l - 1; ++i) {
-            const R ei = e[i];
+            const int nx = i + 2 <= l ? i + 2 : l;
+            const R dip2 = d[nx], ei_next = e[i + 1 <= l - 1 ? i + 1 : l - 1];
             const R f = s * ei, bb = c * ei;
             rot_make(g, f, c, s, r);
             if (i != m)
                 e[i - 1] = r;
-            g = d[i] - p;
-            r = (d[i + 1] - g) * s + 2 * c * bb;
+            g = di - p;
+            r = (dip1 - g) * s + 2 * c * bb;
             p = s * r;
             d[i] = g + p;
             g = c * r - bb;
-            if (log) {
-                piv[cnt] = i;
-                lc[cnt] = c;
-                ls[cnt] = s;
-            }
+            if (log)
+                cs[cnt] = cmake<R2>(c, s);
             ++cnt;
+            di = dip1;
+            dip1 = dip2;
+            ei = ei_next;
         }
         d[l] = d[l] - p;
         e[l - 1] = g;
+        first = m;
+        dir = 1;
         return cnt;
+    }
+}
+
+/* Applies one logged event to this thread's row of the Zr slice (z points at
+ * the row, stride = rows). Consecutive rotations of a sweep share a column,
+ * which stays in a register: one load and one store per rotation. */
+template <typename R>
+__device__ __forceinline__ void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
+                                            int count, int first, int dir)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    if (count <= 0)
+        return;
+    if (dir < 0) { /* pivots first, first-1, ...: z_{j+1} is carried downwards */
+        R carry = z[(size_t)(first + 1) * rows];
+        R2 rot = cs[0];
+        R zj = z[(size_t)first * rows];
+        for (int q = 0; q < count; ++q) {
+            const int j = first - q;
+            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
+            const R zj_next = z[(size_t)(j > 0 ? j - 1 : 0) * rows];
+            z[(size_t)(j + 1) * rows] = rot.x * carry - rot.y * zj;
+            carry = rot.y * carry + rot.x * zj;
+            rot = rot_next;
+            zj = zj_next;
+        }
+        z[(size_t)(first - count + 1) * rows] = carry;
+    } else { /* pivots first, first+1, ...: z_j is carried upwards */
+        R carry = z[(size_t)first * rows];
+        R2 rot = cs[0];
+        R zj1 = z[(size_t)(first + 1) * rows];
+        for (int q = 0; q < count; ++q) {
+            const int j = first + q;
+            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
+            const R zj1_next = z[(size_t)(q + 1 < count ? j + 2 : j + 1) * rows];
+            z[(size_t)j * rows] = rot.y * zj1 + rot.x * carry;
+            carry = rot.x * zj1 - rot.y * carry;
+            rot = rot_next;
+            zj1 = zj1_next;
+        }
+        z[(size_t)(first + count) * rows] = carry;
     }
 }
 
@@ -315,20 +372,19 @@ template <typename R>
 __global__ void __launch_bounds__(160)
     qr_kernel(int n, eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
 {
+    typedef typename eig_cuda_complex<R>::type R2;
     const int b = blockIdx.x, chunk = blockIdx.y, tid = threadIdx.x, nt = blockDim.x;
     const int rows = nt - 32; /* 0 for values-only */
     if (ws.status[b] != 0)
         return; /* the input check already wrote info and NaN eigenvalues */
 
     extern __shared__ double2 smem_raw[];
-    R *d = (R *)smem_raw;
+    R2 *cs = (R2 *)smem_raw; /* [2][n] logged (c, s) */
+    R *d = (R *)(cs + 2 * n);
     R *e = d + n;
-    R *lc = e + n;  /* [2][n] */
-    R *ls = lc + 2 * n;
-    R *zs = ls + 2 * n; /* [n][rows] */
-    int *piv = (int *)(zs + (size_t)n * rows); /* [2][n] */
-    int *rank = piv + 2 * n;
-    __shared__ int cnt[2];
+    R *zs = e + n; /* [n][rows] */
+    int *rank = (int *)(zs + (size_t)n * rows);
+    __shared__ int evt_count[2], evt_first[2], evt_dir[2];
     __shared__ int unconverged;
 
     const R *dg = (const R *)ws.diag + (size_t)b * n;
@@ -354,7 +410,8 @@ __global__ void __launch_bounds__(160)
     st.info = 0;
     if (rows == 0) {
         if (tid == 0) {
-            while (chase_advance(st, d, e, n, piv, lc, ls, false) >= 0) {
+            int first, dir;
+            while (chase_advance(st, d, e, n, cs, first, dir, false) >= 0) {
             }
             unconverged = st.info;
         }
@@ -362,27 +419,20 @@ __global__ void __launch_bounds__(160)
         for (int it = 0;; ++it) {
             const int cur = it & 1;
             if (tid == 0) {
-                const int k = chase_advance(st, d, e, n, piv + cur * n, lc + cur * n,
-                                            ls + cur * n, true);
-                cnt[cur] = k;
+                int first = 0, dir = 0;
+                const int k = chase_advance(st, d, e, n, cs + cur * n, first, dir, true);
+                evt_count[cur] = k;
+                evt_first[cur] = first;
+                evt_dir[cur] = dir;
                 if (k < 0)
                     unconverged = st.info;
             } else if (tid >= 32 && it > 0) {
                 const int prev = cur ^ 1;
-                const int k = cnt[prev];
-                const int *pv = piv + prev * n;
-                const R *cc = lc + prev * n, *ss = ls + prev * n;
-                R *z = zs + (tid - 32);
-                for (int q = 0; q < k; ++q) {
-                    const int j = pv[q];
-                    const R c = cc[q], s = ss[q];
-                    const R zj = z[(size_t)j * rows], zj1 = z[(size_t)(j + 1) * rows];
-                    z[(size_t)(j + 1) * rows] = c * zj1 - s * zj;
-                    z[(size_t)j * rows] = s * zj1 + c * zj;
-                }
+                apply_event(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
+                            evt_first[prev], evt_dir[prev]);
             }
             __syncthreads();
-            if (cnt[cur] < 0)
+            if (evt_count[cur] < 0)
                 break;
         }
     }
@@ -423,7 +473,7 @@ __global__ void __launch_bounds__(160)
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
 {
     const size_t rows = 32 * (size_t)consumer_warps;
-    return (2 * (size_t)n + 4 * (size_t)n + rows * n) * sizeof(R) + 3 * (size_t)n * sizeof(int);
+    return (4 * (size_t)n + 2 * (size_t)n + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
 }
 
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes)
