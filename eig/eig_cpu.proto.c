@@ -4,9 +4,10 @@
  *   EIG_T, EIG_R       complex element and real types
  *   EIG_FN(x)          x##_z or x##_c
  *   EIG_EPS, EIG_SAFMIN  the precision's epsilon and smallest normal
- *   EIG_CREAL, EIG_CIMAG, EIG_CONJ, EIG_FABS, EIG_SQRT, EIG_HYPOT: typed math
- *   EIG_HEMV, EIG_HER2, EIG_DOTC, EIG_AXPY, EIG_NRM2, EIG_GEMV, EIG_GERC, EIG_GEMM_REAL:
- *                      the cblas routines of the precision
+ *   EIG_CREAL, EIG_CIMAG, EIG_FABS, EIG_SQRT, EIG_HYPOT: typed math
+ *   EIG_GEMM_REAL      cblas_dgemm / cblas_sgemm
+ *   EIG_CPU_ROW_BLOCK  rows of Zr per pass of the rotation kernel
+ * and EIG_CPU_CLONES, the function-clone attribute of the hot loops.
  *
  * One matrix, all in the thread's workspace (eig_cpu_workspace):
  *  1. unpack the referenced triangle into the lower triangle of A, scale A
@@ -24,11 +25,12 @@
  */
 
 typedef struct EIG_FN(eig_cpu_work) {
-    EIG_T *a;     /* n x n, lower triangle: the matrix, then the reflectors */
-    EIG_T *q;     /* n x n: Q S, then the eigenvectors' complex factor */
+    EIG_T *a;       /* n x n, lower triangle: the matrix as unpacked */
+    EIG_R *ar, *ai; /* n x n each, lower: the matrix split, then the reflectors */
+    EIG_R *pr, *pi; /* n each: matrix-vector product, split */
+    EIG_R *qr, *qi; /* n x n each: real and imaginary parts of Q S */
     EIG_T *b;     /* n: complex subdiagonal of T */
     EIG_T *phase; /* n: diagonal of S */
-    EIG_T *p;     /* n: matrix-vector product */
     EIG_R *tau;   /* n: sigma of each reflector (0: identity) */
     EIG_R *d, *e; /* n: real symmetric tridiagonal */
     EIG_R *zr;    /* n x n: the real eigenvectors of (d, e) */
@@ -51,22 +53,26 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
         off += eig_cpu_round_up((count) * sizeof(type));                                     \
     } while (0)
     EIG_CARVE(a, EIG_T, nn);
+    EIG_CARVE(ar, EIG_R, nn);
+    EIG_CARVE(ai, EIG_R, nn);
+    EIG_CARVE(pr, EIG_R, (size_t)n);
+    EIG_CARVE(pi, EIG_R, (size_t)n);
     EIG_CARVE(b, EIG_T, (size_t)n);
     EIG_CARVE(phase, EIG_T, (size_t)n);
-    EIG_CARVE(p, EIG_T, (size_t)n);
     EIG_CARVE(tau, EIG_R, (size_t)n);
     EIG_CARVE(d, EIG_R, (size_t)n);
     EIG_CARVE(e, EIG_R, (size_t)n);
     EIG_CARVE(order, int, (size_t)n);
     if (vectors) {
-        EIG_CARVE(q, EIG_T, nn);
+        EIG_CARVE(qr, EIG_R, nn);
+        EIG_CARVE(qi, EIG_R, nn);
         EIG_CARVE(zr, EIG_R, nn);
         EIG_CARVE(zs, EIG_R, nn);
         EIG_CARVE(rot_c, EIG_R, rotation_capacity);
         EIG_CARVE(rot_s, EIG_R, rotation_capacity);
         EIG_CARVE(rot_k, int, rotation_capacity);
     } else if (base != NULL) {
-        w->q = NULL;
+        w->qr = w->qi = NULL;
         w->zr = w->zs = w->rot_c = w->rot_s = NULL;
         w->rot_k = NULL;
     }
@@ -74,10 +80,11 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
     return off;
 }
 
-/* Step 1. Unpacks, and scales A into the safe range [rmin, rmax] like zheev:
- * returns the factor applied (1 when none). The largest component stands in
+/* Step 1. Unpacks, and scales A into the safe range [rmin, rmax] like zheev,
+ * into split real/imaginary storage: returns the factor applied (1 when none). The largest component stands in
  * for max|a_ij| (within sqrt 2, far inside the range's margins). */
-static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_T *a)
+static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_T *a,
+                                  EIG_R *ar, EIG_R *ai)
 {
     EIG_FN(eig_matrix_unpack_lower)(n, p->storage, p->uplo, src, a);
     EIG_R big = 0;
@@ -95,60 +102,117 @@ static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *
         scale = rmin / big;
     else if (big > rmax)
         scale = rmax / big;
-    if (scale != 1)
-        for (int j = 0; j < n; j++) {
-            EIG_R *col = (EIG_R *)(a + (size_t)j * n + j);
-            for (int k = 0; k < 2 * (n - j); k++)
-                col[k] *= scale;
+    for (int j = 0; j < n; j++) {
+        const EIG_T *col = a + (size_t)j * n;
+        EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+        for (int i = j; i < n; i++) {
+            cr[i] = EIG_CREAL(col[i]) * scale;
+            ci[i] = EIG_CIMAG(col[i]) * scale;
         }
+    }
     return scale;
 }
 
-/* Step 2. Reduces the lower triangle of A to Hermitian tridiagonal form
- * T = Q^H A Q, Q = H_0 ... H_{n-3}, H_k = I - tau_k u_k u_k^H acting on rows
- * k+1..n-1. The reduced form of Cosnuau 2014 (section 2.2), with real sigma:
+/* p = sigma A22 u for the Hermitian A22 (m x m, lower triangle, split,
+ * leading dimension n): one pass per column serves both halves, the column
+ * (axpy into p below the diagonal) and its conjugate row (a dot product). */
+EIG_CPU_CLONES
+static void EIG_FN(eig_cpu_hemv)(int n, int m, EIG_R sigma, const EIG_R *ar, const EIG_R *ai,
+                                 const EIG_R *ur, const EIG_R *ui, EIG_R *pr, EIG_R *pi)
+{
+    for (int i = 0; i < m; i++)
+        pr[i] = pi[i] = 0;
+    for (int j = 0; j < m; j++) {
+        const EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+        const EIG_R ujr = ur[j], uji = ui[j];
+        EIG_R accr = cr[j] * ujr, acci = cr[j] * uji; /* the diagonal is real */
+#pragma omp simd reduction(+ : accr, acci)
+        for (int i = j + 1; i < m; i++) {
+            pr[i] += cr[i] * ujr - ci[i] * uji;
+            pi[i] += cr[i] * uji + ci[i] * ujr;
+            accr += cr[i] * ur[i] + ci[i] * ui[i];
+            acci += cr[i] * ui[i] - ci[i] * ur[i];
+        }
+        pr[j] += accr;
+        pi[j] += acci;
+    }
+    for (int i = 0; i < m; i++) {
+        pr[i] *= sigma;
+        pi[i] *= sigma;
+    }
+}
+
+/* A22 <- A22 - u q^H - q u^H on the lower triangle (split, ld n). */
+EIG_CPU_CLONES
+static void EIG_FN(eig_cpu_her2)(int n, int m, const EIG_R *ur, const EIG_R *ui, const EIG_R *qr,
+                                 const EIG_R *qi, EIG_R *ar, EIG_R *ai)
+{
+    for (int j = 0; j < m; j++) {
+        EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+        const EIG_R qjr = qr[j], qji = qi[j], ujr = ur[j], uji = ui[j];
+#pragma omp simd
+        for (int i = j; i < m; i++) {
+            /* u_i conj(q_j) + q_i conj(u_j) */
+            cr[i] -= ur[i] * qjr + ui[i] * qji + qr[i] * ujr + qi[i] * uji;
+            ci[i] -= ui[i] * qjr - ur[i] * qji + qi[i] * ujr - qr[i] * uji;
+        }
+    }
+}
+
+/* Step 2. Reduces the lower triangle of A (split) to Hermitian tridiagonal
+ * form T = Q^H A Q, Q = H_0 ... H_{n-3}, H_k = I - tau_k u_k u_k^H acting on
+ * rows k+1..n-1. The reduced form of Cosnuau 2014 (section 2.2), real sigma:
  *     u = x + e^{i theta} |x| e_1,  sigma = 1 / (|x| (|x| + |x_1|)),
  *     p = sigma A u,  w = p - (sigma/2) (u^H p) u,  A <- A - u w^H - w u^H,
  * (the paper writes v = -sigma A u and adds; the same update). u_k overwrites
  * column k below the diagonal, the diagonal goes to d, the complex
- * subdiagonal b_k = -e^{i theta} |x| to b. */
+ * subdiagonal b_k = -e^{i theta} |x| to b. Sums of squares are safe because
+ * step 1 scaled A into [rmin, rmax]. */
 static void EIG_FN(eig_cpu_tridiagonalize)(int n, EIG_FN(eig_cpu_work) *w)
 {
-    EIG_T *a = w->a;
-    const EIG_T minus_one = -1, zero = 0;
+    EIG_R *ar = w->ar, *ai = w->ai;
     for (int k = 0; k + 2 < n; k++) {
         int m = n - k - 1;
-        EIG_T *x = a + (size_t)k * n + k + 1;
-        EIG_R tail = EIG_NRM2(m - 1, x + 1, 1);
-        EIG_R ax0 = EIG_HYPOT(EIG_CREAL(x[0]), EIG_CIMAG(x[0]));
-        w->d[k] = EIG_CREAL(a[(size_t)k * n + k]);
-        if (tail == 0) {
+        size_t off = (size_t)k * n + k + 1; /* x = A(k+1:n-1, k) */
+        EIG_R *xr = ar + off, *xi = ai + off;
+        EIG_R tail2 = 0;
+        for (int i = 1; i < m; i++)
+            tail2 += xr[i] * xr[i] + xi[i] * xi[i];
+        EIG_R ax0 = EIG_SQRT(xr[0] * xr[0] + xi[0] * xi[0]);
+        w->d[k] = ar[(size_t)k * n + k];
+        if (tail2 == 0) {
             /* nothing to annihilate: H = I, the phase step takes x_1 as is */
             w->tau[k] = 0;
-            w->b[k] = x[0];
+            w->b[k] = xr[0] + I * xi[0];
             continue;
         }
-        EIG_R norm = EIG_HYPOT(ax0, tail);
-        EIG_T phase = ax0 > 0 ? x[0] / ax0 : 1;
+        EIG_R norm = EIG_SQRT(ax0 * ax0 + tail2);
+        EIG_R phr = ax0 > 0 ? xr[0] / ax0 : 1, phi = ax0 > 0 ? xi[0] / ax0 : 0;
         EIG_R sigma = 1 / (norm * (norm + ax0));
-        x[0] += phase * norm;
+        xr[0] += phr * norm;
+        xi[0] += phi * norm;
         w->tau[k] = sigma;
-        w->b[k] = -phase * norm;
+        w->b[k] = -(phr + I * phi) * norm;
 
-        EIG_T *a22 = a + (size_t)(k + 1) * n + k + 1;
-        EIG_T sigma_c = sigma, dot;
-        EIG_HEMV(CblasColMajor, CblasLower, m, &sigma_c, a22, n, x, 1, &zero, w->p, 1);
-        EIG_DOTC(m, x, 1, w->p, 1, &dot);
-        EIG_T minus_half = -(EIG_R)0.5 * sigma * EIG_CREAL(dot);
-        EIG_AXPY(m, &minus_half, x, 1, w->p, 1);
-        EIG_HER2(CblasColMajor, CblasLower, m, &minus_one, x, 1, w->p, 1, a22, n);
+        size_t off22 = (size_t)(k + 1) * n + k + 1;
+        EIG_FN(eig_cpu_hemv)(n, m, sigma, ar + off22, ai + off22, xr, xi, w->pr, w->pi);
+        EIG_R dot = 0; /* Re(u^H p); the imaginary part is 0 for Hermitian A */
+        for (int i = 0; i < m; i++)
+            dot += xr[i] * w->pr[i] + xi[i] * w->pi[i];
+        EIG_R half = (EIG_R)0.5 * sigma * dot;
+        for (int i = 0; i < m; i++) {
+            w->pr[i] -= half * xr[i];
+            w->pi[i] -= half * xi[i];
+        }
+        EIG_FN(eig_cpu_her2)(n, m, xr, xi, w->pr, w->pi, ar + off22, ai + off22);
     }
     if (n >= 2) {
-        w->d[n - 2] = EIG_CREAL(a[(size_t)(n - 2) * n + n - 2]);
-        w->b[n - 2] = a[(size_t)(n - 2) * n + n - 1];
+        size_t last = (size_t)(n - 2) * n + n - 1;
+        w->d[n - 2] = ar[(size_t)(n - 2) * n + n - 2];
+        w->b[n - 2] = ar[last] + I * ai[last];
         w->tau[n - 2] = 0;
     }
-    w->d[n - 1] = EIG_CREAL(a[(size_t)(n - 1) * n + n - 1]);
+    w->d[n - 1] = ar[(size_t)(n - 1) * n + n - 1];
 }
 
 /* Step 3. S = diag(s_0..s_{n-1}), s_0 = 1, s_{k+1} = s_k b_k / |b_k|, makes
@@ -172,33 +236,53 @@ static void EIG_FN(eig_cpu_phases)(int n, EIG_FN(eig_cpu_work) *w)
 /* Applies rotations [0, count) of the record to Zr's columns (k, k+1):
  * col_k <- c col_k + s col_{k+1}, col_{k+1} <- c col_{k+1} - s col_k.
  * Row blocks of EIG_CPU_ROW_BLOCK rows stay in L1 while every rotation
- * passes over them; within a block each column piece is contiguous. */
+ * passes over them; within a block each column piece is contiguous. A run of
+ * rotations on consecutive pairs (one QR sweep) carries the shared column in
+ * registers, so each rotation loads and stores one column piece, not two. */
+EIG_CPU_CLONES
 static void EIG_FN(eig_cpu_rotations_apply)(int n, const EIG_FN(eig_cpu_work) *w, int count,
                                             EIG_R *zr)
 {
-    for (int i0 = 0; i0 < n; i0 += EIG_CPU_ROW_BLOCK) {
-        int rows = n - i0 < EIG_CPU_ROW_BLOCK ? n - i0 : EIG_CPU_ROW_BLOCK;
-        if (rows == EIG_CPU_ROW_BLOCK) {
+    enum { RB = EIG_CPU_ROW_BLOCK };
+    const int *rk = w->rot_k;
+    const EIG_R *rc = w->rot_c, *rs = w->rot_s;
+    for (int i0 = 0; i0 < n; i0 += RB) {
+        if (n - i0 < RB) {
+            int rows = n - i0;
             for (int r = 0; r < count; r++) {
-                EIG_R *x = zr + (size_t)w->rot_k[r] * n + i0, *y = x + n;
-                const EIG_R c = w->rot_c[r], s = w->rot_s[r];
-#pragma omp simd
-                for (int i = 0; i < EIG_CPU_ROW_BLOCK; i++) {
-                    EIG_R t = y[i];
-                    y[i] = c * t - s * x[i];
-                    x[i] = c * x[i] + s * t;
-                }
-            }
-        } else {
-            for (int r = 0; r < count; r++) {
-                EIG_R *x = zr + (size_t)w->rot_k[r] * n + i0, *y = x + n;
-                const EIG_R c = w->rot_c[r], s = w->rot_s[r];
+                EIG_R *x = zr + (size_t)rk[r] * n + i0, *y = x + n;
+                const EIG_R c = rc[r], s = rs[r];
                 for (int i = 0; i < rows; i++) {
                     EIG_R t = y[i];
                     y[i] = c * t - s * x[i];
                     x[i] = c * x[i] + s * t;
                 }
             }
+            continue;
+        }
+        int r = 0;
+        while (r < count) {
+            int k = rk[r], run = 1;
+            while (r + run < count && rk[r + run] == k + run)
+                run++;
+            EIG_R carry[RB];
+            EIG_R *col = zr + (size_t)k * n + i0;
+            for (int i = 0; i < RB; i++)
+                carry[i] = col[i];
+            for (int q = 0; q < run; q++) {
+                EIG_R *y = col + n;
+                const EIG_R c = rc[r + q], s = rs[r + q];
+#pragma omp simd
+                for (int i = 0; i < RB; i++) {
+                    EIG_R t = y[i];
+                    col[i] = c * carry[i] + s * t;
+                    carry[i] = c * t - s * carry[i];
+                }
+                col = y;
+            }
+            for (int i = 0; i < RB; i++)
+                col[i] = carry[i];
+            r += run;
         }
     }
 }
@@ -323,33 +407,57 @@ static void EIG_FN(eig_cpu_sort_order)(int n, const EIG_R *d, int *order)
     }
 }
 
-/* Forms Q S explicitly in w->q: Q = H_0 ... H_{n-3} accumulated backwards
- * (each H_k only touches the trailing block that later ones left as I), then
- * column j scaled by s_j. */
+/* One reflector from the left on the trailing block of Q (split storage):
+ * Q22 <- Q22 - tau u (Q22^H u)^H, one fused pass per column (its dot product
+ * with u, then its update), every loop unit-stride. */
+EIG_CPU_CLONES
+static void EIG_FN(eig_cpu_reflect_q)(int n, int m, EIG_R tau, const EIG_R *ur, const EIG_R *ui,
+                                      EIG_R *qr, EIG_R *qi)
+{
+    for (int j = 0; j < m; j++) {
+        EIG_R *cr = qr + (size_t)j * n, *ci = qi + (size_t)j * n;
+        EIG_R yr = 0, yi = 0;
+#pragma omp simd reduction(+ : yr, yi)
+        for (int i = 0; i < m; i++) {
+            yr += cr[i] * ur[i] + ci[i] * ui[i];
+            yi += cr[i] * ui[i] - ci[i] * ur[i];
+        }
+        /* Q_ij -= u_i * tau * conj(y_j) */
+        const EIG_R gr = tau * yr, gi = -tau * yi;
+#pragma omp simd
+        for (int i = 0; i < m; i++) {
+            cr[i] -= ur[i] * gr - ui[i] * gi;
+            ci[i] -= ur[i] * gi + ui[i] * gr;
+        }
+    }
+}
+
+/* Forms Q S explicitly in (qr, qi): Q = H_0 ... H_{n-3} accumulated
+ * backwards (each H_k only touches the trailing block that later ones left
+ * as I), then column j scaled by s_j. */
 static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
 {
-    EIG_T *q = w->q;
     size_t nn = (size_t)n * (size_t)n;
-    memset(q, 0, nn * sizeof(EIG_T));
+    memset(w->qr, 0, nn * sizeof(EIG_R));
+    memset(w->qi, 0, nn * sizeof(EIG_R));
     for (int i = 0; i < n; i++)
-        q[(size_t)i * n + i] = 1;
-    const EIG_T one = 1, zero = 0;
+        w->qr[(size_t)i * n + i] = 1;
     for (int k = n - 3; k >= 0; k--) {
         if (w->tau[k] == 0)
             continue;
         int m = n - k - 1;
-        const EIG_T *u = w->a + (size_t)k * n + k + 1;
-        EIG_T *q22 = q + (size_t)(k + 1) * n + k + 1;
-        EIG_T minus_tau = -w->tau[k];
-        /* y = Q22^H u, then Q22 -= tau u y^H */
-        EIG_GEMV(CblasColMajor, CblasConjTrans, m, m, &one, q22, n, u, 1, &zero, w->p, 1);
-        EIG_GERC(CblasColMajor, m, m, &minus_tau, u, 1, w->p, 1, q22, n);
+        size_t u_off = (size_t)k * n + k + 1, off = (size_t)(k + 1) * n + k + 1;
+        EIG_FN(eig_cpu_reflect_q)(n, m, w->tau[k], w->ar + u_off, w->ai + u_off, w->qr + off,
+                                  w->qi + off);
     }
     for (int j = 1; j < n; j++) {
-        EIG_T s = w->phase[j];
-        EIG_T *col = q + (size_t)j * n;
-        for (int i = 0; i < n; i++)
-            col[i] *= s;
+        EIG_R sr = EIG_CREAL(w->phase[j]), si = EIG_CIMAG(w->phase[j]);
+        EIG_R *cr = w->qr + (size_t)j * n, *ci = w->qi + (size_t)j * n;
+        for (int i = 0; i < n; i++) {
+            EIG_R r = cr[i] * sr - ci[i] * si;
+            ci[i] = cr[i] * si + ci[i] * sr;
+            cr[i] = r;
+        }
     }
 }
 
@@ -362,7 +470,7 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
     int bad = EIG_FN(eig_matrix_check)(n, p->storage, p->uplo, src);
     if (bad != 0)
         return bad;
-    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a);
+    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a, w->ar, w->ai);
     EIG_FN(eig_cpu_tridiagonalize)(n, w);
     EIG_FN(eig_cpu_phases)(n, w);
 
@@ -386,9 +494,15 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
     for (int k = 0; k < n; k++)
         memcpy(w->zs + (size_t)k * n, w->zr + (size_t)w->order[k] * n, (size_t)n * sizeof(EIG_R));
     EIG_FN(eig_cpu_form_q)(n, w);
-    /* Z = (Q S) Zr: the interleaved complex Q S is a real 2n x n matrix */
-    EIG_GEMM_REAL(CblasColMajor, CblasNoTrans, CblasNoTrans, 2 * n, n, n, 1, (const EIG_R *)w->q,
-                  2 * n, w->zs, n, 0, (EIG_R *)zout, 2 * n);
+    /* Z = (Q S) Zr, real and imaginary parts by one real GEMM each (Zr's
+     * buffer is free again and takes each product before it is interleaved) */
+    EIG_R *zo = (EIG_R *)zout;
+    for (int part = 0; part < 2; part++) {
+        EIG_GEMM_REAL(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1,
+                      part == 0 ? w->qr : w->qi, n, w->zs, n, 0, w->zr, n);
+        for (size_t k = 0; k < (size_t)n * n; k++)
+            zo[2 * k + part] = w->zr[k];
+    }
     return 0;
 }
 
