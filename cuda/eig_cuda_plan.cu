@@ -100,15 +100,24 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     const int n = plan->p.n;
     const bool vectors = plan->p.job == EIG_JOB_VECTORS;
 
-    /* tridiag: as large a trailing block in shared memory as fits */
+    /* tridiag: as large a trailing block in shared memory as fits; half the
+     * opt-in limit (two CTAs per SM: 180 matrices in one wave on 132 SMs)
+     * when that leaves at most n/8 steps in global memory */
     eig_cuda_tridiag_config *tri = &plan->tri;
-    tri->threads = n > 128 ? 512 : 256;
+    tri->threads = 512;
     const size_t fixed = eig_cuda_tridiag_smem<R>(n, tri->threads, 0);
     if (fixed >= (size_t)optin)
         return EIG_EUNSUPPORTED;
-    int order = 1;
-    while (order < n && (size_t)(order + 1) * (order + 1) * sizeof(C) + fixed <= (size_t)optin)
-        ++order;
+    auto largest_order = [&](size_t budget) {
+        int o = 1;
+        while (o < n && (size_t)(o + 1) * (o + 1) * sizeof(C) + fixed <= budget)
+            ++o;
+        return o;
+    };
+    int order = largest_order((size_t)optin);
+    const int half = largest_order((size_t)optin / 2 - 1024);
+    if (n - half <= n / 8)
+        order = half;
     if (order < 3 && n > order)
         return EIG_EUNSUPPORTED;
     tri->smem_order = order;

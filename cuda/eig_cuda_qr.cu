@@ -186,11 +186,28 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
         const int l = st.l, lend = st.lend;
         if (st.mode == CHASE_QL) {
             /* look for a small subdiagonal below l */
+            /* four candidates per step: their loads overlap instead of each
+             * waiting on the previous compare */
             int m = l;
-            for (; m < lend; ++m) {
-                const R t = fabs(e[m]);
-                if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m + 1]) + safmin)
+            for (; m + 4 <= lend; m += 4) {
+                const R e0 = e[m], e1 = e[m + 1], e2 = e[m + 2], e3 = e[m + 3];
+                const R d0 = fabs(d[m]), d1 = fabs(d[m + 1]), d2 = fabs(d[m + 2]),
+                        d3 = fabs(d[m + 3]), d4 = fabs(d[m + 4]);
+                const bool s0 = e0 * e0 <= (eps2 * d0) * d1 + safmin;
+                const bool s1 = e1 * e1 <= (eps2 * d1) * d2 + safmin;
+                const bool s2 = e2 * e2 <= (eps2 * d2) * d3 + safmin;
+                const bool s3 = e3 * e3 <= (eps2 * d3) * d4 + safmin;
+                if (s0 | s1 | s2 | s3) {
+                    m += s0 ? 0 : s1 ? 1 : s2 ? 2 : 3;
                     break;
+                }
+            }
+            if (m + 4 > lend) {
+                for (; m < lend; ++m) {
+                    const R t = fabs(e[m]);
+                    if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m + 1]) + safmin)
+                        break;
+                }
             }
             if (m < lend)
                 e[m] = 0;
@@ -258,10 +275,25 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
         }
         /* CHASE_QR: l > lend, look for a small subdiagonal above l */
         int m = l;
-        for (; m > lend; --m) {
-            const R t = fabs(e[m - 1]);
-            if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m - 1]) + safmin)
+        for (; m - 4 >= lend; m -= 4) {
+            const R e0 = e[m - 1], e1 = e[m - 2], e2 = e[m - 3], e3 = e[m - 4];
+            const R d0 = fabs(d[m]), d1 = fabs(d[m - 1]), d2 = fabs(d[m - 2]), d3 = fabs(d[m - 3]),
+                    d4 = fabs(d[m - 4]);
+            const bool s0 = e0 * e0 <= (eps2 * d0) * d1 + safmin;
+            const bool s1 = e1 * e1 <= (eps2 * d1) * d2 + safmin;
+            const bool s2 = e2 * e2 <= (eps2 * d2) * d3 + safmin;
+            const bool s3 = e3 * e3 <= (eps2 * d3) * d4 + safmin;
+            if (s0 | s1 | s2 | s3) {
+                m -= s0 ? 0 : s1 ? 1 : s2 ? 2 : 3;
                 break;
+            }
+        }
+        if (m - 4 < lend) {
+            for (; m > lend; --m) {
+                const R t = fabs(e[m - 1]);
+                if (t * t <= (eps2 * fabs(d[m])) * fabs(d[m - 1]) + safmin)
+                    break;
+            }
         }
         if (m > lend)
             e[m - 1] = 0;

@@ -153,7 +153,8 @@ __global__ void __launch_bounds__(512)
         P[j + (size_t)i * ld] = cmake<C>(v.x, -v.y);
     }
     __syncthreads();
-#define AT(i, j) P[(size_t)((i) - k0) + (size_t)((j) - k0) * ld]
+/* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
+#define AT(i, j) P[((i) - k0) + ((j) - k0) * ld]
 
     /* 3. reflectors */
     C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
