@@ -18,7 +18,8 @@
  * solver above. Each call copies its matrix into the output buffer z (LAPACK
  * overwrites A with the vectors), as our backends copy theirs internally; all
  * workspace is allocated before timing. Each solver gets one untimed warm-up
- * run, then --runs timed runs; the accuracy ratios are those of its last run.
+ * run, whose accuracy ratios are reported, then --runs timed runs, the runs of
+ * the different solvers interleaved (see solvers_bench).
  */
 #include <complex.h>
 
@@ -292,17 +293,37 @@ static void accuracy_measure(const bench_options *o, eig_precision precision, co
     r->failed = failed;
 }
 
-/* Times one solver: a warm-up run, then o->runs timed runs. */
-static void solver_bench(bench_solver s, eig_precision precision, const bench_options *o,
-                         const char *a, char *w, char *z, int *info, bench_result *r)
+/* One solver's plan or LAPACK workspaces, and its timings. */
+typedef struct solver_state {
+    bench_solver solver;
+    eig_plan *plan;        /* cpu, eig-lapack */
+    lapack_workspace *ws;  /* zheev, zheevd: one per thread */
+    double *times;         /* o->runs */
+} solver_state;
+
+static void solver_teardown(solver_state *st, const bench_options *o)
 {
+    eig_plan_destroy(&st->plan);
+    for (int t = 0; st->ws && t < o->threads; t++)
+        lapack_workspace_free(&st->ws[t]);
+    free(st->ws);
+    free(st->times);
+    memset(st, 0, sizeof *st);
+}
+
+/* Creates the plan or workspaces (nothing is allocated while timing). On
+ * failure r->why says why and r->available stays 0. */
+static void solver_setup(solver_state *st, bench_solver s, eig_precision precision,
+                         const bench_options *o, bench_result *r)
+{
+    memset(st, 0, sizeof *st);
     memset(r, 0, sizeof *r);
-    double *times = malloc((size_t)o->runs * sizeof *times);
-    eig_plan *plan = NULL;
-    lapack_workspace *ws = calloc((size_t)o->threads, sizeof *ws);
-    if (!times || !ws) {
+    st->solver = s;
+    st->times = malloc((size_t)o->runs * sizeof *st->times);
+    st->ws = calloc((size_t)o->threads, sizeof *st->ws);
+    if (!st->times || !st->ws) {
         snprintf(r->why, sizeof r->why, "out of memory");
-        goto done;
+        return;
     }
     if (s == SOLVER_CPU || s == SOLVER_EIG_LAPACK) {
         eig_plan_params p = eig_plan_params_default();
@@ -311,43 +332,72 @@ static void solver_bench(bench_solver s, eig_precision precision, const bench_op
         p.precision = precision;
         p.backend = s == SOLVER_CPU ? EIG_BACKEND_CPU : EIG_BACKEND_LAPACK;
         p.threads = o->threads;
-        eig_error e = eig_plan_create(&plan, &p);
+        eig_error e = eig_plan_create(&st->plan, &p);
         if (e != EIG_OK) {
             snprintf(r->why, sizeof r->why, "plan: %s", eig_strerror(e));
-            goto done;
+            return;
         }
     } else {
         for (int t = 0; t < o->threads; t++) {
-            if (lapack_workspace_create(&ws[t], s, precision, o->n) != 0) {
+            if (lapack_workspace_create(&st->ws[t], s, precision, o->n) != 0) {
                 snprintf(r->why, sizeof r->why, "workspace query or allocation failed");
-                goto done;
+                return;
             }
         }
-    }
-    for (int run = -1; run < o->runs; run++) {
-        double start = bench_now_ms();
-        if (plan) {
-            eig_error e = eig_plan_execute(plan, a, w, z, info);
-            if (e != EIG_OK && e != EIG_EMATRIX) {
-                snprintf(r->why, sizeof r->why, "execute: %s", eig_strerror(e));
-                goto done;
-            }
-        } else {
-            lapack_run(s, precision, o, a, w, z, info, ws);
-        }
-        if (run >= 0)
-            times[run] = bench_now_ms() - start;
     }
     r->available = 1;
-    r->min_ms = bench_min(times, o->runs);
-    r->median_ms = bench_median(times, o->runs);
-    accuracy_measure(o, precision, a, w, z, info, r);
-done:
-    eig_plan_destroy(&plan);
-    for (int t = 0; ws && t < o->threads; t++)
-        lapack_workspace_free(&ws[t]);
-    free(ws);
-    free(times);
+}
+
+/* One solve of the whole batch; returns its wall time in ms, or -1 (r->why
+ * says why) when the solver failed as a whole. */
+static double solver_run(solver_state *st, eig_precision precision, const bench_options *o,
+                         const char *a, char *w, char *z, int *info, bench_result *r)
+{
+    double start = bench_now_ms();
+    if (st->plan) {
+        eig_error e = eig_plan_execute(st->plan, a, w, z, info);
+        if (e != EIG_OK && e != EIG_EMATRIX) {
+            snprintf(r->why, sizeof r->why, "execute: %s", eig_strerror(e));
+            return -1;
+        }
+    } else {
+        lapack_run(st->solver, precision, o, a, w, z, info, st->ws);
+    }
+    return bench_now_ms() - start;
+}
+
+/* Benchmarks every solver on one batch. Each solver's warm-up run is also
+ * the one whose accuracy is measured (every run computes the same result).
+ * The timed runs are interleaved - run k of every solver, then run k+1 -
+ * so that a burst of load from elsewhere on the machine lands on all the
+ * solvers alike instead of on whichever happened to be running. */
+static void solvers_bench(eig_precision precision, const bench_options *o, const char *a,
+                          char *w, char *z, int *info, bench_result r[SOLVER_COUNT])
+{
+    solver_state st[SOLVER_COUNT];
+    for (int s = 0; s < SOLVER_COUNT; s++) {
+        solver_setup(&st[s], (bench_solver)s, precision, o, &r[s]);
+        if (r[s].available && solver_run(&st[s], precision, o, a, w, z, info, &r[s]) < 0)
+            r[s].available = 0;
+        if (r[s].available)
+            accuracy_measure(o, precision, a, w, z, info, &r[s]);
+    }
+    for (int run = 0; run < o->runs; run++) {
+        for (int s = 0; s < SOLVER_COUNT; s++) {
+            if (!r[s].available)
+                continue;
+            st[s].times[run] = solver_run(&st[s], precision, o, a, w, z, info, &r[s]);
+            if (st[s].times[run] < 0)
+                r[s].available = 0;
+        }
+    }
+    for (int s = 0; s < SOLVER_COUNT; s++) {
+        if (r[s].available) {
+            r[s].min_ms = bench_min(st[s].times, o->runs);
+            r[s].median_ms = bench_median(st[s].times, o->runs);
+        }
+        solver_teardown(&st[s], o);
+    }
 }
 
 /* ---- reporting ------------------------------------------------------------------ */
@@ -502,8 +552,7 @@ int bench_cpu_main(int argc, char **argv)
             generated = o.random_input ? workload_random_batch(o.n, o.batch, precision, 1, a)
                                        : workload_radar_batch(o.n, o.batch, precision, 1, a);
         if (generated == 0) {
-            for (int s = 0; s < SOLVER_COUNT; s++)
-                solver_bench((bench_solver)s, precision, &o, a, w, z, info, &results[p][s]);
+            solvers_bench(precision, &o, a, w, z, info, results[p]);
             results_print(precision, results[p]);
             fflush(stdout);
         } else {
