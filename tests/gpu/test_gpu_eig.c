@@ -467,6 +467,16 @@ int main(void)
 {
     int count = eig_cuda_runtime_device_count();
     if (count == 0) {
+        /* without a GPU the backend must refuse cleanly, not crash */
+        eig_plan_params p = eig_plan_params_default();
+        p.n = 8;
+        p.backend = EIG_BACKEND_CUDA;
+        eig_cuda_plan *plan = NULL;
+        eig_error e = eig_cuda_plan_create(&plan, &p);
+        if (e != EIG_ENODEVICE || plan != NULL) {
+            printf("FAIL: eig_cuda_plan_create without a device returned %s\n", eig_strerror(e));
+            return 1;
+        }
         printf("SKIP: no usable CUDA device (no driver or no GPU): the gpu tests need one\n");
         return SKIP_CODE;
     }
