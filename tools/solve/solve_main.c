@@ -83,8 +83,8 @@ static int options_parse(int argc, char **argv, solve_options *o)
         }
         const char *value = NULL;
         size_t name_length = strcspn(arg, "=");
-        int is_backend = strncmp(arg, "--backend", name_length) == 0 && name_length == 9;
-        int is_threads = strncmp(arg, "--threads", name_length) == 0 && name_length == 9;
+        int is_backend = name_length == 9 && strncmp(arg, "--backend", 9) == 0;
+        int is_threads = name_length == 9 && strncmp(arg, "--threads", 9) == 0;
         if (is_backend || is_threads) {
             if (arg[name_length] == '=')
                 value = arg + name_length + 1;
