@@ -19,16 +19,25 @@
  *  4. implicit QR with the Wilkinson shift on (d, e); each rotation is
  *     recorded, then all of them are applied to a real Zr in cache-sized row
  *     blocks;
- *  5. sort ascending, Z = (Q S) Zr as one real GEMM on the interleaved
- *     complex Q S, unscale the eigenvalues.
+ *  5. sort ascending, form Q S (reflectors applied four at a time), then
+ *     Z = (Q S) Zr as two real GEMMs, unscale the eigenvalues.
  * The values-only job does 1-3, QR without recording, the sort and unscaling.
  */
+
+/* Reflectors per pass of the Q formation; eig_cpu_reflect_block_q is written
+ * out for exactly this many (defined once for both precisions). */
+#ifndef EIG_CPU_Q_BLOCK
+#define EIG_CPU_Q_BLOCK 4
+#endif
 
 typedef struct EIG_FN(eig_cpu_work) {
     EIG_T *a;       /* n x n, lower triangle: the matrix as unpacked */
     EIG_R *ar, *ai; /* n x n each, lower: the matrix split, then the reflectors */
     EIG_R *pr, *pi; /* n each: matrix-vector product, split */
     EIG_R *qr, *qi; /* n x n each: real and imaginary parts of Q S */
+    EIG_R *vr, *vi; /* n x EIG_CPU_Q_BLOCK each: one block of reflectors, split */
+    EIG_R *qtau;    /* EIG_CPU_Q_BLOCK: the block's tau */
+    EIG_R *gram_r, *gram_i; /* EIG_CPU_Q_BLOCK^2: the block's u_r^H u_s */
     EIG_T *b;     /* n: complex subdiagonal of T */
     EIG_T *phase; /* n: diagonal of S */
     EIG_R *tau;   /* n: sigma of each reflector (0: identity) */
@@ -66,13 +75,18 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
     if (vectors) {
         EIG_CARVE(qr, EIG_R, nn);
         EIG_CARVE(qi, EIG_R, nn);
+        EIG_CARVE(vr, EIG_R, (size_t)n * EIG_CPU_Q_BLOCK);
+        EIG_CARVE(vi, EIG_R, (size_t)n * EIG_CPU_Q_BLOCK);
+        EIG_CARVE(qtau, EIG_R, (size_t)EIG_CPU_Q_BLOCK);
+        EIG_CARVE(gram_r, EIG_R, (size_t)EIG_CPU_Q_BLOCK * EIG_CPU_Q_BLOCK);
+        EIG_CARVE(gram_i, EIG_R, (size_t)EIG_CPU_Q_BLOCK * EIG_CPU_Q_BLOCK);
         EIG_CARVE(zr, EIG_R, nn);
         EIG_CARVE(zs, EIG_R, nn);
         EIG_CARVE(rot_c, EIG_R, rotation_capacity);
         EIG_CARVE(rot_s, EIG_R, rotation_capacity);
         EIG_CARVE(rot_k, int, rotation_capacity);
     } else if (base != NULL) {
-        w->qr = w->qi = NULL;
+        w->qr = w->qi = w->vr = w->vi = w->qtau = w->gram_r = w->gram_i = NULL;
         w->zr = w->zs = w->rot_c = w->rot_s = NULL;
         w->rot_k = NULL;
     }
@@ -370,8 +384,12 @@ static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_
                 c = 1;
                 s = 0;
             } else {
-                c = x / rr;
-                s = z / rr;
+                /* one division, not two: the sweep is a serial chain of
+                 * sqrt -> divide -> rotate, so a divide less is latency saved
+                 * on every rotation (c, s move by at most an ulp) */
+                EIG_R inv = 1 / rr;
+                c = x * inv;
+                s = z * inv;
             }
             if (k > start)
                 e[k - 1] = rr;
@@ -407,48 +425,118 @@ static void EIG_FN(eig_cpu_sort_order)(int n, const EIG_R *d, int *order)
     }
 }
 
-/* One reflector from the left on the trailing block of Q (split storage):
- * Q22 <- Q22 - tau u (Q22^H u)^H, one fused pass per column (its dot product
- * with u, then its update), every loop unit-stride. */
+/* Applies the block H_{k0} ... H_{k0+3} from the left to the m trailing
+ * rows of Q's trailing m columns (split storage, ld n): Q22 <- H Q22.
+ * v (m x 4, split, ld m) holds the block's reflectors, each zero above its
+ * first row (a short last block is padded with zero reflectors), g (split,
+ * 4 x 4, row r column s) their Gram matrix g_rs = u_r^H u_s (r < s used).
+ * Why a block: one reflector at a time reads and writes all of Q22 twice per
+ * reflector and pays a horizontal sum per column each time; the block reads
+ * each column once for four dot products and writes it once for four
+ * updates, and the triangular recurrence
+ *     y_r = u_r^H q - sum_{s>r} tau_s g_rs y_s
+ * turns the dot products with the original column into those the
+ * sequential product H_{k0} (... (H_{k0+3} q)) would have taken. */
 EIG_CPU_CLONES
-static void EIG_FN(eig_cpu_reflect_q)(int n, int m, EIG_R tau, const EIG_R *ur, const EIG_R *ui,
-                                      EIG_R *qr, EIG_R *qi)
+static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, const EIG_R *vr,
+                                            const EIG_R *vi, const EIG_R *gr, const EIG_R *gi,
+                                            EIG_R *qr, EIG_R *qi)
 {
+    enum { NB = EIG_CPU_Q_BLOCK };
+    const EIG_R *u0r = vr, *u1r = vr + m, *u2r = vr + 2 * (size_t)m, *u3r = vr + 3 * (size_t)m;
+    const EIG_R *u0i = vi, *u1i = vi + m, *u2i = vi + 2 * (size_t)m, *u3i = vi + 3 * (size_t)m;
     for (int j = 0; j < m; j++) {
         EIG_R *cr = qr + (size_t)j * n, *ci = qi + (size_t)j * n;
-        EIG_R yr = 0, yi = 0;
-#pragma omp simd reduction(+ : yr, yi)
+        EIG_R d0r = 0, d0i = 0, d1r = 0, d1i = 0, d2r = 0, d2i = 0, d3r = 0, d3i = 0;
+#pragma omp simd reduction(+ : d0r, d0i, d1r, d1i, d2r, d2i, d3r, d3i)
         for (int i = 0; i < m; i++) {
-            yr += cr[i] * ur[i] + ci[i] * ui[i];
-            yi += cr[i] * ui[i] - ci[i] * ur[i];
+            const EIG_R xr = cr[i], xi = ci[i];
+            d0r += xr * u0r[i] + xi * u0i[i];
+            d0i += xi * u0r[i] - xr * u0i[i];
+            d1r += xr * u1r[i] + xi * u1i[i];
+            d1i += xi * u1r[i] - xr * u1i[i];
+            d2r += xr * u2r[i] + xi * u2i[i];
+            d2i += xi * u2r[i] - xr * u2i[i];
+            d3r += xr * u3r[i] + xi * u3i[i];
+            d3i += xi * u3r[i] - xr * u3i[i];
         }
-        /* Q_ij -= u_i * tau * conj(y_j) */
-        const EIG_R gr = tau * yr, gi = -tau * yi;
+        EIG_R dr[NB] = {d0r, d1r, d2r, d3r}, di[NB] = {d0i, d1i, d2i, d3i};
+        /* from the last reflector (applied first) back: dr/di of t > r
+         * already hold tau_t y_t when y_r is formed */
+        for (int r = NB - 1; r >= 0; r--) {
+            EIG_R yr = dr[r], yi = di[r];
+            for (int t = r + 1; t < NB; t++) {
+                const EIG_R g_r = gr[r * NB + t], g_i = gi[r * NB + t];
+                yr -= g_r * dr[t] - g_i * di[t];
+                yi -= g_r * di[t] + g_i * dr[t];
+            }
+            dr[r] = tau[r] * yr;
+            di[r] = tau[r] * yi;
+        }
+        const EIG_R y0r = dr[0], y0i = di[0], y1r = dr[1], y1i = di[1];
+        const EIG_R y2r = dr[2], y2i = di[2], y3r = dr[3], y3i = di[3];
 #pragma omp simd
         for (int i = 0; i < m; i++) {
-            cr[i] -= ur[i] * gr - ui[i] * gi;
-            ci[i] -= ur[i] * gi + ui[i] * gr;
+            cr[i] -= u0r[i] * y0r - u0i[i] * y0i + u1r[i] * y1r - u1i[i] * y1i +
+                     u2r[i] * y2r - u2i[i] * y2i + u3r[i] * y3r - u3i[i] * y3i;
+            ci[i] -= u0r[i] * y0i + u0i[i] * y0r + u1r[i] * y1i + u1i[i] * y1r +
+                     u2r[i] * y2i + u2i[i] * y2r + u3r[i] * y3i + u3i[i] * y3r;
         }
     }
 }
 
 /* Forms Q S explicitly in (qr, qi): Q = H_0 ... H_{n-3} accumulated
- * backwards (each H_k only touches the trailing block that later ones left
- * as I), then column j scaled by s_j. */
+ * backwards in blocks of EIG_CPU_Q_BLOCK reflectors (each block only touches
+ * the trailing rows and columns that later ones left as I), then column j
+ * scaled by s_j. */
 static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
 {
+    enum { NB = EIG_CPU_Q_BLOCK };
     size_t nn = (size_t)n * (size_t)n;
     memset(w->qr, 0, nn * sizeof(EIG_R));
     memset(w->qi, 0, nn * sizeof(EIG_R));
     for (int i = 0; i < n; i++)
         w->qr[(size_t)i * n + i] = 1;
-    for (int k = n - 3; k >= 0; k--) {
-        if (w->tau[k] == 0)
-            continue;
-        int m = n - k - 1;
-        size_t u_off = (size_t)k * n + k + 1, off = (size_t)(k + 1) * n + k + 1;
-        EIG_FN(eig_cpu_reflect_q)(n, m, w->tau[k], w->ar + u_off, w->ai + u_off, w->qr + off,
-                                  w->qi + off);
+    for (int kend = n - 3; kend >= 0; kend -= NB) {
+        const int k0 = kend - NB + 1 > 0 ? kend - NB + 1 : 0, nb = kend - k0 + 1;
+        const int m = n - k0 - 1; /* rows and columns k0+1..n-1 */
+        EIG_R *vr = w->vr, *vi = w->vi;
+        for (int r = nb; r < NB; r++) {
+            /* padding: zero reflectors after the block's last */
+            memset(vr + (size_t)r * m, 0, (size_t)m * sizeof(EIG_R));
+            memset(vi + (size_t)r * m, 0, (size_t)m * sizeof(EIG_R));
+            w->qtau[r] = 0;
+        }
+        for (int r = 0; r < nb; r++) {
+            /* u_{k0+r} lives in column k0+r of the reduced A from row k0+r+1;
+             * an identity reflector (tau 0) enters as a zero column */
+            const int k = k0 + r;
+            const EIG_R *ur = w->ar + (size_t)k * n + k + 1, *ui = w->ai + (size_t)k * n + k + 1;
+            EIG_R *cr = vr + (size_t)r * m, *ci = vi + (size_t)r * m;
+            const int identity = w->tau[k] == 0;
+            for (int i = 0; i < r; i++)
+                cr[i] = ci[i] = 0;
+            for (int i = r; i < m; i++) {
+                cr[i] = identity ? 0 : ur[i - r];
+                ci[i] = identity ? 0 : ui[i - r];
+            }
+            w->qtau[r] = w->tau[k];
+        }
+        for (int r = 0; r < NB; r++)
+            for (int t = r + 1; t < NB; t++) {
+                const EIG_R *xr = vr + (size_t)r * m, *xi = vi + (size_t)r * m;
+                const EIG_R *yr = vr + (size_t)t * m, *yi = vi + (size_t)t * m;
+                EIG_R sr = 0, si = 0;
+                for (int i = t; i < m; i++) {
+                    sr += xr[i] * yr[i] + xi[i] * yi[i];
+                    si += xr[i] * yi[i] - xi[i] * yr[i];
+                }
+                w->gram_r[r * NB + t] = sr;
+                w->gram_i[r * NB + t] = si;
+            }
+        size_t off = (size_t)(k0 + 1) * n + k0 + 1;
+        EIG_FN(eig_cpu_reflect_block_q)(n, m, w->qtau, vr, vi, w->gram_r, w->gram_i,
+                                        w->qr + off, w->qi + off);
     }
     for (int j = 1; j < n; j++) {
         EIG_R sr = EIG_CREAL(w->phase[j]), si = EIG_CIMAG(w->phase[j]);
