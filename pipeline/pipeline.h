@@ -16,8 +16,10 @@
 #define EIGSTREAM_PIPELINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
+#include "protocol.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +44,39 @@ pipeline_error pipeline_run(pipeline *p);
 void pipeline_stop(pipeline *p);
 void pipeline_destroy(pipeline **p);
 const char *pipeline_strerror(pipeline_error e);
+
+/* ---- introspection (tests, the bench, the final accounting line) ------------ */
+
+/* Why an accepted frame was not published (metrics key in parentheses). */
+typedef enum pipeline_drop_reason {
+    PIPELINE_DROP_OVERFLOW = 0, /* "overflow": evicted by overflow_policy drop_oldest */
+    PIPELINE_DROP_LATE,         /* "late": past the deadline with late_policy drop */
+    PIPELINE_DROP_SOLVER,       /* "solver_error": the solver failed as a whole */
+    PIPELINE_DROP_SEND,         /* "send_failed": the output socket refused it */
+    PIPELINE_DROP_COUNT_
+} pipeline_drop_reason;
+
+/* A snapshot of the counters (each exact; not atomic as a whole while running).
+ * After pipeline_run returns: in == out + sum(dropped), in_flight == 0. */
+typedef struct pipeline_counters {
+    uint64_t in;   /* frames accepted (valid) */
+    uint64_t out;  /* frames published, late ones included */
+    uint64_t late; /* published with PROTOCOL_FLAG_LATE, or dropped as late */
+    uint64_t dropped[PIPELINE_DROP_COUNT_];
+    uint64_t rejected[PROTOCOL_REJECT_COUNT_]; /* index: protocol_reject */
+    uint64_t rejected_total;
+    uint64_t in_flight;        /* accepted, not yet published or dropped */
+    uint64_t matrices_failed;  /* matrices published with info != 0 */
+    uint64_t overflow_blocked; /* overflow_policy block: times the receiver waited */
+} pipeline_counters;
+
+void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
+const char *pipeline_drop_name(pipeline_drop_reason r);
+/* The backend the solver plan resolved to ("cpu", "lapack", "cuda"). */
+const char *pipeline_backend_name(const pipeline *p);
+/* Copies the latest metrics JSON document into buf (NUL-terminated); returns
+ * its length, 0 when none was formatted yet or cap is too small. */
+size_t pipeline_metrics_json(pipeline *p, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,285 @@
+/*
+ * main.c - the eigstream daemon: parse the command line, load the
+ * configuration, create the pipeline, run it until SIGINT/SIGTERM, drain,
+ * exit 0. Only wiring lives here (config/ and pipeline/ do the work).
+ *
+ * Signals: SIGINT and SIGTERM are blocked before the pipeline starts (every
+ * stage and ZeroMQ thread inherits the mask); their handler forwards them
+ * through a pipe to a watcher thread. The first one calls pipeline_stop: the
+ * receiver stops reading and
+ * every frame already accepted is solved and published (or counted as
+ * dropped); a second one exits at once with status 1.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "eig.h"
+#include "log.h"
+#include "pipeline.h"
+
+#ifndef EIGSTREAM_VERSION
+#define EIGSTREAM_VERSION "unknown"
+#endif
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: eigstream [-c FILE] [overrides]     run the daemon (defaults without -c)\n"
+            "       eigstream --check-config FILE      validate FILE, print errors as FILE:LINE: setting: reason\n"
+            "       eigstream --help-config            every setting: type, range, default, help\n"
+            "       eigstream --write-config           print the default configuration file\n"
+            "       eigstream --help | --version\n"
+            "\n"
+            "overrides (applied after the file):\n"
+            "  --backend auto|cpu|lapack|cuda       solver.backend\n"
+            "  --log-level error|warn|info|debug    log.level\n"
+            "  --input ENDPOINT                     input.endpoint  (default tcp://127.0.0.1:5550, PULL bind)\n"
+            "  --output ENDPOINT                    output.endpoint (default tcp://127.0.0.1:5551, PUB bind)\n"
+            "  --metrics ENDPOINT|off               metrics.endpoint (default tcp://127.0.0.1:5552)\n"
+            "\n"
+            "exit status: 0 after a clean drain, 1 on a configuration or startup error\n"
+            "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n");
+}
+
+static int parse_backend(const char *name, config_backend *out)
+{
+    for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
+        if (strcmp(name, config_backend_name((config_backend)b)) == 0) {
+            *out = (config_backend)b;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_log_level(const char *name, config_log_level *out)
+{
+    for (int l = CONFIG_LOG_ERROR; l <= CONFIG_LOG_DEBUG; l++)
+        if (strcmp(name, config_log_level_name((config_log_level)l)) == 0) {
+            *out = (config_log_level)l;
+            return 0;
+        }
+    return -1;
+}
+
+static int copy_endpoint(char *dst, const char *src, const char *option)
+{
+    if (strlen(src) >= CONFIG_STRING_MAX) {
+        fprintf(stderr, "eigstream: %s: endpoint longer than %d bytes\n", option, CONFIG_STRING_MAX - 1);
+        return -1;
+    }
+    strcpy(dst, src);
+    return 0;
+}
+
+typedef struct options {
+    const char *config_path;
+    const char *backend, *log_level, *input, *output, *metrics;
+} options;
+
+/* Returns -1 to exit 0 (an informational option ran), 0 to run, > 0 to exit
+ * with that status. */
+static int parse_options(int argc, char **argv, options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **value = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_usage(stdout);
+            return -1;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("eigstream %s (cuda backend %s)\n", EIGSTREAM_VERSION, eig_cuda_built() ? "built" : "not built");
+            return -1;
+        } else if (strcmp(a, "--help-config") == 0) {
+            config_print_help(stdout);
+            return -1;
+        } else if (strcmp(a, "--write-config") == 0) {
+            config_write_default(stdout);
+            return -1;
+        } else if (strcmp(a, "--check-config") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "eigstream: --check-config needs a FILE\n");
+                return 2;
+            }
+            eigstream_config cfg;
+            char err[CONFIG_ERROR_MAX];
+            config_defaults(&cfg);
+            if (config_load(&cfg, argv[i + 1], err, sizeof err) != CONFIG_OK) {
+                fprintf(stderr, "%s\n", err);
+                return 1;
+            }
+            printf("%s: ok\n", argv[i + 1]);
+            return -1;
+        } else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+            value = &o->config_path;
+        } else if (strcmp(a, "--backend") == 0) {
+            value = &o->backend;
+        } else if (strcmp(a, "--log-level") == 0) {
+            value = &o->log_level;
+        } else if (strcmp(a, "--input") == 0) {
+            value = &o->input;
+        } else if (strcmp(a, "--output") == 0) {
+            value = &o->output;
+        } else if (strcmp(a, "--metrics") == 0) {
+            value = &o->metrics;
+        } else {
+            fprintf(stderr, "eigstream: unknown option '%s' (try --help)\n", a);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "eigstream: %s needs a value\n", a);
+            return 2;
+        }
+        *value = argv[++i];
+    }
+    return 0;
+}
+
+static int apply_overrides(const options *o, eigstream_config *cfg)
+{
+    if (o->backend != NULL && parse_backend(o->backend, &cfg->solver.backend) != 0) {
+        fprintf(stderr, "eigstream: --backend %s: expected one of auto|cpu|lapack|cuda\n", o->backend);
+        return -1;
+    }
+    if (o->log_level != NULL && parse_log_level(o->log_level, &cfg->log.level) != 0) {
+        fprintf(stderr, "eigstream: --log-level %s: expected one of error|warn|info|debug\n", o->log_level);
+        return -1;
+    }
+    if (o->input != NULL && copy_endpoint(cfg->input.endpoint, o->input, "--input") != 0)
+        return -1;
+    if (o->output != NULL && copy_endpoint(cfg->output.endpoint, o->output, "--output") != 0)
+        return -1;
+    if (o->metrics != NULL) {
+        if (strcmp(o->metrics, "off") == 0)
+            cfg->metrics.endpoint[0] = '\0';
+        else if (copy_endpoint(cfg->metrics.endpoint, o->metrics, "--metrics") != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The handler only writes the signal number to a pipe (async-signal-safe);
+ * the watcher thread reads it. A handler rather than sigwait alone because
+ * libraries start threads before main can block anything (OpenBLAS's pool):
+ * a signal delivered to one of those must still reach the watcher. */
+static int signal_pipe[2] = {-1, -1};
+
+static void signal_forward(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (write(signal_pipe[1], &b, 1) < 0) {
+        /* Nothing safe to do in a handler; the pipe only fills after 64 Ki signals. */
+    }
+    errno = saved;
+}
+
+static void *signal_main(void *arg)
+{
+    pipeline *p = arg;
+    int stops = 0;
+    for (;;) {
+        unsigned char b;
+        ssize_t got = read(signal_pipe[0], &b, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0 || b == 0)
+            return NULL; /* main: the pipeline has finished */
+        if (++stops == 1) {
+            LOG_INFO("main", "%s: stop accepting, draining the frames in flight", strsignal(b));
+            pipeline_stop(p);
+        } else {
+            LOG_ERROR("main", "%s again: exiting without finishing the drain", strsignal(b));
+            _exit(1);
+        }
+    }
+}
+
+static void log_startup(const eigstream_config *cfg, pipeline *p)
+{
+    static const char *const input_pattern[] = {"pull", "sub"};
+    static const char *const output_pattern[] = {"pub", "push"};
+    static const char *const late[] = {"publish", "drop"};
+    static const char *const overflow[] = {"drop_oldest", "block"};
+    LOG_INFO("main",
+             "eigstream %s: backend %s (solver.backend %s), %s, n=%d, matrices=%d, mode %s; input %s %s %s; "
+             "output %s %s %s; metrics %s every %d ms; deadline %d ms (late %s), queue_depth %d (overflow %s)",
+             EIGSTREAM_VERSION, pipeline_backend_name(p), config_backend_name(cfg->solver.backend),
+             cfg->solver.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double", cfg->solver.n,
+             cfg->solver.matrices, config_output_mode_name(cfg->output.mode), input_pattern[cfg->input.pattern & 1],
+             cfg->input.bind ? "bind" : "connect", cfg->input.endpoint, output_pattern[cfg->output.pattern & 1],
+             cfg->output.bind ? "bind" : "connect", cfg->output.endpoint,
+             cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off", cfg->metrics.interval_ms,
+             cfg->frame.deadline_ms, late[cfg->frame.late_policy & 1], cfg->frame.queue_depth,
+             overflow[cfg->frame.overflow_policy & 1]);
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    eigstream_config cfg;
+    char err[CONFIG_ERROR_MAX];
+
+    int status = parse_options(argc, argv, &o);
+    if (status != 0)
+        return status < 0 ? 0 : status;
+    config_defaults(&cfg);
+    if (o.config_path != NULL && config_load(&cfg, o.config_path, err, sizeof err) != CONFIG_OK) {
+        fprintf(stderr, "eigstream: %s\n", err);
+        return 1;
+    }
+    if (apply_overrides(&o, &cfg) != 0)
+        return 2;
+    log_set_level(cfg.log.level);
+
+    /* Our threads (stages, ZeroMQ's) never take the signals: blocked before
+     * they start and inherited; the handler forwards them to the watcher. */
+    if (pipe(signal_pipe) != 0) {
+        fprintf(stderr, "eigstream: pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = signal_forward;
+    sigfillset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+
+    pipeline *p = NULL;
+    pipeline_error e = pipeline_create(&p, &cfg, err, sizeof err);
+    if (e != PIPELINE_OK) {
+        LOG_ERROR("main", "cannot start: %s", err[0] ? err : pipeline_strerror(e));
+        return 1;
+    }
+    log_startup(&cfg, p);
+
+    pthread_t watcher;
+    int rc = pthread_create(&watcher, NULL, signal_main, p);
+    if (rc != 0) {
+        LOG_ERROR("main", "cannot start the signal thread: %s", strerror(rc));
+        pipeline_destroy(&p);
+        return 1;
+    }
+    e = pipeline_run(p);
+    unsigned char done = 0;
+    if (write(signal_pipe[1], &done, 1) == 1)
+        pthread_join(watcher, NULL);
+    pipeline_destroy(&p);
+    if (e != PIPELINE_OK) {
+        LOG_ERROR("main", "pipeline: %s", pipeline_strerror(e));
+        return 1;
+    }
+    LOG_INFO("main", "stopped cleanly");
+    return 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * metrics.h - counters and latency histograms the stages update lock-free
+ * (relaxed atomics: each value is exact, a snapshot across values is not),
+ * and the JSON document the metrics thread publishes every interval.
+ *
+ * Histograms have log-spaced buckets, METRICS_BUCKETS_PER_OCTAVE per doubling
+ * from 1 us: bucket 0 holds < 1 us, bucket i >= 1 holds
+ * [2^((i-1)/4), 2^(i/4)) us, the last one everything above ~2^27 us (134 s).
+ * A quantile is reported as the upper edge of its bucket (at most 19 % high),
+ * clamped to the exact maximum.
+ */
+#ifndef EIGSTREAM_METRICS_H
+#define EIGSTREAM_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define METRICS_BUCKETS_PER_OCTAVE 4
+#define METRICS_OCTAVES 27
+#define METRICS_BUCKETS (METRICS_BUCKETS_PER_OCTAVE * METRICS_OCTAVES + 2)
+
+typedef struct metrics_histogram {
+    _Atomic uint64_t bucket[METRICS_BUCKETS];
+    _Atomic uint64_t count;
+    _Atomic uint64_t sum_ns;
+    _Atomic uint64_t max_ns;
+} metrics_histogram;
+
+/* Records one duration (ns). Lock-free, any thread. */
+void metrics_histogram_observe(metrics_histogram *h, uint64_t ns);
+/* Bucket index of a duration, and the upper edge of a bucket in ns
+ * (UINT64_MAX for the last). */
+int metrics_bucket_index(uint64_t ns);
+uint64_t metrics_bucket_upper_ns(int bucket);
+/* q in [0,1]; 0 when empty. */
+uint64_t metrics_histogram_quantile_ns(const metrics_histogram *h, double q);
+
+typedef enum metrics_stage {
+    METRICS_STAGE_RECEIVE = 0, /* first part received -> validated and queued */
+    METRICS_STAGE_FORM,        /* forming (GPU: upload + unpack + form enqueued) */
+    METRICS_STAGE_SOLVE,       /* solve (GPU: solve + values back + vectors enqueued) */
+    METRICS_STAGE_PUBLISH,     /* output assembled and handed to ZeroMQ */
+    METRICS_STAGE_END_TO_END,  /* receipt -> published */
+    METRICS_STAGE_COUNT_
+} metrics_stage;
+
+const char *metrics_stage_name(metrics_stage s);
+
+/* Why an accepted frame was not published. */
+typedef enum metrics_drop {
+    METRICS_DROP_OVERFLOW = 0, /* drop_oldest evicted it from the receive queue */
+    METRICS_DROP_LATE,         /* late_policy = drop and the deadline had passed */
+    METRICS_DROP_SOLVER,       /* the solver failed as a whole (not a per-matrix info) */
+    METRICS_DROP_SEND,         /* the output socket refused it (PUSH send timeout) */
+    METRICS_DROP_COUNT_
+} metrics_drop;
+
+const char *metrics_drop_name(metrics_drop d);
+
+typedef struct metrics {
+    _Atomic uint64_t frames_in;  /* accepted (passed validation) */
+    _Atomic uint64_t frames_out; /* published, late ones included */
+    _Atomic uint64_t frames_late;
+    _Atomic uint64_t matrices_failed; /* matrices published with info != 0 */
+    _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
+    _Atomic uint64_t dropped[METRICS_DROP_COUNT_];
+    _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
+    metrics_histogram latency[METRICS_STAGE_COUNT_];
+    /* Written by the periodic task only. */
+    uint64_t start_ns;
+    uint64_t last_tick_ns;
+    uint64_t last_in, last_out, last_rejected;
+    double rate_in, rate_out, rate_rejected; /* per second over the last interval */
+} metrics;
+
+void metrics_init(metrics *m, uint64_t now_ns);
+void metrics_count_drop(metrics *m, metrics_drop d);
+void metrics_count_reject(metrics *m, protocol_reject r);
+uint64_t metrics_dropped_total(const metrics *m);
+uint64_t metrics_rejected_total(const metrics *m);
+
+/* The periodic task: recomputes the rates from the counters' change since the
+ * previous tick (so that reading metrics costs nothing elsewhere). */
+void metrics_tick(metrics *m, uint64_t now_ns);
+
+/* What the JSON carries besides the counters. */
+typedef struct metrics_context {
+    const char *backend; /* resolved backend name */
+    const char *precision;
+    const char *mode;
+    int n, matrices;
+    size_t queue_form, queue_solve, queue_publish; /* current depths */
+    size_t queue_capacity;
+    size_t frames_free, frames_total;   /* frame pool */
+    size_t outputs_free, outputs_total; /* output buffer pool */
+} metrics_context;
+
+/* Writes the metrics document (schema in docs/daemon.md) into buf; returns
+ * the length, or 0 when cap is too small. Allocates nothing. */
+size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t now_realtime_ns,
+                           char *buf, size_t cap);
+
+/* Monotonic and wall clocks in ns. */
+uint64_t metrics_now_ns(void);
+uint64_t metrics_realtime_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

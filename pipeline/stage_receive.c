@@ -1,0 +1,189 @@
+/*
+ * stage_receive.c - the receive stage: reads whole multipart messages from
+ * the input socket, validates them, copies the payload once into a pooled
+ * frame buffer and queues the frame for forming under the overflow policy.
+ *
+ * Every part of a message is read even after the message has failed a
+ * check, so that the next message starts aligned; a rejected message costs
+ * a counter and at most one log line per reason per second.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "pipeline_internal.h"
+
+typedef enum receive_result {
+    RECEIVE_NOTHING = 0, /* no message was waiting */
+    RECEIVE_FRAME,       /* a valid frame is in f */
+    RECEIVE_REJECTED,
+    RECEIVE_FATAL        /* the socket or context is gone */
+} receive_result;
+
+static void reject(pipeline *p, protocol_reject reason, const char *detail)
+{
+    uint64_t suppressed;
+    metrics_count_reject(&p->stats, reason);
+    if (log_get_level() < CONFIG_LOG_WARN || !log_limiter_allow(&p->reject_limit[reason], &suppressed))
+        return;
+    if (suppressed > 0)
+        LOG_WARN("receive", "rejected message: %s%s%s (%llu more suppressed)", protocol_reject_name(reason),
+                 detail[0] ? ": " : "", detail, (unsigned long long)suppressed);
+    else
+        LOG_WARN("receive", "rejected message: %s%s%s", protocol_reject_name(reason), detail[0] ? ": " : "",
+                 detail);
+}
+
+/* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
+static receive_result receive_message(pipeline *p, frame *f, protocol_reject *reason, char *detail,
+                                      size_t detail_bytes)
+{
+    zmq_msg_t part;
+    protocol_reject r = PROTOCOL_OK;
+    size_t parts = 0, copied = 0;
+    int more;
+
+    detail[0] = '\0';
+    zmq_msg_init(&part);
+    if (zmq_msg_recv(&part, p->input, ZMQ_DONTWAIT) < 0) {
+        int e = errno;
+        zmq_msg_close(&part);
+        return (e == EAGAIN || e == EINTR) ? RECEIVE_NOTHING : RECEIVE_FATAL;
+    }
+    f->received_ns = metrics_now_ns();
+    f->received_real_ns = metrics_realtime_ns();
+    more = zmq_msg_more(&part);
+
+    r = protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &f->header);
+    if (r == PROTOCOL_OK && f->header.kind != PROTOCOL_KIND_COVARIANCE) {
+        r = PROTOCOL_REJECT_KIND;
+        snprintf(detail, detail_bytes, "kind %u is not covariance", f->header.kind);
+    }
+    if (r == PROTOCOL_OK) {
+        r = protocol_check_config(&f->header, p->n, p->matrices, p->element);
+        if (r != PROTOCOL_OK)
+            snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
+                     f->header.n, f->header.count, protocol_element_name(f->header.element), p->n,
+                     p->matrices, protocol_element_name(p->element));
+    }
+    if (r == PROTOCOL_OK && !more) {
+        r = PROTOCOL_REJECT_PARTS;
+        snprintf(detail, detail_bytes, "header without payload parts");
+    }
+    zmq_msg_close(&part);
+
+    /* The payload parts: copied once, back to back, into the frame buffer
+     * while the message still looks valid; always drained. */
+    while (more) {
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, p->input, 0) < 0) {
+            if (errno == EINTR)
+                continue; /* parts of a message arrive together; retry */
+            zmq_msg_close(&part);
+            return RECEIVE_FATAL;
+        }
+        more = zmq_msg_more(&part);
+        size_t bytes = zmq_msg_size(&part);
+        if (parts < p->matrices)
+            f->part_bytes[parts] = bytes;
+        parts++;
+        if (r == PROTOCOL_OK) {
+            if (parts > p->matrices) {
+                r = PROTOCOL_REJECT_PARTS;
+                snprintf(detail, detail_bytes, "more than %u payload parts", p->matrices);
+            } else if (bytes > f->a_bytes - copied) {
+                r = copied + bytes > f->header.payload_bytes ? PROTOCOL_REJECT_OVERSIZED : PROTOCOL_REJECT_SIZE;
+                snprintf(detail, detail_bytes, "payload exceeds %zu bytes", f->a_bytes);
+            } else {
+                memcpy((uint8_t *)f->a + copied, zmq_msg_data(&part), bytes);
+                copied += bytes;
+            }
+        }
+        zmq_msg_close(&part);
+    }
+
+    if (r == PROTOCOL_OK) {
+        r = protocol_covariance_check_sizes(&f->header, f->part_bytes, parts, p->max_payload_bytes);
+        if (r != PROTOCOL_OK)
+            snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts,
+                     copied, (unsigned long long)f->header.payload_bytes,
+                     protocol_storage_name(f->header.storage), protocol_element_name(f->header.element));
+    }
+    if (r == PROTOCOL_OK) {
+        const void *payload = f->a;
+        r = protocol_check_crc(&f->header, &payload, &copied, 1);
+    }
+    if (r == PROTOCOL_OK)
+        r = protocol_check_finite(f->a, copied, f->header.element);
+    if (r == PROTOCOL_OK && p->mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
+        f->header.snapshots == 0 && p->cfg.output.snapshots == 0) {
+        r = PROTOCOL_REJECT_CONFIG;
+        snprintf(detail, detail_bytes,
+                 "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "
+                 "(set output.snapshots or output.signal_dimension)");
+    }
+    *reason = r;
+    return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
+}
+
+/* Hands an accepted frame to the form stage under the overflow policy. */
+static void accept_frame(pipeline *p, frame *f)
+{
+    atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
+    metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
+    if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST) {
+        void *evicted = NULL;
+        if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
+            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
+        else if (evicted != NULL)
+            pipeline_frame_drop(p, evicted, METRICS_DROP_OVERFLOW);
+        return;
+    }
+    /* block: while the form queue is full the receiver stops reading, the
+     * socket's receive HWM fills and ZeroMQ pushes back on the sender. */
+    if (queue_try_push(&p->to_form, f) == QUEUE_OK)
+        return;
+    atomic_fetch_add_explicit(&p->stats.overflow_blocked, 1, memory_order_relaxed);
+    if (queue_push(&p->to_form, f) != QUEUE_OK)
+        pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW);
+}
+
+void *pipeline_receive_main(void *arg)
+{
+    pipeline *p = arg;
+    frame *f = NULL;
+    char detail[256];
+    zmq_pollitem_t item = {.socket = p->input, .events = ZMQ_POLLIN};
+
+    while (!atomic_load(&p->stop_requested)) {
+        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+            break;
+        /* A short poll bounds how long a stop request waits. */
+        int ready = zmq_poll(&item, 1, 100);
+        if (ready < 0) {
+            if (errno == EINTR)
+                continue;
+            LOG_ERROR("receive", "poll failed: %s", zmq_strerror(errno));
+            break;
+        }
+        if (ready == 0)
+            continue;
+        protocol_reject reason = PROTOCOL_OK;
+        receive_result result = receive_message(p, f, &reason, detail, sizeof detail);
+        if (result == RECEIVE_FRAME) {
+            accept_frame(p, f);
+            f = NULL;
+        } else if (result == RECEIVE_REJECTED) {
+            reject(p, reason, detail); /* keep f for the next message */
+        } else if (result == RECEIVE_FATAL) {
+            LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
+            break;
+        }
+    }
+    if (f != NULL)
+        pipeline_frame_release(p, f);
+    LOG_DEBUG("receive", "stopped accepting; draining");
+    queue_close(&p->to_form);
+    return NULL;
+}

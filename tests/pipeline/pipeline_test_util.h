@@ -1,0 +1,97 @@
+/*
+ * pipeline_test_util.h - helpers for the pipeline integration tests: run a
+ * pipeline in a thread, encode covariance frames, receive and check
+ * eigenspace frames against LAPACK (LAPACKE_zheevd / cheevd).
+ */
+#ifndef EIGSTREAM_PIPELINE_TEST_UTIL_H
+#define EIGSTREAM_PIPELINE_TEST_UTIL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "pipeline.h"
+#include "protocol.h"
+
+extern int test_failures;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fprintf(stderr, "\n");                                         \
+            test_failures++;                                               \
+        }                                                                  \
+    } while (0)
+
+typedef struct test_daemon {
+    pipeline *p;
+    pthread_t thread;
+    pipeline_error run_result;
+    void *zmq;
+    void *push; /* test -> daemon input */
+    void *pull; /* daemon output -> test (PULL or SUB) */
+} test_daemon;
+
+/* Small-frame defaults for the tests: n, matrices, lapack backend (the
+ * reference-independent cpu backend is covered by tests/eig), metrics off,
+ * warn-level logging. */
+void test_config(eigstream_config *cfg, int n, int matrices);
+
+/* Test binds its sockets on tcp://127.0.0.1:* (or the given ipc paths when
+ * ipc_tag is not NULL: the daemon binds then), points cfg at them, creates
+ * and starts the pipeline in a thread. Output is PUSH->PULL unless
+ * cfg->output.pattern is PUB (then a SUB with a short join delay). */
+int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag);
+/* pipeline_stop, join, then destroy everything. Returns pipeline_run's result. */
+pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters);
+
+/* Waits until out + dropped reaches target (or in_flight == 0 and in >= target); 0 ok, -1 timeout. */
+int test_wait_done(test_daemon *d, uint64_t target, int timeout_ms);
+
+typedef struct test_frame_spec {
+    uint64_t seq;
+    uint8_t storage;      /* protocol_storage */
+    int per_matrix_parts; /* 1: one part per matrix */
+    int crc;
+    uint32_t snapshots;
+} test_frame_spec;
+
+/* Sends a covariance frame of `matrices` full Hermitian matrices (both
+ * triangles, complex double or float by element) as spec says. */
+int test_send_frame(void *push, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
+                    const test_frame_spec *spec);
+/* Sends raw parts (for malformed messages). */
+int test_send_parts(void *push, const void *const *part, const size_t *bytes, size_t parts);
+/* Encodes a covariance header for a full-storage frame. */
+void test_covariance_header(protocol_header *h, uint64_t seq, uint32_t n, uint32_t matrices, uint8_t element);
+
+typedef struct test_output {
+    protocol_header header;
+    protocol_stage_times times;
+    protocol_matrix_meta *meta; /* count */
+    uint8_t *data;
+    size_t data_bytes;
+} test_output;
+
+/* Receives one eigenspace frame (timeout_ms); checks it decodes and its sizes
+ * and per-matrix meta agree. 0 ok, -1 timeout or malformed. */
+int test_receive_output(void *pull, test_output *o, int timeout_ms);
+void test_output_free(test_output *o);
+
+/* Checks every matrix of an output against LAPACK on the matrices it came
+ * from (full, both triangles): eigenvalues (ratio <= 60), each sent vector's
+ * residual and orthonormality (<= 60), and the sent subspace against
+ * LAPACK's. Returns the number of failures (each printed with seq, matrix,
+ * n and ratio). */
+int test_check_output(const test_output *o, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
+                      const char *label);
+
+void test_sleep_ms(int ms);
+
+/* Independent MDL (direct from the definition) on ascending values. */
+int test_mdl_reference(const double *w, int n, double snapshots);
+
+#endif

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""The eigstream daemon as a subprocess (label integration).
+
+  test_daemon_process.py PATH_TO_EIGSTREAM
+
+1. --check-config on a bad file prints FILE:LINE: setting: reason, exits 1;
+   the shipped config checks ok.
+2. Startup failures are loud: a busy endpoint names the endpoint and the
+   errno string; --backend cuda without a GPU says so (skipped with a GPU).
+3. SIGTERM while frames are in flight: the daemon stops accepting, publishes
+   every accepted frame, logs in == out + dropped with in_flight 0 and exits 0;
+   every frame received is checked against numpy.linalg.eigh.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import zmq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+import eigstream_client as ec  # noqa: E402
+
+DAEMON = sys.argv[1]
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+        print("FAIL", message, file=sys.stderr)
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def test_check_config(tmp):
+    bad = os.path.join(tmp, "bad.cfg")
+    write(bad, 'solver = {\n  n = 16;\n};\nframe = {\n  queue_depth = -3;\n};\n')
+    r = subprocess.run([DAEMON, "--check-config", bad], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 1, f"--check-config bad file: exit {r.returncode}")
+    check(re.search(re.escape(bad) + r":5: frame\.queue_depth: ", r.stderr) is not None,
+          f"--check-config message: {r.stderr!r}")
+    shipped = os.path.join(HERE, "..", "..", "config", "eigstream.cfg")
+    if os.path.exists(shipped):
+        r = subprocess.run([DAEMON, "--check-config", shipped], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 0, f"shipped config: exit {r.returncode} {r.stderr!r}")
+    r = subprocess.run([DAEMON, "--bogus"], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 2, f"unknown option: exit {r.returncode}")
+
+
+def config_text(tag, n, matrices):
+    return f'''
+input = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-in"; }};
+output = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-out"; pattern = "push"; }};
+solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
+frame = {{ overflow_policy = "block"; deadline_ms = 60000; queue_depth = 2; }};
+metrics = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-metrics"; interval_ms = 100; }};
+'''
+
+
+def test_startup_failures(tmp):
+    # An ipc bind takes over an existing path, so hold a tcp port instead.
+    ctx = zmq.Context()
+    holder = ctx.socket(zmq.PULL)
+    holder.bind("tcp://127.0.0.1:*")
+    busy = holder.getsockopt_string(zmq.LAST_ENDPOINT)
+    cfg = os.path.join(tmp, "busy.cfg")
+    write(cfg, config_text(f"busy{os.getpid()}", 8, 2).replace(
+        f"ipc:///tmp/eigstream-proc-busy{os.getpid()}-in", busy))
+    r = subprocess.run([DAEMON, "-c", cfg], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 1, f"daemon on a busy endpoint: exit {r.returncode}")
+    check(f"input: cannot bind {busy}: Address already in use" in r.stderr, f"busy endpoint message: {r.stderr!r}")
+    ctx.destroy(linger=0)
+    write(cfg, config_text(f"busy{os.getpid()}", 8, 2))
+
+    # A forced cuda backend without a GPU fails loudly (on a GPU host it runs).
+    p = subprocess.Popen([DAEMON, "-c", cfg, "--backend", "cuda"], stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = p.communicate(timeout=5)
+        check(p.returncode == 1 and "cuda" in err, f"--backend cuda without GPU: exit {p.returncode} {err!r}")
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=10)
+
+
+def test_sigterm_drain(tmp):
+    n, matrices, frames = 64, 24, 30
+    tag = f"drain{os.getpid()}"
+    cfg = os.path.join(tmp, "drain.cfg")
+    write(cfg, config_text(tag, n, matrices))
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True)
+    ctx = zmq.Context()
+    push = ctx.socket(zmq.PUSH)
+    pull = ctx.socket(zmq.PULL)
+    push.setsockopt(zmq.LINGER, 0)
+    push.setsockopt(zmq.SNDTIMEO, 200)
+    push.connect(f"ipc:///tmp/eigstream-proc-{tag}-in")
+    pull.connect(f"ipc:///tmp/eigstream-proc-{tag}-out")
+
+    rng = np.random.default_rng(7)
+    sent = {}
+    for seq in range(frames):
+        x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
+        a = (x + x.conj().transpose(0, 2, 1)) / 2
+        sent[seq] = a
+    # Feed from a background thread-free loop: send until the socket pushes back.
+    next_seq = 0
+    received = []
+    deadline = time.time() + 30
+    terminated = False
+    while time.time() < deadline:
+        while next_seq < frames:
+            try:
+                push.send_multipart(ec.encode_covariance(next_seq, time.time_ns(), sent[next_seq],
+                                                         crc=(next_seq % 2 == 0)), flags=zmq.NOBLOCK)
+                next_seq += 1
+            except zmq.Again:
+                break
+        if pull.poll(50):
+            received.append(pull.recv_multipart())
+        if not terminated and len(received) >= 2:
+            daemon.send_signal(signal.SIGTERM)
+            terminated = True
+        if terminated and daemon.poll() is not None:
+            break
+    try:
+        _, err = daemon.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        _, err = daemon.communicate()
+        check(False, "daemon did not exit within 30 s of SIGTERM")
+    while pull.poll(200):
+        received.append(pull.recv_multipart())
+    check(daemon.returncode == 0, f"exit status {daemon.returncode} after SIGTERM")
+    m = re.search(r"accounting: in=(\d+) out=(\d+) \(late \d+\) dropped=(\d+) .* in_flight=(\d+)", err)
+    check(m is not None, f"no accounting line in: {err[-2000:]!r}")
+    if m:
+        acc_in, acc_out, acc_dropped, in_flight = map(int, m.groups())
+        check(acc_in == acc_out + acc_dropped and in_flight == 0,
+              f"accounting in={acc_in} out={acc_out} dropped={acc_dropped} in_flight={in_flight}")
+        check(acc_dropped == 0, f"block policy dropped {acc_dropped}")
+        check(len(received) == acc_out, f"received {len(received)} frames, daemon published {acc_out}")
+        check(acc_in < frames, f"all {frames} frames accepted before the stop took effect; drain not exercised")
+        print(f"sigterm drain: sent {next_seq}, accepted {acc_in}, published {acc_out}, received {len(received)}",
+              file=sys.stderr)
+    last = -1
+    for parts in received:
+        h, _, results = ec.decode_eigenspace(parts)
+        check(h["seq"] > last, f"out of order: {h['seq']} after {last}")
+        last = h["seq"]
+        a = sent[h["seq"]]
+        for b, r in enumerate(results):
+            ref = np.linalg.eigvalsh(a[b])
+            scale = n * np.finfo(float).eps * np.abs(a[b]).sum(axis=0).max()
+            ratio = np.abs(r.values - ref).max() / scale
+            check(r.status == 0 and ratio <= 60, f"seq {h['seq']} matrix {b} (n={n}): eigenvalue ratio {ratio:.3g}")
+            v = r.vectors
+            res = np.abs(a[b] @ v - v * r.values[r.first_index:r.first_index + v.shape[1]]).sum(axis=0).max()
+            check(res / scale <= 60, f"seq {h['seq']} matrix {b} (n={n}): residual ratio {res / scale:.3g}")
+    ctx.destroy(linger=0)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_check_config(tmp)
+        test_startup_failures(tmp)
+        test_sigterm_drain(tmp)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

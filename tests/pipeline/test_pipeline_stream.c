@@ -1,0 +1,599 @@
+/*
+ * test_pipeline_stream.c - the daemon end to end, in process, over loopback
+ * (tcp and ipc), with the lapack backend: frames in, eigenspace frames out in
+ * order, each checked against LAPACK; malformed messages rejected and
+ * counted while good frames pass; overflow and late policies; drain on stop.
+ *
+ *   test_pipeline_stream CASE     (cases listed in main; ctest runs each)
+ */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "pipeline_test_util.h"
+#include "workload.h"
+
+#define Z PROTOCOL_ELEMENT_COMPLEX_DOUBLE
+#define C PROTOCOL_ELEMENT_COMPLEX_FLOAT
+
+/* frames * matrices random Hermitian matrices (seed per frame). */
+static void *make_frames(int frames, int n, int matrices, uint8_t element, int radar)
+{
+    eig_precision prec = element == Z ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
+    size_t one = (size_t)matrices * n * n * protocol_element_bytes(element);
+    uint8_t *a = malloc(one * frames);
+    for (int f = 0; f < frames; f++) {
+        int rc = radar ? workload_radar_batch(n, matrices, prec, 1000 + f, a + f * one)
+                       : workload_random_batch(n, matrices, prec, 1000 + f, a + f * one);
+        if (rc != 0) {
+            fprintf(stderr, "workload failed\n");
+            exit(2);
+        }
+    }
+    return a;
+}
+
+static const void *frame_at(const void *a, int f, int n, int matrices, uint8_t element)
+{
+    return (const uint8_t *)a + (size_t)f * matrices * n * n * protocol_element_bytes(element);
+}
+
+/* Receives `expected` outputs in increasing seq order and checks each. */
+static int receive_and_check(test_daemon *d, const void *a, int n, int matrices, uint8_t element, int expected,
+                             const char *label)
+{
+    long last_seq = -1;
+    int got = 0;
+    for (; got < expected; got++) {
+        test_output o;
+        if (test_receive_output(d->pull, &o, 10000) != 0) {
+            CHECK(0, "%s: output %d of %d did not arrive", label, got, expected);
+            break;
+        }
+        CHECK((long)o.header.seq > last_seq, "%s: seq %llu after %ld (out of order)", label,
+              (unsigned long long)o.header.seq, last_seq);
+        last_seq = (long)o.header.seq;
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, matrices, element), (uint32_t)n, (uint32_t)matrices,
+                          element, label);
+        test_output_free(&o);
+    }
+    return got;
+}
+
+static void check_accounting(const pipeline_counters *c, const char *label)
+{
+    uint64_t dropped = 0;
+    for (int r = 0; r < PIPELINE_DROP_COUNT_; r++)
+        dropped += c->dropped[r];
+    CHECK(c->in == c->out + dropped && c->in_flight == 0, "%s: in=%llu out=%llu dropped=%llu in_flight=%llu",
+          label, (unsigned long long)c->in, (unsigned long long)c->out, (unsigned long long)dropped,
+          (unsigned long long)c->in_flight);
+}
+
+/* Every storage, both part layouts, with and without CRC, over tcp. */
+static void case_tcp_full(void)
+{
+    const int n = 16, m = 4, frames = 8;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f, .storage = (uint8_t)(f % 3), .per_matrix_parts = (f / 3) % 2,
+                             .crc = f % 2};
+        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+    }
+    CHECK(receive_and_check(&d, a, n, m, Z, frames, "tcp_full") == frames, "all frames out");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
+    CHECK(c.in == (uint64_t)frames && c.out == (uint64_t)frames && c.rejected_total == 0, "counters in=%llu out=%llu",
+          (unsigned long long)c.in, (unsigned long long)c.out);
+    check_accounting(&c, "tcp_full");
+    free(a);
+}
+
+/* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
+ * snapshot count: d must match an independent MDL on LAPACK's values. */
+static void case_ipc_signal_mdl(void)
+{
+    const int n = 16, m = 6, frames = 4;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.pattern = CONFIG_OUTPUT_PUB;
+    cfg.output.mode = CONFIG_MODE_SIGNAL;
+    cfg.output.signal_dimension = 0;
+    cfg.output.snapshots = 0;
+    if (test_daemon_start(&d, &cfg, "signal") != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 1);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f, .snapshots = (uint32_t)(2 * n)};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+    }
+    /* No snapshot count anywhere: MDL cannot run, the frame is rejected. */
+    test_frame_spec bad = {.seq = 99, .snapshots = 0};
+    test_send_frame(d.push, frame_at(a, 0, n, m, Z), n, m, Z, &bad);
+
+    int three = 0;
+    for (int f = 0; f < frames; f++) {
+        test_output o;
+        if (test_receive_output(d.pull, &o, 10000) != 0) {
+            CHECK(0, "output %d missing", f);
+            break;
+        }
+        CHECK(o.header.seq == (uint64_t)f && o.header.mode == PROTOCOL_MODE_SIGNAL, "seq %llu mode %u",
+              (unsigned long long)o.header.seq, o.header.mode);
+        test_check_output(&o, frame_at(a, f, n, m, Z), n, m, Z, "ipc_signal_mdl");
+        /* Walk the data part for each matrix's values. */
+        const uint8_t *p = o.data;
+        for (int b = 0; b < m; b++) {
+            int expect = test_mdl_reference((const double *)p, n, 2.0 * n);
+            CHECK((int)o.meta[b].signal_dim == expect, "seq %d matrix %d: d=%u, reference MDL %d", f, b,
+                  o.meta[b].signal_dim, expect);
+            three += o.meta[b].signal_dim == 3;
+            p += n * sizeof(double) + (size_t)o.meta[b].k_sent * n * 16;
+        }
+        test_output_free(&o);
+    }
+    fprintf(stderr, "ipc_signal_mdl: %d of %d radar matrices (3 sources) estimated d = 3\n", three, frames * m);
+    CHECK(three >= frames * m / 2, "MDL found 3 sources in only %d of %d", three, frames * m);
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    CHECK(c.rejected[PROTOCOL_REJECT_CONFIG] == 1, "config_mismatch rejects %llu",
+          (unsigned long long)c.rejected[PROTOCOL_REJECT_CONFIG]);
+    check_accounting(&c, "ipc_signal_mdl");
+    free(a);
+}
+
+/* values, noise with a fixed d, complex float. */
+static void case_modes(void)
+{
+    struct {
+        config_output_mode mode;
+        int d;
+        uint8_t element;
+        const char *label;
+    } runs[] = {{CONFIG_MODE_VALUES, 0, Z, "values"}, {CONFIG_MODE_NOISE, 3, Z, "noise_d3"},
+                {CONFIG_MODE_FULL, 0, C, "float_full"}, {CONFIG_MODE_SIGNAL, 2, C, "float_signal_d2"}};
+    const int n = 12, m = 3, frames = 3;
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        eigstream_config cfg;
+        test_daemon d;
+        test_config(&cfg, n, m);
+        cfg.output.mode = runs[r].mode;
+        cfg.output.signal_dimension = runs[r].d;
+        cfg.solver.precision = runs[r].element == Z ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
+        if (test_daemon_start(&d, &cfg, NULL) != 0) {
+            CHECK(0, "start %s", runs[r].label);
+            continue;
+        }
+        void *a = make_frames(frames, n, m, runs[r].element, 0);
+        for (int f = 0; f < frames; f++) {
+            test_frame_spec s = {.seq = (uint64_t)f, .storage = PROTOCOL_STORAGE_PACKED_UPPER, .crc = 1};
+            test_send_frame(d.push, frame_at(a, f, n, m, runs[r].element), n, m, runs[r].element, &s);
+        }
+        CHECK(receive_and_check(&d, a, n, m, runs[r].element, frames, runs[r].label) == frames, "%s", runs[r].label);
+        pipeline_counters c;
+        test_daemon_stop(&d, &c);
+        check_accounting(&c, runs[r].label);
+        free(a);
+    }
+}
+
+/* Forward-backward averaging + diagonal loading: the reference is formed here
+ * from the definitions on the full matrix, then solved by LAPACK. */
+static void case_forming(void)
+{
+    const int n = 10, m = 3, frames = 3;
+    const double db = -10.0;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.form.forward_backward = 1;
+    cfg.form.diagonal_loading = 1;
+    cfg.form.diagonal_loading_db = db;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    double complex *a = make_frames(frames, n, m, Z, 1);
+    double complex *formed = malloc(sizeof *formed * frames * m * n * n);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f, .storage = (uint8_t)f};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+        for (int b = 0; b < m; b++) {
+            const double complex *r = a + ((size_t)f * m + b) * n * n;
+            double complex *o = formed + ((size_t)f * m + b) * n * n;
+            double trace = 0.0;
+            for (int i = 0; i < n; i++)
+                trace += creal(r[i + i * n]);
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++) /* (R + J conj(R) J) / 2 */
+                    o[i + j * n] = 0.5 * (r[i + j * n] + conj(r[(n - 1 - i) + (n - 1 - j) * n]));
+            for (int i = 0; i < n; i++)
+                o[i + i * n] += pow(10.0, db / 10.0) * trace / n;
+        }
+    }
+    CHECK(receive_and_check(&d, formed, n, m, Z, frames, "forming") == frames, "forming");
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    check_accounting(&c, "forming");
+    free(a);
+    free(formed);
+}
+
+/* Every reject reason between good frames. */
+static void case_malformed(void)
+{
+    const int n = 8, m = 2, good = 6;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    double complex *a = make_frames(good, n, m, Z, 0);
+    size_t payload = (size_t)m * n * n * 16;
+    uint8_t *big = calloc(1, payload + 64);
+    memcpy(big, a, payload);
+    uint8_t hb[PROTOCOL_HEADER_BYTES + 1];
+    protocol_header h;
+    int sent_bad = 0;
+    uint64_t expect[PROTOCOL_REJECT_COUNT_] = {0};
+
+#define SEND_BAD(reason, count, ...)                                                  \
+    do {                                                                              \
+        const void *parts_[] = {__VA_ARGS__};                                         \
+        CHECK(test_send_parts(d.push, parts_, sizes_, count) == 0, "send %s", #reason); \
+        expect[reason]++;                                                             \
+        sent_bad++;                                                                   \
+    } while (0)
+
+    for (int f = 0; f < good; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f, .crc = 1};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+        test_covariance_header(&h, 100 + f, n, m, Z);
+        switch (f) {
+        case 0: { /* header only */
+            protocol_header_encode(&h, hb);
+            size_t sizes_[] = {64};
+            SEND_BAD(PROTOCOL_REJECT_PARTS, 1, hb);
+            /* header size */
+            size_t sizes2_[] = {65, payload};
+            const void *p2[] = {hb, big};
+            CHECK(test_send_parts(d.push, p2, sizes2_, 2) == 0, "send");
+            expect[PROTOCOL_REJECT_HEADER_SIZE]++;
+            /* three parts for two matrices, plus one */
+            size_t sizes3_[] = {64, payload / 2, payload / 2, 16};
+            const void *p3[] = {hb, big, big + payload / 2, big};
+            test_send_parts(d.push, p3, sizes3_, 4);
+            expect[PROTOCOL_REJECT_PARTS]++;
+            break;
+        }
+        case 1: { /* magic, version, kind */
+            size_t sizes_[] = {64, payload};
+            protocol_header_encode(&h, hb);
+            hb[0] = 'X';
+            SEND_BAD(PROTOCOL_REJECT_MAGIC, 2, hb, big);
+            protocol_header_encode(&h, hb);
+            hb[4] = 9;
+            SEND_BAD(PROTOCOL_REJECT_VERSION, 2, hb, big);
+            h.kind = 7;
+            protocol_header_encode(&h, hb);
+            SEND_BAD(PROTOCOL_REJECT_KIND, 2, hb, big);
+            break;
+        }
+        case 2: { /* field, size, config */
+            size_t sizes_[] = {64, payload};
+            h.element = 9;
+            protocol_header_encode(&h, hb);
+            SEND_BAD(PROTOCOL_REJECT_FIELD, 2, hb, big);
+            test_covariance_header(&h, 100 + f, n, m, Z);
+            h.payload_bytes += 16;
+            protocol_header_encode(&h, hb);
+            size_t sizes2_[] = {64, payload + 16};
+            const void *p2[] = {hb, big};
+            test_send_parts(d.push, p2, sizes2_, 2);
+            expect[PROTOCOL_REJECT_SIZE]++;
+            test_covariance_header(&h, 100 + f, n / 2, m, Z);
+            protocol_header_encode(&h, hb);
+            size_t sizes3_[] = {64, payload / 4};
+            const void *p3[] = {hb, big};
+            test_send_parts(d.push, p3, sizes3_, 2);
+            expect[PROTOCOL_REJECT_CONFIG]++;
+            break;
+        }
+        case 3: { /* truncated, oversized */
+            protocol_header_encode(&h, hb);
+            size_t sizes_[] = {64, payload - 16};
+            SEND_BAD(PROTOCOL_REJECT_TRUNCATED, 2, hb, big);
+            size_t sizes2_[] = {64, payload + 16};
+            const void *p2[] = {hb, big};
+            test_send_parts(d.push, p2, sizes2_, 2);
+            expect[PROTOCOL_REJECT_OVERSIZED]++;
+            break;
+        }
+        case 4: { /* crc mismatch, then NaN */
+            h.flags |= PROTOCOL_FLAG_CRC;
+            h.crc32c = protocol_crc32c(0, big, payload) ^ 1u;
+            protocol_header_encode(&h, hb);
+            size_t sizes_[] = {64, payload};
+            SEND_BAD(PROTOCOL_REJECT_CRC, 2, hb, big);
+            uint8_t *nan_payload = malloc(payload);
+            memcpy(nan_payload, big, payload);
+            ((double *)nan_payload)[5] = NAN;
+            test_covariance_header(&h, 100 + f, n, m, Z);
+            protocol_header_encode(&h, hb);
+            SEND_BAD(PROTOCOL_REJECT_NONFINITE, 2, hb, nan_payload);
+            test_sleep_ms(100); /* zmq_send copied it, but keep it simple: free after */
+            free(nan_payload);
+            break;
+        }
+        default: break;
+        }
+    }
+#undef SEND_BAD
+    (void)sent_bad;
+    CHECK(receive_and_check(&d, a, n, m, Z, good, "malformed") == good, "good frames through");
+    pipeline_counters c;
+    test_wait_done(&d, good, 2000);
+    /* Rejections of the last bad messages may trail the last good output. */
+    test_sleep_ms(200);
+    test_daemon_stop(&d, &c);
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        CHECK(c.rejected[r] == expect[r], "reject %s: counted %llu, sent %llu", protocol_reject_name((protocol_reject)r),
+              (unsigned long long)c.rejected[r], (unsigned long long)expect[r]);
+    CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "in=%llu out=%llu", (unsigned long long)c.in,
+          (unsigned long long)c.out);
+    check_accounting(&c, "malformed");
+    free(a);
+    free(big);
+}
+
+/* The solver is slower than the input: drop_oldest evicts, block pushes back. */
+static void run_overflow(config_overflow_policy policy, const char *label)
+{
+    const int n = 48, m = 16, frames = 30;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.frame.queue_depth = 1;
+    cfg.frame.overflow_policy = policy;
+    cfg.frame.deadline_ms = 60000;
+    cfg.input.hwm = 2;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+    }
+    CHECK(test_wait_done(&d, frames, 30000) == 0, "%s: frames not all accounted for", label);
+    pipeline_counters c;
+    pipeline_get_counters(d.p, &c);
+    int got = receive_and_check(&d, a, n, m, Z, (int)c.out, label);
+    CHECK(got == (int)c.out, "%s: received %d of %llu", label, got, (unsigned long long)c.out);
+    test_daemon_stop(&d, &c);
+    fprintf(stderr, "%s: in=%llu out=%llu dropped(overflow)=%llu blocked=%llu\n", label, (unsigned long long)c.in,
+            (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
+            (unsigned long long)c.overflow_blocked);
+    CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
+    if (policy == CONFIG_OVERFLOW_DROP_OLDEST) {
+        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0, "%s: nothing dropped", label);
+        CHECK(c.overflow_blocked == 0, "%s: blocked", label);
+    } else {
+        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
+              (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
+        CHECK(c.overflow_blocked > 0, "%s: never blocked", label);
+    }
+    check_accounting(&c, label);
+    free(a);
+}
+
+static void case_overflow_drop(void)
+{
+    run_overflow(CONFIG_OVERFLOW_DROP_OLDEST, "overflow_drop_oldest");
+}
+
+static void case_overflow_block(void)
+{
+    run_overflow(CONFIG_OVERFLOW_BLOCK, "overflow_block");
+}
+
+/* A 1 ms deadline that no frame can meet. */
+static void run_late(config_late_policy policy, const char *label)
+{
+    const int n = 48, m = 8, frames = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.frame.deadline_ms = 1;
+    cfg.frame.late_policy = policy;
+    cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+    }
+    CHECK(test_wait_done(&d, frames, 20000) == 0, "%s: not all accounted for", label);
+    pipeline_counters c;
+    if (policy == CONFIG_LATE_PUBLISH) {
+        for (int f = 0; f < frames; f++) {
+            test_output o;
+            if (test_receive_output(d.pull, &o, 5000) != 0) {
+                CHECK(0, "%s: output %d missing", label, f);
+                break;
+            }
+            CHECK(o.header.flags & PROTOCOL_FLAG_LATE, "%s: seq %llu not flagged late", label,
+                  (unsigned long long)o.header.seq);
+            test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), n, m, Z, label);
+            test_output_free(&o);
+        }
+    }
+    test_daemon_stop(&d, &c);
+    if (policy == CONFIG_LATE_PUBLISH)
+        CHECK(c.out == (uint64_t)frames && c.late == (uint64_t)frames, "%s: out=%llu late=%llu", label,
+              (unsigned long long)c.out, (unsigned long long)c.late);
+    else
+        CHECK(c.out == 0 && c.dropped[PIPELINE_DROP_LATE] == (uint64_t)frames, "%s: out=%llu dropped(late)=%llu",
+              label, (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_LATE]);
+    check_accounting(&c, label);
+    free(a);
+}
+
+static void case_late_publish(void)
+{
+    run_late(CONFIG_LATE_PUBLISH, "late_publish");
+}
+
+static void case_late_drop(void)
+{
+    run_late(CONFIG_LATE_DROP, "late_drop");
+}
+
+/* Stop while frames are queued: every accepted frame is published. */
+static void case_drain(void)
+{
+    const int n = 48, m = 16, frames = 12;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    cfg.frame.deadline_ms = 60000;
+    cfg.frame.queue_depth = 2;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+    }
+    pipeline_counters c;
+    for (int i = 0; i < 2000; i++) { /* until a few are accepted but not all published */
+        pipeline_get_counters(d.p, &c);
+        if (c.in >= 4)
+            break;
+        test_sleep_ms(1);
+    }
+    pipeline_stop(d.p);
+    pthread_join(d.thread, NULL);
+    pipeline_get_counters(d.p, &c);
+    int got = receive_and_check(&d, a, n, m, Z, (int)c.out, "drain");
+    fprintf(stderr, "drain: in=%llu out=%llu received=%d\n", (unsigned long long)c.in, (unsigned long long)c.out, got);
+    CHECK(c.in >= 4 && c.out == c.in && got == (int)c.out, "drain: in=%llu out=%llu received %d",
+          (unsigned long long)c.in, (unsigned long long)c.out, got);
+    check_accounting(&c, "drain");
+    d.run_result = PIPELINE_OK;
+    /* Already joined: tear down by hand. */
+    zmq_close(d.push);
+    zmq_close(d.pull);
+    pipeline_destroy(&d.p);
+    zmq_ctx_term(d.zmq);
+    free(a);
+}
+
+/* The metrics document is JSON with the counters and histograms. */
+static void case_metrics(void)
+{
+    const int n = 8, m = 2, frames = 3;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    snprintf(cfg.metrics.endpoint, CONFIG_STRING_MAX, "ipc:///tmp/eigstream-test-%d-metrics", (int)getpid());
+    cfg.metrics.interval_ms = 50;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *sub = zmq_socket(d.zmq, ZMQ_SUB);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "", 0);
+    zmq_connect(sub, cfg.metrics.endpoint);
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+    }
+    uint8_t junk[64] = {0};
+    const void *jp[] = {junk};
+    size_t js[] = {sizeof junk};
+    test_send_parts(d.push, jp, js, 1);
+    receive_and_check(&d, a, n, m, Z, frames, "metrics");
+    test_wait_done(&d, frames, 2000);
+    test_sleep_ms(150);
+    char doc[32768];
+    int found = 0;
+    zmq_pollitem_t item = {.socket = sub, .events = ZMQ_POLLIN};
+    for (int i = 0; i < 40 && !found; i++) {
+        if (zmq_poll(&item, 1, 100) <= 0)
+            continue;
+        int len;
+        while ((len = zmq_recv(sub, doc, sizeof doc - 1, ZMQ_DONTWAIT)) > 0) {
+            doc[len] = '\0';
+            if (strstr(doc, "\"in\":3,\"out\":3") && strstr(doc, "\"bad_magic\":1"))
+                found = 1;
+        }
+    }
+    CHECK(found, "metrics JSON with in=3 out=3 bad_magic=1 not seen; last: %.300s", doc);
+    size_t len = pipeline_metrics_json(d.p, doc, sizeof doc);
+    CHECK(len > 0 && strstr(doc, "\"latency_us\":{\"receive\":{\"count\":3") && strstr(doc, "\"end_to_end\""),
+          "introspection JSON: %.300s", doc);
+    zmq_close(sub);
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    free(a);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } cases[] = {
+        {"tcp_full", case_tcp_full},          {"ipc_signal_mdl", case_ipc_signal_mdl},
+        {"modes", case_modes},                {"forming", case_forming},
+        {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
+        {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},
+        {"late_drop", case_late_drop},        {"drain", case_drain},
+        {"metrics", case_metrics},
+    };
+    int ran = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
+            continue;
+        fprintf(stderr, "== %s\n", cases[i].name);
+        cases[i].run();
+        ran++;
+    }
+    if (ran == 0) {
+        fprintf(stderr, "unknown case %s\n", argc > 1 ? argv[1] : "");
+        return 2;
+    }
+    if (test_failures > 0) {
+        fprintf(stderr, "%d failure(s)\n", test_failures);
+        return 1;
+    }
+    fprintf(stderr, "ok\n");
+    return 0;
+}

@@ -1,0 +1,256 @@
+/*
+ * test_pipeline_units.c - unit tests of the pipeline's parts: bounded queue,
+ * buffer pool, MDL (known spectra), latency histogram, host forming (against
+ * the definitions on full matrices).
+ */
+#include <complex.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "form.h"
+#include "mdl.h"
+#include "metrics.h"
+#include "pool.h"
+#include "protocol.h"
+#include "queue.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fprintf(stderr, "\n");                                         \
+            failures++;                                                    \
+        }                                                                  \
+    } while (0)
+
+static void *consumer(void *arg)
+{
+    queue *q = arg;
+    void *item;
+    uintptr_t expect = 1, bad = 0;
+    while (queue_pop(q, &item) == QUEUE_OK)
+        if ((uintptr_t)item != expect++)
+            bad++;
+    return (void *)(bad == 0 && expect == 10001 ? (uintptr_t)1 : (uintptr_t)0);
+}
+
+static void test_queue(void)
+{
+    queue q;
+    void *item, *evicted;
+    CHECK(queue_init(&q, 3) == QUEUE_OK, "init");
+    for (uintptr_t i = 1; i <= 3; i++)
+        CHECK(queue_push(&q, (void *)i) == QUEUE_OK, "push %zu", (size_t)i);
+    CHECK(queue_try_push(&q, (void *)4) == QUEUE_TIMEOUT, "try_push on full");
+    CHECK(queue_push_evict_oldest(&q, (void *)4, &evicted) == QUEUE_OK && evicted == (void *)1,
+          "evict oldest gives 1, got %p", evicted);
+    CHECK(queue_depth(&q) == 3, "depth %zu", queue_depth(&q));
+    for (uintptr_t i = 2; i <= 4; i++)
+        CHECK(queue_pop(&q, &item) == QUEUE_OK && item == (void *)i, "fifo %zu", (size_t)i);
+    CHECK(queue_pop_timed(&q, &item, 10) == QUEUE_TIMEOUT, "timed pop on empty");
+    CHECK(queue_try_pop(&q, &item) == QUEUE_TIMEOUT, "try_pop on empty");
+    queue_push(&q, (void *)7);
+    queue_close(&q);
+    CHECK(queue_push(&q, (void *)8) == QUEUE_CLOSED, "push after close");
+    CHECK(queue_pop(&q, &item) == QUEUE_OK && item == (void *)7, "drain after close");
+    CHECK(queue_pop(&q, &item) == QUEUE_CLOSED, "closed and empty");
+    queue_destroy(&q);
+
+    /* Producer/consumer across threads through a 2-slot queue: order kept. */
+    CHECK(queue_init(&q, 2) == QUEUE_OK, "init");
+    pthread_t t;
+    pthread_create(&t, NULL, consumer, &q);
+    for (uintptr_t i = 1; i <= 10000; i++)
+        queue_push(&q, (void *)i);
+    queue_close(&q);
+    void *ok;
+    pthread_join(t, &ok);
+    CHECK(ok == (void *)1, "threaded FIFO order");
+    queue_destroy(&q);
+}
+
+static void count_release(void *item, void *ctx)
+{
+    (void)item;
+    (*(int *)ctx)++;
+}
+
+static void test_pool(void)
+{
+    pool p;
+    int items[3], released = 0;
+    void *got[3], *extra;
+    CHECK(pool_init(&p, 3) == POOL_OK, "init");
+    for (int i = 0; i < 3; i++)
+        CHECK(pool_add(&p, &items[i]) == POOL_OK, "add");
+    CHECK(pool_add(&p, &released) == POOL_EFULL, "add beyond capacity");
+    for (int i = 0; i < 3; i++)
+        CHECK(pool_get(&p, &got[i]) == POOL_OK, "get %d", i);
+    CHECK(pool_available(&p) == 0, "empty");
+    CHECK(pool_get_timed(&p, &extra, 10) == POOL_TIMEOUT, "get on empty times out");
+    pool_put(&p, got[1]);
+    CHECK(pool_get_timed(&p, &extra, 10) == POOL_OK && extra == got[1], "put then get");
+    pool_put(&p, got[0]);
+    pool_put(&p, got[2]);
+    pool_put(&p, extra);
+    CHECK(pool_available(&p) == 3, "all back");
+    pool_destroy(&p, count_release, &released);
+    CHECK(released == 3, "released %d", released);
+}
+
+static void test_mdl(void)
+{
+    /* d strong eigenvalues over a flat noise floor: MDL gives d. */
+    enum { N = 16 };
+    double w[N];
+    float wf[N];
+    for (int d = 0; d <= 5; d++) {
+        for (int i = 0; i < N; i++)
+            w[i] = 1.0 + 1e-3 * i; /* near-flat noise, ascending */
+        for (int s = 0; s < d; s++)
+            w[N - d + s] = 100.0 * (s + 1);
+        int got = mdl_estimate(w, N, 200.0);
+        CHECK(got == d, "MDL on %d strong + flat noise (n=%d, K=200): d=%d", d, N, got);
+        for (int i = 0; i < N; i++)
+            wf[i] = (float)w[i];
+        got = mdl_estimate_float(wf, N, 200.0);
+        CHECK(got == d, "float MDL on %d strong + flat noise: d=%d", d, got);
+    }
+    /* Exactly flat: nothing stands out. Scale does not matter. */
+    for (int i = 0; i < N; i++)
+        w[i] = 3.0;
+    CHECK(mdl_estimate(w, N, 50.0) == 0, "flat spectrum");
+    for (int i = 0; i < N; i++)
+        w[i] = (i >= N - 2 ? 50.0 : 1.0) * 1e-200;
+    CHECK(mdl_estimate(w, N, 100.0) == 2, "tiny scale: d=%d", mdl_estimate(w, N, 100.0));
+    /* Rank-deficient (K < n): zeros and rounding negatives are floored. */
+    for (int i = 0; i < N; i++)
+        w[i] = i < 8 ? -1e-17 * i : 1.0 + i;
+    int d = mdl_estimate(w, N, 8.0);
+    CHECK(d >= 0 && d < N, "rank-deficient spectrum gives a valid d (%d)", d);
+    w[3] = NAN;
+    CHECK(mdl_estimate(w, N, 100.0) == -1, "NaN");
+    CHECK(mdl_estimate(w, N, 0.0) == -1, "K = 0");
+}
+
+static void test_histogram(void)
+{
+    static metrics_histogram h; /* zero-initialized */
+    int last = -1;
+    for (uint64_t ns = 1; ns < 1000000000000ull; ns = ns * 3 / 2 + 1) {
+        int b = metrics_bucket_index(ns);
+        CHECK(b >= last, "bucket index not monotonic at %llu ns", (unsigned long long)ns);
+        CHECK(ns < metrics_bucket_upper_ns(b), "%llu ns above its bucket's upper edge", (unsigned long long)ns);
+        CHECK(b == 0 || ns >= metrics_bucket_upper_ns(b - 1), "%llu ns below its bucket", (unsigned long long)ns);
+        last = b;
+    }
+    CHECK(metrics_bucket_index(500) == 0 && metrics_bucket_index(1000) == 1, "1 us edge");
+    CHECK(metrics_bucket_index(2000) == 1 + METRICS_BUCKETS_PER_OCTAVE, "2 us starts the next octave (%d)",
+          metrics_bucket_index(2000));
+    /* 1..1000 ms uniformly: quantiles within one bucket (19 %) above. */
+    for (int ms = 1; ms <= 1000; ms++)
+        metrics_histogram_observe(&h, (uint64_t)ms * 1000000u);
+    double p50 = (double)metrics_histogram_quantile_ns(&h, 0.5) / 1e6;
+    double p99 = (double)metrics_histogram_quantile_ns(&h, 0.99) / 1e6;
+    double p100 = (double)metrics_histogram_quantile_ns(&h, 1.0) / 1e6;
+    CHECK(p50 >= 500 && p50 <= 500 * 1.19, "p50 %.1f ms for 500", p50);
+    CHECK(p99 >= 990 && p99 <= 1000, "p99 %.1f ms for 990 (clamped to max)", p99);
+    CHECK(p100 == 1000.0, "max %.1f", p100);
+    CHECK(atomic_load(&h.count) == 1000, "count");
+}
+
+/* Random Hermitian full matrix (both triangles). */
+static void random_hermitian(double complex *a, int n, unsigned *seed)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = j; i < n; i++) {
+            double re = rand_r(seed) / (double)RAND_MAX - 0.5, im = rand_r(seed) / (double)RAND_MAX - 0.5;
+            a[i + j * n] = i == j ? re + 2.0 : re + I * im;
+            a[j + i * n] = conj(a[i + j * n]);
+        }
+}
+
+static void test_forming(void)
+{
+    enum { N = 7, M = 3 };
+    double complex full[M * N * N], buf[M * N * N];
+    unsigned seed = 42;
+    for (int b = 0; b < M; b++)
+        random_hermitian(full + b * N * N, N, &seed);
+
+    for (int storage = PROTOCOL_STORAGE_PACKED_LOWER; storage <= PROTOCOL_STORAGE_PACKED_UPPER; storage++) {
+        size_t k = 0;
+        memset(buf, 0, sizeof buf);
+        for (int b = 0; b < M; b++)
+            for (int j = 0; j < N; j++)
+                for (int i = storage == PROTOCOL_STORAGE_PACKED_LOWER ? j : 0;
+                     i < (storage == PROTOCOL_STORAGE_PACKED_LOWER ? N : j + 1); i++)
+                    buf[k++] = full[b * N * N + i + j * N];
+        form_unpack_in_place(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE, (uint8_t)storage);
+        int bad = 0;
+        for (int b = 0; b < M; b++)
+            for (int j = 0; j < N; j++)
+                for (int i = j; i < N; i++)
+                    bad += buf[b * N * N + i + j * N] != full[b * N * N + i + j * N];
+        CHECK(bad == 0, "unpack %s (n=%d, %d matrices): %d lower elements wrong",
+              protocol_storage_name((uint8_t)storage), N, M, bad);
+    }
+
+    /* Forward-backward and loading against the definitions (lower triangle). */
+    memcpy(buf, full, sizeof buf);
+    form_forward_backward(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE);
+    form_diagonal_loading(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE, 0.1);
+    double worst = 0.0;
+    for (int b = 0; b < M; b++) {
+        const double complex *r = full + b * N * N;
+        double trace = 0.0;
+        for (int i = 0; i < N; i++)
+            trace += creal(r[i + i * N]);
+        for (int j = 0; j < N; j++)
+            for (int i = j; i < N; i++) {
+                double complex ref = 0.5 * (r[i + j * N] + conj(r[(N - 1 - i) + (N - 1 - j) * N]));
+                if (i == j)
+                    ref += 0.1 * trace / N;
+                double e = cabs(buf[b * N * N + i + j * N] - ref);
+                if (!(e <= worst))
+                    worst = e;
+            }
+    }
+    CHECK(worst < 1e-14, "forward-backward + loading error %.3g", worst);
+
+    /* Complex float packed lower. */
+    float complex ff[N * N], fb[N * N];
+    for (int k = 0; k < N * N; k++)
+        ff[k] = (float complex)full[k];
+    size_t k = 0;
+    for (int j = 0; j < N; j++)
+        for (int i = j; i < N; i++)
+            fb[k++] = ff[i + j * N];
+    form_unpack_in_place(fb, N, 1, PROTOCOL_ELEMENT_COMPLEX_FLOAT, PROTOCOL_STORAGE_PACKED_LOWER);
+    int bad = 0;
+    for (int j = 0; j < N; j++)
+        for (int i = j; i < N; i++)
+            bad += fb[i + j * N] != ff[i + j * N];
+    CHECK(bad == 0, "float unpack: %d wrong", bad);
+}
+
+int main(void)
+{
+    test_queue();
+    test_pool();
+    test_mdl();
+    test_histogram();
+    test_forming();
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    fprintf(stderr, "ok\n");
+    return 0;
+}
