@@ -2,7 +2,7 @@
  * eig_cpu.c - the cpu backend: our own batched Hermitian eigensolver
  * (Householder tridiagonalization in Cosnuau's reduced form, the phase
  * scaling to a real tridiagonal, implicit Wilkinson-shift QR, back-
- * transformation by BLAS), one matrix per OpenMP thread. The algorithm lives
+ * transformation by our own blocked product), one matrix per OpenMP thread. The algorithm lives
  * in eig_cpu.proto.c, written once and compiled here for complex double and
  * complex float.
  *
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
 
 #include "eig_internal.h"
 
@@ -54,7 +53,6 @@ static size_t eig_cpu_round_up(size_t bytes)
 #define EIG_HYPOT hypot
 #define EIG_FABS fabs
 #define EIG_SQRT sqrt
-#define EIG_GEMM_REAL cblas_dgemm
 #define EIG_CPU_ROW_BLOCK 16
 #include "eig_cpu.proto.c"
 #undef EIG_T
@@ -67,7 +65,6 @@ static size_t eig_cpu_round_up(size_t bytes)
 #undef EIG_HYPOT
 #undef EIG_FABS
 #undef EIG_SQRT
-#undef EIG_GEMM_REAL
 #undef EIG_CPU_ROW_BLOCK
 
 #define EIG_T float complex
@@ -80,7 +77,6 @@ static size_t eig_cpu_round_up(size_t bytes)
 #define EIG_HYPOT hypotf
 #define EIG_FABS fabsf
 #define EIG_SQRT sqrtf
-#define EIG_GEMM_REAL cblas_sgemm
 #define EIG_CPU_ROW_BLOCK 32
 #include "eig_cpu.proto.c"
 

@@ -5,7 +5,6 @@
  *   EIG_FN(x)          x##_z or x##_c
  *   EIG_EPS, EIG_SAFMIN  the precision's epsilon and smallest normal
  *   EIG_CREAL, EIG_CIMAG, EIG_FABS, EIG_SQRT, EIG_HYPOT: typed math
- *   EIG_GEMM_REAL      cblas_dgemm / cblas_sgemm
  *   EIG_CPU_ROW_BLOCK  rows of Zr per pass of the rotation kernel
  * and EIG_CPU_CLONES, the function-clone attribute of the hot loops.
  *
@@ -20,7 +19,8 @@
  *     recorded, then all of them are applied to a real Zr in cache-sized row
  *     blocks;
  *  5. sort ascending, form Q S (reflectors applied four at a time), then
- *     Z = (Q S) Zr as two real GEMMs, unscale the eigenvalues.
+ *     Z = (Q S) Zr by our own register-blocked real-times-complex product
+ *     written straight into the interleaved output, unscale the eigenvalues.
  * The values-only job does 1-3, QR without recording, the sort and unscaling.
  */
 
@@ -549,6 +549,88 @@ static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
     }
 }
 
+/* Z = (Q S) Zs for real Zs, written straight into the interleaved complex
+ * output (n x n each; qr, qi, zs with ld n; zo 2n x n reals). Why not two
+ * BLAS GEMMs: the OpenBLAS of our hosts may not know the CPU and fall back
+ * to SSE kernels, and the second pass that interleaved the two products
+ * costs a full sweep over Z. This kernel keeps an EIG_CPU_BT_ROWS x 2 block
+ * of both parts of Z in vector registers (eight 64-byte accumulators) while
+ * k runs over the panel of Q S, which stays in L1 across all column pairs;
+ * FMAs come from -ffp-contract=fast in the AVX2/AVX-512 clones. Rows and
+ * columns beyond the last full block take a plain loop. */
+#define EIG_CPU_BT_LANES ((int)(64 / sizeof(EIG_R)))
+#define EIG_CPU_BT_ROWS (2 * EIG_CPU_BT_LANES)
+typedef EIG_R EIG_FN(eig_cpu_vec) __attribute__((vector_size(64)));
+
+EIG_CPU_CLONES
+static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *qi,
+                                           const EIG_R *zs, EIG_R *zo)
+{
+    typedef EIG_FN(eig_cpu_vec) vec;
+    enum { L = EIG_CPU_BT_LANES, RB = EIG_CPU_BT_ROWS };
+    int i0 = 0;
+    for (; i0 + RB <= n; i0 += RB) {
+        int j0 = 0;
+        for (; j0 + 2 <= n; j0 += 2) {
+            const EIG_R *b0 = zs + (size_t)j0 * n, *b1 = b0 + n;
+            vec r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}; /* r<col><half> */
+            vec m00 = {0}, m01 = {0}, m10 = {0}, m11 = {0};
+            for (int k = 0; k < n; k++) {
+                vec xr0, xr1, xi0, xi1;
+                memcpy(&xr0, qr + (size_t)k * n + i0, sizeof(vec));
+                memcpy(&xr1, qr + (size_t)k * n + i0 + L, sizeof(vec));
+                memcpy(&xi0, qi + (size_t)k * n + i0, sizeof(vec));
+                memcpy(&xi1, qi + (size_t)k * n + i0 + L, sizeof(vec));
+                const EIG_R c0 = b0[k], c1 = b1[k];
+                r00 += xr0 * c0;
+                r01 += xr1 * c0;
+                m00 += xi0 * c0;
+                m01 += xi1 * c0;
+                r10 += xr0 * c1;
+                r11 += xr1 * c1;
+                m10 += xi0 * c1;
+                m11 += xi1 * c1;
+            }
+            EIG_R re[2][RB], im[2][RB];
+            memcpy(re[0], &r00, sizeof(vec));
+            memcpy(re[0] + L, &r01, sizeof(vec));
+            memcpy(re[1], &r10, sizeof(vec));
+            memcpy(re[1] + L, &r11, sizeof(vec));
+            memcpy(im[0], &m00, sizeof(vec));
+            memcpy(im[0] + L, &m01, sizeof(vec));
+            memcpy(im[1], &m10, sizeof(vec));
+            memcpy(im[1] + L, &m11, sizeof(vec));
+            for (int c = 0; c < 2; c++) {
+                EIG_R *out = zo + 2 * ((size_t)(j0 + c) * n + i0);
+                for (int i = 0; i < RB; i++) {
+                    out[2 * i] = re[c][i];
+                    out[2 * i + 1] = im[c][i];
+                }
+            }
+        }
+        for (; j0 < n; j0++)
+            for (int i = i0; i < i0 + RB; i++) {
+                EIG_R sr = 0, si = 0;
+                for (int k = 0; k < n; k++) {
+                    sr += qr[(size_t)k * n + i] * zs[(size_t)j0 * n + k];
+                    si += qi[(size_t)k * n + i] * zs[(size_t)j0 * n + k];
+                }
+                zo[2 * ((size_t)j0 * n + i)] = sr;
+                zo[2 * ((size_t)j0 * n + i) + 1] = si;
+            }
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = i0; i < n; i++) {
+            EIG_R sr = 0, si = 0;
+            for (int k = 0; k < n; k++) {
+                sr += qr[(size_t)k * n + i] * zs[(size_t)j * n + k];
+                si += qi[(size_t)k * n + i] * zs[(size_t)j * n + k];
+            }
+            zo[2 * ((size_t)j * n + i)] = sr;
+            zo[2 * ((size_t)j * n + i) + 1] = si;
+        }
+}
+
 /* Solves one matrix; returns its info (results left for the caller to NaN). */
 static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_work) *w,
                                      const EIG_T *src, EIG_R *wout, EIG_T *zout)
@@ -582,15 +664,7 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
     for (int k = 0; k < n; k++)
         memcpy(w->zs + (size_t)k * n, w->zr + (size_t)w->order[k] * n, (size_t)n * sizeof(EIG_R));
     EIG_FN(eig_cpu_form_q)(n, w);
-    /* Z = (Q S) Zr, real and imaginary parts by one real GEMM each (Zr's
-     * buffer is free again and takes each product before it is interleaved) */
-    EIG_R *zo = (EIG_R *)zout;
-    for (int part = 0; part < 2; part++) {
-        EIG_GEMM_REAL(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1,
-                      part == 0 ? w->qr : w->qi, n, w->zs, n, 0, w->zr, n);
-        for (size_t k = 0; k < (size_t)n * n; k++)
-            zo[2 * k + part] = w->zr[k];
-    }
+    EIG_FN(eig_cpu_back_transform)(n, w->qr, w->qi, w->zs, (EIG_R *)zout);
     return 0;
 }
 
@@ -602,7 +676,6 @@ static eig_error EIG_FN(eig_cpu_execute)(eig_cpu_plan *plan, const void *a_all, 
     const size_t a_stride = eig_matrix_elements(n, p->storage);
     const size_t z_stride = (size_t)n * (size_t)n;
     const int team = eig_threads_team(plan->threads, p->batch);
-    const int blas_before = eig_blas_threads_enter(team, plan->threads);
     int any_bad = 0;
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(| : any_bad)
@@ -624,6 +697,5 @@ static eig_error EIG_FN(eig_cpu_execute)(eig_cpu_plan *plan, const void *a_all, 
                     ((EIG_R *)zout)[k] = NAN; /* both parts of every element */
         }
     }
-    eig_blas_threads_leave(blas_before);
     return any_bad ? EIG_EMATRIX : EIG_OK;
 }
