@@ -1,0 +1,564 @@
+/*
+ * bench_pipeline.c - eigstream-bench pipeline mode: the daemon end to end
+ * against its parts measured alone, in one run, on the same sizes.
+ *
+ * Alone (each the median over --frames messages or solves):
+ *   input transfer   one covariance frame [header][payload] PUSH -> PULL over
+ *                    the transport, sent zero-copy, timed from send to the
+ *                    last part received (one message in flight at a time)
+ *   solve            eig_plan_execute on the same batch, the same plan
+ *                    parameters the pipeline uses
+ *   output transfer  one eigenspace frame [header][meta][data] of the mode's
+ *                    size, the same way
+ * End to end (a pipeline in this process, on its own endpoints, output PUSH):
+ *   max rate         frames sent as fast as the daemon takes them
+ *                    (overflow_policy block): sustained frames/s over the
+ *                    outputs after the first two
+ *   fixed rate       frames sent every 1/R s (R = --rate, default 80 % of the
+ *                    slowest part's capacity): latency from send to the
+ *                    output's last part, p50/p90/p99/max
+ * Ratios (the targets the daemon is designed for):
+ *   latency     end-to-end p99 at the fixed rate / (input + solve + output alone)  <= 1.2
+ *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.9
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "bench.h"
+#include "config.h"
+#include "eig.h"
+#include "pipeline.h"
+#include "protocol.h"
+#include "workload.h"
+
+static const char usage[] =
+    "usage: eigstream-bench pipeline [--n N] [--matrices M] [--precision double|float]\n"
+    "                       [--mode full|values|signal|noise] [--backend auto|cpu|lapack|cuda]\n"
+    "                       [--frames F] [--rate FPS] [--transport tcp|ipc] [--storage full|packed]\n"
+    "                       [--threads T] [--json FILE]\n"
+    "\n"
+    "Pipeline mode: ZeroMQ transfer of the input and output frames and the solve, each\n"
+    "alone, then the daemon end to end in this process at max rate and at a fixed rate;\n"
+    "prints latency percentiles, sustained frames/s and the target ratios.\n"
+    "  --n N            matrix order (default 128)\n"
+    "  --matrices M     matrices per frame (default 180)\n"
+    "  --precision P    double (default) or float\n"
+    "  --mode MODE      output mode (default full; signal/noise use MDL, K = 2n)\n"
+    "  --backend B      solver backend (default auto)\n"
+    "  --frames F       frames per measurement (default 20)\n"
+    "  --rate FPS       fixed input rate (default 0.8 / slowest part alone)\n"
+    "  --transport T    tcp (127.0.0.1, default) or ipc\n"
+    "  --storage S      full (default) or packed (lower triangle: half the bytes)\n"
+    "  --threads T      solver CPU threads (default 0: all cores)\n"
+    "  --json FILE      also write the results as JSON\n";
+
+typedef struct options {
+    int n, matrices, frames, threads;
+    double rate;
+    config_precision precision;
+    config_output_mode mode;
+    config_backend backend;
+    int ipc;
+    uint8_t storage;
+    const char *json_path;
+} options;
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
+    for (int k = 2; k < argc; k++) { /* argv[1] selected this mode */
+        const char *name = argv[k], *value = k + 1 < argc ? argv[k + 1] : NULL;
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        }
+        if (value == NULL) {
+            fprintf(stderr, "eigstream-bench pipeline: %s needs a value\n%s", name, usage);
+            return -1;
+        }
+        k++;
+        if (strcmp(name, "--n") == 0)
+            o->n = atoi(value);
+        else if (strcmp(name, "--matrices") == 0)
+            o->matrices = atoi(value);
+        else if (strcmp(name, "--frames") == 0)
+            o->frames = atoi(value);
+        else if (strcmp(name, "--threads") == 0)
+            o->threads = atoi(value);
+        else if (strcmp(name, "--rate") == 0)
+            o->rate = atof(value);
+        else if (strcmp(name, "--json") == 0)
+            o->json_path = value;
+        else if (strcmp(name, "--precision") == 0 && (!strcmp(value, "double") || !strcmp(value, "float")))
+            o->precision = value[0] == 'd' ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
+        else if (strcmp(name, "--transport") == 0 && (!strcmp(value, "tcp") || !strcmp(value, "ipc")))
+            o->ipc = value[0] == 'i';
+        else if (strcmp(name, "--storage") == 0 && (!strcmp(value, "full") || !strcmp(value, "packed")))
+            o->storage = value[0] == 'f' ? PROTOCOL_STORAGE_FULL : PROTOCOL_STORAGE_PACKED_LOWER;
+        else if (strcmp(name, "--mode") == 0) {
+            int found = 0;
+            for (int m = CONFIG_MODE_FULL; m <= CONFIG_MODE_NOISE; m++)
+                if (strcmp(value, config_output_mode_name((config_output_mode)m)) == 0) {
+                    o->mode = (config_output_mode)m;
+                    found = 1;
+                }
+            if (!found)
+                goto bad;
+        } else if (strcmp(name, "--backend") == 0) {
+            int found = 0;
+            for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
+                if (strcmp(value, config_backend_name((config_backend)b)) == 0) {
+                    o->backend = (config_backend)b;
+                    found = 1;
+                }
+            if (!found)
+                goto bad;
+        } else
+            goto bad;
+        continue;
+    bad:
+        fprintf(stderr, "eigstream-bench pipeline: bad option %s %s\n%s", name, value, usage);
+        return -1;
+    }
+    if (o->n < 1 || o->matrices < 1 || o->frames < 4 || o->rate < 0) {
+        fprintf(stderr, "eigstream-bench pipeline: need n >= 1, matrices >= 1, frames >= 4\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+typedef struct message {
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    const void *part[3]; /* after the header */
+    size_t bytes[3];
+    size_t parts;
+} message;
+
+static void no_free(void *data, void *hint)
+{
+    (void)data;
+    (void)hint;
+}
+
+/* Sends header (copied) then each part zero-copy from buffers that outlive the send. */
+static int message_send(void *s, const message *m)
+{
+    if (zmq_send(s, m->header, PROTOCOL_HEADER_BYTES, ZMQ_SNDMORE) < 0)
+        return -1;
+    for (size_t i = 0; i < m->parts; i++) {
+        zmq_msg_t part;
+        zmq_msg_init_data(&part, (void *)m->part[i], m->bytes[i], no_free, NULL);
+        if (zmq_msg_send(&part, s, i + 1 < m->parts ? ZMQ_SNDMORE : 0) < 0) {
+            zmq_msg_close(&part);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Receives every part of one message; returns its header's seq (or -1). */
+static long message_receive(void *s)
+{
+    zmq_msg_t part;
+    long seq = -1;
+    int more = 1, first = 1;
+    while (more) {
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, s, 0) < 0) {
+            zmq_msg_close(&part);
+            return -1;
+        }
+        if (first) {
+            protocol_header h;
+            if (protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &h) == PROTOCOL_OK)
+                seq = (long)h.seq;
+            first = 0;
+        }
+        more = zmq_msg_more(&part);
+        zmq_msg_close(&part);
+    }
+    return seq;
+}
+
+static void covariance_message(message *m, const options *o, const void *payload, size_t payload_bytes,
+                               uint64_t seq)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.seq = seq;
+    h.timestamp_ns = 0;
+    h.n = (uint32_t)o->n;
+    h.count = (uint32_t)o->matrices;
+    h.element = o->precision == CONFIG_PRECISION_FLOAT ? PROTOCOL_ELEMENT_COMPLEX_FLOAT : PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.storage = o->storage;
+    h.payload_bytes = payload_bytes;
+    h.snapshots = (uint32_t)(2 * o->n);
+    protocol_header_encode(&h, m->header);
+    m->part[0] = payload;
+    m->bytes[0] = payload_bytes;
+    m->parts = 1;
+}
+
+/* ---- alone ------------------------------------------------------------------------------ */
+
+typedef struct endpoints {
+    char in[256], out[256];
+} endpoints;
+
+static double median_of(double *v, int count)
+{
+    return bench_median(v, count);
+}
+
+/* Median one-message transfer time (ms) of m over a fresh PUSH -> PULL pair. */
+static double transfer_alone(void *ctx, const options *o, message *m, int frames)
+{
+    char endpoint[256];
+    void *push = zmq_socket(ctx, ZMQ_PUSH), *pull = zmq_socket(ctx, ZMQ_PULL);
+    int zero = 0;
+    zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
+    if (o->ipc) {
+        snprintf(endpoint, sizeof endpoint, "ipc:///tmp/eigstream-bench-%d-alone", (int)getpid());
+        zmq_bind(pull, endpoint);
+    } else {
+        size_t len = sizeof endpoint;
+        zmq_bind(pull, "tcp://127.0.0.1:*");
+        zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, endpoint, &len);
+    }
+    zmq_connect(push, endpoint);
+    double *t = malloc(sizeof *t * (size_t)(frames + 1));
+    for (int k = 0; k <= frames; k++) { /* k = 0 warms the connection up */
+        double start = bench_now_ms();
+        message_send(push, m);
+        message_receive(pull);
+        if (k > 0)
+            t[k - 1] = bench_now_ms() - start;
+    }
+    double result = median_of(t, frames);
+    free(t);
+    zmq_close(push);
+    zmq_close(pull);
+    return result;
+}
+
+static double solve_alone(const options *o, const void *a, int frames, char *backend, size_t backend_bytes)
+{
+    eig_plan_params p = eig_plan_params_default();
+    p.n = o->n;
+    p.batch = o->matrices;
+    p.precision = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    p.job = o->mode == CONFIG_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
+    p.threads = o->threads;
+    p.backend = o->backend == CONFIG_BACKEND_CPU      ? EIG_BACKEND_CPU
+                : o->backend == CONFIG_BACKEND_LAPACK ? EIG_BACKEND_LAPACK
+                : o->backend == CONFIG_BACKEND_CUDA   ? EIG_BACKEND_CUDA
+                                                      : EIG_BACKEND_AUTO;
+    eig_plan *plan;
+    eig_error e = eig_plan_create(&plan, &p);
+    if (e != EIG_OK) {
+        fprintf(stderr, "eigstream-bench pipeline: solver plan: %s\n", eig_strerror(e));
+        return -1.0;
+    }
+    snprintf(backend, backend_bytes, "%s", eig_backend_name(eig_plan_get_params(plan)->backend));
+    size_t elem = p.precision == EIG_COMPLEX_DOUBLE ? 16 : 8;
+    void *w = malloc((size_t)o->matrices * o->n * elem / 2);
+    void *z = malloc((size_t)o->matrices * o->n * o->n * elem);
+    int *info = malloc(sizeof *info * (size_t)o->matrices);
+    double *t = malloc(sizeof *t * (size_t)frames);
+    int runs = frames < 7 ? frames : 7; /* the solve is steady; 7 runs give a stable median */
+    eig_plan_execute(plan, a, w, z, info); /* warm-up */
+    for (int k = 0; k < runs; k++) {
+        double start = bench_now_ms();
+        eig_plan_execute(plan, a, w, z, info);
+        t[k] = bench_now_ms() - start;
+    }
+    double result = median_of(t, runs);
+    free(w);
+    free(z);
+    free(info);
+    free(t);
+    eig_plan_destroy(&plan);
+    return result;
+}
+
+/* ---- end to end ---------------------------------------------------------------------- */
+
+typedef struct feeder {
+    void *ctx;
+    const char *endpoint;
+    int bind;
+    const options *o;
+    const void *payload;
+    size_t payload_bytes;
+    int frames;
+    double interval_ms; /* 0: max rate */
+    double *send_ms;    /* per seq */
+} feeder;
+
+static void *feeder_main(void *arg)
+{
+    feeder *f = arg;
+    void *push = zmq_socket(f->ctx, ZMQ_PUSH);
+    int zero = 0;
+    zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
+    if (f->bind)
+        zmq_bind(push, f->endpoint);
+    else
+        zmq_connect(push, f->endpoint);
+    double start = bench_now_ms();
+    for (int k = 0; k < f->frames; k++) {
+        message m;
+        if (f->interval_ms > 0) {
+            double due = start + k * f->interval_ms, now;
+            while ((now = bench_now_ms()) < due) {
+                double wait = due - now;
+                struct timespec ts = {(time_t)(wait / 1e3), (long)(fmod(wait, 1e3) * 1e6)};
+                nanosleep(&ts, NULL);
+            }
+        }
+        covariance_message(&m, f->o, f->payload, f->payload_bytes, (uint64_t)k);
+        f->send_ms[k] = bench_now_ms();
+        message_send(push, &m);
+    }
+    /* Keep the socket until the outputs are in (linger 0 would drop unsent frames). */
+    int linger = -1;
+    zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(push);
+    return NULL;
+}
+
+typedef struct run_result {
+    double fps;                   /* sustained outputs/s after the first two */
+    double p50, p90, p99, max;    /* ms, send -> output received */
+    int received;
+} run_result;
+
+static void *pipeline_main(void *arg)
+{
+    pipeline_run(arg);
+    return NULL;
+}
+
+static double percentile(const double *sorted, int count, double q)
+{
+    int k = (int)ceil(q * count) - 1;
+    return sorted[k < 0 ? 0 : (k >= count ? count - 1 : k)];
+}
+
+static int end_to_end(void *ctx, const options *o, const void *payload, size_t payload_bytes,
+                      double interval_ms, run_result *r)
+{
+    eigstream_config cfg;
+    endpoints ep;
+    char err[512];
+    config_defaults(&cfg);
+    cfg.solver.n = o->n;
+    cfg.solver.matrices = o->matrices;
+    cfg.solver.precision = o->precision;
+    cfg.solver.backend = o->backend;
+    cfg.solver.cpu_threads = o->threads;
+    cfg.output.mode = o->mode;
+    cfg.output.pattern = CONFIG_OUTPUT_PUSH;
+    cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    cfg.frame.deadline_ms = 3600 * 1000;
+    cfg.metrics.endpoint[0] = '\0';
+    cfg.log.level = CONFIG_LOG_WARN;
+
+    void *pull = zmq_socket(ctx, ZMQ_PULL);
+    int zero = 0;
+    zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
+    if (o->ipc) {
+        snprintf(ep.in, sizeof ep.in, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
+        snprintf(ep.out, sizeof ep.out, "ipc:///tmp/eigstream-bench-%d-out", (int)getpid());
+        snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
+        snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
+    } else {
+        /* The daemon binds both on ports the kernel picks (bound here, then
+         * released): the same topology as eigstream-sim -> eigstream. */
+        for (int k = 0; k < 2; k++) {
+            void *probe = zmq_socket(ctx, ZMQ_PULL);
+            char *dst = k == 0 ? ep.in : ep.out;
+            size_t len = sizeof ep.in;
+            zmq_setsockopt(probe, ZMQ_LINGER, &zero, sizeof zero);
+            zmq_bind(probe, "tcp://127.0.0.1:*");
+            zmq_getsockopt(probe, ZMQ_LAST_ENDPOINT, dst, &len);
+            zmq_close(probe);
+        }
+        snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
+        snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
+    }
+    pipeline *p;
+    if (pipeline_create(&p, &cfg, err, sizeof err) != PIPELINE_OK) {
+        fprintf(stderr, "eigstream-bench pipeline: %s\n", err);
+        zmq_close(pull);
+        return -1;
+    }
+    zmq_connect(pull, ep.out);
+    pthread_t runner, feed;
+    double *send_ms = calloc((size_t)o->frames, sizeof *send_ms);
+    double *latency = calloc((size_t)o->frames, sizeof *latency);
+    double *arrive = calloc((size_t)o->frames, sizeof *arrive);
+    feeder f = {ctx, ep.in, 0, o, payload, payload_bytes, o->frames, interval_ms, send_ms};
+    pthread_create(&runner, NULL, pipeline_main, p);
+    pthread_create(&feed, NULL, feeder_main, &f);
+
+    int timeout = 120000;
+    zmq_setsockopt(pull, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+    int received = 0;
+    for (; received < o->frames; received++) {
+        long seq = message_receive(pull);
+        double now = bench_now_ms();
+        if (seq < 0 || seq >= o->frames) {
+            fprintf(stderr, "eigstream-bench pipeline: output %d missing (%s)\n", received, zmq_strerror(errno));
+            break;
+        }
+        arrive[received] = now;
+        latency[received] = now - send_ms[seq];
+    }
+    pthread_join(feed, NULL);
+    pipeline_stop(p);
+    pthread_join(runner, NULL);
+    pipeline_destroy(&p);
+    zmq_close(pull);
+
+    r->received = received;
+    if (received == o->frames) {
+        r->fps = (received - 3) / ((arrive[received - 1] - arrive[2]) * 1e-3);
+        /* The first frame pays for connection set-up: leave it out. */
+        qsort(latency + 1, (size_t)(received - 1), sizeof *latency, bench_compare_doubles);
+        r->p50 = percentile(latency + 1, received - 1, 0.50);
+        r->p90 = percentile(latency + 1, received - 1, 0.90);
+        r->p99 = percentile(latency + 1, received - 1, 0.99);
+        r->max = latency[received - 1];
+    }
+    free(send_ms);
+    free(latency);
+    free(arrive);
+    return received == o->frames ? 0 : -1;
+}
+
+/* ---- report ----------------------------------------------------------------------------- */
+
+int bench_pipeline_main(int argc, char **argv)
+{
+    options o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 1;
+    eig_precision prec = o.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    uint8_t element = prec == EIG_COMPLEX_FLOAT ? PROTOCOL_ELEMENT_COMPLEX_FLOAT : PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    size_t elem = protocol_element_bytes(element), real = elem / 2;
+    size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
+    void *a = malloc(full_bytes);
+    void *payload = malloc(full_bytes);
+    if (a == NULL || payload == NULL || workload_radar_batch(o.n, o.matrices, prec, 2026, a) != 0) {
+        fprintf(stderr, "eigstream-bench pipeline: cannot make the batch\n");
+        return 1;
+    }
+    /* The payload as sent: full, or the lower triangles packed. */
+    size_t payload_bytes = (size_t)o.matrices * protocol_matrix_bytes((uint32_t)o.n, element, o.storage);
+    if (o.storage == PROTOCOL_STORAGE_FULL) {
+        memcpy(payload, a, full_bytes);
+    } else {
+        uint8_t *dst = payload;
+        for (int b = 0; b < o.matrices; b++)
+            for (int j = 0; j < o.n; j++) {
+                size_t run = (size_t)(o.n - j) * elem;
+                memcpy(dst, (uint8_t *)a + ((size_t)b * o.n * o.n + (size_t)j * o.n + j) * elem, run);
+                dst += run;
+            }
+    }
+    /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
+    size_t k_sent = o.mode == CONFIG_MODE_FULL ? (size_t)o.n
+                    : o.mode == CONFIG_MODE_VALUES ? 0
+                    : o.mode == CONFIG_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
+    size_t meta_bytes = protocol_meta_bytes((uint32_t)o.matrices);
+    size_t data_bytes = (size_t)o.matrices * ((size_t)o.n * real + k_sent * o.n * elem);
+    uint8_t *meta = calloc(1, meta_bytes);
+    uint8_t *data = calloc(1, data_bytes);
+
+    void *ctx = zmq_ctx_new();
+    message in_msg, out_msg;
+    covariance_message(&in_msg, &o, payload, payload_bytes, 0);
+    memcpy(out_msg.header, in_msg.header, PROTOCOL_HEADER_BYTES);
+    out_msg.part[0] = meta;
+    out_msg.bytes[0] = meta_bytes;
+    out_msg.part[1] = data;
+    out_msg.bytes[1] = data_bytes;
+    out_msg.parts = 2;
+
+    char backend[32] = "?";
+    double t_in = transfer_alone(ctx, &o, &in_msg, o.frames);
+    double t_out = transfer_alone(ctx, &o, &out_msg, o.frames);
+    double t_solve = solve_alone(&o, a, o.frames, backend, sizeof backend);
+    if (t_solve < 0)
+        return 1;
+    double slowest = fmax(t_solve, fmax(t_in, t_out));
+    double sum_alone = t_in + t_solve + t_out;
+    double rate = o.rate > 0 ? o.rate : 0.8 * 1e3 / slowest;
+
+    run_result max_rate = {0}, fixed = {0};
+    if (end_to_end(ctx, &o, payload, payload_bytes, 0.0, &max_rate) != 0 ||
+        end_to_end(ctx, &o, payload, payload_bytes, 1e3 / rate, &fixed) != 0) {
+        zmq_ctx_term(ctx);
+        return 2;
+    }
+    zmq_ctx_term(ctx);
+
+    double latency_ratio = fixed.p99 / sum_alone;
+    double throughput_ratio = max_rate.fps / (1e3 / slowest);
+    printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s, %d frames\n",
+           o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double",
+           config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+           o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.frames);
+    printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(payload_bytes + 64) / 1e6,
+           (double)(meta_bytes + data_bytes + 64) / 1e6);
+    printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n", t_in,
+           t_solve, t_out, sum_alone);
+    printf("  end to end, max     %.2f frames/s sustained (slowest alone allows %.2f)\n", max_rate.fps, 1e3 / slowest);
+    printf("                      latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms (queueing included)\n", max_rate.p50,
+           max_rate.p90, max_rate.p99, max_rate.max);
+    printf("  end to end, %.2f/s  latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms\n", rate, fixed.p50, fixed.p90,
+           fixed.p99, fixed.max);
+    printf("  ratios              latency p99 / sum alone = %.3f (target <= 1.2) %s\n", latency_ratio,
+           latency_ratio <= 1.2 ? "met" : "MISSED");
+    printf("                      throughput / slowest alone = %.3f (target >= 0.9) %s\n", throughput_ratio,
+           throughput_ratio >= 0.9 ? "met" : "MISSED");
+
+    if (o.json_path != NULL) {
+        FILE *f = fopen(o.json_path, "w");
+        if (f == NULL) {
+            fprintf(stderr, "eigstream-bench pipeline: %s: %s\n", o.json_path, strerror(errno));
+            return 1;
+        }
+        fprintf(f,
+                "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
+                "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"frames\":%d,"
+                "\"input_bytes\":%zu,\"output_bytes\":%zu,"
+                "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
+                "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
+                "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
+                "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
+                "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
+                o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "float" : "double",
+                config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+                o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.frames, payload_bytes + 64,
+                meta_bytes + data_bytes + 64, t_in, t_solve, t_out, sum_alone, max_rate.fps, max_rate.p50,
+                max_rate.p90, max_rate.p99, max_rate.max, rate, fixed.p50, fixed.p90, fixed.p99, fixed.max,
+                latency_ratio, throughput_ratio);
+        fclose(f);
+    }
+    free(a);
+    free(payload);
+    free(meta);
+    free(data);
+    return 0;
+}
