@@ -90,9 +90,9 @@ static void frame_free(void *item, void *ctx)
 {
     frame *f = item;
     buffer_free(ctx, f->a);
-    free(f->w);
+    buffer_free(ctx, f->w);
     free(f->z);
-    free(f->info);
+    buffer_free(ctx, f->info);
     free(f->signal_dim);
     free(f->part_bytes);
     free(f);
@@ -106,11 +106,12 @@ static frame *frame_alloc(const pipeline *p)
     f->gpu_slot = -1;
     f->a_bytes = (size_t)p->matrices * p->n * p->n * p->element_bytes;
     f->a = buffer_alloc(p, f->a_bytes);
-    f->w = calloc((size_t)p->matrices * p->n, p->real_bytes);
+    /* Values and info come back from the device on the GPU path: pinned too. */
+    f->w = buffer_alloc(p, (size_t)p->matrices * p->n * p->real_bytes);
     /* The GPU path copies vectors from the device straight into the output. */
     if (p->need_vectors && !p->gpu)
         f->z = malloc(f->a_bytes);
-    f->info = calloc(p->matrices, sizeof *f->info);
+    f->info = buffer_alloc(p, p->matrices * sizeof *f->info);
     f->signal_dim = calloc(p->matrices, sizeof *f->signal_dim);
     f->part_bytes = calloc(p->matrices, sizeof *f->part_bytes);
     if (f->a == NULL || f->w == NULL || (p->need_vectors && !p->gpu && f->z == NULL) || f->info == NULL ||
@@ -447,6 +448,7 @@ static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
             .matrices = p->matrices,
             .element = p->element,
             .need_vectors = p->need_vectors,
+            .solve_packed = p->plan_packed[0] != NULL,
             .slots = 2,
         };
         if (pipeline_gpu_create(&p->device, &gp, err, err_bytes) != 0)

@@ -13,6 +13,9 @@
  * A frame already past its deadline under late_policy drop is dropped here,
  * before spending a solve on it.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "pipeline_internal.h"
 
 static void solve_on_host(pipeline *p, frame *f)
@@ -28,6 +31,44 @@ static void solve_on_host(pipeline *p, frame *f)
 }
 
 #ifdef EIGSTREAM_PIPELINE_GPU
+/* Fills out from the device slot: values (already on the host, for MDL) by
+ * memcpy, the vectors the mode sends by asynchronous copies straight from the
+ * device into the pinned output buffer (one strided copy when every matrix
+ * sends the same columns, else one per matrix). */
+static int download_outputs(pipeline *p, frame *f, output_buffer *out, char *err, size_t err_bytes)
+{
+    size_t values_bytes = (size_t)p->n * p->real_bytes;
+    size_t column_bytes = (size_t)p->n * p->element_bytes;
+    uint8_t *dst = out->data;
+    int uniform = 1;
+    for (uint32_t b = 0; b < p->matrices; b++) {
+        protocol_matrix_meta *m = &out->matrix_meta[b];
+        m->status = f->info[b];
+        m->signal_dim = f->signal_dim[b];
+        output_matrix_layout(p, m->signal_dim, &m->k_sent, &m->first_index);
+        if (m->k_sent != out->matrix_meta[0].k_sent || m->first_index != out->matrix_meta[0].first_index)
+            uniform = 0;
+    }
+    if (uniform && out->matrix_meta[0].k_sent > 0) {
+        const protocol_matrix_meta *m = &out->matrix_meta[0];
+        size_t pitch = values_bytes + m->k_sent * column_bytes;
+        if (pipeline_gpu_copy_vectors_strided(p->device, f->gpu_slot, m->first_index, m->k_sent, dst + values_bytes,
+                                              pitch, err, err_bytes) != 0)
+            return -1;
+    }
+    for (uint32_t b = 0; b < p->matrices; b++) {
+        const protocol_matrix_meta *m = &out->matrix_meta[b];
+        memcpy(dst, (const uint8_t *)f->w + b * values_bytes, values_bytes);
+        dst += values_bytes;
+        if (!uniform && m->k_sent > 0 &&
+            pipeline_gpu_copy_vectors(p->device, f->gpu_slot, b, m->first_index, m->k_sent, dst, err, err_bytes) != 0)
+            return -1;
+        dst += m->k_sent * column_bytes;
+    }
+    out->data_bytes = (size_t)(dst - out->data);
+    return 0;
+}
+
 static void solve_on_device(pipeline *p, frame *f)
 {
     char err[160];
@@ -56,7 +97,7 @@ static void solve_on_device(pipeline *p, frame *f)
     /* Values and the selected vectors go straight into the output buffer. */
     output_buffer *out;
     pool_get(&p->outputs, (void **)&out);
-    if (pipeline_gpu_download_outputs(p, f, out, err, sizeof err) != 0) {
+    if (download_outputs(p, f, out, err, sizeof err) != 0) {
         pool_put(&p->outputs, out);
         goto failed;
     }
