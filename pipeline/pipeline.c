@@ -436,6 +436,11 @@ static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
                 params.storage = EIG_STORAGE_PACKED;
                 params.uplo = u == 0 ? EIG_LOWER : EIG_UPPER;
                 e = eig_plan_create(&p->plan_packed[u], &params);
+                if (e == EIG_EUNSUPPORTED) {
+                    /* The backend cannot read packed storage: unpack on the device instead. */
+                    eig_plan_destroy(&p->plan_packed[0]);
+                    break;
+                }
                 if (e != EIG_OK) {
                     set_error(err, err_bytes, "packed solver plan: %s", eig_strerror(e));
                     return PIPELINE_ESOLVER;
@@ -448,7 +453,7 @@ static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
             .matrices = p->matrices,
             .element = p->element,
             .need_vectors = p->need_vectors,
-            .solve_packed = p->plan_packed[0] != NULL,
+            .solve_packed = p->plan_packed[0] != NULL && p->plan_packed[1] != NULL,
             .slots = 2,
         };
         if (pipeline_gpu_create(&p->device, &gp, err, err_bytes) != 0)

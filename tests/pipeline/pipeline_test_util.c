@@ -33,6 +33,9 @@ void test_config(eigstream_config *cfg, int n, int matrices)
     cfg->metrics.endpoint[0] = '\0';
     cfg->log.level = CONFIG_LOG_WARN;
     cfg->output.pattern = CONFIG_OUTPUT_PUSH;
+    /* Tests send bursts: nothing may be dropped unless a test asks for it. */
+    cfg->frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    cfg->frame.deadline_ms = 60000;
 }
 
 static void *run_main(void *arg)

@@ -37,7 +37,7 @@ typedef struct test_daemon {
 
 /* Small-frame defaults for the tests: n, matrices, lapack backend (the
  * reference-independent cpu backend is covered by tests/eig), metrics off,
- * warn-level logging. */
+ * warn-level logging, overflow policy block, a 60 s deadline. */
 void test_config(eigstream_config *cfg, int n, int matrices);
 
 /* Test binds its sockets on tcp://127.0.0.1:* (or the given ipc paths when

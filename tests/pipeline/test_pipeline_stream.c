@@ -74,30 +74,39 @@ static void check_accounting(const pipeline_counters *c, const char *label)
           (unsigned long long)c->in_flight);
 }
 
-/* Every storage, both part layouts, with and without CRC, over tcp. */
+/* Every storage, both part layouts, with and without CRC, over tcp; with
+ * the lapack backend and with our own cpu backend. */
 static void case_tcp_full(void)
 {
     const int n = 16, m = 4, frames = 8;
-    eigstream_config cfg;
-    test_daemon d;
-    test_config(&cfg, n, m);
-    if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
-        return;
+    const config_backend backends[] = {CONFIG_BACKEND_LAPACK, CONFIG_BACKEND_CPU};
+    for (int k = 0; k < 2; k++) {
+        eigstream_config cfg;
+        test_daemon d;
+        char label[64];
+        test_config(&cfg, n, m);
+        cfg.solver.backend = backends[k];
+        snprintf(label, sizeof label, "tcp_full (%s)", config_backend_name(backends[k]));
+        if (test_daemon_start(&d, &cfg, NULL) != 0) {
+            CHECK(0, "start %s", label);
+            return;
+        }
+        CHECK(strcmp(pipeline_backend_name(d.p), config_backend_name(backends[k])) == 0, "backend %s",
+              pipeline_backend_name(d.p));
+        void *a = make_frames(frames, n, m, Z, 0);
+        for (int f = 0; f < frames; f++) {
+            test_frame_spec s = {.seq = (uint64_t)f, .storage = (uint8_t)(f % 3), .per_matrix_parts = (f / 3) % 2,
+                                 .crc = f % 2};
+            CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+        }
+        CHECK(receive_and_check(&d, a, n, m, Z, frames, label) == frames, "%s: all frames out", label);
+        pipeline_counters c;
+        CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
+        CHECK(c.in == (uint64_t)frames && c.out == (uint64_t)frames && c.rejected_total == 0,
+              "%s: counters in=%llu out=%llu", label, (unsigned long long)c.in, (unsigned long long)c.out);
+        check_accounting(&c, label);
+        free(a);
     }
-    void *a = make_frames(frames, n, m, Z, 0);
-    for (int f = 0; f < frames; f++) {
-        test_frame_spec s = {.seq = (uint64_t)f, .storage = (uint8_t)(f % 3), .per_matrix_parts = (f / 3) % 2,
-                             .crc = f % 2};
-        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
-    }
-    CHECK(receive_and_check(&d, a, n, m, Z, frames, "tcp_full") == frames, "all frames out");
-    pipeline_counters c;
-    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
-    CHECK(c.in == (uint64_t)frames && c.out == (uint64_t)frames && c.rejected_total == 0, "counters in=%llu out=%llu",
-          (unsigned long long)c.in, (unsigned long long)c.out);
-    check_accounting(&c, "tcp_full");
-    free(a);
 }
 
 /* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
