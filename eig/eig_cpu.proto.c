@@ -33,7 +33,8 @@
 typedef struct EIG_FN(eig_cpu_work) {
     EIG_T *a;       /* n x n, lower triangle: the matrix as unpacked */
     EIG_R *ar, *ai; /* n x n each, lower: the matrix split, then the reflectors */
-    EIG_R *pr, *pi; /* n each: matrix-vector product, split */
+    EIG_R *pr, *pi;   /* n each: matrix-vector product, split */
+    EIG_R *pnr, *pni; /* n each: the next step's product (fused tridiagonalization) */
     EIG_R *qr, *qi; /* n x n each: real and imaginary parts of Q S */
     EIG_R *vr, *vi; /* n x EIG_CPU_Q_BLOCK each: one block of reflectors, split */
     EIG_R *qtau;    /* EIG_CPU_Q_BLOCK: the block's tau */
@@ -66,6 +67,8 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
     EIG_CARVE(ai, EIG_R, nn);
     EIG_CARVE(pr, EIG_R, (size_t)n);
     EIG_CARVE(pi, EIG_R, (size_t)n);
+    EIG_CARVE(pnr, EIG_R, (size_t)n);
+    EIG_CARVE(pni, EIG_R, (size_t)n);
     EIG_CARVE(b, EIG_T, (size_t)n);
     EIG_CARVE(phase, EIG_T, (size_t)n);
     EIG_CARVE(tau, EIG_R, (size_t)n);
@@ -156,12 +159,13 @@ static void EIG_FN(eig_cpu_hemv)(int n, int m, EIG_R sigma, const EIG_R *ar, con
     }
 }
 
-/* A22 <- A22 - u q^H - q u^H on the lower triangle (split, ld n). */
+/* A22 <- A22 - u q^H - q u^H on the lower triangle (split, ld n), columns
+ * j0..j1-1 only. */
 EIG_CPU_CLONES
-static void EIG_FN(eig_cpu_her2)(int n, int m, const EIG_R *ur, const EIG_R *ui, const EIG_R *qr,
-                                 const EIG_R *qi, EIG_R *ar, EIG_R *ai)
+static void EIG_FN(eig_cpu_her2)(int n, int m, int j0, int j1, const EIG_R *ur, const EIG_R *ui,
+                                 const EIG_R *qr, const EIG_R *qi, EIG_R *ar, EIG_R *ai)
 {
-    for (int j = 0; j < m; j++) {
+    for (int j = j0; j < j1; j++) {
         EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
         const EIG_R qjr = qr[j], qji = qi[j], ujr = ur[j], uji = ui[j];
 #pragma omp simd
@@ -173,6 +177,77 @@ static void EIG_FN(eig_cpu_her2)(int n, int m, const EIG_R *ur, const EIG_R *ui,
     }
 }
 
+/* The dsytd2-style fusion of two steps: columns 1..m-1 of A22 get this step's
+ * rank-2 update (as eig_cpu_her2), and each updated column at once adds its
+ * share of the next step's product p = A33 v, A33 = A22(1:m-1, 1:m-1), v the
+ * next reflector (m-1, already formed from the updated column 0). Why: the
+ * update and the product each stream the whole trailing triangle from L2;
+ * fused, every element is loaded once, updated, and used while in registers.
+ * p (m-1, split) is left unscaled; the diagonal is taken as real. */
+EIG_CPU_CLONES
+static void EIG_FN(eig_cpu_her2_hemv)(int n, int m, const EIG_R *ur, const EIG_R *ui,
+                                      const EIG_R *qr, const EIG_R *qi, const EIG_R *vr,
+                                      const EIG_R *vi, EIG_R *ar, EIG_R *ai, EIG_R *pr,
+                                      EIG_R *pi)
+{
+    for (int i = 0; i + 1 < m; i++)
+        pr[i] = pi[i] = 0;
+    for (int j = 1; j < m; j++) {
+        EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+        const EIG_R qjr = qr[j], qji = qi[j], ujr = ur[j], uji = ui[j];
+        const EIG_R vjr = vr[j - 1], vji = vi[j - 1];
+        const EIG_R djr = cr[j] - (ur[j] * qjr + ui[j] * qji + qr[j] * ujr + qi[j] * uji);
+        cr[j] = djr;
+        ci[j] -= ui[j] * qjr - ur[j] * qji + qi[j] * ujr - qr[j] * uji;
+        EIG_R accr = djr * vjr, acci = djr * vji;
+        /* rows i of A22 are rows i-1 of A33: p and v are indexed i-1 */
+        EIG_R *p1r = pr - 1, *p1i = pi - 1;
+        const EIG_R *v1r = vr - 1, *v1i = vi - 1;
+#pragma omp simd reduction(+ : accr, acci)
+        for (int i = j + 1; i < m; i++) {
+            const EIG_R xr = cr[i] - (ur[i] * qjr + ui[i] * qji + qr[i] * ujr + qi[i] * uji);
+            const EIG_R xi = ci[i] - (ui[i] * qjr - ur[i] * qji + qi[i] * ujr - qr[i] * uji);
+            cr[i] = xr;
+            ci[i] = xi;
+            p1r[i] += xr * vjr - xi * vji;
+            p1i[i] += xr * vji + xi * vjr;
+            accr += xr * v1r[i] + xi * v1i[i];
+            acci += xr * v1i[i] - xi * v1r[i];
+        }
+        pr[j - 1] += accr;
+        pi[j - 1] += acci;
+    }
+}
+
+/* Forms reflector k of step 2 from x = A(k+1:n-1, k) in place (u over x),
+ * sets d_k, b_k, tau_k; returns sigma, or 0 when x needs no reflection. */
+static EIG_R EIG_FN(eig_cpu_reflector)(int n, int k, EIG_FN(eig_cpu_work) *w)
+{
+    EIG_R *ar = w->ar, *ai = w->ai;
+    const int m = n - k - 1;
+    const size_t off = (size_t)k * n + k + 1; /* x = A(k+1:n-1, k) */
+    EIG_R *xr = ar + off, *xi = ai + off;
+    EIG_R tail2 = 0;
+    for (int i = 1; i < m; i++)
+        tail2 += xr[i] * xr[i] + xi[i] * xi[i];
+    EIG_R ax0 = EIG_SQRT(xr[0] * xr[0] + xi[0] * xi[0]);
+    w->d[k] = ar[(size_t)k * n + k];
+    if (tail2 == 0) {
+        /* nothing to annihilate: H = I, the phase step takes x_1 as is */
+        w->tau[k] = 0;
+        w->b[k] = xr[0] + I * xi[0];
+        return 0;
+    }
+    EIG_R norm = EIG_SQRT(ax0 * ax0 + tail2);
+    EIG_R phr = ax0 > 0 ? xr[0] / ax0 : 1, phi = ax0 > 0 ? xi[0] / ax0 : 0;
+    EIG_R sigma = 1 / (norm * (norm + ax0));
+    xr[0] += phr * norm;
+    xi[0] += phi * norm;
+    w->tau[k] = sigma;
+    w->b[k] = -(phr + I * phi) * norm;
+    return sigma;
+}
+
 /* Step 2. Reduces the lower triangle of A (split) to Hermitian tridiagonal
  * form T = Q^H A Q, Q = H_0 ... H_{n-3}, H_k = I - tau_k u_k u_k^H acting on
  * rows k+1..n-1. The reduced form of Cosnuau 2014 (section 2.2), real sigma:
@@ -181,44 +256,63 @@ static void EIG_FN(eig_cpu_her2)(int n, int m, const EIG_R *ur, const EIG_R *ui,
  * (the paper writes v = -sigma A u and adds; the same update). u_k overwrites
  * column k below the diagonal, the diagonal goes to d, the complex
  * subdiagonal b_k = -e^{i theta} |x| to b. Sums of squares are safe because
- * step 1 scaled A into [rmin, rmax]. */
+ * step 1 scaled A into [rmin, rmax]. Consecutive steps are fused: step k
+ * updates column 0 of its A22, forms reflector k+1 from it, then passes over
+ * the rest once for its update and step k+1's product (eig_cpu_her2_hemv). */
 static void EIG_FN(eig_cpu_tridiagonalize)(int n, EIG_FN(eig_cpu_work) *w)
 {
     EIG_R *ar = w->ar, *ai = w->ai;
+    EIG_R *pr = w->pr, *pi = w->pi, *pnr = w->pnr, *pni = w->pni;
+    EIG_R sigma = 0;
+    int formed = 0;  /* the reflector of step k was formed by step k-1 */
+    int have_p = 0;  /* ... and its product p = A22 u left, unscaled, in pr/pi */
     for (int k = 0; k + 2 < n; k++) {
-        int m = n - k - 1;
-        size_t off = (size_t)k * n + k + 1; /* x = A(k+1:n-1, k) */
-        EIG_R *xr = ar + off, *xi = ai + off;
-        EIG_R tail2 = 0;
-        for (int i = 1; i < m; i++)
-            tail2 += xr[i] * xr[i] + xi[i] * xi[i];
-        EIG_R ax0 = EIG_SQRT(xr[0] * xr[0] + xi[0] * xi[0]);
-        w->d[k] = ar[(size_t)k * n + k];
-        if (tail2 == 0) {
-            /* nothing to annihilate: H = I, the phase step takes x_1 as is */
-            w->tau[k] = 0;
-            w->b[k] = xr[0] + I * xi[0];
+        if (!formed)
+            sigma = EIG_FN(eig_cpu_reflector)(n, k, w);
+        formed = 0;
+        if (sigma == 0)
             continue;
+        const int m = n - k - 1;
+        const size_t off = (size_t)k * n + k + 1, off22 = (size_t)(k + 1) * n + k + 1;
+        const EIG_R *xr = ar + off, *xi = ai + off;
+        if (have_p) {
+            for (int i = 0; i < m; i++) {
+                pr[i] *= sigma;
+                pi[i] *= sigma;
+            }
+        } else {
+            EIG_FN(eig_cpu_hemv)(n, m, sigma, ar + off22, ai + off22, xr, xi, pr, pi);
         }
-        EIG_R norm = EIG_SQRT(ax0 * ax0 + tail2);
-        EIG_R phr = ax0 > 0 ? xr[0] / ax0 : 1, phi = ax0 > 0 ? xi[0] / ax0 : 0;
-        EIG_R sigma = 1 / (norm * (norm + ax0));
-        xr[0] += phr * norm;
-        xi[0] += phi * norm;
-        w->tau[k] = sigma;
-        w->b[k] = -(phr + I * phi) * norm;
-
-        size_t off22 = (size_t)(k + 1) * n + k + 1;
-        EIG_FN(eig_cpu_hemv)(n, m, sigma, ar + off22, ai + off22, xr, xi, w->pr, w->pi);
+        have_p = 0;
         EIG_R dot = 0; /* Re(u^H p); the imaginary part is 0 for Hermitian A */
         for (int i = 0; i < m; i++)
-            dot += xr[i] * w->pr[i] + xi[i] * w->pi[i];
+            dot += xr[i] * pr[i] + xi[i] * pi[i];
         EIG_R half = (EIG_R)0.5 * sigma * dot;
         for (int i = 0; i < m; i++) {
-            w->pr[i] -= half * xr[i];
-            w->pi[i] -= half * xi[i];
+            pr[i] -= half * xr[i];
+            pi[i] -= half * xi[i];
         }
-        EIG_FN(eig_cpu_her2)(n, m, xr, xi, w->pr, w->pi, ar + off22, ai + off22);
+        /* column 0 of A22 first: the next reflector is formed from it, and
+         * the rest of the update then carries the next product along */
+        EIG_FN(eig_cpu_her2)(n, m, 0, 1, xr, xi, pr, pi, ar + off22, ai + off22);
+        if (k + 3 < n) {
+            sigma = EIG_FN(eig_cpu_reflector)(n, k + 1, w);
+            formed = 1;
+        }
+        if (formed && sigma != 0) {
+            const size_t offv = (size_t)(k + 1) * n + k + 2;
+            EIG_FN(eig_cpu_her2_hemv)(n, m, xr, xi, pr, pi, ar + offv, ai + offv, ar + off22,
+                                      ai + off22, pnr, pni);
+            EIG_R *t = pr;
+            pr = pnr;
+            pnr = t;
+            t = pi;
+            pi = pni;
+            pni = t;
+            have_p = 1;
+        } else {
+            EIG_FN(eig_cpu_her2)(n, m, 1, m, xr, xi, pr, pi, ar + off22, ai + off22);
+        }
     }
     if (n >= 2) {
         size_t last = (size_t)(n - 2) * n + n - 1;
