@@ -531,6 +531,49 @@ static void EIG_FN(eig_cpu_sort_order)(int n, const EIG_R *d, int *order)
  *     y_r = u_r^H q - sum_{s>r} tau_s g_rs y_s
  * turns the dot products with the original column into those the
  * sequential product H_{k0} (... (H_{k0+3} q)) would have taken. */
+/* The triangular recurrence of eig_cpu_reflect_block_q for one column: d
+ * (the four dot products u_r^H q) in, tau_r y_r out, from the last reflector
+ * (applied first) back, so that d of t > r already holds tau_t y_t. */
+static inline void EIG_FN(eig_cpu_block_y)(const EIG_R *tau, const EIG_R *gr, const EIG_R *gi,
+                                           EIG_R *dr, EIG_R *di)
+{
+    enum { NB = EIG_CPU_Q_BLOCK };
+    for (int r = NB - 1; r >= 0; r--) {
+        EIG_R yr = dr[r], yi = di[r];
+        for (int t = r + 1; t < NB; t++) {
+            const EIG_R g_r = gr[r * NB + t], g_i = gi[r * NB + t];
+            yr -= g_r * dr[t] - g_i * di[t];
+            yi -= g_r * di[t] + g_i * dr[t];
+        }
+        dr[r] = tau[r] * yr;
+        di[r] = tau[r] * yi;
+    }
+}
+
+/* d_r = u_r^H q over rows [0, m) for the four reflectors (v split, ld m). */
+static inline void EIG_FN(eig_cpu_block_dot)(int m, const EIG_R *vr, const EIG_R *vi,
+                                             const EIG_R *cr, const EIG_R *ci, EIG_R *dr,
+                                             EIG_R *di)
+{
+    const EIG_R *u0r = vr, *u1r = vr + m, *u2r = vr + 2 * (size_t)m, *u3r = vr + 3 * (size_t)m;
+    const EIG_R *u0i = vi, *u1i = vi + m, *u2i = vi + 2 * (size_t)m, *u3i = vi + 3 * (size_t)m;
+    EIG_R d0r = 0, d0i = 0, d1r = 0, d1i = 0, d2r = 0, d2i = 0, d3r = 0, d3i = 0;
+#pragma omp simd reduction(+ : d0r, d0i, d1r, d1i, d2r, d2i, d3r, d3i)
+    for (int i = 0; i < m; i++) {
+        const EIG_R xr = cr[i], xi = ci[i];
+        d0r += xr * u0r[i] + xi * u0i[i];
+        d0i += xi * u0r[i] - xr * u0i[i];
+        d1r += xr * u1r[i] + xi * u1i[i];
+        d1i += xi * u1r[i] - xr * u1i[i];
+        d2r += xr * u2r[i] + xi * u2i[i];
+        d2i += xi * u2r[i] - xr * u2i[i];
+        d3r += xr * u3r[i] + xi * u3i[i];
+        d3i += xi * u3r[i] - xr * u3i[i];
+    }
+    dr[0] = d0r, dr[1] = d1r, dr[2] = d2r, dr[3] = d3r;
+    di[0] = d0i, di[1] = d1i, di[2] = d2i, di[3] = d3i;
+}
+
 EIG_CPU_CLONES
 static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, const EIG_R *vr,
                                             const EIG_R *vi, const EIG_R *gr, const EIG_R *gi,
@@ -539,42 +582,65 @@ static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, cons
     enum { NB = EIG_CPU_Q_BLOCK };
     const EIG_R *u0r = vr, *u1r = vr + m, *u2r = vr + 2 * (size_t)m, *u3r = vr + 3 * (size_t)m;
     const EIG_R *u0i = vi, *u1i = vi + m, *u2i = vi + 2 * (size_t)m, *u3i = vi + 3 * (size_t)m;
-    for (int j = 0; j < m; j++) {
-        EIG_R *cr = qr + (size_t)j * n, *ci = qi + (size_t)j * n;
-        EIG_R d0r = 0, d0i = 0, d1r = 0, d1i = 0, d2r = 0, d2i = 0, d3r = 0, d3i = 0;
-#pragma omp simd reduction(+ : d0r, d0i, d1r, d1i, d2r, d2i, d3r, d3i)
+    int j = 0;
+    /* two columns per pass: each u element loaded serves both columns (the
+     * same dot products and updates as the one-column tail below) */
+    for (; j + 2 <= m; j += 2) {
+        EIG_R *ar_ = qr + (size_t)j * n, *ai_ = qi + (size_t)j * n;
+        EIG_R *br = ar_ + n, *bi = ai_ + n;
+        EIG_R a0r = 0, a0i = 0, a1r = 0, a1i = 0, a2r = 0, a2i = 0, a3r = 0, a3i = 0;
+        EIG_R b0r = 0, b0i = 0, b1r = 0, b1i = 0, b2r = 0, b2i = 0, b3r = 0, b3i = 0;
+#pragma omp simd reduction(+ : a0r, a0i, a1r, a1i, a2r, a2i, a3r, a3i, b0r, b0i, b1r, b1i, b2r, b2i, b3r, b3i)
         for (int i = 0; i < m; i++) {
-            const EIG_R xr = cr[i], xi = ci[i];
-            d0r += xr * u0r[i] + xi * u0i[i];
-            d0i += xi * u0r[i] - xr * u0i[i];
-            d1r += xr * u1r[i] + xi * u1i[i];
-            d1i += xi * u1r[i] - xr * u1i[i];
-            d2r += xr * u2r[i] + xi * u2i[i];
-            d2i += xi * u2r[i] - xr * u2i[i];
-            d3r += xr * u3r[i] + xi * u3i[i];
-            d3i += xi * u3r[i] - xr * u3i[i];
+            const EIG_R w0r = u0r[i], w0i = u0i[i], w1r = u1r[i], w1i = u1i[i];
+            const EIG_R w2r = u2r[i], w2i = u2i[i], w3r = u3r[i], w3i = u3i[i];
+            const EIG_R xr = ar_[i], xi = ai_[i], yr = br[i], yi = bi[i];
+            a0r += xr * w0r + xi * w0i;
+            a0i += xi * w0r - xr * w0i;
+            a1r += xr * w1r + xi * w1i;
+            a1i += xi * w1r - xr * w1i;
+            a2r += xr * w2r + xi * w2i;
+            a2i += xi * w2r - xr * w2i;
+            a3r += xr * w3r + xi * w3i;
+            a3i += xi * w3r - xr * w3i;
+            b0r += yr * w0r + yi * w0i;
+            b0i += yi * w0r - yr * w0i;
+            b1r += yr * w1r + yi * w1i;
+            b1i += yi * w1r - yr * w1i;
+            b2r += yr * w2r + yi * w2i;
+            b2i += yi * w2r - yr * w2i;
+            b3r += yr * w3r + yi * w3i;
+            b3i += yi * w3r - yr * w3i;
         }
-        EIG_R dr[NB] = {d0r, d1r, d2r, d3r}, di[NB] = {d0i, d1i, d2i, d3i};
-        /* from the last reflector (applied first) back: dr/di of t > r
-         * already hold tau_t y_t when y_r is formed */
-        for (int r = NB - 1; r >= 0; r--) {
-            EIG_R yr = dr[r], yi = di[r];
-            for (int t = r + 1; t < NB; t++) {
-                const EIG_R g_r = gr[r * NB + t], g_i = gi[r * NB + t];
-                yr -= g_r * dr[t] - g_i * di[t];
-                yi -= g_r * di[t] + g_i * dr[t];
-            }
-            dr[r] = tau[r] * yr;
-            di[r] = tau[r] * yi;
-        }
-        const EIG_R y0r = dr[0], y0i = di[0], y1r = dr[1], y1i = di[1];
-        const EIG_R y2r = dr[2], y2i = di[2], y3r = dr[3], y3i = di[3];
+        EIG_R dar[NB] = {a0r, a1r, a2r, a3r}, dai[NB] = {a0i, a1i, a2i, a3i};
+        EIG_R dbr[NB] = {b0r, b1r, b2r, b3r}, dbi[NB] = {b0i, b1i, b2i, b3i};
+        EIG_FN(eig_cpu_block_y)(tau, gr, gi, dar, dai);
+        EIG_FN(eig_cpu_block_y)(tau, gr, gi, dbr, dbi);
 #pragma omp simd
         for (int i = 0; i < m; i++) {
-            cr[i] -= u0r[i] * y0r - u0i[i] * y0i + u1r[i] * y1r - u1i[i] * y1i +
-                     u2r[i] * y2r - u2i[i] * y2i + u3r[i] * y3r - u3i[i] * y3i;
-            ci[i] -= u0r[i] * y0i + u0i[i] * y0r + u1r[i] * y1i + u1i[i] * y1r +
-                     u2r[i] * y2i + u2i[i] * y2r + u3r[i] * y3i + u3i[i] * y3r;
+            const EIG_R w0r = u0r[i], w0i = u0i[i], w1r = u1r[i], w1i = u1i[i];
+            const EIG_R w2r = u2r[i], w2i = u2i[i], w3r = u3r[i], w3i = u3i[i];
+            ar_[i] -= w0r * dar[0] - w0i * dai[0] + w1r * dar[1] - w1i * dai[1] +
+                      w2r * dar[2] - w2i * dai[2] + w3r * dar[3] - w3i * dai[3];
+            ai_[i] -= w0r * dai[0] + w0i * dar[0] + w1r * dai[1] + w1i * dar[1] +
+                      w2r * dai[2] + w2i * dar[2] + w3r * dai[3] + w3i * dar[3];
+            br[i] -= w0r * dbr[0] - w0i * dbi[0] + w1r * dbr[1] - w1i * dbi[1] +
+                     w2r * dbr[2] - w2i * dbi[2] + w3r * dbr[3] - w3i * dbi[3];
+            bi[i] -= w0r * dbi[0] + w0i * dbr[0] + w1r * dbi[1] + w1i * dbr[1] +
+                     w2r * dbi[2] + w2i * dbr[2] + w3r * dbi[3] + w3i * dbr[3];
+        }
+    }
+    for (; j < m; j++) {
+        EIG_R *cr = qr + (size_t)j * n, *ci = qi + (size_t)j * n;
+        EIG_R dr[NB], di[NB];
+        EIG_FN(eig_cpu_block_dot)(m, vr, vi, cr, ci, dr, di);
+        EIG_FN(eig_cpu_block_y)(tau, gr, gi, dr, di);
+#pragma omp simd
+        for (int i = 0; i < m; i++) {
+            cr[i] -= u0r[i] * dr[0] - u0i[i] * di[0] + u1r[i] * dr[1] - u1i[i] * di[1] +
+                     u2r[i] * dr[2] - u2i[i] * di[2] + u3r[i] * dr[3] - u3i[i] * di[3];
+            ci[i] -= u0r[i] * di[0] + u0i[i] * dr[0] + u1r[i] * di[1] + u1i[i] * dr[1] +
+                     u2r[i] * di[2] + u2i[i] * dr[2] + u3r[i] * di[3] + u3i[i] * dr[3];
         }
     }
 }
