@@ -35,6 +35,37 @@ static void reject(pipeline *p, protocol_reject reason, const char *detail)
                  detail);
 }
 
+/* The CRC and the finite check run over each chunk right after it is copied,
+ * while it is still in cache: one pass over the payload instead of three. */
+#define SCAN_CHUNK_BYTES (128 * 1024)
+
+typedef struct payload_scan {
+    uint32_t crc;          /* CRC32C of everything copied so far */
+    size_t checked;        /* bytes of f->a checked for NaN/Inf (whole elements) */
+    protocol_reject finite;
+} payload_scan;
+
+static void copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
+{
+    uint8_t *a = f->a;
+    size_t element = protocol_element_bytes(f->header.element);
+    int crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0;
+    for (size_t done = 0; done < bytes;) {
+        size_t chunk = bytes - done < SCAN_CHUNK_BYTES ? bytes - done : SCAN_CHUNK_BYTES;
+        memcpy(a + *copied, src + done, chunk);
+        if (crc)
+            scan->crc = protocol_crc32c(scan->crc, a + *copied, chunk);
+        *copied += chunk;
+        done += chunk;
+        /* Whole elements only; a part boundary inside an element is checked
+         * with the next chunk (invalid layouts fail the size check anyway). */
+        size_t upto = *copied - *copied % element;
+        if (scan->finite == PROTOCOL_OK && upto > scan->checked)
+            scan->finite = protocol_check_finite(a + scan->checked, upto - scan->checked, f->header.element);
+        scan->checked = upto;
+    }
+}
+
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
 static receive_result receive_message(pipeline *p, frame *f, protocol_reject *reason, char *detail,
                                       size_t detail_bytes)
@@ -42,6 +73,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     zmq_msg_t part;
     protocol_reject r = PROTOCOL_OK;
     size_t parts = 0, copied = 0;
+    payload_scan scan = {0, 0, PROTOCOL_OK};
     int more;
 
     detail[0] = '\0';
@@ -96,8 +128,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
                 r = copied + bytes > f->header.payload_bytes ? PROTOCOL_REJECT_OVERSIZED : PROTOCOL_REJECT_SIZE;
                 snprintf(detail, detail_bytes, "payload exceeds %zu bytes", f->a_bytes);
             } else {
-                memcpy((uint8_t *)f->a + copied, zmq_msg_data(&part), bytes);
-                copied += bytes;
+                copy_and_check(f, &scan, zmq_msg_data(&part), bytes, &copied);
             }
         }
         zmq_msg_close(&part);
@@ -110,12 +141,10 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
                      copied, (unsigned long long)f->header.payload_bytes,
                      protocol_storage_name(f->header.storage), protocol_element_name(f->header.element));
     }
-    if (r == PROTOCOL_OK) {
-        const void *payload = f->a;
-        r = protocol_check_crc(&f->header, &payload, &copied, 1);
-    }
+    if (r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_CRC) && scan.crc != f->header.crc32c)
+        r = PROTOCOL_REJECT_CRC;
     if (r == PROTOCOL_OK)
-        r = protocol_check_finite(f->a, copied, f->header.element);
+        r = scan.finite;
     if (r == PROTOCOL_OK && p->mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
         f->header.snapshots == 0 && p->cfg.output.snapshots == 0) {
         r = PROTOCOL_REJECT_CONFIG;

@@ -14,9 +14,13 @@
  *   max rate         frames sent as fast as the daemon takes them
  *                    (overflow_policy block): sustained frames/s over the
  *                    outputs after the first two
- *   fixed rate       frames sent every 1/R s (R = --rate, default 80 % of the
- *                    slowest part's capacity): latency from send to the
- *                    output's last part, p50/p90/p99/max
+ *   fixed rate       frames sent every 1/R s (R = --rate, default 50 % of the
+ *                    lower of the slowest part's capacity alone and the
+ *                    max-rate throughput): latency from send to the output's
+ *                    last part, p50/p90/p99/max. The default keeps frames from
+ *                    overlapping where the CPU solver takes every core (then
+ *                    a transfer overlapping a solve slows both); pass --rate
+ *                    to measure latency under load.
  * Ratios (the targets the daemon is designed for):
  *   latency     end-to-end p99 at the fixed rate / (input + solve + output alone)  <= 1.2
  *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.9
@@ -37,10 +41,13 @@
 #include "protocol.h"
 #include "workload.h"
 
+#define MESSAGE_PARTS_MAX 4096 /* payload parts of one message: one, or one per matrix */
+
 static const char usage[] =
     "usage: eigstream-bench pipeline [--n N] [--matrices M] [--precision double|float]\n"
     "                       [--mode full|values|signal|noise] [--backend auto|cpu|lapack|cuda]\n"
     "                       [--frames F] [--rate FPS] [--transport tcp|ipc] [--storage full|packed]\n"
+    "                       [--parts one|per-matrix]\n"
     "                       [--threads T] [--json FILE]\n"
     "\n"
     "Pipeline mode: ZeroMQ transfer of the input and output frames and the solve, each\n"
@@ -52,9 +59,11 @@ static const char usage[] =
     "  --mode MODE      output mode (default full; signal/noise use MDL, K = 2n)\n"
     "  --backend B      solver backend (default auto)\n"
     "  --frames F       frames per measurement (default 20)\n"
-    "  --rate FPS       fixed input rate (default 0.8 / slowest part alone)\n"
+    "  --rate FPS       fixed input rate (default 50 % of the lower of the slowest\n"
+    "                   part's capacity alone and the max-rate throughput)\n"
     "  --transport T    tcp (127.0.0.1, default) or ipc\n"
     "  --storage S      full (default) or packed (lower triangle: half the bytes)\n"
+    "  --parts P        payload in one part (default) or one part per matrix\n"
     "  --threads T      solver CPU threads (default 0: all cores)\n"
     "  --json FILE      also write the results as JSON\n";
 
@@ -65,6 +74,7 @@ typedef struct options {
     config_output_mode mode;
     config_backend backend;
     int ipc;
+    int per_matrix_parts;
     uint8_t storage;
     const char *json_path;
 } options;
@@ -99,6 +109,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->precision = value[0] == 'd' ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
         else if (strcmp(name, "--transport") == 0 && (!strcmp(value, "tcp") || !strcmp(value, "ipc")))
             o->ipc = value[0] == 'i';
+        else if (strcmp(name, "--parts") == 0 && (!strcmp(value, "one") || !strcmp(value, "per-matrix")))
+            o->per_matrix_parts = value[0] == 'p';
         else if (strcmp(name, "--storage") == 0 && (!strcmp(value, "full") || !strcmp(value, "packed")))
             o->storage = value[0] == 'f' ? PROTOCOL_STORAGE_FULL : PROTOCOL_STORAGE_PACKED_LOWER;
         else if (strcmp(name, "--mode") == 0) {
@@ -126,8 +138,8 @@ static int parse_options(int argc, char **argv, options *o)
         fprintf(stderr, "eigstream-bench pipeline: bad option %s %s\n%s", name, value, usage);
         return -1;
     }
-    if (o->n < 1 || o->matrices < 1 || o->frames < 4 || o->rate < 0) {
-        fprintf(stderr, "eigstream-bench pipeline: need n >= 1, matrices >= 1, frames >= 4\n");
+    if (o->n < 1 || o->matrices < 1 || o->matrices > MESSAGE_PARTS_MAX || o->frames < 4 || o->rate < 0) {
+        fprintf(stderr, "eigstream-bench pipeline: need n >= 1, matrices 1..%d, frames >= 4\n", MESSAGE_PARTS_MAX);
         return -1;
     }
     return 0;
@@ -137,8 +149,8 @@ static int parse_options(int argc, char **argv, options *o)
 
 typedef struct message {
     uint8_t header[PROTOCOL_HEADER_BYTES];
-    const void *part[3]; /* after the header */
-    size_t bytes[3];
+    const void *part[MESSAGE_PARTS_MAX]; /* after the header */
+    size_t bytes[MESSAGE_PARTS_MAX];
     size_t parts;
 } message;
 
@@ -165,27 +177,51 @@ static int message_send(void *s, const message *m)
 }
 
 /* Receives every part of one message; returns its header's seq (or -1). */
-static long message_receive(void *s)
+/* Receives every part of one message; returns its header's seq (or -1). For
+ * an eigenspace frame, times (when not NULL) gets the daemon's stage times. */
+static long message_receive_times(void *s, protocol_stage_times *times)
 {
     zmq_msg_t part;
     long seq = -1;
-    int more = 1, first = 1;
+    int more = 1, index = 0;
     while (more) {
         zmq_msg_init(&part);
         if (zmq_msg_recv(&part, s, 0) < 0) {
             zmq_msg_close(&part);
             return -1;
         }
-        if (first) {
+        if (index == 0) {
             protocol_header h;
             if (protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &h) == PROTOCOL_OK)
                 seq = (long)h.seq;
-            first = 0;
+        } else if (index == 1 && times != NULL && zmq_msg_size(&part) >= PROTOCOL_STAGE_TIMES_BYTES) {
+            const uint8_t *b = zmq_msg_data(&part);
+            uint64_t *t[4] = {&times->received_ns, &times->solve_start_ns, &times->solve_end_ns,
+                              &times->published_ns};
+            for (int k = 0; k < 4; k++) { /* little-endian u64 */
+                *t[k] = 0;
+                for (int byte = 7; byte >= 0; byte--)
+                    *t[k] = (*t[k] << 8) | b[8 * k + byte];
+            }
         }
+        index++;
         more = zmq_msg_more(&part);
         zmq_msg_close(&part);
     }
     return seq;
+}
+
+static long message_receive(void *s)
+{
+    return message_receive_times(s, NULL);
+}
+
+/* Wall clock in ms, the clock of the daemon's stage times. */
+static double realtime_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 static void covariance_message(message *m, const options *o, const void *payload, size_t payload_bytes,
@@ -202,9 +238,18 @@ static void covariance_message(message *m, const options *o, const void *payload
     h.payload_bytes = payload_bytes;
     h.snapshots = (uint32_t)(2 * o->n);
     protocol_header_encode(&h, m->header);
-    m->part[0] = payload;
-    m->bytes[0] = payload_bytes;
-    m->parts = 1;
+    if (o->per_matrix_parts) {
+        size_t one = payload_bytes / (size_t)o->matrices;
+        for (int b = 0; b < o->matrices; b++) {
+            m->part[b] = (const uint8_t *)payload + (size_t)b * one;
+            m->bytes[b] = one;
+        }
+        m->parts = (size_t)o->matrices;
+    } else {
+        m->part[0] = payload;
+        m->bytes[0] = payload_bytes;
+        m->parts = 1;
+    }
 }
 
 /* ---- alone ------------------------------------------------------------------------------ */
@@ -301,7 +346,8 @@ typedef struct feeder {
     size_t payload_bytes;
     int frames;
     double interval_ms; /* 0: max rate */
-    double *send_ms;    /* per seq */
+    double *send_ms;    /* per seq, monotonic */
+    double *send_real_ms; /* per seq, wall clock */
 } feeder;
 
 static void *feeder_main(void *arg)
@@ -315,8 +361,8 @@ static void *feeder_main(void *arg)
     else
         zmq_connect(push, f->endpoint);
     double start = bench_now_ms();
-    for (int k = 0; k < f->frames; k++) {
-        message m;
+    message *m = malloc(sizeof *m);
+    for (int k = 0; k < f->frames && m != NULL; k++) {
         if (f->interval_ms > 0) {
             double due = start + k * f->interval_ms, now;
             while ((now = bench_now_ms()) < due) {
@@ -325,10 +371,12 @@ static void *feeder_main(void *arg)
                 nanosleep(&ts, NULL);
             }
         }
-        covariance_message(&m, f->o, f->payload, f->payload_bytes, (uint64_t)k);
+        covariance_message(m, f->o, f->payload, f->payload_bytes, (uint64_t)k);
         f->send_ms[k] = bench_now_ms();
-        message_send(push, &m);
+        f->send_real_ms[k] = realtime_ms();
+        message_send(push, m);
     }
+    free(m);
     /* Keep the socket until the outputs are in (linger 0 would drop unsent frames). */
     int linger = -1;
     zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof linger);
@@ -340,7 +388,28 @@ typedef struct run_result {
     double fps;                   /* sustained outputs/s after the first two */
     double p50, p90, p99, max;    /* ms, send -> output received */
     int received;
+    double stage_mean_ms[5];      /* the daemon's own histograms: receive form solve publish end_to_end */
+    double in_lag_ms, out_lag_ms; /* medians: send -> daemon receipt, daemon hand-over -> received */
 } run_result;
+
+static const char *const stage_names[5] = {"receive", "form", "solve", "publish", "end_to_end"};
+
+/* Mean of each stage histogram from the daemon's metrics document. */
+static void read_stage_means(pipeline *p, run_result *r)
+{
+    static char doc[32768];
+    if (pipeline_metrics_json(p, doc, sizeof doc) == 0)
+        return;
+    for (int s = 0; s < 5; s++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"%s\":{\"count\":", stage_names[s]);
+        const char *at = strstr(doc, key);
+        unsigned long long count;
+        double mean_us;
+        if (at != NULL && sscanf(at + strlen(key), "%llu,\"mean\":%lf", &count, &mean_us) == 2)
+            r->stage_mean_ms[s] = mean_us * 1e-3;
+    }
+}
 
 static void *pipeline_main(void *arg)
 {
@@ -407,7 +476,10 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     double *send_ms = calloc((size_t)o->frames, sizeof *send_ms);
     double *latency = calloc((size_t)o->frames, sizeof *latency);
     double *arrive = calloc((size_t)o->frames, sizeof *arrive);
-    feeder f = {ctx, ep.in, 0, o, payload, payload_bytes, o->frames, interval_ms, send_ms};
+    double *send_real = calloc((size_t)o->frames, sizeof *send_real);
+    double *in_lag = calloc((size_t)o->frames, sizeof *in_lag);
+    double *out_lag = calloc((size_t)o->frames, sizeof *out_lag);
+    feeder f = {ctx, ep.in, 0, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
     pthread_create(&runner, NULL, pipeline_main, p);
     pthread_create(&feed, NULL, feeder_main, &f);
 
@@ -415,18 +487,22 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     zmq_setsockopt(pull, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     int received = 0;
     for (; received < o->frames; received++) {
-        long seq = message_receive(pull);
-        double now = bench_now_ms();
+        protocol_stage_times times = {0};
+        long seq = message_receive_times(pull, &times);
+        double now = bench_now_ms(), now_real = realtime_ms();
         if (seq < 0 || seq >= o->frames) {
             fprintf(stderr, "eigstream-bench pipeline: output %d missing (%s)\n", received, zmq_strerror(errno));
             break;
         }
         arrive[received] = now;
         latency[received] = now - send_ms[seq];
+        in_lag[received] = (double)times.received_ns * 1e-6 - send_real[seq];
+        out_lag[received] = now_real - (double)times.published_ns * 1e-6;
     }
     pthread_join(feed, NULL);
     pipeline_stop(p);
     pthread_join(runner, NULL);
+    read_stage_means(p, r);
     pipeline_destroy(&p);
     zmq_close(pull);
 
@@ -439,7 +515,12 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         r->p90 = percentile(latency + 1, received - 1, 0.90);
         r->p99 = percentile(latency + 1, received - 1, 0.99);
         r->max = latency[received - 1];
+        r->in_lag_ms = bench_median(in_lag + 1, received - 1);
+        r->out_lag_ms = bench_median(out_lag + 1, received - 1);
     }
+    free(send_real);
+    free(in_lag);
+    free(out_lag);
     free(send_ms);
     free(latency);
     free(arrive);
@@ -486,7 +567,7 @@ int bench_pipeline_main(int argc, char **argv)
     uint8_t *data = calloc(1, data_bytes);
 
     void *ctx = zmq_ctx_new();
-    message in_msg, out_msg;
+    static message in_msg, out_msg;
     covariance_message(&in_msg, &o, payload, payload_bytes, 0);
     memcpy(out_msg.header, in_msg.header, PROTOCOL_HEADER_BYTES);
     out_msg.part[0] = meta;
@@ -503,11 +584,18 @@ int bench_pipeline_main(int argc, char **argv)
         return 1;
     double slowest = fmax(t_solve, fmax(t_in, t_out));
     double sum_alone = t_in + t_solve + t_out;
-    double rate = o.rate > 0 ? o.rate : 0.8 * 1e3 / slowest;
+    double rate = o.rate > 0 ? o.rate : 0.5 * 1e3 / slowest;
 
     run_result max_rate = {0}, fixed = {0};
-    if (end_to_end(ctx, &o, payload, payload_bytes, 0.0, &max_rate) != 0 ||
-        end_to_end(ctx, &o, payload, payload_bytes, 1e3 / rate, &fixed) != 0) {
+    if (end_to_end(ctx, &o, payload, payload_bytes, 0.0, &max_rate) != 0) {
+        zmq_ctx_term(ctx);
+        return 2;
+    }
+    /* Latency is measured well below capacity: half of what the slowest part
+     * allows alone or of what the pipeline sustained, whichever is lower. */
+    if (o.rate <= 0 && max_rate.fps < 1e3 / slowest)
+        rate = 0.5 * max_rate.fps;
+    if (end_to_end(ctx, &o, payload, payload_bytes, 1e3 / rate, &fixed) != 0) {
         zmq_ctx_term(ctx);
         return 2;
     }
@@ -515,10 +603,12 @@ int bench_pipeline_main(int argc, char **argv)
 
     double latency_ratio = fixed.p99 / sum_alone;
     double throughput_ratio = max_rate.fps / (1e3 / slowest);
-    printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s, %d frames\n",
+    printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s parts %s, "
+           "%d frames\n",
            o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double",
            config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
-           o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.frames);
+           o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
+           o.frames);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(payload_bytes + 64) / 1e6,
            (double)(meta_bytes + data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n", t_in,
@@ -528,6 +618,14 @@ int bench_pipeline_main(int argc, char **argv)
            max_rate.p90, max_rate.p99, max_rate.max);
     printf("  end to end, %.2f/s  latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms\n", rate, fixed.p50, fixed.p90,
            fixed.p99, fixed.max);
+    printf("  daemon stage means  max rate:   receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
+           max_rate.stage_mean_ms[0], max_rate.stage_mean_ms[1], max_rate.stage_mean_ms[2], max_rate.stage_mean_ms[3],
+           max_rate.stage_mean_ms[4]);
+    printf("                      fixed rate: receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
+           fixed.stage_mean_ms[0], fixed.stage_mean_ms[1], fixed.stage_mean_ms[2], fixed.stage_mean_ms[3],
+           fixed.stage_mean_ms[4]);
+    printf("  fixed rate, medians send -> daemon receipt %.1f ms, daemon hand-over -> received %.1f ms\n",
+           fixed.in_lag_ms, fixed.out_lag_ms);
     printf("  ratios              latency p99 / sum alone = %.3f (target <= 1.2) %s\n", latency_ratio,
            latency_ratio <= 1.2 ? "met" : "MISSED");
     printf("                      throughput / slowest alone = %.3f (target >= 0.9) %s\n", throughput_ratio,
@@ -541,7 +639,7 @@ int bench_pipeline_main(int argc, char **argv)
         }
         fprintf(f,
                 "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
-                "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"frames\":%d,"
+                "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"parts\":\"%s\",\"frames\":%d,"
                 "\"input_bytes\":%zu,\"output_bytes\":%zu,"
                 "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
                 "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
@@ -550,7 +648,8 @@ int bench_pipeline_main(int argc, char **argv)
                 "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
                 o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "float" : "double",
                 config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
-                o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.frames, payload_bytes + 64,
+                o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
+                o.frames, payload_bytes + 64,
                 meta_bytes + data_bytes + 64, t_in, t_solve, t_out, sum_alone, max_rate.fps, max_rate.p50,
                 max_rate.p90, max_rate.p99, max_rate.max, rate, fixed.p50, fixed.p90, fixed.p99, fixed.max,
                 latency_ratio, throughput_ratio);
