@@ -192,17 +192,66 @@ static void EIG_FN(eig_cpu_her2_hemv)(int n, int m, const EIG_R *ur, const EIG_R
 {
     for (int i = 0; i + 1 < m; i++)
         pr[i] = pi[i] = 0;
-    for (int j = 1; j < m; j++) {
+    /* rows i of A22 are rows i-1 of A33: p and v are indexed i-1 */
+    EIG_R *p1r = pr - 1, *p1i = pi - 1;
+    const EIG_R *v1r = vr - 1, *v1i = vi - 1;
+    int j = 1;
+    /* two columns per pass where both have rows below the pair: u, q, v and p
+     * are loaded once for both */
+    for (; j + 2 < m; j += 2) {
+        EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+        EIG_R *dr = cr + n, *di = ci + n;
+        const EIG_R qjr = qr[j], qji = qi[j], ujr = ur[j], uji = ui[j];
+        const EIG_R qkr = qr[j + 1], qki = qi[j + 1], ukr = ur[j + 1], uki = ui[j + 1];
+        const EIG_R vjr = v1r[j], vji = v1i[j], vkr = v1r[j + 1], vki = v1i[j + 1];
+        /* the 2 x 2 diagonal block: (j, j), (j+1, j), (j+1, j+1) */
+        const EIG_R x00 = cr[j] - (ur[j] * qjr + ui[j] * qji + qr[j] * ujr + qi[j] * uji);
+        cr[j] = x00;
+        ci[j] -= ui[j] * qjr - ur[j] * qji + qi[j] * ujr - qr[j] * uji;
+        const int k = j + 1;
+        const EIG_R x10r = cr[k] - (ur[k] * qjr + ui[k] * qji + qr[k] * ujr + qi[k] * uji);
+        const EIG_R x10i = ci[k] - (ui[k] * qjr - ur[k] * qji + qi[k] * ujr - qr[k] * uji);
+        cr[k] = x10r;
+        ci[k] = x10i;
+        const EIG_R x11 = dr[k] - (ur[k] * qkr + ui[k] * qki + qr[k] * ukr + qi[k] * uki);
+        dr[k] = x11;
+        di[k] -= ui[k] * qkr - ur[k] * qki + qi[k] * ukr - qr[k] * uki;
+        EIG_R accjr = x00 * vjr + x10r * vkr + x10i * vki;
+        EIG_R accji = x00 * vji + x10r * vki - x10i * vkr;
+        EIG_R acckr = x11 * vkr + x10r * vjr - x10i * vji;
+        EIG_R accki = x11 * vki + x10r * vji + x10i * vjr;
+#pragma omp simd reduction(+ : accjr, accji, acckr, accki)
+        for (int i = j + 2; i < m; i++) {
+            const EIG_R wr = ur[i], wi = ui[i], yr = qr[i], yi = qi[i];
+            const EIG_R xr = cr[i] - (wr * qjr + wi * qji + yr * ujr + yi * uji);
+            const EIG_R xi = ci[i] - (wi * qjr - wr * qji + yi * ujr - yr * uji);
+            const EIG_R zr = dr[i] - (wr * qkr + wi * qki + yr * ukr + yi * uki);
+            const EIG_R zi = di[i] - (wi * qkr - wr * qki + yi * ukr - yr * uki);
+            cr[i] = xr;
+            ci[i] = xi;
+            dr[i] = zr;
+            di[i] = zi;
+            const EIG_R sr = v1r[i], si = v1i[i];
+            p1r[i] += xr * vjr - xi * vji + zr * vkr - zi * vki;
+            p1i[i] += xr * vji + xi * vjr + zr * vki + zi * vkr;
+            accjr += xr * sr + xi * si;
+            accji += xr * si - xi * sr;
+            acckr += zr * sr + zi * si;
+            accki += zr * si - zi * sr;
+        }
+        p1r[j] += accjr;
+        p1i[j] += accji;
+        p1r[k] += acckr;
+        p1i[k] += accki;
+    }
+    for (; j < m; j++) {
         EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
         const EIG_R qjr = qr[j], qji = qi[j], ujr = ur[j], uji = ui[j];
-        const EIG_R vjr = vr[j - 1], vji = vi[j - 1];
+        const EIG_R vjr = v1r[j], vji = v1i[j];
         const EIG_R djr = cr[j] - (ur[j] * qjr + ui[j] * qji + qr[j] * ujr + qi[j] * uji);
         cr[j] = djr;
         ci[j] -= ui[j] * qjr - ur[j] * qji + qi[j] * ujr - qr[j] * uji;
         EIG_R accr = djr * vjr, acci = djr * vji;
-        /* rows i of A22 are rows i-1 of A33: p and v are indexed i-1 */
-        EIG_R *p1r = pr - 1, *p1i = pi - 1;
-        const EIG_R *v1r = vr - 1, *v1i = vi - 1;
 #pragma omp simd reduction(+ : accr, acci)
         for (int i = j + 1; i < m; i++) {
             const EIG_R xr = cr[i] - (ur[i] * qjr + ui[i] * qji + qr[i] * ujr + qi[i] * uji);
@@ -214,8 +263,8 @@ static void EIG_FN(eig_cpu_her2_hemv)(int n, int m, const EIG_R *ur, const EIG_R
             accr += xr * v1r[i] + xi * v1i[i];
             acci += xr * v1i[i] - xi * v1r[i];
         }
-        pr[j - 1] += accr;
-        pi[j - 1] += acci;
+        p1r[j] += accr;
+        p1i[j] += acci;
     }
 }
 
