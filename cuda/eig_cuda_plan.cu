@@ -132,19 +132,13 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     if (qr->smem > (size_t)optin)
         return EIG_EUNSUPPORTED;
 
-    eig_cuda_back_config *back = &plan->back;
-    back->threads = 256;
-    back->columns = 32;
-    while (back->columns > 8 && eig_cuda_back_smem<R>(n, back->columns) > (size_t)optin)
-        back->columns /= 2;
-    back->smem = eig_cuda_back_smem<R>(n, back->columns);
-    if (back->smem > (size_t)optin)
+    if (!eig_cuda_back_choose<R>(n, optin, &plan->back))
         return EIG_EUNSUPPORTED;
 
     EIG_CUDA_TRY(eig_cuda_tridiag_set_smem<R>(tri->smem));
     EIG_CUDA_TRY(eig_cuda_qr_set_smem<R>(qr->consumer_warps, qr->smem));
     if (vectors)
-        EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(back->smem));
+        EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(&plan->back));
     return EIG_OK;
 }
 
@@ -160,7 +154,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (global_matrix)
         per += nn * csize;
     if (vectors)
-        per += nn * csize + nn * rsize + n * csize;
+        per += 2 * nn * csize + nn * rsize + n * csize;
     size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
     if (chunk < 1)
         chunk = 1;
@@ -173,6 +167,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc(&ws->matrix, chunk * nn * csize));
     if (vectors) {
         EIG_CUDA_TRY(cudaMalloc(&ws->reflector, chunk * nn * csize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->wy, chunk * nn * csize));
         EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
         EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
     }
@@ -204,7 +199,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
 static void eig_cuda_plan_free(eig_cuda_plan *plan)
 {
     eig_cuda_workspace *ws = &plan->ws;
-    void *dev[] = {ws->matrix, ws->reflector, ws->zreal, ws->phase, ws->sigma, ws->diag,
+    void *dev[] = {ws->matrix, ws->reflector, ws->wy, ws->zreal, ws->phase, ws->sigma, ws->diag,
                    ws->offdiag, ws->scale_exp, ws->status, plan->d_a, plan->d_w, plan->d_z,
                    plan->d_info};
     for (void *ptr : dev)
