@@ -24,6 +24,8 @@
  *      (L1/L2) in the same pattern.
  * A matrix with info != 0 gets a NaN slab.
  */
+#include <cstdlib>
+
 #include "eig_cuda_internal.cuh"
 
 namespace {
@@ -109,6 +111,26 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* One level of a reduce-scatter over the lanes t and t ^ o (o = 0: nothing):
+ * the lane with bit o set keeps the upper HALF of w[0 .. 2 HALF) and adds
+ * its partner's, the other the lower half; base tracks the first index kept. */
+template <int HALF, typename C>
+__device__ __forceinline__ void butterfly_level(C (&w)[NB], int t, int o, int &base)
+{
+    if (o == 0)
+        return;
+    const bool upper = (t & o) != 0;
+#pragma unroll
+    for (int q = 0; q < HALF; ++q) {
+        const C send = upper ? w[q] : w[q + HALF];
+        const C keep = upper ? w[q + HALF] : w[q];
+        w[q].x = keep.x + __shfl_xor_sync(0xffffffffu, send.x, o);
+        w[q].y = keep.y + __shfl_xor_sync(0xffffffffu, send.y, o);
+    }
+    if (upper)
+        base += HALF;
+}
+
 /* at most 128 registers: two CTAs of 256 threads per SM */
 template <typename R, bool STAGE>
 __global__ void __launch_bounds__(256, 2)
@@ -134,6 +156,8 @@ __global__ void __launch_bounds__(256, 2)
     C *x = (C *)smem_raw + (size_t)c * n;
     C *vs = (C *)smem_raw + (size_t)columns * n; /* staged V, NB columns of ld n */
     C *ys = vs + (size_t)NB * n;                  /* staged Y */
+    C *wsm = (C *)smem_raw + (size_t)columns * n + (STAGE ? 2 * (size_t)NB * n : 0) +
+             (size_t)c * NB; /* this column's reduced W */
     const R *zr = (const R *)ws.zreal + (size_t)b * nn;
     const C *phase = (const C *)ws.phase + (size_t)b * n;
     const C *refl = (const C *)ws.reflector + (size_t)b * nn;
@@ -175,12 +199,29 @@ __global__ void __launch_bounds__(256, 2)
                 if (STAGE || r < kb)
                     w[r] = cfmac(v[r * n + i], xi, w[r]);
         }
+        /* reduce-scatter butterfly: each level halves the values a lane
+         * carries (NB -> NB/2 -> ...), so a lane ends with the sums of
+         * max(NB/tpc, 1) consecutive r starting at `base` */
+        int base = 0;
+        butterfly_level<NB / 2>(w, t, tpc >> 1, base);
+        butterfly_level<NB / 4>(w, t, tpc >> 2, base);
+        butterfly_level<NB / 8>(w, t, tpc >> 3, base);
+        butterfly_level<NB / 16>(w, t, tpc >> 4, base);
+        for (int o = tpc >> 5; o > 0; o >>= 1) { /* tpc = 32: lane pairs share one r */
+            w[0].x += __shfl_xor_sync(0xffffffffu, w[0].x, o);
+            w[0].y += __shfl_xor_sync(0xffffffffu, w[0].y, o);
+        }
+        /* all-gather through shared memory (the column's lanes are one warp) */
+        __syncwarp();
+        if ((t & (max(tpc / NB, 1) - 1)) == 0) {
+            wsm[base] = w[0];
+            if (tpc < NB)
+                wsm[base + 1] = w[1];
+        }
+        __syncwarp();
 #pragma unroll
         for (int r = 0; r < NB; ++r)
-            for (int o = tpc >> 1; o > 0; o >>= 1) {
-                w[r].x += __shfl_xor_sync(0xffffffffu, w[r].x, o);
-                w[r].y += __shfl_xor_sync(0xffffffffu, w[r].y, o);
-            }
+            w[r] = wsm[r];
 
         /* x -= Y W (two partial sums: half the dependent chain) */
         for (int i = t; i < m; i += tpc) {
@@ -214,7 +255,7 @@ template <typename R> size_t eig_cuda_back_smem(int n, int columns, bool stage)
     typedef typename eig_cuda_complex<R>::type C;
     const size_t slab = (size_t)n * columns * sizeof(C);
     const size_t staged = stage ? 2 * (size_t)NB * n * sizeof(C) : 0;
-    return slab + staged;
+    return slab + staged + (size_t)columns * NB * sizeof(C);
 }
 
 /* Largest slab that fits half the opt-in limit (two CTAs per SM) with V and Y
@@ -224,6 +265,14 @@ template <typename R> bool eig_cuda_back_choose(int n, int optin, eig_cuda_back_
     const size_t limits[3] = {(size_t)optin / 2 - 1024, (size_t)optin, (size_t)optin};
     const bool stages[3] = {true, true, false};
     cfg->threads = 256;
+    const char *tune = getenv("EIGSTREAM_TUNE_BACK_COLUMNS"); /* TEMPORARY tuning knob */
+    if (tune != nullptr) {
+        cfg->columns = atoi(tune);
+        cfg->stage = eig_cuda_back_smem<R>(n, cfg->columns, true) <= (size_t)optin;
+        cfg->smem = eig_cuda_back_smem<R>(n, cfg->columns, cfg->stage);
+        cfg->wy_smem = back_wy_smem<R>(n);
+        return cfg->smem <= (size_t)optin;
+    }
     for (int pass = 0; pass < 3; ++pass)
         for (int columns = 32; columns >= 8; columns /= 2)
             if (eig_cuda_back_smem<R>(n, columns, stages[pass]) <= limits[pass]) {

@@ -112,6 +112,7 @@ typedef struct eig_cuda_tridiag_config {
     int threads;     /* CTA size */
     int smem_order;  /* largest trailing-block order held in shared memory */
     size_t smem;     /* dynamic shared memory bytes */
+    bool two_per_sm; /* smem <= half the opt-in limit: the 64-register variant */
 } eig_cuda_tridiag_config;
 
 typedef struct eig_cuda_qr_config {

@@ -122,6 +122,7 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
         return EIG_EUNSUPPORTED;
     tri->smem_order = order;
     tri->smem = eig_cuda_tridiag_smem<R>(n, tri->threads, order);
+    tri->two_per_sm = tri->smem <= (size_t)optin / 2 - 1024;
 
     eig_cuda_qr_config *qr = &plan->qr;
     /* 64 rows per CTA up to n = 128 (180 matrices of 128 in c128: 360 CTAs of

@@ -119,9 +119,11 @@ __device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_ou
     return sigma;
 }
 
-/* c64: at most 64 registers, so that two CTAs of 512 threads fit one SM (n = 128) */
-template <typename R>
-__global__ void __launch_bounds__(512, sizeof(R) == 4 ? 2 : 1)
+/* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
+ * (used when their shared memory does too: c64 n = 128, c128 n = 64); the
+ * sweep then handles 2 elements per step in c128 (4 would spill), else 4. */
+template <typename R, int MINB>
+__global__ void __launch_bounds__(512, MINB)
     tridiag_kernel(int n, int storage, int uplo, int vectors, int smem_order,
                    const typename eig_cuda_complex<R>::type *__restrict__ a_all,
                    eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
@@ -312,21 +314,32 @@ __global__ void __launch_bounds__(512, sizeof(R) == 4 ? 2 : 1)
             if (g < groups)
                 for (int r = 1 + r0; r < m; r += rows_threads) {
                     const C ur = u[r], wr = wv[r];
+                    C *row = &AT(k + 1 + r, k + 1);
                     C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
                     int c = 1 + g;
-                    for (; c + groups < m; c += 2 * groups) {
-                        const int c1 = c + groups;
-                        const C v0 = rank2_update(AT(k + 1 + r, k + 1 + c), ur, wr, u[c], wv[c]);
-                        const C v1 =
-                            rank2_update(AT(k + 1 + r, k + 1 + c1), ur, wr, u[c1], wv[c1]);
-                        AT(k + 1 + r, k + 1 + c) = v0;
-                        AT(k + 1 + r, k + 1 + c1) = v1;
-                        acc0 = cfma(v0, unext[c - 1], acc0);
-                        acc1 = cfma(v1, unext[c1 - 1], acc1);
+                    /* U elements per step, all loaded before any store: the
+                     * stores may alias (P is global or shared), so U is the
+                     * memory-level parallelism of the global-memory phase */
+                    constexpr int U = MINB == 2 && sizeof(R) == 8 ? 2 : 4;
+                    for (; c + (U - 1) * groups < m; c += U * groups) {
+                        C v[U];
+#pragma unroll
+                        for (int q = 0; q < U; ++q)
+                            v[q] = row[(c + q * groups) * ld];
+#pragma unroll
+                        for (int q = 0; q < U; ++q) {
+                            const int cq = c + q * groups;
+                            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
+                            row[cq * ld] = v[q];
+                            if (q & 1)
+                                acc1 = cfma(v[q], unext[cq - 1], acc1);
+                            else
+                                acc0 = cfma(v[q], unext[cq - 1], acc0);
+                        }
                     }
-                    if (c < m) {
-                        const C v0 = rank2_update(AT(k + 1 + r, k + 1 + c), ur, wr, u[c], wv[c]);
-                        AT(k + 1 + r, k + 1 + c) = v0;
+                    for (; c < m; c += groups) {
+                        const C v0 = rank2_update(row[c * ld], ur, wr, u[c], wv[c]);
+                        row[c * ld] = v0;
                         acc0 = cfma(v0, unext[c - 1], acc0);
                     }
                     ps[g * mm + (r - 1)] = cadd(acc0, acc1);
@@ -378,7 +391,11 @@ template <typename R> size_t eig_cuda_tridiag_smem(int n, int threads, int smem_
 
 template <typename R> cudaError_t eig_cuda_tridiag_set_smem(size_t bytes)
 {
-    return cudaFuncSetAttribute(tridiag_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t e = cudaFuncSetAttribute(tridiag_kernel<R, 1>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e != cudaSuccess)
+        return e;
+    return cudaFuncSetAttribute(tridiag_kernel<R, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)bytes);
 }
 
@@ -389,8 +406,12 @@ cudaError_t eig_cuda_tridiag_launch(const eig_cuda_tridiag_config *cfg, int n, i
                                     int *info, cudaStream_t stream)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    tridiag_kernel<R><<<count, cfg->threads, cfg->smem, stream>>>(
-        n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
+    if (cfg->two_per_sm)
+        tridiag_kernel<R, 2><<<count, cfg->threads, cfg->smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
+    else
+        tridiag_kernel<R, 1><<<count, cfg->threads, cfg->smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
     return cudaGetLastError();
 }
 
