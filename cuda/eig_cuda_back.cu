@@ -24,8 +24,6 @@
  *      (L1/L2) in the same pattern.
  * A matrix with info != 0 gets a NaN slab.
  */
-#include <cstdlib>
-
 #include "eig_cuda_internal.cuh"
 
 namespace {
@@ -265,14 +263,6 @@ template <typename R> bool eig_cuda_back_choose(int n, int optin, eig_cuda_back_
     const size_t limits[3] = {(size_t)optin / 2 - 1024, (size_t)optin, (size_t)optin};
     const bool stages[3] = {true, true, false};
     cfg->threads = 256;
-    const char *tune = getenv("EIGSTREAM_TUNE_BACK_COLUMNS"); /* TEMPORARY tuning knob */
-    if (tune != nullptr) {
-        cfg->columns = atoi(tune);
-        cfg->stage = eig_cuda_back_smem<R>(n, cfg->columns, true) <= (size_t)optin;
-        cfg->smem = eig_cuda_back_smem<R>(n, cfg->columns, cfg->stage);
-        cfg->wy_smem = back_wy_smem<R>(n);
-        return cfg->smem <= (size_t)optin;
-    }
     for (int pass = 0; pass < 3; ++pass)
         for (int columns = 32; columns >= 8; columns /= 2)
             if (eig_cuda_back_smem<R>(n, columns, stages[pass]) <= limits[pass]) {
