@@ -14,8 +14,9 @@
  *      Shared memory: nb (n-1) C (V) + 2 nb^2 C (G, T) + nb R.
  *   2. back_kernel, grid (matrices, ceil(n / columns)), 256 threads: a slab of
  *      `columns` columns of z lives in shared memory (n * columns C). Each
- *      column is owned by 256/columns consecutive lanes of one warp, which
- *      split its rows round-robin and keep them for the whole kernel. Per
+ *      column is owned by 256/columns consecutive lanes of one warp; row j
+ *      belongs to lane j mod lanes for the whole kernel (no x element is ever
+ *      shared between lanes). Per
  *      block (last block first): W = V^H x (nb partial dot products per lane,
  *      one x load per nb fused multiply-adds, then a shuffle all-reduce within
  *      the lanes of the column) and x -= Y W. No __syncthreads except around
@@ -183,6 +184,11 @@ __global__ void __launch_bounds__(256, 2)
             v = refl + (k0 + 1) + (size_t)k0 * n;
             y = wy + (k0 + 1) + (size_t)k0 * n;
         }
+        /* row j of x belongs to lane j mod tpc in every block and in the
+         * initial and final loops, so x is never shared between lanes;
+         * j0 is this lane's first row >= k0 + 1, V and Y are indexed by
+         * j - (k0 + 1) */
+        const int j0 = k0 + 1 + ((t - (k0 + 1)) % tpc + tpc) % tpc;
         C *xb = x + k0 + 1;
 
         /* W = V^H x: each lane its rows, then all-reduce over the column's lanes */
@@ -190,7 +196,7 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
         for (int r = 0; r < NB; ++r)
             w[r] = cmake<C>(0, 0);
-        for (int i = t; i < m; i += tpc) {
+        for (int i = j0 - (k0 + 1); i < m; i += tpc) {
             const C xi = xb[i];
 #pragma unroll
             for (int r = 0; r < NB; ++r)
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(256, 2)
             w[r] = wsm[r];
 
         /* x -= Y W (two partial sums: half the dependent chain) */
-        for (int i = t; i < m; i += tpc) {
+        for (int i = j0 - (k0 + 1); i < m; i += tpc) {
             C a0 = cmake<C>(0, 0), a1 = cmake<C>(0, 0);
 #pragma unroll
             for (int r = 0; r < NB; r += 2) {
