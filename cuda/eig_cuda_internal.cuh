@@ -95,6 +95,8 @@ template <typename C> __device__ __forceinline__ C cscale(decltype(C::x) s, C a)
 typedef struct eig_cuda_workspace {
     void *matrix;    /* chunk * n*n complex: trailing matrix while too big for smem; may be NULL */
     void *reflector; /* chunk * n*n complex: u_k in column k, rows k+1..n-1 (vectors jobs) */
+    void *wy;        /* chunk * n*n complex: Y = V T per block of EIG_CUDA_BACK_NB reflectors,
+                        laid out like reflector (vectors jobs; eig_cuda_back.cu) */
     void *sigma;     /* chunk * n real: H_k = I - sigma_k u_k u_k^H; 0 = identity */
     void *phase;     /* chunk * n complex: D with D^H T D real (vectors jobs) */
     void *diag;      /* chunk * n real: d of the real tridiagonal */
@@ -110,6 +112,7 @@ typedef struct eig_cuda_tridiag_config {
     int threads;     /* CTA size */
     int smem_order;  /* largest trailing-block order held in shared memory */
     size_t smem;     /* dynamic shared memory bytes */
+    bool two_per_sm; /* smem <= half the opt-in limit: the 64-register variant */
 } eig_cuda_tridiag_config;
 
 typedef struct eig_cuda_qr_config {
@@ -118,10 +121,15 @@ typedef struct eig_cuda_qr_config {
     size_t smem;
 } eig_cuda_qr_config;
 
+/* Reflectors per compact-WY block of the back-transformation. */
+#define EIG_CUDA_BACK_NB 16
+
 typedef struct eig_cuda_back_config {
     int threads;
-    int columns; /* columns of z per CTA (a slab) */
-    size_t smem;
+    int columns;    /* columns of z per CTA (a slab) */
+    bool stage;     /* V and Y of a block staged in shared memory */
+    size_t smem;    /* back_kernel */
+    size_t wy_smem; /* back_wy_kernel (forms Y = V T) */
 } eig_cuda_back_config;
 
 /* Each launcher validates nothing (the plan did), launches on stream and
@@ -146,7 +154,9 @@ template <typename R>
 cudaError_t eig_cuda_back_launch(const eig_cuda_back_config *cfg, int n, int count,
                                  const eig_cuda_workspace *ws, void *z, const int *info,
                                  cudaStream_t stream);
-template <typename R> size_t eig_cuda_back_smem(int n, int columns);
-template <typename R> cudaError_t eig_cuda_back_set_smem(size_t bytes);
+template <typename R> size_t eig_cuda_back_smem(int n, int columns, bool stage);
+/* Picks columns / stage / shared memory; false when nothing fits optin. */
+template <typename R> bool eig_cuda_back_choose(int n, int optin, eig_cuda_back_config *cfg);
+template <typename R> cudaError_t eig_cuda_back_set_smem(const eig_cuda_back_config *cfg);
 
 #endif

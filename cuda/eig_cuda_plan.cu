@@ -122,6 +122,7 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
         return EIG_EUNSUPPORTED;
     tri->smem_order = order;
     tri->smem = eig_cuda_tridiag_smem<R>(n, tri->threads, order);
+    tri->two_per_sm = tri->smem <= (size_t)optin / 2 - 1024;
 
     eig_cuda_qr_config *qr = &plan->qr;
     /* 64 rows per CTA up to n = 128 (180 matrices of 128 in c128: 360 CTAs of
@@ -132,19 +133,13 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     if (qr->smem > (size_t)optin)
         return EIG_EUNSUPPORTED;
 
-    eig_cuda_back_config *back = &plan->back;
-    back->threads = 256;
-    back->columns = 32;
-    while (back->columns > 8 && eig_cuda_back_smem<R>(n, back->columns) > (size_t)optin)
-        back->columns /= 2;
-    back->smem = eig_cuda_back_smem<R>(n, back->columns);
-    if (back->smem > (size_t)optin)
+    if (!eig_cuda_back_choose<R>(n, optin, &plan->back))
         return EIG_EUNSUPPORTED;
 
     EIG_CUDA_TRY(eig_cuda_tridiag_set_smem<R>(tri->smem));
     EIG_CUDA_TRY(eig_cuda_qr_set_smem<R>(qr->consumer_warps, qr->smem));
     if (vectors)
-        EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(back->smem));
+        EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(&plan->back));
     return EIG_OK;
 }
 
@@ -160,7 +155,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (global_matrix)
         per += nn * csize;
     if (vectors)
-        per += nn * csize + nn * rsize + n * csize;
+        per += 2 * nn * csize + nn * rsize + n * csize;
     size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
     if (chunk < 1)
         chunk = 1;
@@ -173,6 +168,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc(&ws->matrix, chunk * nn * csize));
     if (vectors) {
         EIG_CUDA_TRY(cudaMalloc(&ws->reflector, chunk * nn * csize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->wy, chunk * nn * csize));
         EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
         EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
     }
@@ -204,7 +200,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
 static void eig_cuda_plan_free(eig_cuda_plan *plan)
 {
     eig_cuda_workspace *ws = &plan->ws;
-    void *dev[] = {ws->matrix, ws->reflector, ws->zreal, ws->phase, ws->sigma, ws->diag,
+    void *dev[] = {ws->matrix, ws->reflector, ws->wy, ws->zreal, ws->phase, ws->sigma, ws->diag,
                    ws->offdiag, ws->scale_exp, ws->status, plan->d_a, plan->d_w, plan->d_z,
                    plan->d_info};
     for (void *ptr : dev)

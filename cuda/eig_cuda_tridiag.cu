@@ -73,8 +73,57 @@ __device__ __forceinline__ C read_lower(const C *a, int n, int storage, int uplo
     return v;
 }
 
-template <typename R>
-__global__ void __launch_bounds__(512)
+/* v - u_r conj(w_c) - w_r conj(u_c): element (r, c) of B - u w^H - w u^H */
+template <typename C> __device__ __forceinline__ C rank2_update(C v, C ur, C wr, C uc, C wc)
+{
+    v.x -= ur.x * wc.x + ur.y * wc.y + wr.x * uc.x + wr.y * uc.y;
+    v.y -= ur.y * wc.x - ur.x * wc.y + wr.y * uc.x - wr.x * uc.y;
+    return v;
+}
+
+/* Householder reflector of the column x = col[0..m-1] (m >= 2) whose tail
+ * col[2..] has squared norm rest2 (already reduced over the CTA): writes u
+ * (u_0 = x_0 + e^{i arg x_0} |x|, u_i = x_i) to u and, when refl is not
+ * NULL, to refl[0..m-1]; thread 0 writes the subdiagonal b = -e^{i arg x_0}
+ * |x| and sigma = 1/(|x| (|x| + |x_0|)). A reduced column (rest2 == 0) gives
+ * H = I: u = 0, sigma = 0, b = x_0, refl untouched. Returns sigma. The
+ * caller synchronizes before u is read. */
+template <typename R, typename C>
+__device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_out, R *sigma_out)
+{
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const C alpha = col[0];
+    if (rest2 == 0) {
+        for (int i = tid; i < m; i += nt)
+            u[i] = cmake<C>(0, 0);
+        if (tid == 0) {
+            *b_out = alpha;
+            *sigma_out = 0;
+        }
+        return 0;
+    }
+    const R aa = hypot(alpha.x, alpha.y);
+    const R xn = sqrt(fma(aa, aa, rest2));
+    const C ph = aa > 0 ? cmake<C>(alpha.x / aa, alpha.y / aa) : cmake<C>(1, 0);
+    const R sigma = 1 / (xn * (xn + aa));
+    for (int i = tid; i < m; i += nt) {
+        const C v = i == 0 ? cadd(alpha, cscale(xn, ph)) : col[i];
+        u[i] = v;
+        if (refl)
+            refl[i] = v;
+    }
+    if (tid == 0) {
+        *b_out = cscale(-xn, ph);
+        *sigma_out = sigma;
+    }
+    return sigma;
+}
+
+/* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
+ * (used when their shared memory does too: c64 n = 128, c128 n = 64); the
+ * sweep then handles 2 elements per step in c128 (4 would spill), else 4. */
+template <typename R, int MINB>
+__global__ void __launch_bounds__(512, MINB)
     tridiag_kernel(int n, int storage, int uplo, int vectors, int smem_order,
                    const typename eig_cuda_complex<R>::type *__restrict__ a_all,
                    eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
@@ -84,8 +133,9 @@ __global__ void __launch_bounds__(512)
     const int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
     extern __shared__ double2 smem_raw[];
     C *blk = (C *)smem_raw;
-    C *us = blk + (size_t)smem_order * smem_order;
-    C *ps = us + n;
+    C *us = blk + (size_t)smem_order * smem_order; /* u_k and u_{k+1} */
+    C *wv = us + 2 * n;
+    C *ps = wv + n;
     C *bs = ps + max(n, nt);
     R *red = (R *)(bs + n);
     int toggle = 0;
@@ -156,100 +206,149 @@ __global__ void __launch_bounds__(512)
 /* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
 #define AT(i, j) P[((i) - k0) + ((j) - k0) * ld]
 
-    /* 3. reflectors */
+    /* 3. reflectors, one pass over the trailing block per column (look-ahead:
+     * column k+1 is updated and its reflector formed first, then one sweep
+     * applies step k's rank-2 update to the rest and accumulates B u_{k+1}) */
     C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
     R *sigma_out = (R *)ws.sigma + (size_t)b * n;
-    for (int k = 0; k < n - 2; ++k) {
-        if (!in_smem && n - k <= smem_order) {
-            /* the trailing block now fits: move it into shared memory */
-            const int m1 = n - k;
-            for (int idx = tid; idx < m1 * m1; idx += nt) {
-                int i = idx % m1, j = idx / m1;
-                blk[idx] = AT(k + i, k + j);
-            }
-            __syncthreads();
-            P = blk;
-            k0 = k;
-            ld = m1;
-            in_smem = true;
-        }
-        const int m = n - k - 1;
+    C *u = us, *unext = us + n;
+    R sigma = 0;
+    if (n >= 3) {
         R part = 0;
-        for (int i = k + 2 + tid; i < n; i += nt) {
-            C v = AT(i, k);
+        for (int i = 2 + tid; i < n; i += nt) {
+            const C v = AT(i, 0);
             part = fma(v.x, v.x, fma(v.y, v.y, part));
         }
         const R rest2 = block_sum(part, EIG_SCRATCH);
-        const C alpha = AT(k + 1, k);
         if (tid == 0)
-            diag[k] = AT(k, k).x;
-        if (rest2 == 0) {
-            /* column already reduced: H_k = I; b_k keeps its phase */
-            if (tid == 0) {
-                bs[k] = alpha;
-                sigma_out[k] = 0;
-            }
-            continue;
-        }
-        const R aa = hypot(alpha.x, alpha.y);
-        const R xn = sqrt(fma(aa, aa, rest2));
-        const C ph = aa > 0 ? cmake<C>(alpha.x / aa, alpha.y / aa) : cmake<C>(1, 0);
-        const R sigma = 1 / (xn * (xn + aa));
-        for (int i = tid; i < m; i += nt) {
-            C v = i == 0 ? cadd(alpha, cscale(xn, ph)) : AT(k + 1 + i, k);
-            us[i] = v;
-            if (refl)
-                refl[(size_t)(k + 1 + i) + (size_t)k * n] = v;
-        }
-        if (tid == 0) {
-            bs[k] = cscale(-xn, ph);
-            sigma_out[k] = sigma;
-        }
+            diag[0] = AT(0, 0).x;
+        sigma = reflector_make(&AT(1, 0), n - 1, rest2, u, refl ? refl + 1 : nullptr, bs,
+                               sigma_out);
         __syncthreads();
-
-        /* p = sigma * B22 u; rows over threads, columns split in `groups` */
-        const int rows_threads = min(nt, (m + 31) & ~31);
-        const int groups = nt / rows_threads;
+        /* partial products of B u_0 over rows and columns 1..n-1 */
+        const int m = n - 1;
+        const int rows_threads = min(nt, (m + 31) & ~31), groups = nt / rows_threads;
         const int g = tid / rows_threads, r0 = tid % rows_threads;
-        if (g < groups) {
+        if (g < groups)
             for (int r = r0; r < m; r += rows_threads) {
-                C acc = cmake<C>(0, 0);
-                for (int c = g; c < m; c += groups)
-                    acc = cfma(AT(k + 1 + r, k + 1 + c), us[c], acc);
-                ps[g * m + r] = acc;
-            }
-        }
-        __syncthreads();
-        R kpart = 0;
-        for (int r = tid; r < m; r += nt) {
-            C acc = ps[r];
-            for (int gg = 1; gg < groups; ++gg)
-                acc = cadd(acc, ps[gg * m + r]);
-            acc = cscale(sigma, acc);
-            ps[r] = acc;
-            C u = us[r];
-            kpart = fma(u.x, acc.x, fma(u.y, acc.y, kpart)); /* Re(conj(u) p) */
-        }
-        const R K = (R)0.5 * sigma * block_sum(kpart, EIG_SCRATCH);
-        for (int r = tid; r < m; r += nt)
-            ps[r] = csub(ps[r], cscale(K, us[r]));
-        __syncthreads();
-
-        /* B22 -= u w^H + w u^H */
-        if (g < groups) {
-            for (int r = r0; r < m; r += rows_threads) {
-                const C ur = us[r], wr = ps[r];
-                for (int c = g; c < m; c += groups) {
-                    const C uc = us[c], wc = ps[c];
-                    C v = AT(k + 1 + r, k + 1 + c);
-                    /* v - ur conj(wc) - wr conj(uc) */
-                    v.x -= ur.x * wc.x + ur.y * wc.y + wr.x * uc.x + wr.y * uc.y;
-                    v.y -= ur.y * wc.x - ur.x * wc.y + wr.y * uc.x - wr.x * uc.y;
-                    AT(k + 1 + r, k + 1 + c) = v;
+                C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
+                int c = g;
+                for (; c + groups < m; c += 2 * groups) {
+                    acc0 = cfma(AT(1 + r, 1 + c), u[c], acc0);
+                    acc1 = cfma(AT(1 + r, 1 + c + groups), u[c + groups], acc1);
                 }
+                if (c < m)
+                    acc0 = cfma(AT(1 + r, 1 + c), u[c], acc0);
+                ps[g * m + r] = cadd(acc0, acc1);
             }
+        __syncthreads();
+    }
+    for (int k = 0; k < n - 2; ++k) {
+        const int m = n - k - 1; /* order of the block updated by step k */
+        /* w = p - (sigma/2)(u^H p) u, p = sigma B u from the partial products */
+        {
+            const int rows_threads = min(nt, (m + 31) & ~31), groups = nt / rows_threads;
+            R kpart = 0;
+            for (int r = tid; r < m; r += nt) {
+                C acc = ps[r];
+                for (int gg = 1; gg < groups; ++gg)
+                    acc = cadd(acc, ps[gg * m + r]);
+                acc = cscale(sigma, acc);
+                wv[r] = acc;
+                const C ur = u[r];
+                kpart = fma(ur.x, acc.x, fma(ur.y, acc.y, kpart)); /* Re(conj(u) p) */
+            }
+            const R K = (R)0.5 * sigma * block_sum(kpart, EIG_SCRATCH);
+            for (int r = tid; r < m; r += nt)
+                wv[r] = csub(wv[r], cscale(K, u[r]));
+        }
+        if (!in_smem && m <= smem_order) {
+            /* the block k+1.. now fits: move it into shared memory */
+            for (int idx = tid; idx < m * m; idx += nt) {
+                const int i = idx % m, j = idx / m;
+                blk[idx] = AT(k + 1 + i, k + 1 + j);
+            }
+            __syncthreads();
+            P = blk;
+            k0 = k + 1;
+            ld = m;
+            in_smem = true;
         }
         __syncthreads();
+        if (k + 1 == n - 2) {
+            /* last step: update the final 2x2 block, no next reflector */
+            for (int idx = tid; idx < m * m; idx += nt) {
+                const int r = idx % m, c = idx / m;
+                AT(k + 1 + r, k + 1 + c) =
+                    rank2_update(AT(k + 1 + r, k + 1 + c), u[r], wv[r], u[c], wv[c]);
+            }
+            __syncthreads();
+            break;
+        }
+        /* column k+1 first (rows k+1..n-1), then its reflector u_{k+1} */
+        {
+            const C u0 = u[0], w0 = wv[0];
+            R part = 0;
+            for (int r = tid; r < m; r += nt) {
+                const C v = rank2_update(AT(k + 1 + r, k + 1), u[r], wv[r], u0, w0);
+                AT(k + 1 + r, k + 1) = v;
+                if (r >= 2)
+                    part = fma(v.x, v.x, fma(v.y, v.y, part));
+            }
+            const R rest2 = block_sum(part, EIG_SCRATCH);
+            if (tid == 0)
+                diag[k + 1] = AT(k + 1, k + 1).x;
+            const R sigma_next =
+                reflector_make(&AT(k + 2, k + 1), m - 1, rest2, unext,
+                               refl ? refl + (k + 2) + (size_t)(k + 1) * n : nullptr, bs + k + 1,
+                               sigma_out + k + 1);
+            sigma = sigma_next;
+        }
+        __syncthreads();
+        /* one sweep over rows and columns k+2..n-1: B -= u w^H + w u^H and
+         * partial products of the updated B with u_{k+1} */
+        {
+            const int mm = m - 1;
+            const int rows_threads = min(nt, (mm + 31) & ~31), groups = nt / rows_threads;
+            const int g = tid / rows_threads, r0 = tid % rows_threads;
+            if (g < groups)
+                for (int r = 1 + r0; r < m; r += rows_threads) {
+                    const C ur = u[r], wr = wv[r];
+                    C *row = &AT(k + 1 + r, k + 1);
+                    C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
+                    int c = 1 + g;
+                    /* U elements per step, all loaded before any store: the
+                     * stores may alias (P is global or shared), so U is the
+                     * memory-level parallelism of the global-memory phase */
+                    constexpr int U = MINB == 2 && sizeof(R) == 8 ? 2 : 4;
+                    for (; c + (U - 1) * groups < m; c += U * groups) {
+                        C v[U];
+#pragma unroll
+                        for (int q = 0; q < U; ++q)
+                            v[q] = row[(c + q * groups) * ld];
+#pragma unroll
+                        for (int q = 0; q < U; ++q) {
+                            const int cq = c + q * groups;
+                            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
+                            row[cq * ld] = v[q];
+                            if (q & 1)
+                                acc1 = cfma(v[q], unext[cq - 1], acc1);
+                            else
+                                acc0 = cfma(v[q], unext[cq - 1], acc0);
+                        }
+                    }
+                    for (; c < m; c += groups) {
+                        const C v0 = rank2_update(row[c * ld], ur, wr, u[c], wv[c]);
+                        row[c * ld] = v0;
+                        acc0 = cfma(v0, unext[c - 1], acc0);
+                    }
+                    ps[g * mm + (r - 1)] = cadd(acc0, acc1);
+                }
+        }
+        __syncthreads();
+        C *swap = u;
+        u = unext;
+        unext = swap;
     }
     if (tid == 0) {
         if (n >= 2) {
@@ -285,14 +384,18 @@ __global__ void __launch_bounds__(512)
 template <typename R> size_t eig_cuda_tridiag_smem(int n, int threads, int smem_order)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    size_t cplx = (size_t)smem_order * smem_order + (size_t)n + (size_t)(n > threads ? n : threads) +
-                  (size_t)n;
+    size_t cplx = (size_t)smem_order * smem_order + 3 * (size_t)n +
+                  (size_t)(n > threads ? n : threads) + (size_t)n;
     return cplx * sizeof(C) + 128 * sizeof(R);
 }
 
 template <typename R> cudaError_t eig_cuda_tridiag_set_smem(size_t bytes)
 {
-    return cudaFuncSetAttribute(tridiag_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t e = cudaFuncSetAttribute(tridiag_kernel<R, 1>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e != cudaSuccess)
+        return e;
+    return cudaFuncSetAttribute(tridiag_kernel<R, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)bytes);
 }
 
@@ -303,8 +406,12 @@ cudaError_t eig_cuda_tridiag_launch(const eig_cuda_tridiag_config *cfg, int n, i
                                     int *info, cudaStream_t stream)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    tridiag_kernel<R><<<count, cfg->threads, cfg->smem, stream>>>(
-        n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
+    if (cfg->two_per_sm)
+        tridiag_kernel<R, 2><<<count, cfg->threads, cfg->smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
+    else
+        tridiag_kernel<R, 1><<<count, cfg->threads, cfg->smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
     return cudaGetLastError();
 }
 
