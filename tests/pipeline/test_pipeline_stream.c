@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "eig.h"
 #include "pipeline_test_util.h"
 #include "workload.h"
 
@@ -576,6 +577,11 @@ static void case_metrics(void)
 
 int main(int argc, char **argv)
 {
+    const char *backend = getenv("EIGSTREAM_TEST_BACKEND");
+    if (backend != NULL && strcmp(backend, "cuda") == 0 && (!eig_cuda_built() || eig_cuda_device_count() == 0)) {
+        fprintf(stderr, "skipped: EIGSTREAM_TEST_BACKEND=cuda without a usable GPU\n");
+        return 77;
+    }
     static const struct {
         const char *name;
         void (*run)(void);
