@@ -840,16 +840,13 @@ static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *
         }
 }
 
-/* Solves one matrix; returns its info (results left for the caller to NaN). */
-static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_work) *w,
-                                     const EIG_T *src, EIG_R *wout, EIG_T *zout)
+/* Steps 2-5 on the loaded, scaled matrix: leaves the eigenvalues (scaled)
+ * in d with their ascending order in order, and Z in zout when not NULL;
+ * returns the QR info. */
+static int EIG_FN(eig_cpu_solve_scaled)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_work) *w,
+                                        EIG_T *zout)
 {
-    const eig_plan_params *p = &plan->params;
-    const int n = p->n;
-    int bad = EIG_FN(eig_matrix_check)(n, p->storage, p->uplo, src);
-    if (bad != 0)
-        return bad;
-    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a, w->ar, w->ai);
+    const int n = plan->params.n;
     EIG_FN(eig_cpu_tridiagonalize)(n, w);
     EIG_FN(eig_cpu_phases)(n, w);
 
@@ -864,8 +861,6 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
     if (info != 0)
         return info;
     EIG_FN(eig_cpu_sort_order)(n, w->d, w->order);
-    for (int k = 0; k < n; k++)
-        wout[k] = w->d[w->order[k]] / scale;
     if (zout == NULL)
         return 0;
 
@@ -874,6 +869,33 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
         memcpy(w->zs + (size_t)k * n, w->zr + (size_t)w->order[k] * n, (size_t)n * sizeof(EIG_R));
     EIG_FN(eig_cpu_form_q)(n, w);
     EIG_FN(eig_cpu_back_transform)(n, w->qr, w->qi, w->zs, (EIG_R *)zout);
+    return 0;
+}
+
+/* Solves one matrix; returns its info (results left for the caller to NaN).
+ * Steps 2-5 run with subnormals flushed (eig_cpu_fp_flush_enter): after the
+ * scaling of step 1 a subnormal is below safmin/rmin relative to max|a_ij|
+ * (1e-22 in float, far under ulp), but in float the eigenvector entries
+ * that decay through the rotations reach the subnormal range routinely, and
+ * every operation on one then costs a microcode assist (the float rotation
+ * pass ran slower than the double one). The unscaling of the eigenvalues,
+ * which may legitimately produce subnormals, runs after the flush is lifted. */
+static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_work) *w,
+                                     const EIG_T *src, EIG_R *wout, EIG_T *zout)
+{
+    const eig_plan_params *p = &plan->params;
+    const int n = p->n;
+    int bad = EIG_FN(eig_matrix_check)(n, p->storage, p->uplo, src);
+    if (bad != 0)
+        return bad;
+    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a, w->ar, w->ai);
+    const unsigned fp = eig_cpu_fp_flush_enter();
+    int info = EIG_FN(eig_cpu_solve_scaled)(plan, w, zout);
+    eig_cpu_fp_flush_leave(fp);
+    if (info != 0)
+        return info;
+    for (int k = 0; k < n; k++)
+        wout[k] = w->d[w->order[k]] / scale;
     return 0;
 }
 
