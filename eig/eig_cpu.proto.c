@@ -550,16 +550,20 @@ static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_
         EIG_R x = d[start] - mu, z = e[start];
         for (int k = start; k < end; k++) {
             /* no hypot: A was scaled into [rmin, rmax], so squares are safe */
-            EIG_R rr = EIG_SQRT(x * x + z * z);
-            EIG_R c, s;
-            if (rr == 0) {
+            const EIG_R q = x * x + z * z;
+            EIG_R c, s, rr;
+            if (q == 0) {
                 c = 1;
                 s = 0;
+                rr = 0;
             } else {
-                /* one division, not two: the sweep is a serial chain of
-                 * sqrt -> divide -> rotate, so a divide less is latency saved
-                 * on every rotation (c, s move by at most an ulp) */
-                EIG_R inv = 1 / rr;
+                /* 1/rr as sqrt(q) * (1/q): the sweep is a serial chain
+                 * through c and s, and this way the square root and the
+                 * division run side by side instead of one after the other
+                 * (c, s move by an ulp or two; 1/q cannot overflow, q is
+                 * normal under the flush of eig_cpu_solve_one) */
+                rr = EIG_SQRT(q);
+                const EIG_R inv = rr * (1 / q);
                 c = x * inv;
                 s = z * inv;
             }
