@@ -31,7 +31,6 @@
 #endif
 
 typedef struct EIG_FN(eig_cpu_work) {
-    EIG_T *a;       /* n x n, lower triangle: the matrix as unpacked */
     EIG_R *ar, *ai; /* n x n each, lower: the matrix split, then the reflectors */
     EIG_R *pr, *pi;   /* n each: matrix-vector product, split */
     EIG_R *pnr, *pni; /* n each: the next step's product (fused tridiagonalization) */
@@ -44,7 +43,6 @@ typedef struct EIG_FN(eig_cpu_work) {
     EIG_R *tau;   /* n: sigma of each reflector (0: identity) */
     EIG_R *d, *e; /* n: real symmetric tridiagonal */
     EIG_R *zr;    /* n x n: the real eigenvectors of (d, e) */
-    EIG_R *zs;    /* n x n: the same, columns in ascending eigenvalue order */
     EIG_R *rot_c, *rot_s; /* rotation_capacity each */
     int *rot_k;           /* column pair (k, k+1) of each recorded rotation */
     int *rot_rows;        /* rows [0, rot_rows) of Zr the rotation can change */
@@ -64,7 +62,6 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
             w->field = (type *)(base + off);                                                 \
         off += eig_cpu_round_up((count) * sizeof(type));                                     \
     } while (0)
-    EIG_CARVE(a, EIG_T, nn);
     EIG_CARVE(ar, EIG_R, nn);
     EIG_CARVE(ai, EIG_R, nn);
     EIG_CARVE(pr, EIG_R, (size_t)n);
@@ -86,7 +83,6 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
         EIG_CARVE(gram_r, EIG_R, (size_t)EIG_CPU_Q_BLOCK * EIG_CPU_Q_BLOCK);
         EIG_CARVE(gram_i, EIG_R, (size_t)EIG_CPU_Q_BLOCK * EIG_CPU_Q_BLOCK);
         EIG_CARVE(zr, EIG_R, nn);
-        EIG_CARVE(zs, EIG_R, nn);
         EIG_CARVE(rot_c, EIG_R, rotation_capacity);
         EIG_CARVE(rot_s, EIG_R, rotation_capacity);
         EIG_CARVE(rot_k, int, rotation_capacity);
@@ -94,28 +90,21 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
         EIG_CARVE(zr_rows, int, (size_t)n);
     } else if (base != NULL) {
         w->qr = w->qi = w->vr = w->vi = w->qtau = w->gram_r = w->gram_i = NULL;
-        w->zr = w->zs = w->rot_c = w->rot_s = NULL;
+        w->zr = w->rot_c = w->rot_s = NULL;
         w->rot_k = w->rot_rows = w->zr_rows = NULL;
     }
 #undef EIG_CARVE
     return off;
 }
 
-/* Step 1. Unpacks, and scales A into the safe range [rmin, rmax] like zheev,
- * into split real/imaginary storage: returns the factor applied (1 when none). The largest component stands in
- * for max|a_ij| (within sqrt 2, far inside the range's margins). */
-static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_T *a,
-                                  EIG_R *ar, EIG_R *ai)
+/* Step 1. Unpacks into split real/imaginary storage, and scales A into the
+ * safe range [rmin, rmax] like zheev: returns the factor applied (1 when
+ * none). The largest component stands in for max|a_ij| (within sqrt 2, far
+ * inside the range's margins). */
+static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_R *ar,
+                                  EIG_R *ai)
 {
-    EIG_FN(eig_matrix_unpack_lower)(n, p->storage, p->uplo, src, a);
-    EIG_R big = 0;
-    for (int j = 0; j < n; j++) {
-        const EIG_R *col = (const EIG_R *)(a + (size_t)j * n + j);
-        for (int k = 0; k < 2 * (n - j); k++) {
-            EIG_R v = EIG_FABS(col[k]);
-            big = v > big ? v : big;
-        }
-    }
+    const EIG_R big = EIG_FN(eig_matrix_unpack_lower_split)(n, p->storage, p->uplo, src, ar, ai);
     const EIG_R smlnum = EIG_SAFMIN / EIG_EPS;
     const EIG_R rmin = EIG_SQRT(smlnum), rmax = EIG_SQRT(1 / smlnum);
     EIG_R scale = 1;
@@ -123,14 +112,14 @@ static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *
         scale = rmin / big;
     else if (big > rmax)
         scale = rmax / big;
-    for (int j = 0; j < n; j++) {
-        const EIG_T *col = a + (size_t)j * n;
-        EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
-        for (int i = j; i < n; i++) {
-            cr[i] = EIG_CREAL(col[i]) * scale;
-            ci[i] = EIG_CIMAG(col[i]) * scale;
+    if (scale != 1)
+        for (int j = 0; j < n; j++) {
+            EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
+            for (int i = j; i < n; i++) {
+                cr[i] *= scale;
+                ci[i] *= scale;
+            }
         }
-    }
     return scale;
 }
 
@@ -792,7 +781,8 @@ static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
 }
 
 /* Z = (Q S) Zs for real Zs, written straight into the interleaved complex
- * output (n x n each; qr, qi, zs with ld n; zo 2n x n reals). Why not two
+ * output (n x n each; qr, qi, zr with ld n; zo 2n x n reals). Column j of Zs
+ * is column order[j] of Zr (the ascending sort, read in place). Why not two
  * BLAS GEMMs: the OpenBLAS of our hosts may not know the CPU and fall back
  * to SSE kernels, and the second pass that interleaved the two products
  * costs a full sweep over Z. This kernel keeps an EIG_CPU_BT_ROWS x 2 block
@@ -806,7 +796,7 @@ typedef EIG_R EIG_FN(eig_cpu_vec) __attribute__((vector_size(64)));
 
 EIG_CPU_CLONES
 static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *qi,
-                                           const EIG_R *zs, EIG_R *zo)
+                                           const EIG_R *zr, const int *order, EIG_R *zo)
 {
     typedef EIG_FN(eig_cpu_vec) vec;
     enum { L = EIG_CPU_BT_LANES, RB = EIG_CPU_BT_ROWS };
@@ -814,7 +804,7 @@ static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *
     for (; i0 + RB <= n; i0 += RB) {
         int j0 = 0;
         for (; j0 + 2 <= n; j0 += 2) {
-            const EIG_R *b0 = zs + (size_t)j0 * n, *b1 = b0 + n;
+            const EIG_R *b0 = zr + (size_t)order[j0] * n, *b1 = zr + (size_t)order[j0 + 1] * n;
             vec r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}; /* r<col><half> */
             vec m00 = {0}, m01 = {0}, m10 = {0}, m11 = {0};
             for (int k = 0; k < n; k++) {
@@ -852,10 +842,11 @@ static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *
         }
         for (; j0 < n; j0++)
             for (int i = i0; i < i0 + RB; i++) {
+                const EIG_R *b = zr + (size_t)order[j0] * n;
                 EIG_R sr = 0, si = 0;
                 for (int k = 0; k < n; k++) {
-                    sr += qr[(size_t)k * n + i] * zs[(size_t)j0 * n + k];
-                    si += qi[(size_t)k * n + i] * zs[(size_t)j0 * n + k];
+                    sr += qr[(size_t)k * n + i] * b[k];
+                    si += qi[(size_t)k * n + i] * b[k];
                 }
                 zo[2 * ((size_t)j0 * n + i)] = sr;
                 zo[2 * ((size_t)j0 * n + i) + 1] = si;
@@ -863,10 +854,11 @@ static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *
     }
     for (int j = 0; j < n; j++)
         for (int i = i0; i < n; i++) {
+            const EIG_R *b = zr + (size_t)order[j] * n;
             EIG_R sr = 0, si = 0;
             for (int k = 0; k < n; k++) {
-                sr += qr[(size_t)k * n + i] * zs[(size_t)j * n + k];
-                si += qi[(size_t)k * n + i] * zs[(size_t)j * n + k];
+                sr += qr[(size_t)k * n + i] * b[k];
+                si += qi[(size_t)k * n + i] * b[k];
             }
             zo[2 * ((size_t)j * n + i)] = sr;
             zo[2 * ((size_t)j * n + i) + 1] = si;
@@ -900,10 +892,8 @@ static int EIG_FN(eig_cpu_solve_scaled)(const eig_cpu_plan *plan, EIG_FN(eig_cpu
         return 0;
 
     EIG_FN(eig_cpu_rotations_apply)(n, w, rec.count, w->zr);
-    for (int k = 0; k < n; k++)
-        memcpy(w->zs + (size_t)k * n, w->zr + (size_t)w->order[k] * n, (size_t)n * sizeof(EIG_R));
     EIG_FN(eig_cpu_form_q)(n, w);
-    EIG_FN(eig_cpu_back_transform)(n, w->qr, w->qi, w->zs, (EIG_R *)zout);
+    EIG_FN(eig_cpu_back_transform)(n, w->qr, w->qi, w->zr, w->order, (EIG_R *)zout);
     return 0;
 }
 
@@ -923,7 +913,7 @@ static int EIG_FN(eig_cpu_solve_one)(const eig_cpu_plan *plan, EIG_FN(eig_cpu_wo
     int bad = EIG_FN(eig_matrix_check)(n, p->storage, p->uplo, src);
     if (bad != 0)
         return bad;
-    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->a, w->ar, w->ai);
+    EIG_R scale = EIG_FN(eig_cpu_load)(n, p, src, w->ar, w->ai);
     const unsigned fp = eig_cpu_fp_flush_enter();
     int info = EIG_FN(eig_cpu_solve_scaled)(plan, w, zout);
     eig_cpu_fp_flush_leave(fp);

@@ -42,6 +42,15 @@ void eig_matrix_unpack_lower_z(int n, eig_storage storage, eig_uplo uplo,
 void eig_matrix_unpack_lower_c(int n, eig_storage storage, eig_uplo uplo,
                                const float complex *a, float complex *dst);
 
+/* The same into split real and imaginary parts (dr, di: n x n, ld n, lower
+ * triangle written, imaginary diagonal 0); returns the largest |component|
+ * of the triangle, a stand-in for max|a_ij| within sqrt 2. One pass: the cpu
+ * backend's load reads the input once. */
+double eig_matrix_unpack_lower_split_z(int n, eig_storage storage, eig_uplo uplo,
+                                       const double complex *a, double *dr, double *di);
+float eig_matrix_unpack_lower_split_c(int n, eig_storage storage, eig_uplo uplo,
+                                      const float complex *a, float *dr, float *di);
+
 /* ---- threads (eig_threads.c) --------------------------------------------- */
 
 /* Resolves params->threads: 0 means all online cores; never returns < 1. */

@@ -71,3 +71,33 @@ void EIG_FN(eig_matrix_unpack_lower)(int n, eig_storage storage, eig_uplo uplo,
         }
     }
 }
+
+EIG_R EIG_FN(eig_matrix_unpack_lower_split)(int n, eig_storage storage, eig_uplo uplo,
+                                            const EIG_T *a, EIG_R *dr, EIG_R *di)
+{
+    EIG_R big = 0;
+    for (int j = 0; j < n; j++) {
+        eig_triangle_column col = eig_triangle_column_of(n, storage, uplo, j);
+        const EIG_T *p = a + col.start;
+        if (uplo == EIG_LOWER) {
+            EIG_R *cr = dr + (size_t)j * n + j, *ci = di + (size_t)j * n + j;
+            for (int k = 0; k < col.count; k++) {
+                EIG_R re = EIG_CREAL(p[k]), im = k == 0 ? 0 : EIG_CIMAG(p[k]);
+                cr[k] = re;
+                ci[k] = im;
+                EIG_R m = EIG_FABS(re) > EIG_FABS(im) ? EIG_FABS(re) : EIG_FABS(im);
+                big = m > big ? m : big;
+            }
+        } else {
+            /* Column j of the upper triangle is row j of the lower one. */
+            for (int i = 0; i <= j; i++) {
+                EIG_R re = EIG_CREAL(p[i]), im = i == j ? 0 : -EIG_CIMAG(p[i]);
+                dr[j + (size_t)i * n] = re;
+                di[j + (size_t)i * n] = im;
+                EIG_R m = EIG_FABS(re) > EIG_FABS(im) ? EIG_FABS(re) : EIG_FABS(im);
+                big = m > big ? m : big;
+            }
+        }
+    }
+    return big;
+}
