@@ -149,6 +149,40 @@ __device__ R reflector_make_warp(const C *col, int m, R rest2, C *u, C *refl, C 
                                   (int)(threadIdx.x & 31), 32);
 }
 
+/* One row's part of the sweep: columns c, c + groups, ... < c_end of the
+ * block (p points at column c, consecutive columns ld apart): element
+ * v -= u_r conj(w_c) + w_r conj(u_c), stored, and v unext_{c-1} accumulated.
+ * Returns the first column not done. */
+template <int U, typename C>
+__device__ __forceinline__ int sweep_row(C *p, int ld, int c, int c_end, int groups, C ur, C wr,
+                                         const C *u, const C *wv, const C *unext, C &acc0,
+                                         C &acc1)
+{
+    const int step = groups * ld;
+    for (; c + (U - 1) * groups < c_end; c += U * groups, p += U * step) {
+        C v[U];
+#pragma unroll
+        for (int q = 0; q < U; ++q)
+            v[q] = p[q * step];
+#pragma unroll
+        for (int q = 0; q < U; ++q) {
+            const int cq = c + q * groups;
+            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
+            p[q * step] = v[q];
+            if (q & 1)
+                acc1 = cfma(v[q], unext[cq - 1], acc1);
+            else
+                acc0 = cfma(v[q], unext[cq - 1], acc0);
+        }
+    }
+    for (; c < c_end; c += groups, p += step) {
+        const C v0 = rank2_update(*p, ur, wr, u[c], wv[c]);
+        *p = v0;
+        acc0 = cfma(v0, unext[c - 1], acc0);
+    }
+    return c;
+}
+
 /* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
  * (used when their shared memory does too: c64 n = 128, c128 n = 64); the
  * sweep then handles 2 elements per step in c128 (4 would spill), else 4. */
@@ -216,11 +250,16 @@ __global__ void __launch_bounds__(512, MINB)
     const int scale_exp = amax > 0 ? ilogb(amax) : 0;
     const R scale = scalbn((R)1, -scale_exp);
 
-    /* 2. full Hermitian copy, scaled */
-    C *P;
-    int k0 = 0, ld = n;
-    bool in_smem = n <= smem_order;
-    P = in_smem ? blk : (C *)ws.matrix + (size_t)b * nn;
+    /* 2. full Hermitian copy, scaled. Rows and columns S..n-1 (the last
+     * smem_order) live in shared memory from the start (blk, leading
+     * dimension lds); an element with row or column < S lives in the global
+     * workspace G (n x n layout, only that L-shaped part used), so the sweeps
+     * of the first S columns touch global memory only along the L. */
+    const int S = max(0, n - smem_order), lds = n - S;
+    C *G = S > 0 ? (C *)ws.matrix + (size_t)b * nn : nullptr;
+/* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
+#define AT(i, j)                                                                                   \
+    (*((i) >= S && (j) >= S ? blk + ((i) - S) + ((j) - S) * lds : G + (i) + (j) * n))
     for (size_t idx = tid; idx < nn; idx += nt) {
         int i = (int)(idx % n), j = (int)(idx / n);
         if (i < j)
@@ -229,12 +268,10 @@ __global__ void __launch_bounds__(512, MINB)
         v = cscale(scale, v);
         if (i == j)
             v.y = 0;
-        P[i + (size_t)j * ld] = v;
-        P[j + (size_t)i * ld] = cmake<C>(v.x, -v.y);
+        AT(i, j) = v;
+        AT(j, i) = cmake<C>(v.x, -v.y);
     }
     __syncthreads();
-/* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
-#define AT(i, j) P[((i) - k0) + ((j) - k0) * ld]
 
     /* 3. reflectors, one pass over the trailing block per column (look-ahead:
      * column k+1 is updated and its reflector formed first, then one sweep
@@ -279,18 +316,6 @@ __global__ void __launch_bounds__(512, MINB)
     }
     for (int k = 0; k < n - 2; ++k) {
         const int m = n - k - 1; /* order of the block updated by step k */
-        if (!in_smem && m <= smem_order) {
-            /* the block k+1.. now fits: move it into shared memory */
-            for (int idx = tid; idx < m * m; idx += nt) {
-                const int i = idx % m, j = idx / m;
-                blk[idx] = AT(k + 1 + i, k + 1 + j);
-            }
-            __syncthreads();
-            P = blk;
-            k0 = k + 1;
-            ld = m;
-            in_smem = true;
-        }
         if (tid < 32) {
             const int lane = tid;
             /* w = p - (sigma/2)(u^H p) u with p = sigma P, P = B u the sum of
@@ -344,37 +369,24 @@ __global__ void __launch_bounds__(512, MINB)
             const int mm = m - 1;
             const int rows_threads = min(nt, (mm + 31) & ~31), groups = nt / rows_threads;
             const int g = tid / rows_threads, r0 = tid % rows_threads;
+            /* U elements per step, all loaded before any store: the stores
+             * may alias, so U is the memory-level parallelism of the global
+             * part */
+            constexpr int U = MINB == 2 ? 2 : 4;
             if (g < groups)
                 for (int r = 1 + r0; r < m; r += rows_threads) {
+                    const int i = k + 1 + r;
                     const C ur = u[r], wr = wv[r];
-                    C *row = &AT(k + 1 + r, k + 1);
                     C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
+                    /* columns c < split of this row are in G, the rest in blk */
+                    const int split = i < S ? m : max(1, min(m, S - (k + 1)));
                     int c = 1 + g;
-                    /* U elements per step, all loaded before any store: the
-                     * stores may alias (P is global or shared), so U is the
-                     * memory-level parallelism of the global-memory phase */
-                    constexpr int U = MINB == 2 && sizeof(R) == 8 ? 2 : 4;
-                    for (; c + (U - 1) * groups < m; c += U * groups) {
-                        C v[U];
-#pragma unroll
-                        for (int q = 0; q < U; ++q)
-                            v[q] = row[(c + q * groups) * ld];
-#pragma unroll
-                        for (int q = 0; q < U; ++q) {
-                            const int cq = c + q * groups;
-                            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
-                            row[cq * ld] = v[q];
-                            if (q & 1)
-                                acc1 = cfma(v[q], unext[cq - 1], acc1);
-                            else
-                                acc0 = cfma(v[q], unext[cq - 1], acc0);
-                        }
-                    }
-                    for (; c < m; c += groups) {
-                        const C v0 = rank2_update(row[c * ld], ur, wr, u[c], wv[c]);
-                        row[c * ld] = v0;
-                        acc0 = cfma(v0, unext[c - 1], acc0);
-                    }
+                    if (c < split)
+                        c = sweep_row<U>(G + i + (k + 1 + c) * n, n, c, split, groups, ur, wr, u,
+                                         wv, unext, acc0, acc1);
+                    if (c < m)
+                        c = sweep_row<U>(blk + (i - S) + (k + 1 + c - S) * lds, lds, c, m, groups,
+                                         ur, wr, u, wv, unext, acc0, acc1);
                     ps[g * mm + (r - 1)] = cadd(acc0, acc1);
                 }
         }
