@@ -113,8 +113,10 @@ __device__ R reflector_make_strided(const C *col, int m, R rest2, C *u, C *refl,
         }
         return 0;
     }
+    /* |x| from the squares directly (not from hypot's result): the two
+     * roots run in parallel, one dependent sqrt less on the column's chain */
     const R aa = hypot(alpha.x, alpha.y);
-    const R xn = sqrt(fma(aa, aa, rest2));
+    const R xn = sqrt(fma(alpha.x, alpha.x, fma(alpha.y, alpha.y, rest2)));
     const R inv_aa = aa > 0 ? 1 / aa : (R)0;
     const C ph = aa > 0 ? cmake<C>(alpha.x * inv_aa, alpha.y * inv_aa) : cmake<C>(1, 0);
     const R sigma = 1 / (xn * (xn + aa));
@@ -212,9 +214,11 @@ __global__ void __launch_bounds__(512, MINB)
 
     /* 1. check: every referenced element finite, diagonal real enough */
     R amax = 0, dimag = 0, nonfinite = 0;
-    for (size_t idx = tid; idx < in_elems; idx += nt) {
+    /* n <= 512: every index of one matrix fits an int (a 64-bit division
+     * per element was a visible part of these loops) */
+    for (int idx = tid; idx < (int)in_elems; idx += nt) {
         if (storage == EIG_STORAGE_FULL) {
-            int i = (int)(idx % n), j = (int)(idx / n);
+            const int i = idx % n, j = idx / n;
             if (uplo == EIG_LOWER ? i < j : i > j)
                 continue;
         }
@@ -260,8 +264,8 @@ __global__ void __launch_bounds__(512, MINB)
 /* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
 #define AT(i, j)                                                                                   \
     (*((i) >= S && (j) >= S ? blk + ((i) - S) + ((j) - S) * lds : G + (i) + (j) * n))
-    for (size_t idx = tid; idx < nn; idx += nt) {
-        int i = (int)(idx % n), j = (int)(idx / n);
+    for (int idx = tid; idx < (int)nn; idx += nt) {
+        const int i = idx % n, j = idx / n;
         if (i < j)
             continue;
         C v = read_lower(a, n, storage, uplo, i, j);
