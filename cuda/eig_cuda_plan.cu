@@ -102,7 +102,8 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
 
     /* tridiag: as large a trailing block in shared memory as fits; half the
      * opt-in limit (two CTAs per SM: 180 matrices in one wave on 132 SMs)
-     * when that leaves at most n/8 steps in global memory */
+     * when that leaves at most n/2 rows and columns to global memory (only
+     * their L-shaped part is there: c128 n = 128 runs one wave with 50) */
     eig_cuda_tridiag_config *tri = &plan->tri;
     tri->threads = 512;
     const size_t fixed = eig_cuda_tridiag_smem<R>(n, tri->threads, 0);
@@ -116,7 +117,7 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     };
     int order = largest_order((size_t)optin);
     const int half = largest_order((size_t)optin / 2 - 1024);
-    if (n - half <= n / 8)
+    if (n - half <= n / 2)
         order = half;
     if (order < 3 && n > order)
         return EIG_EUNSUPPORTED;

@@ -29,10 +29,17 @@ namespace {
 
 /* Sum over the CTA; scratch holds 32 values and must alternate between calls
  * (its readers are done only once every thread reached the next barrier). */
-template <typename R> __device__ R block_sum(R v, R *scratch)
+/* Sum over the 32 lanes of a warp, every lane gets it. */
+template <typename R> __device__ __forceinline__ R warp_sum(R v)
 {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename R> __device__ R block_sum(R v, R *scratch)
+{
+    v = warp_sum(v);
     const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if ((threadIdx.x & 31) == 0)
         scratch[warp] = v;
@@ -87,11 +94,15 @@ template <typename C> __device__ __forceinline__ C rank2_update(C v, C ur, C wr,
  * NULL, to refl[0..m-1]; thread 0 writes the subdiagonal b = -e^{i arg x_0}
  * |x| and sigma = 1/(|x| (|x| + |x_0|)). A reduced column (rest2 == 0) gives
  * H = I: u = 0, sigma = 0, b = x_0, refl untouched. Returns sigma. The
- * caller synchronizes before u is read. */
+ * caller synchronizes before u is read.
+ * Elements i = tid, tid + nt, ... of u and refl are written by the calling
+ * thread; tid 0 writes b and sigma. The reflector's scalars are computed by
+ * every caller (no broadcast needed): |x| = sqrt(|x_0|^2 + rest2), no
+ * cancellation since u_0 adds |x| along x_0's phase (zlarfg's stable choice). */
 template <typename R, typename C>
-__device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_out, R *sigma_out)
+__device__ R reflector_make_strided(const C *col, int m, R rest2, C *u, C *refl, C *b_out,
+                                    R *sigma_out, int tid, int nt)
 {
-    const int tid = threadIdx.x, nt = blockDim.x;
     const C alpha = col[0];
     if (rest2 == 0) {
         for (int i = tid; i < m; i += nt)
@@ -102,12 +113,16 @@ __device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_ou
         }
         return 0;
     }
+    /* |x| from the squares directly (not from hypot's result): the two
+     * roots run in parallel, one dependent sqrt less on the column's chain */
     const R aa = hypot(alpha.x, alpha.y);
-    const R xn = sqrt(fma(aa, aa, rest2));
-    const C ph = aa > 0 ? cmake<C>(alpha.x / aa, alpha.y / aa) : cmake<C>(1, 0);
+    const R xn = sqrt(fma(alpha.x, alpha.x, fma(alpha.y, alpha.y, rest2)));
+    const R inv_aa = aa > 0 ? 1 / aa : (R)0;
+    const C ph = aa > 0 ? cmake<C>(alpha.x * inv_aa, alpha.y * inv_aa) : cmake<C>(1, 0);
     const R sigma = 1 / (xn * (xn + aa));
+    const C u0 = cadd(alpha, cscale(xn, ph));
     for (int i = tid; i < m; i += nt) {
-        const C v = i == 0 ? cadd(alpha, cscale(xn, ph)) : col[i];
+        const C v = i == 0 ? u0 : col[i];
         u[i] = v;
         if (refl)
             refl[i] = v;
@@ -117,6 +132,57 @@ __device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_ou
         *sigma_out = sigma;
     }
     return sigma;
+}
+
+template <typename R, typename C>
+__device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_out, R *sigma_out)
+{
+    return reflector_make_strided(col, m, rest2, u, refl, b_out, sigma_out, (int)threadIdx.x,
+                                  (int)blockDim.x);
+}
+
+/* The same for the caller's warp alone (each lane returns sigma); the caller
+ * __syncwarp()s before u is read by other lanes. */
+template <typename R, typename C>
+__device__ R reflector_make_warp(const C *col, int m, R rest2, C *u, C *refl, C *b_out,
+                                 R *sigma_out)
+{
+    return reflector_make_strided(col, m, rest2, u, refl, b_out, sigma_out,
+                                  (int)(threadIdx.x & 31), 32);
+}
+
+/* One row's part of the sweep: columns c, c + groups, ... < c_end of the
+ * block (p points at column c, consecutive columns ld apart): element
+ * v -= u_r conj(w_c) + w_r conj(u_c), stored, and v unext_{c-1} accumulated.
+ * Returns the first column not done. */
+template <int U, typename C>
+__device__ __forceinline__ int sweep_row(C *p, int ld, int c, int c_end, int groups, C ur, C wr,
+                                         const C *u, const C *wv, const C *unext, C &acc0,
+                                         C &acc1)
+{
+    const int step = groups * ld;
+    for (; c + (U - 1) * groups < c_end; c += U * groups, p += U * step) {
+        C v[U];
+#pragma unroll
+        for (int q = 0; q < U; ++q)
+            v[q] = p[q * step];
+#pragma unroll
+        for (int q = 0; q < U; ++q) {
+            const int cq = c + q * groups;
+            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
+            p[q * step] = v[q];
+            if (q & 1)
+                acc1 = cfma(v[q], unext[cq - 1], acc1);
+            else
+                acc0 = cfma(v[q], unext[cq - 1], acc0);
+        }
+    }
+    for (; c < c_end; c += groups, p += step) {
+        const C v0 = rank2_update(*p, ur, wr, u[c], wv[c]);
+        *p = v0;
+        acc0 = cfma(v0, unext[c - 1], acc0);
+    }
+    return c;
 }
 
 /* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
@@ -148,9 +214,11 @@ __global__ void __launch_bounds__(512, MINB)
 
     /* 1. check: every referenced element finite, diagonal real enough */
     R amax = 0, dimag = 0, nonfinite = 0;
-    for (size_t idx = tid; idx < in_elems; idx += nt) {
+    /* n <= 512: every index of one matrix fits an int (a 64-bit division
+     * per element was a visible part of these loops) */
+    for (int idx = tid; idx < (int)in_elems; idx += nt) {
         if (storage == EIG_STORAGE_FULL) {
-            int i = (int)(idx % n), j = (int)(idx / n);
+            const int i = idx % n, j = idx / n;
             if (uplo == EIG_LOWER ? i < j : i > j)
                 continue;
         }
@@ -186,29 +254,36 @@ __global__ void __launch_bounds__(512, MINB)
     const int scale_exp = amax > 0 ? ilogb(amax) : 0;
     const R scale = scalbn((R)1, -scale_exp);
 
-    /* 2. full Hermitian copy, scaled */
-    C *P;
-    int k0 = 0, ld = n;
-    bool in_smem = n <= smem_order;
-    P = in_smem ? blk : (C *)ws.matrix + (size_t)b * nn;
-    for (size_t idx = tid; idx < nn; idx += nt) {
-        int i = (int)(idx % n), j = (int)(idx / n);
+    /* 2. full Hermitian copy, scaled. Rows and columns S..n-1 (the last
+     * smem_order) live in shared memory from the start (blk, leading
+     * dimension lds); an element with row or column < S lives in the global
+     * workspace G (n x n layout, only that L-shaped part used), so the sweeps
+     * of the first S columns touch global memory only along the L. */
+    const int S = max(0, n - smem_order), lds = n - S;
+    C *G = S > 0 ? (C *)ws.matrix + (size_t)b * nn : nullptr;
+/* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
+#define AT(i, j)                                                                                   \
+    (*((i) >= S && (j) >= S ? blk + ((i) - S) + ((j) - S) * lds : G + (i) + (j) * n))
+    for (int idx = tid; idx < (int)nn; idx += nt) {
+        const int i = idx % n, j = idx / n;
         if (i < j)
             continue;
         C v = read_lower(a, n, storage, uplo, i, j);
         v = cscale(scale, v);
         if (i == j)
             v.y = 0;
-        P[i + (size_t)j * ld] = v;
-        P[j + (size_t)i * ld] = cmake<C>(v.x, -v.y);
+        AT(i, j) = v;
+        AT(j, i) = cmake<C>(v.x, -v.y);
     }
     __syncthreads();
-/* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
-#define AT(i, j) P[((i) - k0) + ((j) - k0) * ld]
 
     /* 3. reflectors, one pass over the trailing block per column (look-ahead:
      * column k+1 is updated and its reflector formed first, then one sweep
-     * applies step k's rank-2 update to the rest and accumulates B u_{k+1}) */
+     * applies step k's rank-2 update to the rest and accumulates B u_{k+1}).
+     * Per column the serial chain (w_k from the partial products, column
+     * k+1, its norm, u_{k+1}) runs in warp 0 alone with shuffle reductions,
+     * so a column costs two __syncthreads: one after that chain, one after
+     * the sweep. sigma lives in warp 0's registers (the sweep does not use it). */
     C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
     R *sigma_out = (R *)ws.sigma + (size_t)b * n;
     C *u = us, *unext = us + n;
@@ -245,103 +320,77 @@ __global__ void __launch_bounds__(512, MINB)
     }
     for (int k = 0; k < n - 2; ++k) {
         const int m = n - k - 1; /* order of the block updated by step k */
-        /* w = p - (sigma/2)(u^H p) u, p = sigma B u from the partial products */
-        {
-            const int rows_threads = min(nt, (m + 31) & ~31), groups = nt / rows_threads;
+        if (tid < 32) {
+            const int lane = tid;
+            /* w = p - (sigma/2)(u^H p) u with p = sigma P, P = B u the sum of
+             * the partial products: K = (sigma^2/2) u^H P (real: B Hermitian) */
+            const int groups = nt / min(nt, (m + 31) & ~31);
             R kpart = 0;
-            for (int r = tid; r < m; r += nt) {
+            for (int r = lane; r < m; r += 32) {
                 C acc = ps[r];
                 for (int gg = 1; gg < groups; ++gg)
                     acc = cadd(acc, ps[gg * m + r]);
-                acc = cscale(sigma, acc);
                 wv[r] = acc;
                 const C ur = u[r];
-                kpart = fma(ur.x, acc.x, fma(ur.y, acc.y, kpart)); /* Re(conj(u) p) */
+                kpart = fma(ur.x, acc.x, fma(ur.y, acc.y, kpart));
             }
-            const R K = (R)0.5 * sigma * block_sum(kpart, EIG_SCRATCH);
-            for (int r = tid; r < m; r += nt)
-                wv[r] = csub(wv[r], cscale(K, u[r]));
-        }
-        if (!in_smem && m <= smem_order) {
-            /* the block k+1.. now fits: move it into shared memory */
-            for (int idx = tid; idx < m * m; idx += nt) {
-                const int i = idx % m, j = idx / m;
-                blk[idx] = AT(k + 1 + i, k + 1 + j);
+            const R K = (R)0.5 * sigma * sigma * warp_sum(kpart);
+            for (int r = lane; r < m; r += 32)
+                wv[r] = csub(cscale(sigma, wv[r]), cscale(K, u[r]));
+            __syncwarp();
+            if (k + 1 == n - 2) {
+                /* last step: update the final 2x2 block, no next reflector */
+                if (lane < 4) {
+                    const int r = lane & 1, c = lane >> 1;
+                    AT(k + 1 + r, k + 1 + c) =
+                        rank2_update(AT(k + 1 + r, k + 1 + c), u[r], wv[r], u[c], wv[c]);
+                }
+            } else {
+                /* column k+1 (rows k+1..n-1), then its reflector u_{k+1} */
+                const C u0 = u[0], w0 = wv[0];
+                R part = 0;
+                for (int r = lane; r < m; r += 32) {
+                    const C v = rank2_update(AT(k + 1 + r, k + 1), u[r], wv[r], u0, w0);
+                    AT(k + 1 + r, k + 1) = v;
+                    if (r >= 2)
+                        part = fma(v.x, v.x, fma(v.y, v.y, part));
+                }
+                const R rest2 = warp_sum(part);
+                __syncwarp();
+                if (lane == 0)
+                    diag[k + 1] = AT(k + 1, k + 1).x;
+                sigma = reflector_make_warp(&AT(k + 2, k + 1), m - 1, rest2, unext,
+                                            refl ? refl + (k + 2) + (size_t)(k + 1) * n : nullptr,
+                                            bs + k + 1, sigma_out + k + 1);
             }
-            __syncthreads();
-            P = blk;
-            k0 = k + 1;
-            ld = m;
-            in_smem = true;
         }
         __syncthreads();
-        if (k + 1 == n - 2) {
-            /* last step: update the final 2x2 block, no next reflector */
-            for (int idx = tid; idx < m * m; idx += nt) {
-                const int r = idx % m, c = idx / m;
-                AT(k + 1 + r, k + 1 + c) =
-                    rank2_update(AT(k + 1 + r, k + 1 + c), u[r], wv[r], u[c], wv[c]);
-            }
-            __syncthreads();
+        if (k + 1 == n - 2)
             break;
-        }
-        /* column k+1 first (rows k+1..n-1), then its reflector u_{k+1} */
-        {
-            const C u0 = u[0], w0 = wv[0];
-            R part = 0;
-            for (int r = tid; r < m; r += nt) {
-                const C v = rank2_update(AT(k + 1 + r, k + 1), u[r], wv[r], u0, w0);
-                AT(k + 1 + r, k + 1) = v;
-                if (r >= 2)
-                    part = fma(v.x, v.x, fma(v.y, v.y, part));
-            }
-            const R rest2 = block_sum(part, EIG_SCRATCH);
-            if (tid == 0)
-                diag[k + 1] = AT(k + 1, k + 1).x;
-            const R sigma_next =
-                reflector_make(&AT(k + 2, k + 1), m - 1, rest2, unext,
-                               refl ? refl + (k + 2) + (size_t)(k + 1) * n : nullptr, bs + k + 1,
-                               sigma_out + k + 1);
-            sigma = sigma_next;
-        }
-        __syncthreads();
         /* one sweep over rows and columns k+2..n-1: B -= u w^H + w u^H and
          * partial products of the updated B with u_{k+1} */
         {
             const int mm = m - 1;
             const int rows_threads = min(nt, (mm + 31) & ~31), groups = nt / rows_threads;
             const int g = tid / rows_threads, r0 = tid % rows_threads;
+            /* U elements per step, all loaded before any store: the stores
+             * may alias, so U is the memory-level parallelism of the global
+             * part */
+            constexpr int U = MINB == 2 ? 2 : 4;
             if (g < groups)
                 for (int r = 1 + r0; r < m; r += rows_threads) {
+                    const int i = k + 1 + r;
                     const C ur = u[r], wr = wv[r];
-                    C *row = &AT(k + 1 + r, k + 1);
                     C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
+                    /* columns c < split of this row are in G, the rest in blk */
+                    const int split = i < S ? m : max(1, min(m, S - (k + 1)));
                     int c = 1 + g;
-                    /* U elements per step, all loaded before any store: the
-                     * stores may alias (P is global or shared), so U is the
-                     * memory-level parallelism of the global-memory phase */
-                    constexpr int U = MINB == 2 && sizeof(R) == 8 ? 2 : 4;
-                    for (; c + (U - 1) * groups < m; c += U * groups) {
-                        C v[U];
-#pragma unroll
-                        for (int q = 0; q < U; ++q)
-                            v[q] = row[(c + q * groups) * ld];
-#pragma unroll
-                        for (int q = 0; q < U; ++q) {
-                            const int cq = c + q * groups;
-                            v[q] = rank2_update(v[q], ur, wr, u[cq], wv[cq]);
-                            row[cq * ld] = v[q];
-                            if (q & 1)
-                                acc1 = cfma(v[q], unext[cq - 1], acc1);
-                            else
-                                acc0 = cfma(v[q], unext[cq - 1], acc0);
-                        }
-                    }
-                    for (; c < m; c += groups) {
-                        const C v0 = rank2_update(row[c * ld], ur, wr, u[c], wv[c]);
-                        row[c * ld] = v0;
-                        acc0 = cfma(v0, unext[c - 1], acc0);
-                    }
+                    if (c < split)
+                        c = sweep_row<U>(G + i + (k + 1 + c) * n, n, c, split, groups, ur, wr, u,
+                                         wv, unext, acc0, acc1);
+                    if (c < m)
+                        c = sweep_row<U>(blk + (i - S) + (k + 1 + c - S) * lds, lds, c, m, groups,
+                                         ur, wr, u, wv, unext, acc0, acc1);
                     ps[g * mm + (r - 1)] = cadd(acc0, acc1);
                 }
         }
@@ -350,31 +399,58 @@ __global__ void __launch_bounds__(512, MINB)
         u = unext;
         unext = swap;
     }
-    if (tid == 0) {
-        if (n >= 2) {
-            diag[n - 2] = AT(n - 2, n - 2).x;
-            bs[n - 2] = AT(n - 1, n - 2);
+    if (tid < 32) {
+        const int lane = tid;
+        if (lane == 0) {
+            if (n >= 2) {
+                diag[n - 2] = AT(n - 2, n - 2).x;
+                bs[n - 2] = AT(n - 1, n - 2);
+            }
+            diag[n - 1] = AT(n - 1, n - 1).x;
         }
-        diag[n - 1] = AT(n - 1, n - 1).x;
 #undef AT
-        /* 4. phases: D^H T D is real with subdiagonal |b_k| */
+        __syncwarp();
+        /* 4. phases: D^H T D is real with subdiagonal |b_k|. D_{k+1} is the
+         * product of the units b_j/|b_j|, j <= k: each lane multiplies its
+         * chunk of consecutive units, a warp scan (complex products commute)
+         * gives the chunk prefixes, then each lane writes its chunk. */
         R *offdiag = (R *)ws.offdiag + (size_t)b * n;
         C *phase = vectors ? (C *)ws.phase + (size_t)b * n : nullptr;
-        C dk = cmake<C>(1, 0);
-        if (phase)
-            phase[0] = dk;
-        for (int k = 0; k + 1 < n; ++k) {
+        const int per = (n - 1 + 31) / 32, kb = lane * per, ke = min(n - 1, kb + per);
+        C run = cmake<C>(1, 0);
+        for (int k = kb; k < ke; ++k) {
             const C bk = bs[k];
             const R ab = hypot(bk.x, bk.y);
             offdiag[k] = ab;
             if (ab > 0)
-                dk = cmul(dk, cmake<C>(bk.x / ab, bk.y / ab));
-            if (phase)
-                phase[k + 1] = dk;
+                run = cmul(run, cscale(1 / ab, bk));
         }
-        offdiag[n - 1] = 0;
-        ws.scale_exp[b] = scale_exp;
-        ws.status[b] = 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            const C t = cmake<C>(__shfl_up_sync(0xffffffffu, run.x, o),
+                                 __shfl_up_sync(0xffffffffu, run.y, o));
+            if (lane >= o)
+                run = cmul(t, run);
+        }
+        C dk = cmake<C>(__shfl_up_sync(0xffffffffu, run.x, 1),
+                        __shfl_up_sync(0xffffffffu, run.y, 1));
+        if (lane == 0)
+            dk = cmake<C>(1, 0);
+        if (phase) {
+            if (lane == 0)
+                phase[0] = cmake<C>(1, 0);
+            for (int k = kb; k < ke; ++k) {
+                const C bk = bs[k];
+                const R ab = hypot(bk.x, bk.y);
+                if (ab > 0)
+                    dk = cmul(dk, cscale(1 / ab, bk));
+                phase[k + 1] = dk;
+            }
+        }
+        if (lane == 0) {
+            offdiag[n - 1] = 0;
+            ws.scale_exp[b] = scale_exp;
+            ws.status[b] = 0;
+        }
     }
 #undef EIG_SCRATCH
 }
