@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "pipeline_internal.h"
@@ -614,6 +615,22 @@ static void log_accounting(pipeline *p)
              (unsigned long long)c.rejected_total);
 }
 
+/* Waits (at most the output linger) until ZeroMQ has released every output
+ * buffer, i.e. every published frame has been written to its connection or
+ * discarded by a PUB, so that closing the socket strands nothing (libzmq 4.3
+ * can leave messages queued behind a peer's HWM on a closed socket). */
+static void flush_outputs(pipeline *p)
+{
+    for (int waited = 0; waited < OUTPUT_LINGER_MS; waited += 5) {
+        if (pool_available(&p->outputs) == p->outputs.count)
+            return;
+        struct timespec five = {0, 5000000L};
+        nanosleep(&five, NULL);
+    }
+    LOG_WARN("pipeline", "%zu outputs still queued after %d ms", p->outputs.count - pool_available(&p->outputs),
+             OUTPUT_LINGER_MS);
+}
+
 pipeline_error pipeline_run(pipeline *p)
 {
     static void *(*const mains[PIPELINE_THREAD_COUNT_])(void *) = {
@@ -644,6 +661,7 @@ pipeline_error pipeline_run(pipeline *p)
      * is closed and empty, then closes its output queue. */
     for (int i = PIPELINE_THREAD_RECEIVE; i <= PIPELINE_THREAD_PUBLISH; i++)
         pthread_join(p->threads[i], NULL);
+    flush_outputs(p);
     pthread_mutex_lock(&p->metrics_lock);
     atomic_store(&p->metrics_stop, 1);
     pthread_cond_signal(&p->metrics_wake);

@@ -338,9 +338,7 @@ static double solve_alone(const options *o, const void *a, int frames, char *bac
 /* ---- end to end ---------------------------------------------------------------------- */
 
 typedef struct feeder {
-    void *ctx;
-    const char *endpoint;
-    int bind;
+    void *push; /* bound or connected, and closed, by the caller */
     const options *o;
     const void *payload;
     size_t payload_bytes;
@@ -353,13 +351,7 @@ typedef struct feeder {
 static void *feeder_main(void *arg)
 {
     feeder *f = arg;
-    void *push = zmq_socket(f->ctx, ZMQ_PUSH);
-    int zero = 0;
-    zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
-    if (f->bind)
-        zmq_bind(push, f->endpoint);
-    else
-        zmq_connect(push, f->endpoint);
+    void *push = f->push;
     double start = bench_now_ms();
     message *m = malloc(sizeof *m);
     for (int k = 0; k < f->frames && m != NULL; k++) {
@@ -377,10 +369,9 @@ static void *feeder_main(void *arg)
         message_send(push, m);
     }
     free(m);
-    /* Keep the socket until the outputs are in (linger 0 would drop unsent frames). */
-    int linger = -1;
-    zmq_setsockopt(push, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_close(push);
+    /* The caller closes the socket once every output is in: closing it here
+     * with frames still queued behind the daemon's receive HWM can strand
+     * them (seen with libzmq 4.3 over ipc). */
     return NULL;
 }
 
@@ -442,36 +433,39 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     cfg.metrics.endpoint[0] = '\0';
     cfg.log.level = CONFIG_LOG_WARN;
 
-    void *pull = zmq_socket(ctx, ZMQ_PULL);
+    void *pull = zmq_socket(ctx, ZMQ_PULL), *push = zmq_socket(ctx, ZMQ_PUSH);
     int zero = 0;
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
     if (o->ipc) {
+        /* The daemon binds (its default), the bench connects. */
         snprintf(ep.in, sizeof ep.in, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
         snprintf(ep.out, sizeof ep.out, "ipc:///tmp/eigstream-bench-%d-out", (int)getpid());
-        snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
-        snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
     } else {
-        /* The daemon binds both on ports the kernel picks (bound here, then
-         * released): the same topology as eigstream-sim -> eigstream. */
-        for (int k = 0; k < 2; k++) {
-            void *probe = zmq_socket(ctx, ZMQ_PULL);
-            char *dst = k == 0 ? ep.in : ep.out;
-            size_t len = sizeof ep.in;
-            zmq_setsockopt(probe, ZMQ_LINGER, &zero, sizeof zero);
-            zmq_bind(probe, "tcp://127.0.0.1:*");
-            zmq_getsockopt(probe, ZMQ_LAST_ENDPOINT, dst, &len);
-            zmq_close(probe);
-        }
-        snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
-        snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
+        /* The bench binds on ports the kernel picks and the daemon connects:
+         * no window in which another process could take a probed port. */
+        size_t len = sizeof ep.in;
+        zmq_bind(push, "tcp://127.0.0.1:*");
+        zmq_getsockopt(push, ZMQ_LAST_ENDPOINT, ep.in, &len);
+        len = sizeof ep.out;
+        zmq_bind(pull, "tcp://127.0.0.1:*");
+        zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep.out, &len);
+        cfg.input.bind = 0;
+        cfg.output.bind = 0;
     }
+    snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
+    snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
     pipeline *p;
     if (pipeline_create(&p, &cfg, err, sizeof err) != PIPELINE_OK) {
         fprintf(stderr, "eigstream-bench pipeline: %s\n", err);
         zmq_close(pull);
+        zmq_close(push);
         return -1;
     }
-    zmq_connect(pull, ep.out);
+    if (o->ipc) {
+        zmq_connect(push, ep.in);
+        zmq_connect(pull, ep.out);
+    }
     pthread_t runner, feed;
     double *send_ms = calloc((size_t)o->frames, sizeof *send_ms);
     double *latency = calloc((size_t)o->frames, sizeof *latency);
@@ -479,11 +473,11 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     double *send_real = calloc((size_t)o->frames, sizeof *send_real);
     double *in_lag = calloc((size_t)o->frames, sizeof *in_lag);
     double *out_lag = calloc((size_t)o->frames, sizeof *out_lag);
-    feeder f = {ctx, ep.in, 0, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
+    feeder f = {push, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
     pthread_create(&runner, NULL, pipeline_main, p);
     pthread_create(&feed, NULL, feeder_main, &f);
 
-    int timeout = 120000;
+    int timeout = 30000;
     zmq_setsockopt(pull, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     int received = 0;
     for (; received < o->frames; received++) {
@@ -491,7 +485,13 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         long seq = message_receive_times(pull, &times);
         double now = bench_now_ms(), now_real = realtime_ms();
         if (seq < 0 || seq >= o->frames) {
-            fprintf(stderr, "eigstream-bench pipeline: output %d missing (%s)\n", received, zmq_strerror(errno));
+            pipeline_counters c;
+            pipeline_get_counters(p, &c);
+            fprintf(stderr,
+                    "eigstream-bench pipeline: output %d missing (%s); daemon in=%llu out=%llu rejected=%llu "
+                    "in_flight=%llu\n",
+                    received, zmq_strerror(errno), (unsigned long long)c.in, (unsigned long long)c.out,
+                    (unsigned long long)c.rejected_total, (unsigned long long)c.in_flight);
             break;
         }
         arrive[received] = now;
@@ -500,6 +500,7 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         out_lag[received] = now_real - (double)times.published_ns * 1e-6;
     }
     pthread_join(feed, NULL);
+    zmq_close(push);
     pipeline_stop(p);
     pthread_join(runner, NULL);
     read_stage_means(p, r);
@@ -580,24 +581,30 @@ int bench_pipeline_main(int argc, char **argv)
     double t_in = transfer_alone(ctx, &o, &in_msg, o.frames);
     double t_out = transfer_alone(ctx, &o, &out_msg, o.frames);
     double t_solve = solve_alone(&o, a, o.frames, backend, sizeof backend);
-    if (t_solve < 0)
-        return 1;
+    int status = 0;
+    if (t_solve < 0) {
+        status = 1;
+        zmq_ctx_term(ctx);
+        goto done;
+    }
     double slowest = fmax(t_solve, fmax(t_in, t_out));
     double sum_alone = t_in + t_solve + t_out;
     double rate = o.rate > 0 ? o.rate : 0.5 * 1e3 / slowest;
 
     run_result max_rate = {0}, fixed = {0};
     if (end_to_end(ctx, &o, payload, payload_bytes, 0.0, &max_rate) != 0) {
+        status = 2;
         zmq_ctx_term(ctx);
-        return 2;
+        goto done;
     }
     /* Latency is measured well below capacity: half of what the slowest part
      * allows alone or of what the pipeline sustained, whichever is lower. */
     if (o.rate <= 0 && max_rate.fps < 1e3 / slowest)
         rate = 0.5 * max_rate.fps;
     if (end_to_end(ctx, &o, payload, payload_bytes, 1e3 / rate, &fixed) != 0) {
+        status = 2;
         zmq_ctx_term(ctx);
-        return 2;
+        goto done;
     }
     zmq_ctx_term(ctx);
 
@@ -635,7 +642,8 @@ int bench_pipeline_main(int argc, char **argv)
         FILE *f = fopen(o.json_path, "w");
         if (f == NULL) {
             fprintf(stderr, "eigstream-bench pipeline: %s: %s\n", o.json_path, strerror(errno));
-            return 1;
+            status = 1;
+            goto done;
         }
         fprintf(f,
                 "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
@@ -655,9 +663,10 @@ int bench_pipeline_main(int argc, char **argv)
                 latency_ratio, throughput_ratio);
         fclose(f);
     }
+done:
     free(a);
     free(payload);
     free(meta);
     free(data);
-    return 0;
+    return status;
 }
