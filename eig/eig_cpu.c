@@ -28,14 +28,28 @@ struct eig_cpu_plan {
     unsigned char **workspace; /* team blocks */
 };
 
-/* The rotation kernel is the one loop of our own that runs long enough to
- * matter; without -march it would be SSE2 only. GCC's function clones pick
- * an AVX2 or AVX-512 build of it at load time on CPUs that have one, and the
- * baseline elsewhere, so the binary stays portable. */
+/* The hot loops (rotations, Householder updates, Q formation) would be SSE2
+ * only without -march. GCC's function clones pick an AVX2 or AVX-512 build
+ * of each at load time on CPUs that have one, and the baseline elsewhere, so
+ * the binary stays portable. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define EIG_CPU_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
 #define EIG_CPU_CLONES
+#endif
+
+/* The back-transformation kernel is built once per vector width rather than
+ * cloned (eig_cpu.proto.c says why): an explicit AVX-512 build chosen at run
+ * time, and the 32-byte build cloned for AVX2 and the baseline. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define EIG_CPU_CLONES_AVX2 __attribute__((target_clones("default", "avx2")))
+#define EIG_CPU_TARGET_AVX512 __attribute__((target("avx512f")))
+static int eig_cpu_has_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f");
+}
+#else
+#define EIG_CPU_CLONES_AVX2
 #endif
 
 /* Flush-to-zero and denormals-are-zero for the calling thread (x86 MXCSR

@@ -780,81 +780,15 @@ static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
     }
 }
 
-/* Z = (Q S) Zs for real Zs, written straight into the interleaved complex
- * output (n x n each; qr, qi, zr with ld n; zo 2n x n reals). Column j of Zs
- * is column order[j] of Zr (the ascending sort, read in place). Why not two
- * BLAS GEMMs: the OpenBLAS of our hosts may not know the CPU and fall back
- * to SSE kernels, and the second pass that interleaved the two products
- * costs a full sweep over Z. This kernel keeps an EIG_CPU_BT_ROWS x 2 block
- * of both parts of Z in vector registers (eight 64-byte accumulators) while
- * k runs over the panel of Q S, which stays in L1 across all column pairs;
- * FMAs come from -ffp-contract=fast in the AVX2/AVX-512 clones. Rows and
- * columns beyond the last full block take a plain loop. */
-#define EIG_CPU_BT_LANES ((int)(64 / sizeof(EIG_R)))
-#define EIG_CPU_BT_ROWS (2 * EIG_CPU_BT_LANES)
-typedef EIG_R EIG_FN(eig_cpu_vec) __attribute__((vector_size(64)));
-
-EIG_CPU_CLONES
-static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *qi,
-                                           const EIG_R *zr, const int *order, EIG_R *zo)
+/* Z(i, j) = sum_k (Q S)(i, k) Zs(k, j) one element at a time, for rows
+ * [i0, i1) and columns [j0, j1): the edges the vector kernel leaves. */
+static void EIG_FN(eig_cpu_back_transform_edge)(int n, int i0, int i1, int j0, int j1,
+                                                const EIG_R *qr, const EIG_R *qi,
+                                                const EIG_R *zr, const int *order, EIG_R *zo)
 {
-    typedef EIG_FN(eig_cpu_vec) vec;
-    enum { L = EIG_CPU_BT_LANES, RB = EIG_CPU_BT_ROWS };
-    int i0 = 0;
-    for (; i0 + RB <= n; i0 += RB) {
-        int j0 = 0;
-        for (; j0 + 2 <= n; j0 += 2) {
-            const EIG_R *b0 = zr + (size_t)order[j0] * n, *b1 = zr + (size_t)order[j0 + 1] * n;
-            vec r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}; /* r<col><half> */
-            vec m00 = {0}, m01 = {0}, m10 = {0}, m11 = {0};
-            for (int k = 0; k < n; k++) {
-                vec xr0, xr1, xi0, xi1;
-                memcpy(&xr0, qr + (size_t)k * n + i0, sizeof(vec));
-                memcpy(&xr1, qr + (size_t)k * n + i0 + L, sizeof(vec));
-                memcpy(&xi0, qi + (size_t)k * n + i0, sizeof(vec));
-                memcpy(&xi1, qi + (size_t)k * n + i0 + L, sizeof(vec));
-                const EIG_R c0 = b0[k], c1 = b1[k];
-                r00 += xr0 * c0;
-                r01 += xr1 * c0;
-                m00 += xi0 * c0;
-                m01 += xi1 * c0;
-                r10 += xr0 * c1;
-                r11 += xr1 * c1;
-                m10 += xi0 * c1;
-                m11 += xi1 * c1;
-            }
-            EIG_R re[2][RB], im[2][RB];
-            memcpy(re[0], &r00, sizeof(vec));
-            memcpy(re[0] + L, &r01, sizeof(vec));
-            memcpy(re[1], &r10, sizeof(vec));
-            memcpy(re[1] + L, &r11, sizeof(vec));
-            memcpy(im[0], &m00, sizeof(vec));
-            memcpy(im[0] + L, &m01, sizeof(vec));
-            memcpy(im[1], &m10, sizeof(vec));
-            memcpy(im[1] + L, &m11, sizeof(vec));
-            for (int c = 0; c < 2; c++) {
-                EIG_R *out = zo + 2 * ((size_t)(j0 + c) * n + i0);
-                for (int i = 0; i < RB; i++) {
-                    out[2 * i] = re[c][i];
-                    out[2 * i + 1] = im[c][i];
-                }
-            }
-        }
-        for (; j0 < n; j0++)
-            for (int i = i0; i < i0 + RB; i++) {
-                const EIG_R *b = zr + (size_t)order[j0] * n;
-                EIG_R sr = 0, si = 0;
-                for (int k = 0; k < n; k++) {
-                    sr += qr[(size_t)k * n + i] * b[k];
-                    si += qi[(size_t)k * n + i] * b[k];
-                }
-                zo[2 * ((size_t)j0 * n + i)] = sr;
-                zo[2 * ((size_t)j0 * n + i) + 1] = si;
-            }
-    }
-    for (int j = 0; j < n; j++)
-        for (int i = i0; i < n; i++) {
-            const EIG_R *b = zr + (size_t)order[j] * n;
+    for (int j = j0; j < j1; j++) {
+        const EIG_R *b = zr + (size_t)order[j] * n;
+        for (int i = i0; i < i1; i++) {
             EIG_R sr = 0, si = 0;
             for (int k = 0; k < n; k++) {
                 sr += qr[(size_t)k * n + i] * b[k];
@@ -863,6 +797,82 @@ static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *
             zo[2 * ((size_t)j * n + i)] = sr;
             zo[2 * ((size_t)j * n + i) + 1] = si;
         }
+    }
+}
+
+/* Z = (Q S) Zs for real Zs, written straight into the interleaved complex
+ * output (n x n each; qr, qi, zr with ld n; zo 2n x n reals). Column j of Zs
+ * is column order[j] of Zr (the ascending sort, read in place). Why not two
+ * BLAS GEMMs: the OpenBLAS of our hosts may not know the CPU and fall back
+ * to SSE kernels, and the second pass that interleaved the two products
+ * costs a full sweep over Z.
+ * The kernel keeps a block of 2 vectors of rows x 4 columns of both parts of
+ * Z in sixteen vector accumulators while k runs over the panel of Q S (which
+ * stays in L1 across the column blocks); FMAs come from -ffp-contract=fast.
+ * It is defined for two vector widths because GCC's generic vectors only map
+ * well onto registers of their own size: 64 bytes fill AVX-512's 32 zmm
+ * registers, while on AVX2 a 64-byte vector is split and spilled (twice
+ * slower than BLAS), so AVX2 and older take the 32-byte build. */
+#define EIG_CPU_BACK_TRANSFORM_DEFINE(name, bytes, attributes)                               \
+    attributes static void name(int n, const EIG_R *qr, const EIG_R *qi, const EIG_R *zr,    \
+                                const int *order, EIG_R *zo)                                 \
+    {                                                                                        \
+        typedef EIG_R vec __attribute__((vector_size(bytes)));                               \
+        enum { L = (int)((bytes) / sizeof(EIG_R)), RB = 2 * L, CB = 4 };                     \
+        const int i_end = n - n % RB, j_end = n - n % CB;                                    \
+        for (int i0 = 0; i0 < i_end; i0 += RB)                                               \
+            for (int j0 = 0; j0 < j_end; j0 += CB) {                                         \
+                const EIG_R *b[CB];                                                          \
+                for (int c = 0; c < CB; c++)                                                 \
+                    b[c] = zr + (size_t)order[j0 + c] * n;                                   \
+                /* acc[c][0], [1]: real part, rows i0.., i0+L..; [2], [3]: imaginary */      \
+                vec acc[CB][4];                                                              \
+                for (int c = 0; c < CB; c++)                                                 \
+                    for (int h = 0; h < 4; h++)                                              \
+                        acc[c][h] = (vec){0};                                                \
+                for (int k = 0; k < n; k++) {                                                \
+                    vec x[4];                                                                \
+                    memcpy(&x[0], qr + (size_t)k * n + i0, sizeof(vec));                     \
+                    memcpy(&x[1], qr + (size_t)k * n + i0 + L, sizeof(vec));                 \
+                    memcpy(&x[2], qi + (size_t)k * n + i0, sizeof(vec));                     \
+                    memcpy(&x[3], qi + (size_t)k * n + i0 + L, sizeof(vec));                 \
+                    for (int c = 0; c < CB; c++) {                                           \
+                        const EIG_R bk = b[c][k];                                            \
+                        for (int h = 0; h < 4; h++)                                          \
+                            acc[c][h] += x[h] * bk;                                          \
+                    }                                                                        \
+                }                                                                            \
+                for (int c = 0; c < CB; c++) {                                               \
+                    EIG_R re[RB], im[RB];                                                    \
+                    memcpy(re, &acc[c][0], sizeof(vec));                                     \
+                    memcpy(re + L, &acc[c][1], sizeof(vec));                                 \
+                    memcpy(im, &acc[c][2], sizeof(vec));                                     \
+                    memcpy(im + L, &acc[c][3], sizeof(vec));                                 \
+                    EIG_R *out = zo + 2 * ((size_t)(j0 + c) * n + i0);                       \
+                    for (int i = 0; i < RB; i++) {                                           \
+                        out[2 * i] = re[i];                                                  \
+                        out[2 * i + 1] = im[i];                                              \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        EIG_FN(eig_cpu_back_transform_edge)(n, 0, i_end, j_end, n, qr, qi, zr, order, zo);   \
+        EIG_FN(eig_cpu_back_transform_edge)(n, i_end, n, 0, n, qr, qi, zr, order, zo);       \
+    }
+
+EIG_CPU_BACK_TRANSFORM_DEFINE(EIG_FN(eig_cpu_back_transform_32), 32, EIG_CPU_CLONES_AVX2)
+#ifdef EIG_CPU_TARGET_AVX512
+EIG_CPU_BACK_TRANSFORM_DEFINE(EIG_FN(eig_cpu_back_transform_64), 64, EIG_CPU_TARGET_AVX512)
+#endif
+
+static void EIG_FN(eig_cpu_back_transform)(int n, const EIG_R *qr, const EIG_R *qi,
+                                           const EIG_R *zr, const int *order, EIG_R *zo)
+{
+#ifdef EIG_CPU_TARGET_AVX512
+    if (eig_cpu_has_avx512())
+        EIG_FN(eig_cpu_back_transform_64)(n, qr, qi, zr, order, zo);
+    else
+#endif
+        EIG_FN(eig_cpu_back_transform_32)(n, qr, qi, zr, order, zo);
 }
 
 /* Steps 2-5 on the loaded, scaled matrix: leaves the eigenvalues (scaled)
