@@ -61,7 +61,7 @@ typedef enum pipeline_drop_reason {
 typedef struct pipeline_counters {
     uint64_t in;   /* frames accepted (valid) */
     uint64_t out;  /* frames published, late ones included */
-    uint64_t late; /* published with PROTOCOL_FLAG_LATE, or dropped as late */
+    uint64_t late; /* published with PROTOCOL_FLAG_LATE (dropped late ones: dropped[LATE]) */
     uint64_t dropped[PIPELINE_DROP_COUNT_];
     uint64_t rejected[PROTOCOL_REJECT_COUNT_]; /* index: protocol_reject */
     uint64_t rejected_total;
