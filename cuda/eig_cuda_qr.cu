@@ -24,6 +24,10 @@
  */
 #include "eig_cuda_internal.cuh"
 
+/* The chase is plain scalar code: it also compiles for the host, where a
+ * harness can run it against LAPACK without a GPU. */
+#define QR_CHASE_FN __host__ __device__ __forceinline__
+
 namespace {
 
 enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
@@ -32,41 +36,99 @@ struct chase_state {
     int l1, l, lend, mode, jtot, nmaxit, done, info;
 };
 
-/* Plane rotation with c*f + s*g = r, -s*f + c*g = 0, c >= 0. The common case
- * is one rsqrt on the critical path; tiny or huge inputs are rescaled by a
- * power of two first. */
-template <typename R> __device__ __forceinline__ void rot_make(R f, R g, R &c, R &s, R &r)
+/* Hardware reciprocal square root (MUFU; FP64: MUFU.RSQ64H on the high word,
+ * relative error about 2^-22 in both precisions). Subnormal inputs flush to
+ * zero; rot_make never passes one (its fast path needs t in [lo, hi]). */
+template <typename R> QR_CHASE_FN R rsqrt_approx(R t);
+template <> QR_CHASE_FN double rsqrt_approx<double>(double t)
+{
+#ifdef __CUDA_ARCH__
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(t));
+    return y;
+#else
+    return 1 / sqrt(t);
+#endif
+}
+template <> QR_CHASE_FN float rsqrt_approx<float>(float t)
+{
+#ifdef __CUDA_ARCH__
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(t));
+    return y;
+#else
+    return 1 / sqrtf(t);
+#endif
+}
+
+/* Rare path of rot_make: t = f*f + g*g out of [lo, hi] (both zero, or a
+ * square under/overflows). Rescales by a power of two first; f = g = 0 gives
+ * the identity rotation. */
+template <typename R> struct rotation {
+    R c, s, r;
+};
+template <typename R> __host__ __device__ __noinline__ rotation<R> rot_make_scaled(R f, R g)
+{
+    rotation<R> q;
+    const R mx = fmax(fabs(f), fabs(g));
+    if (mx == 0) {
+        q.c = 1;
+        q.s = 0;
+        q.r = 0;
+        return q;
+    }
+    const int ex = ilogb(mx);
+    const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
+    const R ts = fma(fs, fs, gs * gs);
+    const R ri = (R)1 / sqrt(ts);
+    q.c = fs * ri;
+    q.s = gs * ri;
+    q.r = scalbn(ts * ri, ex);
+    return q;
+}
+
+/* Plane rotation with c*f + s*g = r, -s*f + c*g = 0, r = +sqrt(f*f + g*g)
+ * (any sign of r is a valid rotation for the QL/QR recurrences; the positive
+ * one needs no copysign on the chain). This is the critical path of the
+ * chase, so the common case is straight-line code: t, one MUFU rsqrt y, then
+ * one third-order correction of y folded into the products:
+ *   e = 1 - t y^2,  1/sqrt(t) = y (1 + e/2 + 3e^2/8 + O(e^3)),
+ * so with |e| ~ 2^-22 the correction error is ~2^-66 and c, s, r are within
+ * about 1 ulp (c*c + s*s = 1 within a few ulp: the rotations stay orthogonal
+ * to working precision). Four dependent FP operations after the MUFU. `f`
+ * is the argument that arrives last on the chain (the chase's g). */
+template <typename R> QR_CHASE_FN void rot_make(R f, R g, R &c, R &s, R &r)
 {
     typedef eig_cuda_limits<R> lim;
     const R t = fma(f, f, g * g);
-    const R rinv = rsqrt(t);
-    const R sg = copysign((R)1, f);
-    c = fabs(f) * rinv;
-    s = sg * g * rinv;
-    r = sg * (t * rinv);
+    const R y = rsqrt_approx(t);
+    const R fy = f * y, gy = g * y, ty = t * y;
+    const R e = fma(-ty, y, (R)1);
+    const R e2 = fma(e, (R)0.375, (R)0.5);
+    c = fma(fy * e, e2, fy);
+    s = fma(gy * e, e2, gy);
+    r = fma(ty * e, e2, ty);
     const R lo = lim::rot_tiny() * lim::rot_tiny(), hi = lim::rot_huge() * lim::rot_huge();
-    if (!(t >= lo && t <= hi)) {
-        const R mx = fmax(fabs(f), fabs(g));
-        if (mx == 0) {
-            c = 1;
-            s = 0;
-            r = 0;
-        } else {
-            const int ex = ilogb(mx);
-            const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
-            const R ts = fma(fs, fs, gs * gs);
-            const R ri = rsqrt(ts);
-            c = fabs(fs) * ri;
-            s = sg * gs * ri;
-            r = sg * scalbn(ts * ri, ex);
-        }
+    if (__builtin_expect(!(t >= lo && t <= hi), 0)) {
+        const rotation<R> q = rot_make_scaled(f, g);
+        c = q.c;
+        s = q.s;
+        r = q.r;
     }
+}
+
+template <typename R2> QR_CHASE_FN R2 rot_pair(decltype(R2::x) c, decltype(R2::x) s)
+{
+    R2 v;
+    v.x = c;
+    v.y = s;
+    return v;
 }
 
 /* Eigen-decomposition of [[a b][b c]]: rt1 (larger |.|), rt2 and (cs, sn),
  * the unit eigenvector of rt1, as LAPACK's dlaev2 defines them. */
 template <typename R>
-__device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
+QR_CHASE_FN void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
 {
     const R sm = a + c, df = a - c, adf = fabs(df), tb = b + b, ab = fabs(tb);
     R acmx, acmn;
@@ -131,10 +193,11 @@ __device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
  * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
  * (returns -1; st.info = unconverged count). The rotations of an event act on
  * consecutive pivots from `first` in direction `dir` (+1 or -1). With
- * log == false nothing is written to cs. */
-template <typename R>
-__device__ int chase_advance(chase_state &st, R *d, R *e, int n,
-                             typename eig_cuda_complex<R>::type *cs, int &first, int &dir, bool log)
+ * LOG == false nothing is written to cs. */
+template <bool LOG, typename R>
+QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
+                                             typename eig_cuda_complex<R>::type *cs, int &first,
+                                             int &dir)
 {
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
@@ -227,8 +290,8 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
                 st.l = l + 2;
                 if (st.l > lend)
                     st.mode = CHASE_END;
-                if (log) {
-                    cs[0] = cmake<R2>(c, s);
+                if (LOG) {
+                    cs[0] = rot_pair<R2>(c, s);
                     first = l;
                     dir = 1;
                 }
@@ -245,23 +308,26 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             R s = 1, c = 1;
             p = 0;
             /* d[i], e[i] are read before this sweep writes them: load them one
-             * rotation ahead so that their latency is off the chain */
+             * rotation ahead so that their latency is off the chain. The body
+             * is branch-free: the first rotation's r (not an e of the block)
+             * goes to e[n-1], which the algorithm never reads. */
             int cnt = 0;
             R dip1 = d[m], di = d[m - 1], ei = e[m - 1];
+            int r_slot = n - 1;
             for (int i = m - 1; i >= l; --i) {
                 const int nx = i > l ? i - 1 : l;
                 const R di_next = d[nx], ei_next = e[nx];
                 const R f = s * ei, bb = c * ei;
                 rot_make(g, f, c, s, r);
-                if (i != m - 1)
-                    e[i + 1] = r;
+                e[r_slot] = r;
+                r_slot = i;
                 g = dip1 - p;
-                r = (di - g) * s + 2 * c * bb;
+                r = fma(di - g, s, c * (bb + bb));
                 p = s * r;
                 d[i + 1] = g + p;
-                g = c * r - bb;
-                if (log)
-                    cs[cnt] = cmake<R2>(c, -s);
+                g = fma(c, r, -bb);
+                if (LOG)
+                    cs[cnt] = rot_pair<R2>(c, -s);
                 ++cnt;
                 dip1 = di;
                 di = di_next;
@@ -313,8 +379,8 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             st.l = l - 2;
             if (st.l < lend)
                 st.mode = CHASE_END;
-            if (log) {
-                cs[0] = cmake<R2>(c, s);
+            if (LOG) {
+                cs[0] = rot_pair<R2>(c, s);
                 first = l - 1;
                 dir = 1;
             }
@@ -332,20 +398,21 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
         p = 0;
         int cnt = 0;
         R di = d[m], dip1 = d[m + 1], ei = e[m];
+        int r_slot = n - 1;
         for (int i = m; i <= l - 1; ++i) {
             const int nx = i + 2 <= l ? i + 2 : l;
             const R dip2 = d[nx], ei_next = e[i + 1 <= l - 1 ? i + 1 : l - 1];
             const R f = s * ei, bb = c * ei;
             rot_make(g, f, c, s, r);
-            if (i != m)
-                e[i - 1] = r;
+            e[r_slot] = r;
+            r_slot = i;
             g = di - p;
-            r = (dip1 - g) * s + 2 * c * bb;
+            r = fma(dip1 - g, s, c * (bb + bb));
             p = s * r;
             d[i] = g + p;
-            g = c * r - bb;
-            if (log)
-                cs[cnt] = cmake<R2>(c, s);
+            g = fma(c, r, -bb);
+            if (LOG)
+                cs[cnt] = rot_pair<R2>(c, s);
             ++cnt;
             di = dip1;
             dip1 = dip2;
@@ -363,7 +430,7 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
  * the row, stride = rows). Consecutive rotations of a sweep share a column,
  * which stays in a register: one load and one store per rotation. */
 template <typename R>
-__device__ __forceinline__ void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
+QR_CHASE_FN void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
                                             int count, int first, int dir)
 {
     typedef typename eig_cuda_complex<R>::type R2;
@@ -443,7 +510,7 @@ __global__ void __launch_bounds__(160)
     if (rows == 0) {
         if (tid == 0) {
             int first, dir;
-            while (chase_advance(st, d, e, n, cs, first, dir, false) >= 0) {
+            while (chase_advance<false>(st, d, e, n, cs, first, dir) >= 0) {
             }
             unconverged = st.info;
         }
@@ -452,7 +519,7 @@ __global__ void __launch_bounds__(160)
             const int cur = it & 1;
             if (tid == 0) {
                 int first = 0, dir = 0;
-                const int k = chase_advance(st, d, e, n, cs + cur * n, first, dir, true);
+                const int k = chase_advance<true>(st, d, e, n, cs + cur * n, first, dir);
                 evt_count[cur] = k;
                 evt_first[cur] = first;
                 evt_dir[cur] = dir;
