@@ -32,8 +32,31 @@ namespace {
 
 enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
 
+/* Bulges chased at once by a multishift group (lanes 0..QR_BULGES-1 of the
+ * chasing warp), the tick distance between consecutive bulges, and the
+ * smallest unreduced block that gets a group (smaller ones: single shift). */
+enum { QR_BULGES = 8, QR_BULGE_LAG = 3, QR_GROUP_MIN = 2 * QR_BULGES + 4 };
+/* after this many groups in a row without progress, one single-shift sweep
+ * (Wilkinson) */
+enum { QR_GROUP_STALLS = 3 };
+
+/* chase_advance's return codes besides a rotation count */
+enum { CHASE_FINISHED = -1, CHASE_GROUP = -2 };
+
 struct chase_state {
     int l1, l, lend, mode, jtot, nmaxit, done, info;
+    /* the group started by the last CHASE_GROUP: sweeps start at position
+     * top (QL: pivots top-1 down to bottom; QR: top up to bottom-1), each of
+     * its bulges makes len rotations, dir = -1 (QL) or +1 (QR) */
+    int g_top, g_bottom, g_len, g_dir;
+    int after_group; /* the last event was a group: the next scan judges its progress */
+    int stalled;     /* groups in a row that neither deflated nor split their block */
+};
+
+/* One bulge of a multishift group, in the registers of its lane. */
+template <typename R> struct bulge_state {
+    R g, p, c, s, dip1, di, ei;
+    int r_slot;
 };
 
 /* Hardware reciprocal square root (MUFU; FP64: MUFU.RSQ64H on the high word,
@@ -67,7 +90,7 @@ template <> QR_CHASE_FN float rsqrt_approx<float>(float t)
 template <typename R> struct rotation {
     R c, s, r;
 };
-template <typename R> __host__ __device__ __noinline__ rotation<R> rot_make_scaled(R f, R g)
+template <typename R> QR_CHASE_FN rotation<R> rot_make_scaled(R f, R g)
 {
     rotation<R> q;
     const R mx = fmax(fabs(f), fabs(g));
@@ -188,25 +211,212 @@ QR_CHASE_FN void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
     }
 }
 
+template <bool LOG, int MS, typename R>
+QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
+                              R *shifts, R *scratch);
+
+QR_CHASE_FN void chase_init(chase_state &st, int n)
+{
+    st.l1 = 0;
+    st.l = st.lend = 0;
+    st.mode = CHASE_TOP;
+    st.jtot = 0;
+    st.nmaxit = n * EIG_QR_MAX_SWEEPS;
+    st.done = 0;
+    st.info = 0;
+    st.g_top = st.g_bottom = st.g_len = st.g_dir = 0;
+    st.after_group = 0;
+    st.stalled = 0;
+}
+
+/* Starts a multishift group on the unreduced block from l (the end where
+ * eigenvalues deflate) to m, when it is long enough and the sweep budget
+ * allows MS more sweeps: the MS shifts (written to shifts[]) are the
+ * eigenvalues of the MS x MS block at l's end (computed by this same QL/QR,
+ * single-shift, on a copy in scratch[2 MS]). The group counts as MS sweeps.
+ * Returns false (nothing changed but the flag) when a single-shift sweep
+ * should be done instead. */
+template <int MS, typename R>
+QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int m, R *shifts,
+                             R *scratch)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int dir = m < l ? 1 : -1;
+    const int len = dir < 0 ? m - l : l - m; /* rotations per bulge; block order len + 1 */
+    if (len + 1 < QR_GROUP_MIN || st.jtot + MS > st.nmaxit)
+        return false;
+    if (st.stalled >= QR_GROUP_STALLS) {
+        st.stalled = 0;
+        return false;
+    }
+    const int b0 = dir < 0 ? l : l - MS + 1;
+    R *sd = scratch, *se = scratch + MS;
+    for (int i = 0; i < MS; ++i) {
+        sd[i] = d[b0 + i];
+        se[i] = i < MS - 1 ? e[b0 + i] : (R)0;
+    }
+    chase_state small;
+    chase_init(small, MS);
+    int f, dd;
+    while (chase_advance<false, 1>(small, sd, se, MS, (R2 *)nullptr, f, dd, (R *)nullptr,
+                                   (R *)nullptr) >= 0) {
+    }
+    if (small.info != 0)
+        return false;
+    for (int i = 0; i < MS; ++i)
+        shifts[i] = sd[i];
+    st.jtot += MS;
+    st.g_top = m;
+    st.g_bottom = l;
+    st.g_len = len;
+    st.g_dir = dir;
+    st.after_group = 1;
+    return true;
+}
+
+/* Ticks of a group: bulge j (lane j) starts QR_BULGE_LAG * j ticks after
+ * bulge 0 and then moves one pivot per tick. */
+QR_CHASE_FN int group_ticks(const chase_state &st, int ms)
+{
+    return QR_BULGE_LAG * (ms - 1) + st.g_len;
+}
+
+/* One tick of bulge `lane` of the current group: exactly the rotation that
+ * the single-shift sweep with shift sigma makes at this pivot. Bulge j at
+ * pivot i reads d, e at i-1..i+1 (QL) that bulge j-1 finished writing at
+ * least one tick earlier (lag 3), and writes pivots that no other bulge
+ * touches in this tick; so after a __syncwarp per tick the group is the
+ * sequence of MS single-shift sweeps, reordered only between rotations on
+ * disjoint pivots. Logs (c, s) as apply_event expects, or the identity when
+ * the bulge is not active in this tick. */
+template <bool LOG, typename R>
+QR_CHASE_FN void group_tick(bulge_state<R> &b, int lane, int t, const chase_state &st, R *d,
+                            R *e, int n, R sigma, typename eig_cuda_complex<R>::type *log_slot)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int u = t - QR_BULGE_LAG * lane;
+    if (u < 0 || u >= st.g_len) {
+        if (LOG)
+            *log_slot = rot_pair<R2>((R)1, (R)0);
+        return;
+    }
+    const int top = st.g_top, bot = st.g_bottom;
+    R r;
+    if (st.g_dir < 0) {
+        const int i = top - 1 - u;
+        if (u == 0) {
+            b.dip1 = d[top];
+            b.di = d[top - 1];
+            b.ei = e[top - 1];
+            b.g = b.dip1 - sigma;
+            b.c = b.s = 1;
+            b.p = 0;
+            b.r_slot = n - 1;
+        }
+        const int nx = i > bot ? i - 1 : bot;
+        const R di_next = d[nx], ei_next = e[nx];
+        const R f = b.s * b.ei, bb = b.c * b.ei;
+        rot_make(b.g, f, b.c, b.s, r);
+        e[b.r_slot] = r;
+        b.r_slot = i;
+        const R g = b.dip1 - b.p;
+        r = fma(b.di - g, b.s, b.c * (bb + bb));
+        b.p = b.s * r;
+        d[i + 1] = g + b.p;
+        b.g = fma(b.c, r, -bb);
+        if (LOG)
+            *log_slot = rot_pair<R2>(b.c, -b.s);
+        b.dip1 = b.di;
+        b.di = di_next;
+        b.ei = ei_next;
+        if (u == st.g_len - 1) {
+            d[bot] = d[bot] - b.p;
+            e[bot] = b.g;
+        }
+    } else {
+        const int i = top + u;
+        if (u == 0) {
+            b.di = d[top];
+            b.dip1 = d[top + 1];
+            b.ei = e[top];
+            b.g = b.di - sigma;
+            b.c = b.s = 1;
+            b.p = 0;
+            b.r_slot = n - 1;
+        }
+        const int nx = i + 2 <= bot ? i + 2 : bot;
+        const R dip2 = d[nx], ei_next = e[i + 1 <= bot - 1 ? i + 1 : bot - 1];
+        const R f = b.s * b.ei, bb = b.c * b.ei;
+        rot_make(b.g, f, b.c, b.s, r);
+        e[b.r_slot] = r;
+        b.r_slot = i;
+        const R g = b.di - b.p;
+        r = fma(b.dip1 - g, b.s, b.c * (bb + bb));
+        b.p = b.s * r;
+        d[i] = g + b.p;
+        b.g = fma(b.c, r, -bb);
+        if (LOG)
+            *log_slot = rot_pair<R2>(b.c, b.s);
+        b.di = b.dip1;
+        b.dip1 = dip2;
+        b.ei = ei_next;
+        if (u == st.g_len - 1) {
+            d[bot] = d[bot] - b.p;
+            e[bot - 1] = b.g;
+        }
+    }
+}
+
+/* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
+ * tick) to one row of Zr (z at the row, stride rows). Within a tick the
+ * rotations act on disjoint column pairs. */
+template <int MS, typename R>
+QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
+                             int t0, int nticks, int top, int len, int dir)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    for (int tt = 0; tt < nticks; ++tt) {
+        const int t = t0 + tt;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int j = 0; j < MS; ++j) {
+            const int u = t - QR_BULGE_LAG * j;
+            if (u >= 0 && u < len) {
+                const int pos = dir < 0 ? top - 1 - u : top + u;
+                const R2 rot = log[tt * MS + j];
+                R *za = z + pos * rows;
+                const R a = za[0], bv = za[rows];
+                za[0] = fma(rot.x, a, rot.y * bv);
+                za[rows] = fma(rot.x, bv, -(rot.y * a));
+            }
+        }
+    }
+}
+
 /* Advances the chase until it has logged at least one rotation (returns how
  * many; the log holds them in the order they must be applied as
  * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
  * (returns -1; st.info = unconverged count). The rotations of an event act on
  * consecutive pivots from `first` in direction `dir` (+1 or -1). With
  * LOG == false nothing is written to cs. */
-template <bool LOG, typename R>
+template <bool LOG, int MS, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
-                                             typename eig_cuda_complex<R>::type *cs, int &first,
-                                             int &dir)
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
+                              R *shifts, R *scratch)
 {
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
-    const R eps = lim::eps(), eps2 = eps * eps, safmin = lim::safmin();
+    /* MS == 1 is the shift solve of a group: there an off-diagonal counts as
+     * negligible already at sqrt(eps) relative size, which moves the
+     * eigenvalues by O(eps) only (second order), all that a shift needs */
+    const R eps = lim::eps(), eps2 = MS == 1 ? eps : eps * eps, safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
             if (st.l1 >= n) {
                 st.done = 1;
-                return -1;
+                return CHASE_FINISHED;
             }
             if (st.l1 > 0)
                 e[st.l1 - 1] = 0;
@@ -244,7 +454,7 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                 bad += e[i] != 0;
             st.info = bad;
             st.done = 1;
-            return -1;
+            return CHASE_FINISHED;
         }
         const int l = st.l, lend = st.lend;
         if (st.mode == CHASE_QL) {
@@ -274,6 +484,10 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
             }
             if (m < lend)
                 e[m] = 0;
+            if (st.after_group) {
+                st.after_group = 0;
+                st.stalled = m != l && m == st.g_top ? st.stalled + 1 : 0;
+            }
             R p = d[l];
             if (m == l) {
                 st.l = l + 1;
@@ -300,6 +514,10 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
             if (st.jtot == st.nmaxit) {
                 st.mode = CHASE_END;
                 continue;
+            }
+            if constexpr (MS > 1) {
+                if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+                    return CHASE_GROUP;
             }
             st.jtot++;
             R g = (d[l + 1] - p) / (2 * e[l]);
@@ -363,6 +581,10 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
         }
         if (m > lend)
             e[m - 1] = 0;
+        if (st.after_group) {
+            st.after_group = 0;
+            st.stalled = m != l && m == st.g_top ? st.stalled + 1 : 0;
+        }
         R p = d[l];
         if (m == l) {
             st.l = l - 1;
@@ -389,6 +611,10 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
         if (st.jtot == st.nmaxit) {
             st.mode = CHASE_END;
             continue;
+        }
+        if constexpr (MS > 1) {
+            if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+                return CHASE_GROUP;
         }
         st.jtot++;
         R g = (d[l - 1] - p) / (2 * e[l - 1]);
@@ -483,7 +709,8 @@ __global__ void __launch_bounds__(160)
     R *e = d + n;
     R *zs = e + n; /* [n][rows] */
     int *rank = (int *)(zs + (size_t)n * rows);
-    __shared__ int evt_count[2], evt_first[2], evt_dir[2];
+    __shared__ R shifts[QR_BULGES], scratch[2 * QR_BULGES];
+    __shared__ int evt_count[2], evt_first[2], evt_dir[2], evt_ticks[2], evt_top[2], evt_len[2];
     __shared__ int unconverged;
 
     const R *dg = (const R *)ws.diag + (size_t)b * n;
@@ -499,41 +726,91 @@ __global__ void __launch_bounds__(160)
     }
     __syncthreads();
 
+    /* Warp 0 chases: lane 0 runs the control flow (splits, shifts, single
+     * sweeps, 2x2 blocks); a multishift group is run by lanes
+     * 0..QR_BULGES-1, one bulge each, ticks separated by __syncwarp. Its log
+     * goes out in events of group_chunk ticks (QR_BULGES (c, s) per tick,
+     * identity for an idle bulge), which fit one buffer of n entries. */
+    const int lane = tid & 31;
+    const unsigned full = 0xffffffffu;
+    const int group_chunk = n / QR_BULGES > 0 ? n / QR_BULGES : 1;
     chase_state st;
-    st.l1 = 0;
-    st.l = st.lend = 0;
-    st.mode = CHASE_TOP;
-    st.jtot = 0;
-    st.nmaxit = n * EIG_QR_MAX_SWEEPS;
-    st.done = 0;
-    st.info = 0;
-    if (rows == 0) {
-        if (tid == 0) {
-            int first, dir;
-            while (chase_advance<false>(st, d, e, n, cs, first, dir) >= 0) {
+    chase_init(st, n);
+    bulge_state<R> bulge;
+    R sigma = 0;
+    int group_t = -1, group_end = 0;
+    for (int it = 0;; ++it) {
+        const int cur = it & 1;
+        R2 *log = cs + cur * n;
+        if (tid < 32) {
+            if (group_t < 0) {
+                int k = 0, first = 0, dir = 0;
+                if (lane == 0) {
+                    k = rows > 0 ? chase_advance<true, QR_BULGES>(st, d, e, n, log, first, dir,
+                                                                  shifts, scratch)
+                                 : chase_advance<false, QR_BULGES>(st, d, e, n, log, first, dir,
+                                                                   shifts, scratch);
+                    if (k != CHASE_GROUP) {
+                        evt_count[cur] = k;
+                        evt_first[cur] = first;
+                        evt_dir[cur] = dir;
+                    }
+                    if (k == CHASE_FINISHED)
+                        unconverged = st.info;
+                }
+                k = __shfl_sync(full, k, 0);
+                if (k == CHASE_GROUP) {
+                    st.g_top = __shfl_sync(full, st.g_top, 0);
+                    st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
+                    st.g_len = __shfl_sync(full, st.g_len, 0);
+                    st.g_dir = __shfl_sync(full, st.g_dir, 0);
+                    __syncwarp();
+                    sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+                    group_t = 0;
+                    group_end = group_ticks(st, QR_BULGES);
+                }
             }
-            unconverged = st.info;
-        }
-    } else {
-        for (int it = 0;; ++it) {
-            const int cur = it & 1;
-            if (tid == 0) {
-                int first = 0, dir = 0;
-                const int k = chase_advance<true>(st, d, e, n, cs + cur * n, first, dir);
-                evt_count[cur] = k;
-                evt_first[cur] = first;
-                evt_dir[cur] = dir;
-                if (k < 0)
-                    unconverged = st.info;
-            } else if (tid >= 32 && it > 0) {
-                const int prev = cur ^ 1;
+            if (group_t >= 0) {
+                const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
+                                           : group_end - group_t;
+                for (int t = group_t; t < group_t + ticks; ++t) {
+                    if (lane < QR_BULGES) {
+                        if (rows > 0)
+                            group_tick<true>(bulge, lane, t, st, d, e, n, sigma,
+                                             log + (t - group_t) * QR_BULGES + lane);
+                        else
+                            group_tick<false>(bulge, lane, t, st, d, e, n, sigma, log);
+                    }
+                    __syncwarp();
+                }
+                if (lane == 0) {
+                    evt_count[cur] = CHASE_GROUP;
+                    evt_first[cur] = group_t;
+                    evt_dir[cur] = st.g_dir;
+                    evt_ticks[cur] = ticks;
+                    evt_top[cur] = st.g_top;
+                    evt_len[cur] = st.g_len;
+                }
+                group_t += ticks;
+                if (group_t >= group_end)
+                    group_t = -1;
+            }
+        } else if (it > 0) {
+            const int prev = cur ^ 1;
+            if (evt_count[prev] == CHASE_GROUP)
+                apply_group<QR_BULGES>(zs + (tid - 32), rows, cs + prev * n, evt_first[prev],
+                                       evt_ticks[prev], evt_top[prev], evt_len[prev],
+                                       evt_dir[prev]);
+            else
                 apply_event(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
                             evt_first[prev], evt_dir[prev]);
-            }
-            __syncthreads();
-            if (evt_count[cur] < 0)
-                break;
         }
+        if (rows > 0)
+            __syncthreads();
+        else
+            __syncwarp();
+        if (evt_count[cur] == CHASE_FINISHED)
+            break;
     }
     __syncthreads();
 
