@@ -369,13 +369,18 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, int lane, int t, const chase_stat
 }
 
 /* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
- * tick) to one row of Zr (z at the row, stride rows). Within a tick the
- * rotations act on disjoint column pairs. */
+ * tick) to one row of Zr (z at the row, stride rows). Bulge j moves one
+ * pivot per tick, so the column it shares with its next rotation stays in a
+ * register (carry[j]): one load and one store per rotation, and the MS
+ * bulges of a tick are independent chains (they act on disjoint column
+ * pairs). A carry is loaded where its bulge starts or the chunk begins and
+ * stored where the bulge ends or the chunk ends. */
 template <int MS, typename R>
 QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
                              int t0, int nticks, int top, int len, int dir)
 {
     typedef typename eig_cuda_complex<R>::type R2;
+    R carry[MS];
     for (int tt = 0; tt < nticks; ++tt) {
         const int t = t0 + tt;
 #ifdef __CUDA_ARCH__
@@ -383,13 +388,28 @@ QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>:
 #endif
         for (int j = 0; j < MS; ++j) {
             const int u = t - QR_BULGE_LAG * j;
-            if (u >= 0 && u < len) {
-                const int pos = dir < 0 ? top - 1 - u : top + u;
-                const R2 rot = log[tt * MS + j];
-                R *za = z + pos * rows;
-                const R a = za[0], bv = za[rows];
-                za[0] = fma(rot.x, a, rot.y * bv);
-                za[rows] = fma(rot.x, bv, -(rot.y * a));
+            const bool active = u >= 0 && u < len;
+            const R2 rot = log[tt * MS + j];
+            /* QL: pivot top-1-u on columns (i, i+1), carry = column i+1
+             * before and column i after; QR: pivot top+u, carry = column i
+             * before and column i+1 after */
+            const int i = dir < 0 ? top - 1 - u : top + u;
+            const int c_in = dir < 0 ? i + 1 : i, other = dir < 0 ? i : i + 1;
+            if (active && (u == 0 || tt == 0))
+                carry[j] = z[c_in * rows];
+            R zo = 0;
+            if (active)
+                zo = z[other * rows];
+            /* rotation on (z_i, z_i+1) with (x, y): z_i' = x z_i + y z_i+1,
+             * z_i+1' = x z_i+1 - y z_i */
+            const R zi = dir < 0 ? zo : carry[j], zi1 = dir < 0 ? carry[j] : zo;
+            const R ni = fma(rot.x, zi, rot.y * zi1), ni1 = fma(rot.x, zi1, -(rot.y * zi));
+            const R done = dir < 0 ? ni1 : ni, kept = dir < 0 ? ni : ni1;
+            if (active) {
+                z[c_in * rows] = done;
+                carry[j] = kept;
+                if (u == len - 1 || tt == nticks - 1)
+                    z[other * rows] = kept;
             }
         }
     }
