@@ -282,30 +282,42 @@ QR_CHASE_FN int group_ticks(const chase_state &st, int ms)
     return QR_BULGE_LAG * (ms - 1) + st.g_len;
 }
 
+/* A bulge state that keeps rot_make on its fast path while the lane idles. */
+template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
+{
+    b.g = 1;
+    b.p = 0;
+    b.c = 1;
+    b.s = 0;
+    b.dip1 = b.di = b.ei = 0;
+    b.r_slot = 0;
+}
+
 /* One tick of bulge `lane` of the current group: exactly the rotation that
  * the single-shift sweep with shift sigma makes at this pivot. Bulge j at
  * pivot i reads d, e at i-1..i+1 (QL) that bulge j-1 finished writing at
  * least one tick earlier (lag 3), and writes pivots that no other bulge
  * touches in this tick; so after a __syncwarp per tick the group is the
  * sequence of MS single-shift sweeps, reordered only between rotations on
- * disjoint pivots. Logs (c, s) as apply_event expects, or the identity when
- * the bulge is not active in this tick. */
+ * disjoint pivots. Every lane of the warp runs the same instructions (no
+ * divergence on the chain): a lane that is not an active bulge this tick
+ * (mine == false, not started, or done) reads clamped pivots, computes on
+ * its idle state and stores nothing. Logs (c, s) as apply_event expects,
+ * or the identity for an idle bulge. */
 template <bool LOG, typename R>
-QR_CHASE_FN void group_tick(bulge_state<R> &b, int lane, int t, const chase_state &st, R *d,
-                            R *e, int n, R sigma, typename eig_cuda_complex<R>::type *log_slot)
+QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
+                            R *d, R *e, int n, R sigma,
+                            typename eig_cuda_complex<R>::type *log_slot)
 {
     typedef typename eig_cuda_complex<R>::type R2;
+    const int len = st.g_len, top = st.g_top, bot = st.g_bottom;
     const int u = t - QR_BULGE_LAG * lane;
-    if (u < 0 || u >= st.g_len) {
-        if (LOG)
-            *log_slot = rot_pair<R2>((R)1, (R)0);
-        return;
-    }
-    const int top = st.g_top, bot = st.g_bottom;
-    R r;
+    const bool act = mine && u >= 0 && u < len;
+    const int uc = u < 0 ? 0 : u >= len ? len - 1 : u;
+    R c, s, r, p, g, gn;
     if (st.g_dir < 0) {
-        const int i = top - 1 - u;
-        if (u == 0) {
+        const int i = top - 1 - uc;
+        if (act && u == 0) {
             b.dip1 = d[top];
             b.di = d[top - 1];
             b.ei = e[top - 1];
@@ -317,26 +329,24 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, int lane, int t, const chase_stat
         const int nx = i > bot ? i - 1 : bot;
         const R di_next = d[nx], ei_next = e[nx];
         const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(b.g, f, b.c, b.s, r);
-        e[b.r_slot] = r;
-        b.r_slot = i;
-        const R g = b.dip1 - b.p;
-        r = fma(b.di - g, b.s, b.c * (bb + bb));
-        b.p = b.s * r;
-        d[i + 1] = g + b.p;
-        b.g = fma(b.c, r, -bb);
-        if (LOG)
-            *log_slot = rot_pair<R2>(b.c, -b.s);
-        b.dip1 = b.di;
-        b.di = di_next;
-        b.ei = ei_next;
-        if (u == st.g_len - 1) {
-            d[bot] = d[bot] - b.p;
-            e[bot] = b.g;
+        rot_make(b.g, f, c, s, r);
+        g = b.dip1 - b.p;
+        const R rr = fma(b.di - g, s, c * (bb + bb));
+        p = s * rr;
+        gn = fma(c, rr, -bb);
+        if (act) {
+            e[b.r_slot] = r;
+            d[i + 1] = g + p;
+            b.r_slot = i;
+            b.dip1 = b.di;
+            b.di = di_next;
+            b.ei = ei_next;
         }
+        if (LOG && mine)
+            *log_slot = act ? rot_pair<R2>(c, -s) : rot_pair<R2>((R)1, (R)0);
     } else {
-        const int i = top + u;
-        if (u == 0) {
+        const int i = top + uc;
+        if (act && u == 0) {
             b.di = d[top];
             b.dip1 = d[top + 1];
             b.ei = e[top];
@@ -348,71 +358,101 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, int lane, int t, const chase_stat
         const int nx = i + 2 <= bot ? i + 2 : bot;
         const R dip2 = d[nx], ei_next = e[i + 1 <= bot - 1 ? i + 1 : bot - 1];
         const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(b.g, f, b.c, b.s, r);
-        e[b.r_slot] = r;
-        b.r_slot = i;
-        const R g = b.di - b.p;
-        r = fma(b.dip1 - g, b.s, b.c * (bb + bb));
-        b.p = b.s * r;
-        d[i] = g + b.p;
-        b.g = fma(b.c, r, -bb);
-        if (LOG)
-            *log_slot = rot_pair<R2>(b.c, b.s);
-        b.di = b.dip1;
-        b.dip1 = dip2;
-        b.ei = ei_next;
-        if (u == st.g_len - 1) {
-            d[bot] = d[bot] - b.p;
-            e[bot - 1] = b.g;
+        rot_make(b.g, f, c, s, r);
+        g = b.di - b.p;
+        const R rr = fma(b.dip1 - g, s, c * (bb + bb));
+        p = s * rr;
+        gn = fma(c, rr, -bb);
+        if (act) {
+            e[b.r_slot] = r;
+            d[i] = g + p;
+            b.r_slot = i;
+            b.di = b.dip1;
+            b.dip1 = dip2;
+            b.ei = ei_next;
         }
+        if (LOG && mine)
+            *log_slot = act ? rot_pair<R2>(c, s) : rot_pair<R2>((R)1, (R)0);
+    }
+    if (act) {
+        b.c = c;
+        b.s = s;
+        b.p = p;
+        b.g = gn;
+    }
+    if (act && u == len - 1) {
+        /* the sweep's last step; then idle (keeps rot_make on its fast path) */
+        d[bot] = d[bot] - p;
+        e[st.g_dir < 0 ? bot : bot - 1] = gn;
+        bulge_idle(b);
     }
 }
 
 /* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
- * tick) to one row of Zr (z at the row, stride rows). Bulge j moves one
- * pivot per tick, so the column it shares with its next rotation stays in a
- * register (carry[j]): one load and one store per rotation, and the MS
- * bulges of a tick are independent chains (they act on disjoint column
- * pairs). A carry is loaded where its bulge starts or the chunk begins and
- * stored where the bulge ends or the chunk ends. */
-template <int MS, typename R>
-QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
-                             int t0, int nticks, int top, int len, int dir)
+ * tick) to one row of Zr (z at the row, stride rows); DIR = -1 (QL) or +1
+ * (QR). Bulge j moves one pivot per tick, so the column it shares with its
+ * next rotation stays in a register (carry[j]): one load and one store per
+ * rotation. Within a tick the MS rotations act on disjoint column pairs, so
+ * all loads of a tick are issued first, then the arithmetic, then the
+ * stores: one shared-memory latency per tick, not one per bulge. A carry is
+ * loaded where its bulge starts or the chunk begins and stored where the
+ * bulge ends or the chunk ends. */
+template <int MS, int DIR, typename R>
+QR_CHASE_FN void apply_group_dir(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
+                                 int t0, int nticks, int top, int len)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     R carry[MS];
     for (int tt = 0; tt < nticks; ++tt) {
         const int t = t0 + tt;
+        R zo[MS];
+        R2 rot[MS];
+        bool active[MS];
+        int c_in[MS], other[MS];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
         for (int j = 0; j < MS; ++j) {
             const int u = t - QR_BULGE_LAG * j;
-            const bool active = u >= 0 && u < len;
-            const R2 rot = log[tt * MS + j];
-            /* QL: pivot top-1-u on columns (i, i+1), carry = column i+1
-             * before and column i after; QR: pivot top+u, carry = column i
-             * before and column i+1 after */
-            const int i = dir < 0 ? top - 1 - u : top + u;
-            const int c_in = dir < 0 ? i + 1 : i, other = dir < 0 ? i : i + 1;
-            if (active && (u == 0 || tt == 0))
-                carry[j] = z[c_in * rows];
-            R zo = 0;
-            if (active)
-                zo = z[other * rows];
-            /* rotation on (z_i, z_i+1) with (x, y): z_i' = x z_i + y z_i+1,
-             * z_i+1' = x z_i+1 - y z_i */
-            const R zi = dir < 0 ? zo : carry[j], zi1 = dir < 0 ? carry[j] : zo;
-            const R ni = fma(rot.x, zi, rot.y * zi1), ni1 = fma(rot.x, zi1, -(rot.y * zi));
-            const R done = dir < 0 ? ni1 : ni, kept = dir < 0 ? ni : ni1;
-            if (active) {
-                z[c_in * rows] = done;
-                carry[j] = kept;
-                if (u == len - 1 || tt == nticks - 1)
-                    z[other * rows] = kept;
-            }
+            active[j] = u >= 0 && u < len;
+            /* QL: pivot i = top-1-u on columns (i, i+1), the carry is column
+             * i+1 before and column i after; QR: pivot i = top+u, the carry
+             * is column i before and i+1 after */
+            const int i = DIR < 0 ? top - 1 - u : top + u;
+            c_in[j] = DIR < 0 ? i + 1 : i;
+            other[j] = DIR < 0 ? i : i + 1;
+            rot[j] = log[tt * MS + j];
+            zo[j] = active[j] ? z[other[j] * rows] : (R)0;
+            if (active[j] && (u == 0 || tt == 0))
+                carry[j] = z[c_in[j] * rows];
+        }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int j = 0; j < MS; ++j) {
+            if (!active[j])
+                continue;
+            const int u = t - QR_BULGE_LAG * j;
+            /* z_i' = x z_i + y z_i+1, z_i+1' = x z_i+1 - y z_i */
+            const R zi = DIR < 0 ? zo[j] : carry[j], zi1 = DIR < 0 ? carry[j] : zo[j];
+            const R ni = fma(rot[j].x, zi, rot[j].y * zi1);
+            const R ni1 = fma(rot[j].x, zi1, -(rot[j].y * zi));
+            z[c_in[j] * rows] = DIR < 0 ? ni1 : ni;
+            carry[j] = DIR < 0 ? ni : ni1;
+            if (u == len - 1 || tt == nticks - 1)
+                z[other[j] * rows] = carry[j];
         }
     }
+}
+
+template <int MS, typename R>
+QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
+                             int t0, int nticks, int top, int len, int dir)
+{
+    if (dir < 0)
+        apply_group_dir<MS, -1>(z, rows, log, t0, nticks, top, len);
+    else
+        apply_group_dir<MS, 1>(z, rows, log, t0, nticks, top, len);
 }
 
 /* Advances the chase until it has logged at least one rotation (returns how
@@ -429,9 +469,11 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
     /* MS == 1 is the shift solve of a group: there an off-diagonal counts as
-     * negligible already at sqrt(eps) relative size, which moves the
-     * eigenvalues by O(eps) only (second order), all that a shift needs */
-    const R eps = lim::eps(), eps2 = MS == 1 ? eps : eps * eps, safmin = lim::safmin();
+     * negligible already at eps^(1/4) relative size, which moves those
+     * eigenvalues by O(sqrt(eps)) only (second order): shifts that good
+     * keep the groups converging as fast (measured: same ticks on radar
+     * input) for half to a quarter of the shift-solve sweeps */
+    const R eps = lim::eps(), eps2 = MS == 1 ? sqrt(eps) : eps * eps, safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
             if (st.l1 >= n) {
@@ -786,6 +828,7 @@ __global__ void __launch_bounds__(160)
                     st.g_dir = __shfl_sync(full, st.g_dir, 0);
                     __syncwarp();
                     sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+                    bulge_idle(bulge);
                     group_t = 0;
                     group_end = group_ticks(st, QR_BULGES);
                 }
@@ -794,13 +837,12 @@ __global__ void __launch_bounds__(160)
                 const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
                                            : group_end - group_t;
                 for (int t = group_t; t < group_t + ticks; ++t) {
-                    if (lane < QR_BULGES) {
-                        if (rows > 0)
-                            group_tick<true>(bulge, lane, t, st, d, e, n, sigma,
-                                             log + (t - group_t) * QR_BULGES + lane);
-                        else
-                            group_tick<false>(bulge, lane, t, st, d, e, n, sigma, log);
-                    }
+                    if (rows > 0)
+                        group_tick<true>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
+                                         log + (t - group_t) * QR_BULGES + lane);
+                    else
+                        group_tick<false>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
+                                          log);
                     __syncwarp();
                 }
                 if (lane == 0) {
