@@ -276,10 +276,13 @@ QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int
 }
 
 /* Ticks of a group: bulge j (lane j) starts QR_BULGE_LAG * j ticks after
- * bulge 0 and then moves one pivot per tick. */
+ * bulge 0 and then moves one pivot per tick; ticks are numbered from
+ * QR_GROUP_FIRST_TICK = -1, the tick in which bulge 0 reads its start
+ * values (every bulge reads them one tick before it starts). */
+enum { QR_GROUP_FIRST_TICK = -1 };
 QR_CHASE_FN int group_ticks(const chase_state &st, int ms)
 {
-    return QR_BULGE_LAG * (ms - 1) + st.g_len;
+    return 1 + QR_BULGE_LAG * (ms - 1) + st.g_len;
 }
 
 /* A bulge state that keeps rot_make on its fast path while the lane idles. */
@@ -314,26 +317,21 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     const int u = t - QR_BULGE_LAG * lane;
     const bool act = mine && u >= 0 && u < len;
     const int uc = u < 0 ? 0 : u >= len ? len - 1 : u;
-    R c, s, r, p, g, gn;
+    /* the start values were loaded one tick ahead (below): only a select
+     * on the chain, no load */
+    const R g_in = u == 0 ? (st.g_dir < 0 ? b.dip1 : b.di) - sigma : b.g;
+    R c, s, r, p, gn, d_bot;
     if (st.g_dir < 0) {
         const int i = top - 1 - uc;
-        if (act && u == 0) {
-            b.dip1 = d[top];
-            b.di = d[top - 1];
-            b.ei = e[top - 1];
-            b.g = b.dip1 - sigma;
-            b.c = b.s = 1;
-            b.p = 0;
-            b.r_slot = n - 1;
-        }
         const int nx = i > bot ? i - 1 : bot;
         const R di_next = d[nx], ei_next = e[nx];
         const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(b.g, f, c, s, r);
-        g = b.dip1 - b.p;
+        rot_make(g_in, f, c, s, r);
+        const R g = b.dip1 - b.p;
         const R rr = fma(b.di - g, s, c * (bb + bb));
         p = s * rr;
         gn = fma(c, rr, -bb);
+        d_bot = b.di; /* d[bot] when this is the last pivot */
         if (act) {
             e[b.r_slot] = r;
             d[i + 1] = g + p;
@@ -346,23 +344,15 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
             *log_slot = act ? rot_pair<R2>(c, -s) : rot_pair<R2>((R)1, (R)0);
     } else {
         const int i = top + uc;
-        if (act && u == 0) {
-            b.di = d[top];
-            b.dip1 = d[top + 1];
-            b.ei = e[top];
-            b.g = b.di - sigma;
-            b.c = b.s = 1;
-            b.p = 0;
-            b.r_slot = n - 1;
-        }
         const int nx = i + 2 <= bot ? i + 2 : bot;
         const R dip2 = d[nx], ei_next = e[i + 1 <= bot - 1 ? i + 1 : bot - 1];
         const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(b.g, f, c, s, r);
-        g = b.di - b.p;
+        rot_make(g_in, f, c, s, r);
+        const R g = b.di - b.p;
         const R rr = fma(b.dip1 - g, s, c * (bb + bb));
         p = s * rr;
         gn = fma(c, rr, -bb);
+        d_bot = b.dip1;
         if (act) {
             e[b.r_slot] = r;
             d[i] = g + p;
@@ -382,85 +372,31 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     }
     if (act && u == len - 1) {
         /* the sweep's last step; then idle (keeps rot_make on its fast path) */
-        d[bot] = d[bot] - p;
+        d[bot] = d_bot - p;
         e[st.g_dir < 0 ? bot : bot - 1] = gn;
         bulge_idle(b);
     }
-}
-
-/* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
- * tick) to one row of Zr (z at the row, stride rows); DIR = -1 (QL) or +1
- * (QR). Bulge j moves one pivot per tick, so the column it shares with its
- * next rotation stays in a register (carry[j]): one load and one store per
- * rotation. Within a tick the MS rotations act on disjoint column pairs, so
- * all loads of a tick are issued first, then the arithmetic, then the
- * stores: one shared-memory latency per tick, not one per bulge. A carry is
- * loaded where its bulge starts or the chunk begins and stored where the
- * bulge ends or the chunk ends. */
-template <int MS, int DIR, typename R>
-QR_CHASE_FN void apply_group_dir(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
-                                 int t0, int nticks, int top, int len)
-{
-    typedef typename eig_cuda_complex<R>::type R2;
-    R carry[MS];
-    for (int tt = 0; tt < nticks; ++tt) {
-        const int t = t0 + tt;
-        R zo[MS];
-        R2 rot[MS];
-        bool active[MS];
-        int c_in[MS], other[MS];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int j = 0; j < MS; ++j) {
-            const int u = t - QR_BULGE_LAG * j;
-            active[j] = u >= 0 && u < len;
-            /* QL: pivot i = top-1-u on columns (i, i+1), the carry is column
-             * i+1 before and column i after; QR: pivot i = top+u, the carry
-             * is column i before and i+1 after */
-            const int i = DIR < 0 ? top - 1 - u : top + u;
-            c_in[j] = DIR < 0 ? i + 1 : i;
-            other[j] = DIR < 0 ? i : i + 1;
-            rot[j] = log[tt * MS + j];
-            zo[j] = active[j] ? z[other[j] * rows] : (R)0;
-            if (active[j] && (u == 0 || tt == 0))
-                carry[j] = z[c_in[j] * rows];
+    if (mine && u == -1) {
+        /* start values of the next tick, read last in this tick so that no
+         * instruction of this tick waits on them; bulge lane-1 finished
+         * writing them one tick ago (pivots top, top-1 (QL) or top, top+1
+         * (QR) are its first two) */
+        if (st.g_dir < 0) {
+            b.dip1 = d[top];
+            b.di = d[top - 1];
+            b.ei = e[top - 1];
+        } else {
+            b.di = d[top];
+            b.dip1 = d[top + 1];
+            b.ei = e[top];
         }
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-        for (int j = 0; j < MS; ++j) {
-            if (!active[j])
-                continue;
-            const int u = t - QR_BULGE_LAG * j;
-            /* z_i' = x z_i + y z_i+1, z_i+1' = x z_i+1 - y z_i */
-            const R zi = DIR < 0 ? zo[j] : carry[j], zi1 = DIR < 0 ? carry[j] : zo[j];
-            const R ni = fma(rot[j].x, zi, rot[j].y * zi1);
-            const R ni1 = fma(rot[j].x, zi1, -(rot[j].y * zi));
-            z[c_in[j] * rows] = DIR < 0 ? ni1 : ni;
-            carry[j] = DIR < 0 ? ni : ni1;
-            if (u == len - 1 || tt == nticks - 1)
-                z[other[j] * rows] = carry[j];
-        }
+        b.g = 0;
+        b.c = b.s = 1;
+        b.p = 0;
+        b.r_slot = n - 1;
     }
 }
 
-template <int MS, typename R>
-QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
-                             int t0, int nticks, int top, int len, int dir)
-{
-    if (dir < 0)
-        apply_group_dir<MS, -1>(z, rows, log, t0, nticks, top, len);
-    else
-        apply_group_dir<MS, 1>(z, rows, log, t0, nticks, top, len);
-}
-
-/* Advances the chase until it has logged at least one rotation (returns how
- * many; the log holds them in the order they must be applied as
- * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
- * (returns -1; st.info = unconverged count). The rotations of an event act on
- * consecutive pivots from `first` in direction `dir` (+1 or -1). With
- * LOG == false nothing is written to cs. */
 template <bool LOG, int MS, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                               typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
@@ -719,39 +655,62 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
  * which stays in a register: one load and one store per rotation. */
 template <typename R>
 QR_CHASE_FN void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
-                                            int count, int first, int dir)
+                             int count, int first, int dir, int stride = 1)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     if (count <= 0)
         return;
     if (dir < 0) { /* pivots first, first-1, ...: z_{j+1} is carried downwards */
-        R carry = z[(size_t)(first + 1) * rows];
+        R carry = z[(first + 1) * rows];
         R2 rot = cs[0];
-        R zj = z[(size_t)first * rows];
+        R zj = z[first * rows];
         for (int q = 0; q < count; ++q) {
             const int j = first - q;
-            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
-            const R zj_next = z[(size_t)(j > 0 ? j - 1 : 0) * rows];
-            z[(size_t)(j + 1) * rows] = rot.x * carry - rot.y * zj;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj_next = z[(j > 0 ? j - 1 : 0) * rows];
+            z[(j + 1) * rows] = rot.x * carry - rot.y * zj;
             carry = rot.y * carry + rot.x * zj;
             rot = rot_next;
             zj = zj_next;
         }
-        z[(size_t)(first - count + 1) * rows] = carry;
+        z[(first - count + 1) * rows] = carry;
     } else { /* pivots first, first+1, ...: z_j is carried upwards */
-        R carry = z[(size_t)first * rows];
+        R carry = z[first * rows];
         R2 rot = cs[0];
-        R zj1 = z[(size_t)(first + 1) * rows];
+        R zj1 = z[(first + 1) * rows];
         for (int q = 0; q < count; ++q) {
             const int j = first + q;
-            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
-            const R zj1_next = z[(size_t)(q + 1 < count ? j + 2 : j + 1) * rows];
-            z[(size_t)j * rows] = rot.y * zj1 + rot.x * carry;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj1_next = z[(q + 1 < count ? j + 2 : j + 1) * rows];
+            z[j * rows] = rot.y * zj1 + rot.x * carry;
             carry = rot.x * zj1 - rot.y * carry;
             rot = rot_next;
             zj1 = zj1_next;
         }
-        z[(size_t)(first + count) * rows] = carry;
+        z[(first + count) * rows] = carry;
+    }
+}
+
+/* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
+ * tick) to one row of Zr (z at the row, stride rows), bulge after bulge:
+ * within the chunk, bulge j's rotations are a run of consecutive pivots
+ * (one apply_event with log stride MS: one load and one store per
+ * rotation, the shared column carried in a register). The order is valid:
+ * the group equals its MS sweeps done one after the other, and a rotation
+ * of bulge j+1 that overlaps one of bulge j comes at least two ticks later
+ * (so never in an earlier chunk). */
+template <int MS, typename R>
+QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
+                             int t0, int nticks, int top, int len, int dir)
+{
+    for (int j = 0; j < MS; ++j) {
+        const int lag = QR_BULGE_LAG * j;
+        const int u0 = t0 - lag > 0 ? t0 - lag : 0;
+        const int u1 = t0 + nticks - lag < len ? t0 + nticks - lag : len;
+        if (u1 <= u0)
+            continue;
+        const int first = dir < 0 ? top - 1 - u0 : top + u0;
+        apply_event(z, rows, log + (u0 + lag - t0) * MS + j, u1 - u0, first, dir, MS);
     }
 }
 
@@ -800,12 +759,13 @@ __global__ void __launch_bounds__(160)
     chase_init(st, n);
     bulge_state<R> bulge;
     R sigma = 0;
-    int group_t = -1, group_end = 0;
+    bool in_group = false;
+    int group_t = 0, group_end = 0;
     for (int it = 0;; ++it) {
         const int cur = it & 1;
         R2 *log = cs + cur * n;
         if (tid < 32) {
-            if (group_t < 0) {
+            if (!in_group) {
                 int k = 0, first = 0, dir = 0;
                 if (lane == 0) {
                     k = rows > 0 ? chase_advance<true, QR_BULGES>(st, d, e, n, log, first, dir,
@@ -829,11 +789,12 @@ __global__ void __launch_bounds__(160)
                     __syncwarp();
                     sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
                     bulge_idle(bulge);
-                    group_t = 0;
-                    group_end = group_ticks(st, QR_BULGES);
+                    in_group = true;
+                    group_t = QR_GROUP_FIRST_TICK;
+                    group_end = QR_GROUP_FIRST_TICK + group_ticks(st, QR_BULGES);
                 }
             }
-            if (group_t >= 0) {
+            if (in_group) {
                 const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
                                            : group_end - group_t;
                 for (int t = group_t; t < group_t + ticks; ++t) {
@@ -854,8 +815,7 @@ __global__ void __launch_bounds__(160)
                     evt_len[cur] = st.g_len;
                 }
                 group_t += ticks;
-                if (group_t >= group_end)
-                    group_t = -1;
+                in_group = group_t < group_end;
             }
         } else if (it > 0) {
             const int prev = cur ^ 1;
