@@ -304,8 +304,8 @@ template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
  * sequence of MS single-shift sweeps, reordered only between rotations on
  * disjoint pivots. Every lane of the warp runs the same instructions (no
  * divergence on the chain): a lane that is not an active bulge this tick
- * (mine == false, not started, or done) reads clamped pivots, computes on
- * its idle state and stores nothing. Logs (c, s) as apply_event expects,
+ * (mine == false, not started, or done) computes on its idle state, and
+ * its loads and stores are predicated off. Logs (c, s) as apply_event expects,
  * or the identity for an idle bulge. */
 template <bool LOG, typename R>
 QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
@@ -324,7 +324,9 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     if (st.g_dir < 0) {
         const int i = top - 1 - uc;
         const int nx = i > bot ? i - 1 : bot;
-        const R di_next = d[nx], ei_next = e[nx];
+        /* an idle lane reads nothing: its clamped pivot may be one that an
+         * active bulge writes in this tick */
+        const R di_next = act ? d[nx] : (R)0, ei_next = act ? e[nx] : (R)0;
         const R f = b.s * b.ei, bb = b.c * b.ei;
         rot_make(g_in, f, c, s, r);
         const R g = b.dip1 - b.p;
@@ -345,7 +347,8 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     } else {
         const int i = top + uc;
         const int nx = i + 2 <= bot ? i + 2 : bot;
-        const R dip2 = d[nx], ei_next = e[i + 1 <= bot - 1 ? i + 1 : bot - 1];
+        const R dip2 = act ? d[nx] : (R)0;
+        const R ei_next = act ? e[i + 1 <= bot - 1 ? i + 1 : bot - 1] : (R)0;
         const R f = b.s * b.ei, bb = b.c * b.ei;
         rot_make(g_in, f, c, s, r);
         const R g = b.di - b.p;
