@@ -24,49 +24,134 @@
  */
 #include "eig_cuda_internal.cuh"
 
+/* The chase is plain scalar code: it also compiles for the host, where a
+ * harness can run it against LAPACK without a GPU. */
+#define QR_CHASE_FN __host__ __device__ __forceinline__
+
 namespace {
 
 enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
 
+/* Bulges chased at once by a multishift group (lanes 0..QR_BULGES-1 of the
+ * chasing warp), the tick distance between consecutive bulges, and the
+ * smallest unreduced block that gets a group (smaller ones: single shift). */
+enum { QR_BULGES = 8, QR_BULGE_LAG = 3, QR_GROUP_MIN = 2 * QR_BULGES + 4 };
+/* after this many groups in a row without progress, one single-shift sweep
+ * (Wilkinson) */
+enum { QR_GROUP_STALLS = 3 };
+
+/* chase_advance's return codes besides a rotation count */
+enum { CHASE_FINISHED = -1, CHASE_GROUP = -2 };
+
 struct chase_state {
     int l1, l, lend, mode, jtot, nmaxit, done, info;
+    /* the group started by the last CHASE_GROUP: sweeps start at position
+     * top (QL: pivots top-1 down to bottom; QR: top up to bottom-1), each of
+     * its bulges makes len rotations, dir = -1 (QL) or +1 (QR) */
+    int g_top, g_bottom, g_len, g_dir;
+    int after_group; /* the last event was a group: the next scan judges its progress */
+    int stalled;     /* groups in a row that neither deflated nor split their block */
 };
 
-/* Plane rotation with c*f + s*g = r, -s*f + c*g = 0, c >= 0. The common case
- * is one rsqrt on the critical path; tiny or huge inputs are rescaled by a
- * power of two first. */
-template <typename R> __device__ __forceinline__ void rot_make(R f, R g, R &c, R &s, R &r)
+/* One bulge of a multishift group, in the registers of its lane. */
+template <typename R> struct bulge_state {
+    R g, p, c, s, dip1, di, ei;
+    int r_slot;
+};
+
+/* Hardware reciprocal square root (MUFU; FP64: MUFU.RSQ64H on the high word,
+ * relative error about 2^-22 in both precisions). Subnormal inputs flush to
+ * zero; rot_make never passes one (its fast path needs t in [lo, hi]). */
+template <typename R> QR_CHASE_FN R rsqrt_approx(R t);
+template <> QR_CHASE_FN double rsqrt_approx<double>(double t)
+{
+#ifdef __CUDA_ARCH__
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(t));
+    return y;
+#else
+    return 1 / sqrt(t);
+#endif
+}
+template <> QR_CHASE_FN float rsqrt_approx<float>(float t)
+{
+#ifdef __CUDA_ARCH__
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(t));
+    return y;
+#else
+    return 1 / sqrtf(t);
+#endif
+}
+
+/* Rare path of rot_make: t = f*f + g*g out of [lo, hi] (both zero, or a
+ * square under/overflows). Rescales by a power of two first; f = g = 0 gives
+ * the identity rotation. */
+template <typename R> struct rotation {
+    R c, s, r;
+};
+template <typename R> QR_CHASE_FN rotation<R> rot_make_scaled(R f, R g)
+{
+    rotation<R> q;
+    const R mx = fmax(fabs(f), fabs(g));
+    if (mx == 0) {
+        q.c = 1;
+        q.s = 0;
+        q.r = 0;
+        return q;
+    }
+    const int ex = ilogb(mx);
+    const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
+    const R ts = fma(fs, fs, gs * gs);
+    const R ri = (R)1 / sqrt(ts);
+    q.c = fs * ri;
+    q.s = gs * ri;
+    q.r = scalbn(ts * ri, ex);
+    return q;
+}
+
+/* Plane rotation with c*f + s*g = r, -s*f + c*g = 0, r = +sqrt(f*f + g*g)
+ * (any sign of r is a valid rotation for the QL/QR recurrences; the positive
+ * one needs no copysign on the chain). This is the critical path of the
+ * chase, so the common case is straight-line code: t, one MUFU rsqrt y, then
+ * one third-order correction of y folded into the products:
+ *   e = 1 - t y^2,  1/sqrt(t) = y (1 + e/2 + 3e^2/8 + O(e^3)),
+ * so with |e| ~ 2^-22 the correction error is ~2^-66 and c, s, r are within
+ * about 1 ulp (c*c + s*s = 1 within a few ulp: the rotations stay orthogonal
+ * to working precision). Four dependent FP operations after the MUFU. `f`
+ * is the argument that arrives last on the chain (the chase's g). */
+template <typename R> QR_CHASE_FN void rot_make(R f, R g, R &c, R &s, R &r)
 {
     typedef eig_cuda_limits<R> lim;
     const R t = fma(f, f, g * g);
-    const R rinv = rsqrt(t);
-    const R sg = copysign((R)1, f);
-    c = fabs(f) * rinv;
-    s = sg * g * rinv;
-    r = sg * (t * rinv);
+    const R y = rsqrt_approx(t);
+    const R fy = f * y, gy = g * y, ty = t * y;
+    const R e = fma(-ty, y, (R)1);
+    const R e2 = fma(e, (R)0.375, (R)0.5);
+    c = fma(fy * e, e2, fy);
+    s = fma(gy * e, e2, gy);
+    r = fma(ty * e, e2, ty);
     const R lo = lim::rot_tiny() * lim::rot_tiny(), hi = lim::rot_huge() * lim::rot_huge();
-    if (!(t >= lo && t <= hi)) {
-        const R mx = fmax(fabs(f), fabs(g));
-        if (mx == 0) {
-            c = 1;
-            s = 0;
-            r = 0;
-        } else {
-            const int ex = ilogb(mx);
-            const R fs = scalbn(f, -ex), gs = scalbn(g, -ex);
-            const R ts = fma(fs, fs, gs * gs);
-            const R ri = rsqrt(ts);
-            c = fabs(fs) * ri;
-            s = sg * gs * ri;
-            r = sg * scalbn(ts * ri, ex);
-        }
+    if (__builtin_expect(!(t >= lo && t <= hi), 0)) {
+        const rotation<R> q = rot_make_scaled(f, g);
+        c = q.c;
+        s = q.s;
+        r = q.r;
     }
+}
+
+template <typename R2> QR_CHASE_FN R2 rot_pair(decltype(R2::x) c, decltype(R2::x) s)
+{
+    R2 v;
+    v.x = c;
+    v.y = s;
+    return v;
 }
 
 /* Eigen-decomposition of [[a b][b c]]: rt1 (larger |.|), rt2 and (cs, sn),
  * the unit eigenvector of rt1, as LAPACK's dlaev2 defines them. */
 template <typename R>
-__device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
+QR_CHASE_FN void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
 {
     const R sm = a + c, df = a - c, adf = fabs(df), tb = b + b, ab = fabs(tb);
     R acmx, acmn;
@@ -126,24 +211,213 @@ __device__ void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
     }
 }
 
-/* Advances the chase until it has logged at least one rotation (returns how
- * many; the log holds them in the order they must be applied as
- * z_j' = s z_{j+1} + c z_j, z_{j+1}' = c z_{j+1} - s z_j) or finished
- * (returns -1; st.info = unconverged count). The rotations of an event act on
- * consecutive pivots from `first` in direction `dir` (+1 or -1). With
- * log == false nothing is written to cs. */
-template <typename R>
-__device__ int chase_advance(chase_state &st, R *d, R *e, int n,
-                             typename eig_cuda_complex<R>::type *cs, int &first, int &dir, bool log)
+template <bool LOG, int MS, typename R>
+QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
+                              R *shifts, R *scratch);
+
+QR_CHASE_FN void chase_init(chase_state &st, int n)
+{
+    st.l1 = 0;
+    st.l = st.lend = 0;
+    st.mode = CHASE_TOP;
+    st.jtot = 0;
+    st.nmaxit = n * EIG_QR_MAX_SWEEPS;
+    st.done = 0;
+    st.info = 0;
+    st.g_top = st.g_bottom = st.g_len = st.g_dir = 0;
+    st.after_group = 0;
+    st.stalled = 0;
+}
+
+/* Starts a multishift group on the unreduced block from l (the end where
+ * eigenvalues deflate) to m, when it is long enough and the sweep budget
+ * allows MS more sweeps: the MS shifts (written to shifts[]) are the
+ * eigenvalues of the MS x MS block at l's end (computed by this same QL/QR,
+ * single-shift, on a copy in scratch[2 MS]). The group counts as MS sweeps.
+ * Returns false (nothing changed but the flag) when a single-shift sweep
+ * should be done instead. */
+template <int MS, typename R>
+QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int m, R *shifts,
+                             R *scratch)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int dir = m < l ? 1 : -1;
+    const int len = dir < 0 ? m - l : l - m; /* rotations per bulge; block order len + 1 */
+    if (len + 1 < QR_GROUP_MIN || st.jtot + MS > st.nmaxit)
+        return false;
+    if (st.stalled >= QR_GROUP_STALLS) {
+        st.stalled = 0;
+        return false;
+    }
+    const int b0 = dir < 0 ? l : l - MS + 1;
+    R *sd = scratch, *se = scratch + MS;
+    for (int i = 0; i < MS; ++i) {
+        sd[i] = d[b0 + i];
+        se[i] = i < MS - 1 ? e[b0 + i] : (R)0;
+    }
+    chase_state small;
+    chase_init(small, MS);
+    int f, dd;
+    while (chase_advance<false, 1>(small, sd, se, MS, (R2 *)nullptr, f, dd, (R *)nullptr,
+                                   (R *)nullptr) >= 0) {
+    }
+    if (small.info != 0)
+        return false;
+    for (int i = 0; i < MS; ++i)
+        shifts[i] = sd[i];
+    st.jtot += MS;
+    st.g_top = m;
+    st.g_bottom = l;
+    st.g_len = len;
+    st.g_dir = dir;
+    st.after_group = 1;
+    return true;
+}
+
+/* Ticks of a group: bulge j (lane j) starts QR_BULGE_LAG * j ticks after
+ * bulge 0 and then moves one pivot per tick; ticks are numbered from
+ * QR_GROUP_FIRST_TICK = -1, the tick in which bulge 0 reads its start
+ * values (every bulge reads them one tick before it starts). */
+enum { QR_GROUP_FIRST_TICK = -1 };
+QR_CHASE_FN int group_ticks(const chase_state &st, int ms)
+{
+    return 1 + QR_BULGE_LAG * (ms - 1) + st.g_len;
+}
+
+/* A bulge state that keeps rot_make on its fast path while the lane idles. */
+template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
+{
+    b.g = 1;
+    b.p = 0;
+    b.c = 1;
+    b.s = 0;
+    b.dip1 = b.di = b.ei = 0;
+    b.r_slot = 0;
+}
+
+/* One tick of bulge `lane` of the current group: exactly the rotation that
+ * the single-shift sweep with shift sigma makes at this pivot. Bulge j at
+ * pivot i reads d, e at i-1..i+1 (QL) that bulge j-1 finished writing at
+ * least one tick earlier (lag 3), and writes pivots that no other bulge
+ * touches in this tick; so after a __syncwarp per tick the group is the
+ * sequence of MS single-shift sweeps, reordered only between rotations on
+ * disjoint pivots. Every lane of the warp runs the same instructions (no
+ * divergence on the chain): a lane that is not an active bulge this tick
+ * (mine == false, not started, or done) computes on its idle state, and
+ * its loads and stores are predicated off. Logs (c, s) as apply_event expects,
+ * or the identity for an idle bulge. */
+template <bool LOG, typename R>
+QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
+                            R *d, R *e, int n, R sigma,
+                            typename eig_cuda_complex<R>::type *log_slot)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int len = st.g_len, top = st.g_top, bot = st.g_bottom;
+    const int u = t - QR_BULGE_LAG * lane;
+    const bool act = mine && u >= 0 && u < len;
+    const int uc = u < 0 ? 0 : u >= len ? len - 1 : u;
+    /* the start values were loaded one tick ahead (below): only a select
+     * on the chain, no load */
+    const R g_in = u == 0 ? (st.g_dir < 0 ? b.dip1 : b.di) - sigma : b.g;
+    R c, s, r, p, gn, d_bot;
+    if (st.g_dir < 0) {
+        const int i = top - 1 - uc;
+        const int nx = i > bot ? i - 1 : bot;
+        /* an idle lane reads nothing: its clamped pivot may be one that an
+         * active bulge writes in this tick */
+        const R di_next = act ? d[nx] : (R)0, ei_next = act ? e[nx] : (R)0;
+        const R f = b.s * b.ei, bb = b.c * b.ei;
+        rot_make(g_in, f, c, s, r);
+        const R g = b.dip1 - b.p;
+        const R rr = fma(b.di - g, s, c * (bb + bb));
+        p = s * rr;
+        gn = fma(c, rr, -bb);
+        d_bot = b.di; /* d[bot] when this is the last pivot */
+        if (act) {
+            e[b.r_slot] = r;
+            d[i + 1] = g + p;
+            b.r_slot = i;
+            b.dip1 = b.di;
+            b.di = di_next;
+            b.ei = ei_next;
+        }
+        if (LOG && mine)
+            *log_slot = act ? rot_pair<R2>(c, -s) : rot_pair<R2>((R)1, (R)0);
+    } else {
+        const int i = top + uc;
+        const int nx = i + 2 <= bot ? i + 2 : bot;
+        const R dip2 = act ? d[nx] : (R)0;
+        const R ei_next = act ? e[i + 1 <= bot - 1 ? i + 1 : bot - 1] : (R)0;
+        const R f = b.s * b.ei, bb = b.c * b.ei;
+        rot_make(g_in, f, c, s, r);
+        const R g = b.di - b.p;
+        const R rr = fma(b.dip1 - g, s, c * (bb + bb));
+        p = s * rr;
+        gn = fma(c, rr, -bb);
+        d_bot = b.dip1;
+        if (act) {
+            e[b.r_slot] = r;
+            d[i] = g + p;
+            b.r_slot = i;
+            b.di = b.dip1;
+            b.dip1 = dip2;
+            b.ei = ei_next;
+        }
+        if (LOG && mine)
+            *log_slot = act ? rot_pair<R2>(c, s) : rot_pair<R2>((R)1, (R)0);
+    }
+    if (act) {
+        b.c = c;
+        b.s = s;
+        b.p = p;
+        b.g = gn;
+    }
+    if (act && u == len - 1) {
+        /* the sweep's last step; then idle (keeps rot_make on its fast path) */
+        d[bot] = d_bot - p;
+        e[st.g_dir < 0 ? bot : bot - 1] = gn;
+        bulge_idle(b);
+    }
+    if (mine && u == -1) {
+        /* start values of the next tick, read last in this tick so that no
+         * instruction of this tick waits on them; bulge lane-1 finished
+         * writing them one tick ago (pivots top, top-1 (QL) or top, top+1
+         * (QR) are its first two) */
+        if (st.g_dir < 0) {
+            b.dip1 = d[top];
+            b.di = d[top - 1];
+            b.ei = e[top - 1];
+        } else {
+            b.di = d[top];
+            b.dip1 = d[top + 1];
+            b.ei = e[top];
+        }
+        b.g = 0;
+        b.c = b.s = 1;
+        b.p = 0;
+        b.r_slot = n - 1;
+    }
+}
+
+template <bool LOG, int MS, typename R>
+QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
+                              R *shifts, R *scratch)
 {
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
-    const R eps = lim::eps(), eps2 = eps * eps, safmin = lim::safmin();
+    /* MS == 1 is the shift solve of a group: there an off-diagonal counts as
+     * negligible already at eps^(1/4) relative size, which moves those
+     * eigenvalues by O(sqrt(eps)) only (second order): shifts that good
+     * keep the groups converging as fast (measured: same ticks on radar
+     * input) for half to a quarter of the shift-solve sweeps */
+    const R eps = lim::eps(), eps2 = MS == 1 ? sqrt(eps) : eps * eps, safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
             if (st.l1 >= n) {
                 st.done = 1;
-                return -1;
+                return CHASE_FINISHED;
             }
             if (st.l1 > 0)
                 e[st.l1 - 1] = 0;
@@ -181,7 +455,7 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
                 bad += e[i] != 0;
             st.info = bad;
             st.done = 1;
-            return -1;
+            return CHASE_FINISHED;
         }
         const int l = st.l, lend = st.lend;
         if (st.mode == CHASE_QL) {
@@ -211,6 +485,10 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             }
             if (m < lend)
                 e[m] = 0;
+            if (st.after_group) {
+                st.after_group = 0;
+                st.stalled = m != l && m == st.g_top ? st.stalled + 1 : 0;
+            }
             R p = d[l];
             if (m == l) {
                 st.l = l + 1;
@@ -227,8 +505,8 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
                 st.l = l + 2;
                 if (st.l > lend)
                     st.mode = CHASE_END;
-                if (log) {
-                    cs[0] = cmake<R2>(c, s);
+                if (LOG) {
+                    cs[0] = rot_pair<R2>(c, s);
                     first = l;
                     dir = 1;
                 }
@@ -238,6 +516,10 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
                 st.mode = CHASE_END;
                 continue;
             }
+            if constexpr (MS > 1) {
+                if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+                    return CHASE_GROUP;
+            }
             st.jtot++;
             R g = (d[l + 1] - p) / (2 * e[l]);
             R r = hypot(g, (R)1);
@@ -245,23 +527,26 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             R s = 1, c = 1;
             p = 0;
             /* d[i], e[i] are read before this sweep writes them: load them one
-             * rotation ahead so that their latency is off the chain */
+             * rotation ahead so that their latency is off the chain. The body
+             * is branch-free: the first rotation's r (not an e of the block)
+             * goes to e[n-1], which the algorithm never reads. */
             int cnt = 0;
             R dip1 = d[m], di = d[m - 1], ei = e[m - 1];
+            int r_slot = n - 1;
             for (int i = m - 1; i >= l; --i) {
                 const int nx = i > l ? i - 1 : l;
                 const R di_next = d[nx], ei_next = e[nx];
                 const R f = s * ei, bb = c * ei;
                 rot_make(g, f, c, s, r);
-                if (i != m - 1)
-                    e[i + 1] = r;
+                e[r_slot] = r;
+                r_slot = i;
                 g = dip1 - p;
-                r = (di - g) * s + 2 * c * bb;
+                r = fma(di - g, s, c * (bb + bb));
                 p = s * r;
                 d[i + 1] = g + p;
-                g = c * r - bb;
-                if (log)
-                    cs[cnt] = cmake<R2>(c, -s);
+                g = fma(c, r, -bb);
+                if (LOG)
+                    cs[cnt] = rot_pair<R2>(c, -s);
                 ++cnt;
                 dip1 = di;
                 di = di_next;
@@ -297,6 +582,10 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
         }
         if (m > lend)
             e[m - 1] = 0;
+        if (st.after_group) {
+            st.after_group = 0;
+            st.stalled = m != l && m == st.g_top ? st.stalled + 1 : 0;
+        }
         R p = d[l];
         if (m == l) {
             st.l = l - 1;
@@ -313,8 +602,8 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             st.l = l - 2;
             if (st.l < lend)
                 st.mode = CHASE_END;
-            if (log) {
-                cs[0] = cmake<R2>(c, s);
+            if (LOG) {
+                cs[0] = rot_pair<R2>(c, s);
                 first = l - 1;
                 dir = 1;
             }
@@ -324,6 +613,10 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
             st.mode = CHASE_END;
             continue;
         }
+        if constexpr (MS > 1) {
+            if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+                return CHASE_GROUP;
+        }
         st.jtot++;
         R g = (d[l - 1] - p) / (2 * e[l - 1]);
         R r = hypot(g, (R)1);
@@ -332,20 +625,21 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
         p = 0;
         int cnt = 0;
         R di = d[m], dip1 = d[m + 1], ei = e[m];
+        int r_slot = n - 1;
         for (int i = m; i <= l - 1; ++i) {
             const int nx = i + 2 <= l ? i + 2 : l;
             const R dip2 = d[nx], ei_next = e[i + 1 <= l - 1 ? i + 1 : l - 1];
             const R f = s * ei, bb = c * ei;
             rot_make(g, f, c, s, r);
-            if (i != m)
-                e[i - 1] = r;
+            e[r_slot] = r;
+            r_slot = i;
             g = di - p;
-            r = (dip1 - g) * s + 2 * c * bb;
+            r = fma(dip1 - g, s, c * (bb + bb));
             p = s * r;
             d[i] = g + p;
-            g = c * r - bb;
-            if (log)
-                cs[cnt] = cmake<R2>(c, s);
+            g = fma(c, r, -bb);
+            if (LOG)
+                cs[cnt] = rot_pair<R2>(c, s);
             ++cnt;
             di = dip1;
             dip1 = dip2;
@@ -363,40 +657,63 @@ __device__ int chase_advance(chase_state &st, R *d, R *e, int n,
  * the row, stride = rows). Consecutive rotations of a sweep share a column,
  * which stays in a register: one load and one store per rotation. */
 template <typename R>
-__device__ __forceinline__ void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
-                                            int count, int first, int dir)
+QR_CHASE_FN void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
+                             int count, int first, int dir, int stride = 1)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     if (count <= 0)
         return;
     if (dir < 0) { /* pivots first, first-1, ...: z_{j+1} is carried downwards */
-        R carry = z[(size_t)(first + 1) * rows];
+        R carry = z[(first + 1) * rows];
         R2 rot = cs[0];
-        R zj = z[(size_t)first * rows];
+        R zj = z[first * rows];
         for (int q = 0; q < count; ++q) {
             const int j = first - q;
-            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
-            const R zj_next = z[(size_t)(j > 0 ? j - 1 : 0) * rows];
-            z[(size_t)(j + 1) * rows] = rot.x * carry - rot.y * zj;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj_next = z[(j > 0 ? j - 1 : 0) * rows];
+            z[(j + 1) * rows] = rot.x * carry - rot.y * zj;
             carry = rot.y * carry + rot.x * zj;
             rot = rot_next;
             zj = zj_next;
         }
-        z[(size_t)(first - count + 1) * rows] = carry;
+        z[(first - count + 1) * rows] = carry;
     } else { /* pivots first, first+1, ...: z_j is carried upwards */
-        R carry = z[(size_t)first * rows];
+        R carry = z[first * rows];
         R2 rot = cs[0];
-        R zj1 = z[(size_t)(first + 1) * rows];
+        R zj1 = z[(first + 1) * rows];
         for (int q = 0; q < count; ++q) {
             const int j = first + q;
-            const R2 rot_next = cs[q + 1 < count ? q + 1 : q];
-            const R zj1_next = z[(size_t)(q + 1 < count ? j + 2 : j + 1) * rows];
-            z[(size_t)j * rows] = rot.y * zj1 + rot.x * carry;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj1_next = z[(q + 1 < count ? j + 2 : j + 1) * rows];
+            z[j * rows] = rot.y * zj1 + rot.x * carry;
             carry = rot.x * zj1 - rot.y * carry;
             rot = rot_next;
             zj1 = zj1_next;
         }
-        z[(size_t)(first + count) * rows] = carry;
+        z[(first + count) * rows] = carry;
+    }
+}
+
+/* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
+ * tick) to one row of Zr (z at the row, stride rows), bulge after bulge:
+ * within the chunk, bulge j's rotations are a run of consecutive pivots
+ * (one apply_event with log stride MS: one load and one store per
+ * rotation, the shared column carried in a register). The order is valid:
+ * the group equals its MS sweeps done one after the other, and a rotation
+ * of bulge j+1 that overlaps one of bulge j comes at least two ticks later
+ * (so never in an earlier chunk). */
+template <int MS, typename R>
+QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
+                             int t0, int nticks, int top, int len, int dir)
+{
+    for (int j = 0; j < MS; ++j) {
+        const int lag = QR_BULGE_LAG * j;
+        const int u0 = t0 - lag > 0 ? t0 - lag : 0;
+        const int u1 = t0 + nticks - lag < len ? t0 + nticks - lag : len;
+        if (u1 <= u0)
+            continue;
+        const int first = dir < 0 ? top - 1 - u0 : top + u0;
+        apply_event(z, rows, log + (u0 + lag - t0) * MS + j, u1 - u0, first, dir, MS);
     }
 }
 
@@ -416,7 +733,8 @@ __global__ void __launch_bounds__(160)
     R *e = d + n;
     R *zs = e + n; /* [n][rows] */
     int *rank = (int *)(zs + (size_t)n * rows);
-    __shared__ int evt_count[2], evt_first[2], evt_dir[2];
+    __shared__ R shifts[QR_BULGES], scratch[2 * QR_BULGES];
+    __shared__ int evt_count[2], evt_first[2], evt_dir[2], evt_ticks[2], evt_top[2], evt_len[2];
     __shared__ int unconverged;
 
     const R *dg = (const R *)ws.diag + (size_t)b * n;
@@ -432,41 +750,92 @@ __global__ void __launch_bounds__(160)
     }
     __syncthreads();
 
+    /* Warp 0 chases: lane 0 runs the control flow (splits, shifts, single
+     * sweeps, 2x2 blocks); a multishift group is run by lanes
+     * 0..QR_BULGES-1, one bulge each, ticks separated by __syncwarp. Its log
+     * goes out in events of group_chunk ticks (QR_BULGES (c, s) per tick,
+     * identity for an idle bulge), which fit one buffer of n entries. */
+    const int lane = tid & 31;
+    const unsigned full = 0xffffffffu;
+    const int group_chunk = n / QR_BULGES > 0 ? n / QR_BULGES : 1;
     chase_state st;
-    st.l1 = 0;
-    st.l = st.lend = 0;
-    st.mode = CHASE_TOP;
-    st.jtot = 0;
-    st.nmaxit = n * EIG_QR_MAX_SWEEPS;
-    st.done = 0;
-    st.info = 0;
-    if (rows == 0) {
-        if (tid == 0) {
-            int first, dir;
-            while (chase_advance(st, d, e, n, cs, first, dir, false) >= 0) {
+    chase_init(st, n);
+    bulge_state<R> bulge;
+    R sigma = 0;
+    bool in_group = false;
+    int group_t = 0, group_end = 0;
+    for (int it = 0;; ++it) {
+        const int cur = it & 1;
+        R2 *log = cs + cur * n;
+        if (tid < 32) {
+            if (!in_group) {
+                int k = 0, first = 0, dir = 0;
+                if (lane == 0) {
+                    k = rows > 0 ? chase_advance<true, QR_BULGES>(st, d, e, n, log, first, dir,
+                                                                  shifts, scratch)
+                                 : chase_advance<false, QR_BULGES>(st, d, e, n, log, first, dir,
+                                                                   shifts, scratch);
+                    if (k != CHASE_GROUP) {
+                        evt_count[cur] = k;
+                        evt_first[cur] = first;
+                        evt_dir[cur] = dir;
+                    }
+                    if (k == CHASE_FINISHED)
+                        unconverged = st.info;
+                }
+                k = __shfl_sync(full, k, 0);
+                if (k == CHASE_GROUP) {
+                    st.g_top = __shfl_sync(full, st.g_top, 0);
+                    st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
+                    st.g_len = __shfl_sync(full, st.g_len, 0);
+                    st.g_dir = __shfl_sync(full, st.g_dir, 0);
+                    __syncwarp();
+                    sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+                    bulge_idle(bulge);
+                    in_group = true;
+                    group_t = QR_GROUP_FIRST_TICK;
+                    group_end = QR_GROUP_FIRST_TICK + group_ticks(st, QR_BULGES);
+                }
             }
-            unconverged = st.info;
-        }
-    } else {
-        for (int it = 0;; ++it) {
-            const int cur = it & 1;
-            if (tid == 0) {
-                int first = 0, dir = 0;
-                const int k = chase_advance(st, d, e, n, cs + cur * n, first, dir, true);
-                evt_count[cur] = k;
-                evt_first[cur] = first;
-                evt_dir[cur] = dir;
-                if (k < 0)
-                    unconverged = st.info;
-            } else if (tid >= 32 && it > 0) {
-                const int prev = cur ^ 1;
+            if (in_group) {
+                const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
+                                           : group_end - group_t;
+                for (int t = group_t; t < group_t + ticks; ++t) {
+                    if (rows > 0)
+                        group_tick<true>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
+                                         log + (t - group_t) * QR_BULGES + lane);
+                    else
+                        group_tick<false>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
+                                          log);
+                    __syncwarp();
+                }
+                if (lane == 0) {
+                    evt_count[cur] = CHASE_GROUP;
+                    evt_first[cur] = group_t;
+                    evt_dir[cur] = st.g_dir;
+                    evt_ticks[cur] = ticks;
+                    evt_top[cur] = st.g_top;
+                    evt_len[cur] = st.g_len;
+                }
+                group_t += ticks;
+                in_group = group_t < group_end;
+            }
+        } else if (it > 0) {
+            const int prev = cur ^ 1;
+            if (evt_count[prev] == CHASE_GROUP)
+                apply_group<QR_BULGES>(zs + (tid - 32), rows, cs + prev * n, evt_first[prev],
+                                       evt_ticks[prev], evt_top[prev], evt_len[prev],
+                                       evt_dir[prev]);
+            else
                 apply_event(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
                             evt_first[prev], evt_dir[prev]);
-            }
-            __syncthreads();
-            if (evt_count[cur] < 0)
-                break;
         }
+        if (rows > 0)
+            __syncthreads();
+        else
+            __syncwarp();
+        if (evt_count[cur] == CHASE_FINISHED)
+            break;
     }
     __syncthreads();
 
