@@ -7,15 +7,14 @@
 set -u
 B=/tmp/b-all
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
   cmake --build $B -j16 >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "== gpu tests"
 timeout ${TEST_TIMEOUT:-240} ctest --test-dir $B -L gpu --output-on-failure --timeout 200 >"$OUT/ctest-gpu.log" 2>&1
 echo "ctest rc=$?"; grep -E "tests passed|Passed|Failed|Skipped|FAIL" "$OUT/ctest-gpu.log" | head -30
 echo "== solver bench"
-timeout 120 $B/tools/bench/eigstream-bench --backend cuda --sizes 128 --precision both --runs 10 \
-  --json "$OUT/bench128.json" >"$OUT/bench.txt" 2>&1
+timeout 120 $B/tools/bench/eigstream-bench --backend cuda --sizes 128 --precision both --runs 10 >"$OUT/bench.txt" 2>&1
 timeout 150 $B/tools/bench/eigstream-bench --backend cuda --sizes 64,256,512 --precision both --runs 10 \
   --no-heevd >>"$OUT/bench.txt" 2>&1
 timeout 60 $B/tools/bench/eigstream-bench --backend cuda --sizes 128 --batch 1800 --precision both \
@@ -33,6 +32,6 @@ grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
 for tool in memcheck racecheck synccheck; do
   EIGSTREAM_GPU_TEST_SIZES=${SAN_SIZES:-3,20} timeout ${SAN_TIMEOUT:-60} compute-sanitizer --tool $tool \
-    --error-exitcode 9 $B/tests/gpu/test_gpu_eig >"$OUT/san-$tool.log" 2>&1
-  echo "$tool rc=$?"; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san-$tool.log"
+    --error-exitcode 9 $B/tests/gpu/test_gpu_eig >"$OUT/san.log" 2>&1
+  echo "$tool rc=$?"; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"; mv "$OUT/san.log" "$OUT/san-$tool.txt"
 done
