@@ -213,7 +213,11 @@ static void EIG_FN(eig_cpu_her2_hemv)(int n, int m, const EIG_R *ur, const EIG_R
         EIG_R accji = x00 * vji + x10r * vki - x10i * vkr;
         EIG_R acckr = x11 * vkr + x10r * vjr - x10i * vji;
         EIG_R accki = x11 * vki + x10r * vji + x10i * vjr;
-#pragma omp simd reduction(+ : accjr, accji, acckr, accki)
+        /* simdlen(8): these columns shorten down the triangle and the rows
+         * past the last full vector run scalar; with 16 floats per vector
+         * that remainder outweighed the vector part (8 lanes: zmm in double,
+         * ymm in float, which measured 17% faster there) */
+#pragma omp simd simdlen(8) reduction(+ : accjr, accji, acckr, accki)
         for (int i = j + 2; i < m; i++) {
             const EIG_R wr = ur[i], wi = ui[i], yr = qr[i], yi = qi[i];
             const EIG_R xr = cr[i] - (wr * qjr + wi * qji + yr * ujr + yi * uji);
@@ -245,7 +249,7 @@ static void EIG_FN(eig_cpu_her2_hemv)(int n, int m, const EIG_R *ur, const EIG_R
         cr[j] = djr;
         ci[j] -= ui[j] * qjr - ur[j] * qji + qi[j] * ujr - qr[j] * uji;
         EIG_R accr = djr * vjr, acci = djr * vji;
-#pragma omp simd reduction(+ : accr, acci)
+#pragma omp simd simdlen(8) reduction(+ : accr, acci) /* simdlen: as above */
         for (int i = j + 1; i < m; i++) {
             const EIG_R xr = cr[i] - (ur[i] * qjr + ui[i] * qji + qr[i] * ujr + qi[i] * uji);
             const EIG_R xi = ci[i] - (ui[i] * qjr - ur[i] * qji + qi[i] * ujr - qr[i] * uji);
