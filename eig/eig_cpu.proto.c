@@ -6,14 +6,18 @@
  *   EIG_EPS, EIG_SAFMIN  the precision's epsilon and smallest normal
  *   EIG_CREAL, EIG_CIMAG, EIG_FABS, EIG_SQRT, EIG_HYPOT: typed math
  *   EIG_CPU_ROW_BLOCK  rows of Zr per pass of the rotation kernel
- * and EIG_CPU_CLONES, the function-clone attribute of the hot loops.
+ * and EIG_CPU_CLONES / EIG_CPU_CLONES_AVX2 / EIG_CPU_TARGET_AVX512, the
+ * function-clone and target attributes of the hot loops.
  *
  * One matrix, all in the thread's workspace (eig_cpu_workspace):
- *  1. unpack the referenced triangle into the lower triangle of A, scale A
- *     into [rmin, rmax] as zheev does, so that squares neither overflow nor
- *     underflow;
+ *  1. unpack the referenced triangle into the lower triangle of A (real and
+ *     imaginary parts split, so every loop below is unit-stride real
+ *     arithmetic), scale A into [rmin, rmax] as zheev does, so that squares
+ *     neither overflow nor underflow; steps 2-5 then run with subnormals
+ *     flushed (eig_cpu_solve_one says why);
  *  2. Householder tridiagonalization in the reduced form, one Hermitian
- *     matrix-vector product per column: A = Q T Q^H;
+ *     matrix-vector product per column, fused with the previous column's
+ *     rank-2 update (one pass over the trailing triangle): A = Q T Q^H;
  *  3. the diagonal phases S with S^H T S real symmetric (d, e);
  *  4. implicit QR with the Wilkinson shift on (d, e); each rotation is
  *     recorded, then all of them are applied to a real Zr in cache-sized row
