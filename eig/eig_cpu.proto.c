@@ -598,8 +598,9 @@ static void EIG_FN(eig_cpu_sort_order)(int n, const EIG_R *d, int *order)
     }
 }
 
-/* Applies the block H_{k0} ... H_{k0+3} from the left to the m trailing
- * rows of Q's trailing m columns (split storage, ld n): Q22 <- H Q22.
+/* Applies the block H_{k0} ... H_{k0+3} from the left to m rows of `cols`
+ * columns of Q (split storage, ld n): Q22 <- H Q22, where the m rows may
+ * start above Q22 in rows where both Q22's columns and v are zero.
  * v (m x 4, split, ld m) holds the block's reflectors, each zero above its
  * first row (a short last block is padded with zero reflectors), g (split,
  * 4 x 4, row r column s) their Gram matrix g_rs = u_r^H u_s (r < s used).
@@ -654,7 +655,7 @@ static inline void EIG_FN(eig_cpu_block_dot)(int m, const EIG_R *vr, const EIG_R
 }
 
 EIG_CPU_CLONES
-static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, const EIG_R *vr,
+static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, int cols, const EIG_R *tau, const EIG_R *vr,
                                             const EIG_R *vi, const EIG_R *gr, const EIG_R *gi,
                                             EIG_R *qr, EIG_R *qi)
 {
@@ -664,7 +665,7 @@ static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, cons
     int j = 0;
     /* two columns per pass: each u element loaded serves both columns (the
      * same dot products and updates as the one-column tail below) */
-    for (; j + 2 <= m; j += 2) {
+    for (; j + 2 <= cols; j += 2) {
         EIG_R *ar_ = qr + (size_t)j * n, *ai_ = qi + (size_t)j * n;
         EIG_R *br = ar_ + n, *bi = ai_ + n;
         EIG_R a0r = 0, a0i = 0, a1r = 0, a1i = 0, a2r = 0, a2i = 0, a3r = 0, a3i = 0;
@@ -709,7 +710,7 @@ static void EIG_FN(eig_cpu_reflect_block_q)(int n, int m, const EIG_R *tau, cons
                      w2r * dbi[2] + w2i * dbr[2] + w3r * dbi[3] + w3i * dbr[3];
         }
     }
-    for (; j < m; j++) {
+    for (; j < cols; j++) {
         EIG_R *cr = qr + (size_t)j * n, *ci = qi + (size_t)j * n;
         EIG_R dr[NB], di[NB];
         EIG_FN(eig_cpu_block_dot)(m, vr, vi, cr, ci, dr, di);
@@ -739,42 +740,50 @@ static void EIG_FN(eig_cpu_form_q)(int n, EIG_FN(eig_cpu_work) *w)
     for (int kend = n - 3; kend >= 0; kend -= NB) {
         const int k0 = kend - NB + 1 > 0 ? kend - NB + 1 : 0, nb = kend - k0 + 1;
         const int m = n - k0 - 1; /* rows and columns k0+1..n-1 */
+        /* the kernel's loops run over rows, and a row count that is not a
+         * multiple of the vector length leaves a scalar remainder on every
+         * column; rows 0..k0 of these columns of Q are exactly zero (Q =
+         * diag(I, Q22) so far), so start up to 15 rows higher with v zero
+         * there: the remainder disappears, the padded rows add exact zeros
+         * (the vector sums only group their terms differently) */
+        const int pad = (16 - m % 16) % 16 < k0 + 1 ? (16 - m % 16) % 16 : k0 + 1;
+        const int rows = m + pad;
         EIG_R *vr = w->vr, *vi = w->vi;
         for (int r = nb; r < NB; r++) {
             /* padding: zero reflectors after the block's last */
-            memset(vr + (size_t)r * m, 0, (size_t)m * sizeof(EIG_R));
-            memset(vi + (size_t)r * m, 0, (size_t)m * sizeof(EIG_R));
+            memset(vr + (size_t)r * rows, 0, (size_t)rows * sizeof(EIG_R));
+            memset(vi + (size_t)r * rows, 0, (size_t)rows * sizeof(EIG_R));
             w->qtau[r] = 0;
         }
         for (int r = 0; r < nb; r++) {
             /* u_{k0+r} lives in column k0+r of the reduced A from row k0+r+1;
              * an identity reflector (tau 0) enters as a zero column */
-            const int k = k0 + r;
+            const int k = k0 + r, first = pad + r;
             const EIG_R *ur = w->ar + (size_t)k * n + k + 1, *ui = w->ai + (size_t)k * n + k + 1;
-            EIG_R *cr = vr + (size_t)r * m, *ci = vi + (size_t)r * m;
+            EIG_R *cr = vr + (size_t)r * rows, *ci = vi + (size_t)r * rows;
             const int identity = w->tau[k] == 0;
-            for (int i = 0; i < r; i++)
+            for (int i = 0; i < first; i++)
                 cr[i] = ci[i] = 0;
-            for (int i = r; i < m; i++) {
-                cr[i] = identity ? 0 : ur[i - r];
-                ci[i] = identity ? 0 : ui[i - r];
+            for (int i = first; i < rows; i++) {
+                cr[i] = identity ? 0 : ur[i - first];
+                ci[i] = identity ? 0 : ui[i - first];
             }
             w->qtau[r] = w->tau[k];
         }
         for (int r = 0; r < NB; r++)
             for (int t = r + 1; t < NB; t++) {
-                const EIG_R *xr = vr + (size_t)r * m, *xi = vi + (size_t)r * m;
-                const EIG_R *yr = vr + (size_t)t * m, *yi = vi + (size_t)t * m;
+                const EIG_R *xr = vr + (size_t)r * rows, *xi = vi + (size_t)r * rows;
+                const EIG_R *yr = vr + (size_t)t * rows, *yi = vi + (size_t)t * rows;
                 EIG_R sr = 0, si = 0;
-                for (int i = t; i < m; i++) {
+                for (int i = pad + t; i < rows; i++) {
                     sr += xr[i] * yr[i] + xi[i] * yi[i];
                     si += xr[i] * yi[i] - xi[i] * yr[i];
                 }
                 w->gram_r[r * NB + t] = sr;
                 w->gram_i[r * NB + t] = si;
             }
-        size_t off = (size_t)(k0 + 1) * n + k0 + 1;
-        EIG_FN(eig_cpu_reflect_block_q)(n, m, w->qtau, vr, vi, w->gram_r, w->gram_i,
+        size_t off = (size_t)(k0 + 1) * n + (size_t)(k0 + 1 - pad);
+        EIG_FN(eig_cpu_reflect_block_q)(n, rows, m, w->qtau, vr, vi, w->gram_r, w->gram_i,
                                         w->qr + off, w->qi + off);
     }
     for (int j = 1; j < n; j++) {
