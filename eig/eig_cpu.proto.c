@@ -12,8 +12,8 @@
  * One matrix, all in the thread's workspace (eig_cpu_workspace):
  *  1. unpack the referenced triangle into the lower triangle of A (real and
  *     imaginary parts split, so every loop below is unit-stride real
- *     arithmetic), scale A into [rmin, rmax] as zheev does, so that squares
- *     neither overflow nor underflow; steps 2-5 then run with subnormals
+ *     arithmetic), scale A by a power of two to max|a_ij| in [1, 2), so that
+ *     squares neither overflow nor matter when they underflow; steps 2-5 run with subnormals
  *     flushed (eig_cpu_solve_one says why);
  *  2. Householder tridiagonalization in the reduced form, one Hermitian
  *     matrix-vector product per column, fused with the previous column's
@@ -101,21 +101,34 @@ static size_t EIG_FN(eig_cpu_work_carve)(int n, int vectors, size_t rotation_cap
     return off;
 }
 
-/* Step 1. Unpacks into split real/imaginary storage, and scales A into the
- * safe range [rmin, rmax] like zheev: returns the factor applied (1 when
- * none). The largest component stands in for max|a_ij| (within sqrt 2, far
- * inside the range's margins). */
+/* Step 1. Unpacks into split real/imaginary storage and scales A by a power
+ * of two so that its largest component lies in [1, 2): returns the factor
+ * applied. A power of two is exact, so the scaling costs no accuracy in
+ * either direction, and with max|a_ij| near 1 every square and product the
+ * QR sweep forms stays far from overflow, while anything that would
+ * underflow is below ulp relative to |A| - which is what makes the subnormal
+ * flush of eig_cpu_solve_one harmless. (zheev's scaling into [rmin, rmax]
+ * is not enough here: a matrix left near rmin ~ 1e-146 has squares near
+ * 1e-292, and products of its small entries are subnormal, so flushing them
+ * cost LAPACK's underflow test types up to 1e4 ulp.) The largest component
+ * stands in for max|a_ij| (within sqrt 2). */
 static EIG_R EIG_FN(eig_cpu_load)(int n, const eig_plan_params *p, const EIG_T *src, EIG_R *ar,
                                   EIG_R *ai)
 {
     const EIG_R big = EIG_FN(eig_matrix_unpack_lower_split)(n, p->storage, p->uplo, src, ar, ai);
-    const EIG_R smlnum = EIG_SAFMIN / EIG_EPS;
-    const EIG_R rmin = EIG_SQRT(smlnum), rmax = EIG_SQRT(1 / smlnum);
-    EIG_R scale = 1;
-    if (big > 0 && big < rmin)
-        scale = rmin / big;
-    else if (big > rmax)
-        scale = rmax / big;
+    if (!(big > 0))
+        return 1; /* zero matrix (NaN/Inf were rejected before loading) */
+    int e;
+    (void)frexp((double)big, &e); /* big = m 2^e, m in [0.5, 1) */
+    /* 2^(1-e) must itself be representable: for a subnormal-sized big in
+     * float it is not, and the largest power of two in range is the best. */
+    const int emax = (int)sizeof(EIG_R) == 4 ? 126 : 1022;
+    int shift = 1 - e;
+    if (shift > emax)
+        shift = emax;
+    if (shift < -emax)
+        shift = -emax;
+    const EIG_R scale = (EIG_R)ldexp(1.0, shift);
     if (scale != 1)
         for (int j = 0; j < n; j++) {
             EIG_R *cr = ar + (size_t)j * n, *ci = ai + (size_t)j * n;
@@ -546,7 +559,7 @@ static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_
 
         EIG_R x = d[start] - mu, z = e[start];
         for (int k = start; k < end; k++) {
-            /* no hypot: A was scaled into [rmin, rmax], so squares are safe */
+            /* no hypot: A was scaled to max|a_ij| in [1, 2), so squares are safe */
             const EIG_R q = x * x + z * z;
             EIG_R c, s, rr;
             if (q == 0) {
@@ -926,8 +939,8 @@ static int EIG_FN(eig_cpu_solve_scaled)(const eig_cpu_plan *plan, EIG_FN(eig_cpu
 
 /* Solves one matrix; returns its info (results left for the caller to NaN).
  * Steps 2-5 run with subnormals flushed (eig_cpu_fp_flush_enter): after the
- * scaling of step 1 a subnormal is below safmin/rmin relative to max|a_ij|
- * (1e-22 in float, far under ulp), but in float the eigenvector entries
+ * scaling of step 1 (max|a_ij| in [1, 2)) a subnormal is below safmin relative to max|a_ij|
+ * (1e-38 in float, far under ulp), but in float the eigenvector entries
  * that decay through the rotations reach the subnormal range routinely, and
  * every operation on one then costs a microcode assist (the float rotation
  * pass ran slower than the double one). The unscaling of the eigenvalues,
