@@ -28,6 +28,9 @@
 #include "protocol.h"
 #include "queue.h"
 
+/* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
+#define PIPELINE_ZMQ_IO_THREADS 2
+
 #ifdef EIGSTREAM_PIPELINE_GPU
 #include "pipeline_gpu.h"
 #endif

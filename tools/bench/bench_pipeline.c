@@ -567,7 +567,18 @@ int bench_pipeline_main(int argc, char **argv)
     uint8_t *meta = calloc(1, meta_bytes);
     uint8_t *data = calloc(1, data_bytes);
 
+    /* The sender and the receiver of the bench stand for two separate
+     * processes (the radar front end, the downstream stage), each with its
+     * own ZeroMQ I/O thread: two I/O threads here, as in the daemon. */
     void *ctx = zmq_ctx_new();
+    if (ctx == NULL || zmq_ctx_set(ctx, ZMQ_IO_THREADS, 2) != 0) {
+        fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));
+        free(meta);
+        free(data);
+        free(payload);
+        free(a);
+        return 1;
+    }
     static message in_msg, out_msg;
     covariance_message(&in_msg, &o, payload, payload_bytes, 0);
     memcpy(out_msg.header, in_msg.header, PROTOCOL_HEADER_BYTES);
