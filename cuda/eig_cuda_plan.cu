@@ -23,8 +23,10 @@ static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
  * here in both precisions (docs/gpu.md). */
 static const int EIG_CUDA_N_MAX = 512;
 
-/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run L1). */
-static const int EIG_CUDA_QR_LOG_MIN_N = 1;
+/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
+ * L1: at 64 and 128 the fused kernel is faster, at 256 the logged path is
+ * 1.4-2x faster). */
+static const int EIG_CUDA_QR_LOG_MIN_N = 256;
 
 struct eig_cuda_plan {
     eig_plan_params p;
@@ -119,7 +121,10 @@ template <typename R>
 static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vectors, int optin)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    qr->group_min = eig_cuda_env_int("EIGSTREAM_CUDA_QR_GROUP_MIN", 0);
+    /* n <= 64: single-shift sweeps only (run L1: c128 qr 0.80 -> 0.62 ms,
+     * c64 0.58 -> 0.41 at n = 64); above, multishift groups (0 = the
+     * kernel's default block order) */
+    qr->group_min = eig_cuda_env_int("EIGSTREAM_CUDA_QR_GROUP_MIN", n <= 64 ? n + 1 : 0);
     const char *path = getenv("EIGSTREAM_CUDA_QR_PATH");
     bool logged = vectors && n >= EIG_CUDA_QR_LOG_MIN_N;
     if (path != nullptr && strcmp(path, "fused") == 0)

@@ -35,6 +35,66 @@ __device__ __forceinline__ void stage_chunk(R2 *buf, const R2 *log, int k, int c
     __pipeline_commit();
 }
 
+/* One sweep (or a part of one) on this thread's row, as eig_cuda_apply_sweep
+ * but written for latency: the columns and rotations of the next four
+ * rotations are loaded while the current four are applied, so the loop
+ * waits on the carried column's FMA chain, not on shared-memory latency
+ * (the columns ahead are not touched by the sweep until their turn). In
+ * the direction of the sweep, column base carries; rotation q takes column
+ * base + dir (q + 1) in and writes column base + dir q. */
+template <typename R, typename R2>
+__device__ __forceinline__ void apply_sweep_ahead(R *z, int rows, const R2 *cs, int count,
+                                                  int first, int dir)
+{
+    enum { AHEAD = 4 };
+    if (count <= 0)
+        return;
+    const int step = dir * rows;
+    R *zb = z + (dir < 0 ? first + 1 : first) * rows;
+    const R sg = dir < 0 ? (R)-1 : (R)1; /* QL logs (c, -s) */
+    R carry = zb[0];
+    const int blocks = count / AHEAD;
+    R2 rot[AHEAD];
+    R col[AHEAD];
+    if (blocks > 0) {
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i) {
+            rot[i] = cs[i];
+            col[i] = zb[(i + 1) * step];
+        }
+    }
+    for (int blk = 0; blk < blocks; ++blk) {
+        const int q0 = blk * AHEAD;
+        const bool more = blk + 1 < blocks;
+        R2 rot_next[AHEAD];
+        R col_next[AHEAD];
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i) {
+            rot_next[i] = more ? cs[q0 + AHEAD + i] : rot[i];
+            col_next[i] = more ? zb[(q0 + AHEAD + i + 1) * step] : col[i];
+        }
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i) {
+            const R c = rot[i].x, s = sg * rot[i].y;
+            zb[(q0 + i) * step] = fma(c, carry, s * col[i]);
+            carry = fma(-s, carry, c * col[i]); /* one FMA on the chain */
+        }
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i) {
+            rot[i] = rot_next[i];
+            col[i] = col_next[i];
+        }
+    }
+    for (int q = blocks * AHEAD; q < count; ++q) {
+        const R2 r = cs[q];
+        const R x = zb[(q + 1) * step];
+        const R c = r.x, s = sg * r.y;
+        zb[q * step] = fma(c, carry, s * x);
+        carry = fma(-s, carry, c * x);
+    }
+    zb[count * step] = carry;
+}
+
 template <typename R>
 __global__ void __launch_bounds__(128)
     qr_apply_kernel(int n, int log_cap, int head_cap, int chunk, eig_cuda_workspace ws)
@@ -80,8 +140,8 @@ __global__ void __launch_bounds__(128)
                 }
                 const int room = (k + 1) * chunk - pos;
                 const int take = left < room ? left : room;
-                eig_cuda_apply_sweep(z, rows, buf + (k & 1) * chunk + (pos - k * chunk), take,
-                                     first, cur.y);
+                apply_sweep_ahead(z, rows, buf + (k & 1) * chunk + (pos - k * chunk), take,
+                                  first, cur.y);
                 first += cur.y * take;
                 left -= take;
                 pos += take;
