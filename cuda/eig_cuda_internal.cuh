@@ -9,7 +9,9 @@
  *   2. qr:      implicit QL/QR (dsteqr's algorithm) on the real tridiagonal;
  *      one lane chases the bulge and logs each rotation in shared memory
  *      while consumer warps apply the previous log to a 32-row slice of the
- *      real eigenvector matrix Zr; sorts; writes w and Zr.
+ *      real eigenvector matrix Zr; sorts; writes w and Zr. Logged variant
+ *      (large n): one chase per matrix writes a global rotation log, an
+ *      apply kernel applies it to row slices of Zr.
  *   3. back:    z = Q * D * Zr, reflectors applied to column slabs in shared
  *      memory (jobs with vectors only).
  */

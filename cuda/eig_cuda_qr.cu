@@ -16,6 +16,12 @@
  * stay small (32 rows: n*32*R bytes).
  * Values-only: consumer_warps = 0, row_chunks = 1, one warp per matrix.
  *
+ * Logged path (the plan's choice for vectors at large n): qr_chase_kernel
+ * runs the same chase once per matrix (one warp) and writes its rotations
+ * to a global log, which qr_apply_kernel (eig_cuda_qr_apply.cu) applies to
+ * row slices of Zr; a matrix whose log would overflow is redone by
+ * qr_kernel (overflowed_only).
+ *
  * Shared memory: 2 buffers * n * 2R (logged c, s) + 2n R (d, e) + the Zr
  * slice 32 * consumer_warps * n R + n int (rank). Each event's log is one
  * sweep (consecutive pivots, first and direction in __shared__ ints) or one
