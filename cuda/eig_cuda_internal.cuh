@@ -9,7 +9,9 @@
  *   2. qr:      implicit QL/QR (dsteqr's algorithm) on the real tridiagonal;
  *      one lane chases the bulge and logs each rotation in shared memory
  *      while consumer warps apply the previous log to a 32-row slice of the
- *      real eigenvector matrix Zr; sorts; writes w and Zr.
+ *      real eigenvector matrix Zr; sorts; writes w and Zr. Logged variant
+ *      (large n): one chase per matrix writes a global rotation log, an
+ *      apply kernel applies it to row slices of Zr.
  *   3. back:    z = Q * D * Zr, reflectors applied to column slabs in shared
  *      memory (jobs with vectors only).
  */
@@ -104,7 +106,22 @@ typedef struct eig_cuda_workspace {
     void *zreal;     /* chunk * n*n real: eigenvectors of the tridiagonal, sorted (vectors) */
     int *scale_exp;  /* chunk: the matrix was scaled by 2^-scale_exp */
     int *status;     /* chunk: 0 or the negative info of the input check */
+    /* logged QR (eig_cuda_qr.cu chases once per matrix, eig_cuda_qr_apply.cu
+     * applies): per matrix log_cap rotations (c, s) of the precision, head_cap
+     * sweep headers, n ranks, and 4 ints of state (EIG_CUDA_QR_LOG_*, headers,
+     * rotations). NULL when the plan does not log. */
+    void *qr_log;
+    int4 *qr_head; /* (first pivot, direction, rotations per sweep, sweeps) */
+    int *qr_rank;
+    int *qr_state;
 } eig_cuda_workspace;
+
+/* qr_state[4b]: what the chase kernel left for matrix b */
+enum {
+    EIG_CUDA_QR_LOG_APPLY = 0,   /* log complete, eigenvalues written: apply it */
+    EIG_CUDA_QR_LOG_SKIP = 1,    /* nothing to apply (bad input, no convergence) */
+    EIG_CUDA_QR_LOG_OVERFLOW = 2 /* log full: the fused qr kernel redoes it */
+};
 
 /* ---- kernel configurations (chosen at plan creation) --------------------------- */
 
@@ -119,6 +136,14 @@ typedef struct eig_cuda_qr_config {
     int consumer_warps; /* 0 for values-only; rows per CTA = 32 * consumer_warps */
     int row_chunks;     /* CTAs per matrix (each re-runs the chase, bit-identically) */
     size_t smem;
+    int group_min;      /* smallest block order chased by a multishift group */
+    /* logged path (vectors): one chase per matrix, then the apply kernel;
+     * matrices whose log would pass log_cap / head_cap take the fused kernel */
+    bool logged;
+    int log_cap, head_cap;
+    int apply_rows;     /* Zr rows per apply CTA (one per thread) */
+    int apply_chunk;    /* rotations per staged log chunk (two buffers) */
+    size_t chase_smem, apply_smem;
 } eig_cuda_qr_config;
 
 /* Reflectors per compact-WY block of the back-transformation. */
@@ -149,6 +174,58 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                cudaStream_t stream);
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps);
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes);
+/* logged path: the chase kernel's and the apply kernel's shared memory */
+template <typename R> size_t eig_cuda_qr_chase_smem(int n);
+template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk);
+template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg);
+template <typename R>
+cudaError_t eig_cuda_qr_apply_launch(const eig_cuda_qr_config *cfg, int n, int count,
+                                     const eig_cuda_workspace *ws, cudaStream_t stream);
+template <typename R> cudaError_t eig_cuda_qr_apply_set_smem(size_t bytes);
+
+/* Applies `count` rotations of one sweep, logged as (c, s) pairs at cs with
+ * stride `stride`, to the row of Zr at z (columns `rows` apart): pivots
+ * first, first+dir, ... (dir = -1: QL, rotation (c, -s) logged; +1: QR).
+ * The column shared by consecutive rotations stays in a register: one load
+ * and one store per rotation. Splitting a sweep into consecutive parts
+ * gives the same result bit for bit. Host and device (harness). */
+template <typename R, typename R2>
+__host__ __device__ __forceinline__ void eig_cuda_apply_sweep(R *z, int rows, const R2 *cs,
+                                                              int count, int first, int dir,
+                                                              int stride = 1)
+{
+    if (count <= 0)
+        return;
+    if (dir < 0) { /* pivots first, first-1, ...: z_{j+1} is carried downwards */
+        R carry = z[(first + 1) * rows];
+        R2 rot = cs[0];
+        R zj = z[first * rows];
+        for (int q = 0; q < count; ++q) {
+            const int j = first - q;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj_next = z[(j > 0 ? j - 1 : 0) * rows];
+            z[(j + 1) * rows] = rot.x * carry - rot.y * zj;
+            carry = rot.y * carry + rot.x * zj;
+            rot = rot_next;
+            zj = zj_next;
+        }
+        z[(first - count + 1) * rows] = carry;
+    } else { /* pivots first, first+1, ...: z_j is carried upwards */
+        R carry = z[first * rows];
+        R2 rot = cs[0];
+        R zj1 = z[(first + 1) * rows];
+        for (int q = 0; q < count; ++q) {
+            const int j = first + q;
+            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
+            const R zj1_next = z[(q + 1 < count ? j + 2 : j + 1) * rows];
+            z[j * rows] = rot.y * zj1 + rot.x * carry;
+            carry = rot.x * zj1 - rot.y * carry;
+            rot = rot_next;
+            zj1 = zj1_next;
+        }
+        z[(first + count) * rows] = carry;
+    }
+}
 
 template <typename R>
 cudaError_t eig_cuda_back_launch(const eig_cuda_back_config *cfg, int n, int count,

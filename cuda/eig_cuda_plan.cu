@@ -23,6 +23,11 @@ static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
  * here in both precisions (docs/gpu.md). */
 static const int EIG_CUDA_N_MAX = 512;
 
+/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
+ * L1: at 64 and 128 the fused kernel is faster, at 256 the logged path is
+ * 1.4-2x faster). */
+static const int EIG_CUDA_QR_LOG_MIN_N = 256;
+
 struct eig_cuda_plan {
     eig_plan_params p;
     size_t chunk; /* matrices per launch group */
@@ -92,6 +97,52 @@ extern "C" int eig_cuda_runtime_device_count(void)
     return count;
 }
 
+/* Positive integer from the environment, or `fallback` (tuning and test
+ * knobs of the QR phase; docs/gpu.md). */
+static int eig_cuda_env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    if (v == nullptr || *v == '\0')
+        return fallback;
+    char *end = nullptr;
+    const long x = strtol(v, &end, 10);
+    return *end == '\0' && x > 0 && x < (1L << 30) ? (int)x : fallback;
+}
+
+/* QR phase, logged path (vectors jobs): one chase per matrix writes its
+ * rotation log (log_cap rotations: 3 n^2 up to n = 256, 2 n^2 above; radar
+ * input needs 1.1-1.8 n^2, the LAPACK test types up to 2.6 n^2; a matrix
+ * that would overflow takes the fused kernel), then an apply kernel of
+ * 32-row slices, the log staged through two 2 KB shared buffers.
+ * Knobs: EIGSTREAM_CUDA_QR_PATH=fused|logged, EIGSTREAM_CUDA_QR_LOG_CAP
+ * (rotations per matrix; tests of the overflow fallback),
+ * EIGSTREAM_CUDA_QR_GROUP_MIN (smallest block order of a multishift group). */
+template <typename R>
+static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vectors, int optin)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    /* n <= 64: single-shift sweeps only (run L1: c128 qr 0.80 -> 0.62 ms,
+     * c64 0.58 -> 0.41 at n = 64); above, multishift groups (0 = the
+     * kernel's default block order) */
+    qr->group_min = eig_cuda_env_int("EIGSTREAM_CUDA_QR_GROUP_MIN", n <= 64 ? n + 1 : 0);
+    const char *path = getenv("EIGSTREAM_CUDA_QR_PATH");
+    bool logged = vectors && n >= EIG_CUDA_QR_LOG_MIN_N;
+    if (path != nullptr && strcmp(path, "fused") == 0)
+        logged = false;
+    if (path != nullptr && strcmp(path, "logged") == 0)
+        logged = vectors;
+    const size_t nn = (size_t)n * n;
+    size_t cap = (n <= 256 ? 3 : 2) * nn;
+    cap = (size_t)eig_cuda_env_int("EIGSTREAM_CUDA_QR_LOG_CAP", (int)cap);
+    qr->log_cap = (int)((cap + 63) / 64 * 64); /* 16-byte aligned per matrix */
+    qr->head_cap = 4 * n + 16;
+    qr->apply_rows = 32;
+    qr->apply_chunk = 2048 / (int)sizeof(C);
+    qr->chase_smem = eig_cuda_qr_chase_smem<R>(n);
+    qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
+    qr->logged = logged && qr->apply_smem <= (size_t)optin;
+}
+
 /* Kernel configurations for one precision; EIG_EUNSUPPORTED when a kernel's
  * shared memory does not fit the device's opt-in limit. */
 template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *plan, int optin)
@@ -133,12 +184,15 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     qr->smem = eig_cuda_qr_smem<R>(n, qr->consumer_warps);
     if (qr->smem > (size_t)optin)
         return EIG_EUNSUPPORTED;
+    eig_cuda_qr_configure_log<R>(qr, n, vectors, optin);
 
     if (!eig_cuda_back_choose<R>(n, optin, &plan->back))
         return EIG_EUNSUPPORTED;
 
     EIG_CUDA_TRY(eig_cuda_tridiag_set_smem<R>(tri->smem));
     EIG_CUDA_TRY(eig_cuda_qr_set_smem<R>(qr->consumer_warps, qr->smem));
+    if (qr->logged)
+        EIG_CUDA_TRY(eig_cuda_qr_log_set_smem<R>(qr));
     if (vectors)
         EIG_CUDA_TRY(eig_cuda_back_set_smem<R>(&plan->back));
     return EIG_OK;
@@ -152,11 +206,17 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     const bool vectors = p->job == EIG_JOB_VECTORS;
     const bool global_matrix = plan->tri.smem_order < p->n;
 
+    /* the QR log lives in the wy buffer (free until the back-transformation),
+     * which grows to log_cap entries per matrix when that is larger */
+    const bool logged = plan->qr.logged;
+    const size_t wy_per = logged && (size_t)plan->qr.log_cap > nn ? (size_t)plan->qr.log_cap : nn;
     size_t per = 3 * n * rsize + 2 * sizeof(int);
     if (global_matrix)
         per += nn * csize;
     if (vectors)
-        per += 2 * nn * csize + nn * rsize + n * csize;
+        per += nn * csize + wy_per * csize + nn * rsize + n * csize;
+    if (logged)
+        per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) + 4 * sizeof(int);
     size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
     if (chunk < 1)
         chunk = 1;
@@ -169,7 +229,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc(&ws->matrix, chunk * nn * csize));
     if (vectors) {
         EIG_CUDA_TRY(cudaMalloc(&ws->reflector, chunk * nn * csize));
-        EIG_CUDA_TRY(cudaMalloc(&ws->wy, chunk * nn * csize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->wy, chunk * wy_per * csize));
         EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
         EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
     }
@@ -178,6 +238,12 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     EIG_CUDA_TRY(cudaMalloc(&ws->offdiag, chunk * n * rsize));
     EIG_CUDA_TRY(cudaMalloc((void **)&ws->scale_exp, chunk * sizeof(int)));
     EIG_CUDA_TRY(cudaMalloc((void **)&ws->status, chunk * sizeof(int)));
+    if (logged) {
+        ws->qr_log = ws->wy;
+        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_head, chunk * plan->qr.head_cap * sizeof(int4)));
+        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_rank, chunk * n * sizeof(int)));
+        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, chunk * 4 * sizeof(int)));
+    }
 
     const size_t batch = (size_t)p->batch;
     const size_t in_elems = p->storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
@@ -202,8 +268,8 @@ static void eig_cuda_plan_free(eig_cuda_plan *plan)
 {
     eig_cuda_workspace *ws = &plan->ws;
     void *dev[] = {ws->matrix, ws->reflector, ws->wy, ws->zreal, ws->phase, ws->sigma, ws->diag,
-                   ws->offdiag, ws->scale_exp, ws->status, plan->d_a, plan->d_w, plan->d_z,
-                   plan->d_info};
+                   ws->offdiag, ws->scale_exp, ws->status, ws->qr_head, ws->qr_rank,
+                   ws->qr_state, plan->d_a, plan->d_w, plan->d_z, plan->d_info};
     for (void *ptr : dev)
         if (ptr != nullptr)
             (void)cudaFree(ptr);

@@ -16,6 +16,12 @@
  * stay small (32 rows: n*32*R bytes).
  * Values-only: consumer_warps = 0, row_chunks = 1, one warp per matrix.
  *
+ * Logged path (the plan's choice for vectors at large n): qr_chase_kernel
+ * runs the same chase once per matrix (one warp) and writes its rotations
+ * to a global log, which qr_apply_kernel (eig_cuda_qr_apply.cu) applies to
+ * row slices of Zr; a matrix whose log would overflow is redone by
+ * qr_kernel (overflowed_only).
+ *
  * Shared memory: 2 buffers * n * 2R (logged c, s) + 2n R (d, e) + the Zr
  * slice 32 * consumer_warps * n R + n int (rank). Each event's log is one
  * sweep (consecutive pivots, first and direction in __shared__ ints) or one
@@ -51,6 +57,7 @@ struct chase_state {
     int g_top, g_bottom, g_len, g_dir;
     int after_group; /* the last event was a group: the next scan judges its progress */
     int stalled;     /* groups in a row that neither deflated nor split their block */
+    int group_min;   /* smallest block order that gets a group (QR_GROUP_MIN by default) */
 };
 
 /* One bulge of a multishift group, in the registers of its lane. */
@@ -228,6 +235,7 @@ QR_CHASE_FN void chase_init(chase_state &st, int n)
     st.g_top = st.g_bottom = st.g_len = st.g_dir = 0;
     st.after_group = 0;
     st.stalled = 0;
+    st.group_min = QR_GROUP_MIN;
 }
 
 /* Starts a multishift group on the unreduced block from l (the end where
@@ -244,7 +252,7 @@ QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int
     typedef typename eig_cuda_complex<R>::type R2;
     const int dir = m < l ? 1 : -1;
     const int len = dir < 0 ? m - l : l - m; /* rotations per bulge; block order len + 1 */
-    if (len + 1 < QR_GROUP_MIN || st.jtot + MS > st.nmaxit)
+    if (len + 1 < st.group_min || st.jtot + MS > st.nmaxit)
         return false;
     if (st.stalled >= QR_GROUP_STALLS) {
         st.stalled = 0;
@@ -305,7 +313,7 @@ template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
  * disjoint pivots. Every lane of the warp runs the same instructions (no
  * divergence on the chain): a lane that is not an active bulge this tick
  * (mine == false, not started, or done) computes on its idle state, and
- * its loads and stores are predicated off. Logs (c, s) as apply_event expects,
+ * its loads and stores are predicated off. Logs (c, s) as eig_cuda_apply_sweep expects,
  * or the identity for an idle bulge. */
 template <bool LOG, typename R>
 QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
@@ -653,51 +661,10 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
     }
 }
 
-/* Applies one logged event to this thread's row of the Zr slice (z points at
- * the row, stride = rows). Consecutive rotations of a sweep share a column,
- * which stays in a register: one load and one store per rotation. */
-template <typename R>
-QR_CHASE_FN void apply_event(R *z, int rows, const typename eig_cuda_complex<R>::type *cs,
-                             int count, int first, int dir, int stride = 1)
-{
-    typedef typename eig_cuda_complex<R>::type R2;
-    if (count <= 0)
-        return;
-    if (dir < 0) { /* pivots first, first-1, ...: z_{j+1} is carried downwards */
-        R carry = z[(first + 1) * rows];
-        R2 rot = cs[0];
-        R zj = z[first * rows];
-        for (int q = 0; q < count; ++q) {
-            const int j = first - q;
-            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
-            const R zj_next = z[(j > 0 ? j - 1 : 0) * rows];
-            z[(j + 1) * rows] = rot.x * carry - rot.y * zj;
-            carry = rot.y * carry + rot.x * zj;
-            rot = rot_next;
-            zj = zj_next;
-        }
-        z[(first - count + 1) * rows] = carry;
-    } else { /* pivots first, first+1, ...: z_j is carried upwards */
-        R carry = z[first * rows];
-        R2 rot = cs[0];
-        R zj1 = z[(first + 1) * rows];
-        for (int q = 0; q < count; ++q) {
-            const int j = first + q;
-            const R2 rot_next = cs[(q + 1 < count ? q + 1 : q) * stride];
-            const R zj1_next = z[(q + 1 < count ? j + 2 : j + 1) * rows];
-            z[j * rows] = rot.y * zj1 + rot.x * carry;
-            carry = rot.x * zj1 - rot.y * carry;
-            rot = rot_next;
-            zj1 = zj1_next;
-        }
-        z[(first + count) * rows] = carry;
-    }
-}
-
 /* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
  * tick) to one row of Zr (z at the row, stride rows), bulge after bulge:
  * within the chunk, bulge j's rotations are a run of consecutive pivots
- * (one apply_event with log stride MS: one load and one store per
+ * (one eig_cuda_apply_sweep with log stride MS: one load and one store per
  * rotation, the shared column carried in a register). The order is valid:
  * the group equals its MS sweeps done one after the other, and a rotation
  * of bulge j+1 that overlaps one of bulge j comes at least two ticks later
@@ -713,19 +680,22 @@ QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>:
         if (u1 <= u0)
             continue;
         const int first = dir < 0 ? top - 1 - u0 : top + u0;
-        apply_event(z, rows, log + (u0 + lag - t0) * MS + j, u1 - u0, first, dir, MS);
+        eig_cuda_apply_sweep(z, rows, log + (u0 + lag - t0) * MS + j, u1 - u0, first, dir, MS);
     }
 }
 
 template <typename R>
 __global__ void __launch_bounds__(160)
-    qr_kernel(int n, eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
+    qr_kernel(int n, int group_min, eig_cuda_workspace ws, R *__restrict__ w_all,
+              int *__restrict__ info_all, bool overflowed_only)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     const int b = blockIdx.x, chunk = blockIdx.y, tid = threadIdx.x, nt = blockDim.x;
     const int rows = nt - 32; /* 0 for values-only */
     if (ws.status[b] != 0)
         return; /* the input check already wrote info and NaN eigenvalues */
+    if (overflowed_only && ws.qr_state[4 * b] != EIG_CUDA_QR_LOG_OVERFLOW)
+        return; /* the logged path (qr_chase_kernel, apply) did this matrix */
 
     extern __shared__ double2 smem_raw[];
     R2 *cs = (R2 *)smem_raw; /* [2][n] logged (c, s) */
@@ -760,6 +730,8 @@ __global__ void __launch_bounds__(160)
     const int group_chunk = n / QR_BULGES > 0 ? n / QR_BULGES : 1;
     chase_state st;
     chase_init(st, n);
+    if (group_min > 0)
+        st.group_min = group_min;
     bulge_state<R> bulge;
     R sigma = 0;
     bool in_group = false;
@@ -827,7 +799,7 @@ __global__ void __launch_bounds__(160)
                                        evt_ticks[prev], evt_top[prev], evt_len[prev],
                                        evt_dir[prev]);
             else
-                apply_event(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
+                eig_cuda_apply_sweep(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
                             evt_first[prev], evt_dir[prev]);
         }
         if (rows > 0)
@@ -869,12 +841,144 @@ __global__ void __launch_bounds__(160)
     }
 }
 
+
+/* Logged path, part (a): the chase of one matrix by one warp, no consumers,
+ * the rotation log written to global memory for qr_apply_kernel
+ * (eig_cuda_qr_apply.cu). The chase is the fused kernel's, bit for bit.
+ * Log layout per matrix: headers (first pivot, direction, rotations per
+ * sweep, sweeps) in application order, and the rotations (c, s) in the
+ * same order, sweep after sweep; a multishift group is one header of
+ * QR_BULGES sweeps (bulge j's rotations consecutive: the group equals its
+ * sweeps done one after the other). Before each event the chase checks
+ * that the log has room for it (a single sweep: n rotations; a group:
+ * QR_BULGES * len); if not, it stops and marks the matrix
+ * EIG_CUDA_QR_LOG_OVERFLOW, and the fused qr_kernel redoes that matrix from
+ * d, e (never a truncated log). Otherwise it writes w (sorted), info, the
+ * ranks and the log sizes. */
+template <typename R>
+__global__ void __launch_bounds__(32)
+    qr_chase_kernel(int n, int group_min, int log_cap, int head_cap, eig_cuda_workspace ws,
+                    R *__restrict__ w_all, int *__restrict__ info_all)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int b = blockIdx.x, lane = threadIdx.x;
+    const unsigned full = 0xffffffffu;
+    int *state = ws.qr_state + 4 * b;
+    if (ws.status[b] != 0) {
+        if (lane == 0)
+            state[0] = EIG_CUDA_QR_LOG_SKIP; /* the input check wrote info and NaN */
+        return;
+    }
+    extern __shared__ double2 smem_raw[];
+    R *d = (R *)smem_raw;
+    R *e = d + n;
+    __shared__ R shifts[QR_BULGES], scratch[2 * QR_BULGES];
+    __shared__ R2 idle_sink[QR_BULGES]; /* identity entries of idle bulges */
+    const R *dg = (const R *)ws.diag + (size_t)b * n;
+    const R *eg = (const R *)ws.offdiag + (size_t)b * n;
+    for (int i = lane; i < n; i += 32) {
+        d[i] = dg[i];
+        e[i] = eg[i];
+    }
+    __syncwarp();
+
+    R2 *log = (R2 *)ws.qr_log + (size_t)b * log_cap;
+    int4 *head = ws.qr_head + (size_t)b * head_cap;
+    chase_state st;
+    chase_init(st, n);
+    if (group_min > 0)
+        st.group_min = group_min;
+    bulge_state<R> bulge;
+    int pos = 0, nh = 0; /* uniform over the warp */
+    bool overflow = false;
+    for (;;) {
+        if (log_cap - pos < n || nh >= head_cap) {
+            overflow = true;
+            break;
+        }
+        int k = 0, first = 0, dir = 0;
+        if (lane == 0) {
+            k = chase_advance<true, QR_BULGES>(st, d, e, n, log + pos, first, dir, shifts,
+                                               scratch);
+            if (k > 0)
+                head[nh] = make_int4(first, dir, k, 1);
+        }
+        k = __shfl_sync(full, k, 0);
+        if (k == CHASE_FINISHED)
+            break;
+        if (k > 0) {
+            ++nh;
+            pos += k;
+            continue;
+        }
+        if (k != CHASE_GROUP)
+            continue;
+        st.g_top = __shfl_sync(full, st.g_top, 0);
+        st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
+        st.g_len = __shfl_sync(full, st.g_len, 0);
+        st.g_dir = __shfl_sync(full, st.g_dir, 0);
+        const int len = st.g_len;
+        if (pos + QR_BULGES * len > log_cap) {
+            overflow = true;
+            break;
+        }
+        __syncwarp();
+        const R sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+        bulge_idle(bulge);
+        const int end = QR_GROUP_FIRST_TICK + group_ticks(st, QR_BULGES);
+        R2 *mine = log + pos + lane * len;
+        for (int t = QR_GROUP_FIRST_TICK; t < end; ++t) {
+            const int u = t - QR_BULGE_LAG * lane;
+            R2 *slot = lane < QR_BULGES && u >= 0 && u < len ? mine + u
+                                                              : idle_sink + (lane & 7);
+            group_tick<true>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma, slot);
+            __syncwarp();
+        }
+        if (lane == 0)
+            head[nh] = make_int4(st.g_dir < 0 ? st.g_top - 1 : st.g_top, st.g_dir, len,
+                                 QR_BULGES);
+        ++nh;
+        pos += QR_BULGES * len;
+    }
+    __syncwarp();
+    if (overflow) {
+        if (lane == 0)
+            state[0] = EIG_CUDA_QR_LOG_OVERFLOW;
+        return;
+    }
+    const int bad = __shfl_sync(full, st.info, 0);
+    R *w = w_all + (size_t)b * n;
+    int *rank_out = ws.qr_rank + (size_t)b * n;
+    const int ex = ws.scale_exp[b];
+    for (int i = lane; i < n; i += 32) {
+        const R di = d[i];
+        int r = 0;
+        for (int j = 0; j < n; ++j) {
+            const R dj = d[j];
+            r += (dj < di) || (dj == di && j < i);
+        }
+        rank_out[i] = r;
+        w[bad ? i : r] = bad ? (R)NAN : scalbn(di, ex);
+    }
+    if (lane == 0) {
+        info_all[b] = bad;
+        state[0] = bad ? EIG_CUDA_QR_LOG_SKIP : EIG_CUDA_QR_LOG_APPLY;
+        state[1] = nh;
+        state[2] = pos;
+    }
+}
+
 } // namespace
 
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
 {
     const size_t rows = 32 * (size_t)consumer_warps;
     return (4 * (size_t)n + 2 * (size_t)n + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
+}
+
+template <typename R> size_t eig_cuda_qr_chase_smem(int n)
+{
+    return 2 * (size_t)n * sizeof(R);
 }
 
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes)
@@ -884,20 +988,48 @@ template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_
                                 (int)bytes);
 }
 
+template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg)
+{
+    cudaError_t e = cudaFuncSetAttribute(
+        qr_chase_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cfg->chase_smem);
+    if (e != cudaSuccess)
+        return e;
+    return eig_cuda_qr_apply_set_smem<R>(cfg->apply_smem);
+}
+
+/* Fused path: one launch. Logged path: the chase (one warp per matrix),
+ * the apply kernel, then the fused kernel over the matrices whose log
+ * overflowed (its other CTAs return at once). */
 template <typename R>
 cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                const eig_cuda_workspace *ws, void *w, int *info,
                                cudaStream_t stream)
 {
     dim3 grid(count, cfg->row_chunks);
-    qr_kernel<R><<<grid, 32 * (1 + cfg->consumer_warps), cfg->smem, stream>>>(n, *ws, (R *)w,
-                                                                               info);
+    const int threads = 32 * (1 + cfg->consumer_warps);
+    if (!cfg->logged) {
+        qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(n, cfg->group_min, *ws, (R *)w, info,
+                                                           false);
+        return cudaGetLastError();
+    }
+    qr_chase_kernel<R><<<count, 32, cfg->chase_smem, stream>>>(
+        n, cfg->group_min, cfg->log_cap, cfg->head_cap, *ws, (R *)w, info);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    e = eig_cuda_qr_apply_launch<R>(cfg, n, count, ws, stream);
+    if (e != cudaSuccess)
+        return e;
+    qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(n, cfg->group_min, *ws, (R *)w, info,
+                                                       true);
     return cudaGetLastError();
 }
 
 #define EIG_CUDA_QR_INSTANTIATE(R)                                                                \
     template size_t eig_cuda_qr_smem<R>(int, int);                                               \
+    template size_t eig_cuda_qr_chase_smem<R>(int);                                              \
     template cudaError_t eig_cuda_qr_set_smem<R>(int, size_t);                                   \
+    template cudaError_t eig_cuda_qr_log_set_smem<R>(const eig_cuda_qr_config *);                \
     template cudaError_t eig_cuda_qr_launch<R>(const eig_cuda_qr_config *, int, int,             \
                                                const eig_cuda_workspace *, void *, int *,        \
                                                cudaStream_t);
