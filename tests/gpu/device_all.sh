@@ -30,8 +30,12 @@ echo "== demo"
 timeout 60 tools/demo/eigstream-demo.sh --build $B --frames 10 >"$OUT/demo.txt" 2>&1; echo "demo rc=$?"
 grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
-for tool in memcheck racecheck synccheck; do
-  EIGSTREAM_GPU_TEST_SIZES=${SAN_SIZES:-3,20} timeout ${SAN_TIMEOUT:-60} compute-sanitizer --tool $tool \
-    --error-exitcode 9 $B/tests/gpu/test_gpu_eig >"$OUT/san.log" 2>&1
-  echo "$tool rc=$?"; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"; mv "$OUT/san.log" "$OUT/san-$tool.txt"
+for path in default logged; do
+  for tool in memcheck racecheck synccheck; do
+    EIGSTREAM_CUDA_QR_PATH=$([ $path = logged ] && echo logged) EIGSTREAM_GPU_TEST_SIZES=${SAN_SIZES:-3,20} \
+      timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool \
+      --error-exitcode 9 $B/tests/gpu/test_gpu_eig >"$OUT/san.log" 2>&1
+    echo "$path $tool rc=$?"; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"
+    mv "$OUT/san.log" "$OUT/san-$tool.txt"
+  done
 done
