@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "protocol.h"
+#include "workload_rng.h"
 
 static const double TWO_PI = 6.28318530717958647692;
 
@@ -24,51 +25,22 @@ struct sim_frame_generator {
 
 /* ---- random numbers: splitmix64 seeding, xoshiro256** stream, Box-Muller ---- */
 
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *g, uint64_t seed, uint64_t frame, uint64_t cell)
+/* The stream of one (seed, frame, cell): frames and cells are independent and
+ * reproducible in any order. */
+static void rng_seed(workload_rng *g, uint64_t seed, uint64_t frame, uint64_t cell)
 {
     uint64_t x = seed;
-    x = splitmix64(&x) ^ frame;
-    x = splitmix64(&x) ^ cell;
-    for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t v, int k)
-{
-    return (v << k) | (v >> (64 - k));
-}
-
-static uint64_t rng_next(rng *g)
-{
-    uint64_t r = rotl(g->s[1] * 5, 7) * 9;
-    uint64_t t = g->s[1] << 17;
-    g->s[2] ^= g->s[0];
-    g->s[3] ^= g->s[1];
-    g->s[1] ^= g->s[2];
-    g->s[0] ^= g->s[3];
-    g->s[2] ^= t;
-    g->s[3] = rotl(g->s[3], 45);
-    return r;
+    x = workload_splitmix64(&x) ^ frame;
+    x = workload_splitmix64(&x) ^ cell;
+    *g = workload_rng_from_splitmix64(x);
 }
 
 /* Circular complex Gaussian of unit variance E|z|^2 = 1 (Box-Muller). */
-static double complex rng_cgauss(rng *g)
+static double complex rng_cgauss(workload_rng *g)
 {
     /* (0, 1]: never log(0). */
-    double u1 = ((rng_next(g) >> 11) + 1) * 0x1.0p-53;
-    double u2 = (rng_next(g) >> 11) * 0x1.0p-53;
+    double u1 = ((workload_rng_next(g) >> 11) + 1) * 0x1.0p-53;
+    double u2 = (workload_rng_next(g) >> 11) * 0x1.0p-53;
     double radius = sqrt(-log(u1)); /* sqrt(-2 log u1) / sqrt(2) per component */
     return CMPLX(radius * cos(TWO_PI * u2), radius * sin(TWO_PI * u2));
 }
@@ -152,7 +124,7 @@ scene_error sim_frame_generate(sim_frame_generator *g, uint64_t index, void *out
     const size_t matrix = protocol_matrix_bytes(n, g->p.element, g->p.storage);
     const double complex one = 1.0;
     for (uint32_t cell = 0; cell < g->p.cells; cell++) {
-        rng r;
+        workload_rng r;
         rng_seed(&r, g->p.seed, index, cell);
         for (size_t i = 0; i < n * k; i++)
             g->x[i] = rng_cgauss(&r);

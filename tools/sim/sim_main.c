@@ -7,13 +7,13 @@
  * the pool outlives the socket, so the free callback does nothing).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zmq.h>
 
+#include "cli_common.h"
 #include "protocol.h"
 #include "scene.h"
 #include "sim_frame.h"
@@ -27,14 +27,6 @@ typedef struct sim_options {
     uint64_t frames, seed;
     int linger_ms;
 } sim_options;
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -99,9 +91,8 @@ static int parse_options(int argc, char **argv, sim_options *o)
         } else if (strcmp(a, "--endpoint") == 0) {
             o->endpoint = v;
         } else if (strcmp(a, "--pattern") == 0) {
-            if (strcmp(v, "push") != 0 && strcmp(v, "pub") != 0)
+            if (cli_parse_choice(v, "push", "pub", &o->pub))
                 goto bad;
-            o->pub = strcmp(v, "pub") == 0;
         } else if (strcmp(a, "--n") == 0) {
             if (parse_u64(v, 1, 4096, &u))
                 goto bad;
@@ -153,9 +144,8 @@ static int parse_options(int argc, char **argv, sim_options *o)
             else
                 goto bad;
         } else if (strcmp(a, "--crc") == 0) {
-            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            if (cli_parse_choice(v, "off", "on", &o->crc))
                 goto bad;
-            o->crc = strcmp(v, "on") == 0;
         } else if (strcmp(a, "--rate") == 0) {
             char *end;
             o->rate = strtod(v, &end);
@@ -174,20 +164,6 @@ static int parse_options(int argc, char **argv, sim_options *o)
     return 0;
 }
 
-static double now_s(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Sleeps until the absolute monotonic time t (seconds); returns early on a signal. */
 static void sleep_until(double t)
 {
@@ -198,7 +174,7 @@ static void sleep_until(double t)
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
     }
-    while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    while (!cli_stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
 }
 
@@ -221,7 +197,7 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
     protocol_header h;
     protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
     h.seq = seq;
-    h.timestamp_ns = realtime_ns();
+    h.timestamp_ns = cli_realtime_ns();
     h.n = o->n;
     h.count = o->cells;
     h.element = o->element;
@@ -280,7 +256,7 @@ int main(int argc, char **argv)
         goto done;
     }
 
-    double t0 = now_s(CLOCK_MONOTONIC);
+    double t0 = cli_monotonic_s();
     for (uint32_t i = 0; i < o.pool; i++) {
         pool[i].payload = malloc(frame_bytes);
         if (pool[i].payload == NULL) {
@@ -290,38 +266,31 @@ int main(int argc, char **argv)
         sim_frame_generate(gen, i, pool[i].payload);
         pool[i].crc = protocol_crc32c(0, pool[i].payload, frame_bytes);
     }
-    double generate_s = now_s(CLOCK_MONOTONIC) - t0;
+    double generate_s = cli_monotonic_s() - t0;
     if (!o.quiet)
         fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s (%.0f ms/frame)\n",
                 o.pool, o.cells, o.n, o.n, protocol_element_name(o.element), protocol_storage_name(o.storage),
                 o.snapshots, scene_dimension(sc), generate_s, 1e3 * generate_s / o.pool);
 
-    ctx = zmq_ctx_new();
-    sock = ctx ? zmq_socket(ctx, o.pub ? ZMQ_PUB : ZMQ_PUSH) : NULL;
-    if (sock == NULL) {
+    if (cli_socket_create(&ctx, &sock, o.pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {
         fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
         goto done;
     }
     int hwm = (int)o.hwm;
     zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms);
-    if ((o.bind ? zmq_bind(sock, o.endpoint) : zmq_connect(sock, o.endpoint)) != 0) {
+    if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
         fprintf(stderr, "eigstream-sim: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
                 zmq_strerror(zmq_errno()));
         goto done;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: a blocked send returns EINTR */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_stop_on_signals(); /* a blocked send returns EINTR */
 
     uint64_t sent = 0;
-    double start = now_s(CLOCK_MONOTONIC), last_report = start;
+    double start = cli_monotonic_s(), last_report = start;
     uint64_t sent_at_report = 0;
-    while (!stop_requested && (o.frames == 0 || sent < o.frames)) {
+    while (!cli_stop_requested && (o.frames == 0 || sent < o.frames)) {
         if (send_frame(sock, &o, &pool[sent % o.pool], matrix_bytes, sent) != 0) {
             if (errno == EINTR)
                 continue; /* the header was not queued: nothing half-sent */
@@ -329,7 +298,7 @@ int main(int argc, char **argv)
             goto done;
         }
         sent++;
-        double t = now_s(CLOCK_MONOTONIC);
+        double t = cli_monotonic_s();
         if (!o.quiet && t - last_report >= 1.0) {
             double rate = (double)(sent - sent_at_report) / (t - last_report);
             fprintf(stderr, "eigstream-sim: %.1f frames/s, %.1f MB/s, %llu sent\n", rate,
@@ -343,25 +312,17 @@ int main(int argc, char **argv)
     /* Closing with linger flushes the queued frames; the context terminates
      * only when they are out (or the linger expires), so the pool is freed
      * after that and the elapsed time includes the flush. */
-    zmq_close(sock);
-    sock = NULL;
-    while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
-    }
-    ctx = NULL;
-    double elapsed = now_s(CLOCK_MONOTONIC) - start;
+    cli_socket_close(&ctx, &sock);
+    double elapsed = cli_monotonic_s() - start;
     printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s; "
            "pool %u frames generated in %.2f s (%.0f ms/frame)%s\n",
            (unsigned long long)sent, (double)sent * (double)frame_bytes / 1e6, elapsed,
            elapsed > 0 ? (double)sent / elapsed : 0.0, elapsed > 0 ? (double)sent * (double)frame_bytes / 1e6 / elapsed : 0.0,
-           o.pool, generate_s, 1e3 * generate_s / o.pool, stop_requested ? " (interrupted)" : "");
+           o.pool, generate_s, 1e3 * generate_s / o.pool, cli_stop_requested ? " (interrupted)" : "");
     fflush(stdout);
     rc = 0;
 done:
-    if (sock != NULL)
-        zmq_close(sock);
-    if (ctx != NULL)
-        while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
-        }
+    cli_socket_close(&ctx, &sock);
     for (uint32_t i = 0; pool != NULL && i < o.pool; i++)
         free(pool[i].payload);
     free(pool);

@@ -5,13 +5,12 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
+#include "cli_common.h"
 #include "protocol.h"
 #include "scene.h"
 #include "sink_check.h"
@@ -43,14 +42,6 @@ typedef struct sink_stats {
     series window_publish_ms, window_sink_ms; /* since the last report */
     uint64_t window_frames, window_bytes;
 } sink_stats;
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -110,9 +101,8 @@ static int parse_options(int argc, char **argv, sink_options *o)
         } else if (strcmp(a, "--endpoint") == 0) {
             o->endpoint = v;
         } else if (strcmp(a, "--pattern") == 0) {
-            if (strcmp(v, "sub") != 0 && strcmp(v, "pull") != 0)
+            if (cli_parse_choice(v, "sub", "pull", &o->pull))
                 goto bad;
-            o->pull = strcmp(v, "pull") == 0;
         } else if (strcmp(a, "--sources") == 0) {
             o->sources = v;
         } else if (strcmp(a, "--jammers") == 0) {
@@ -156,20 +146,6 @@ static int parse_options(int argc, char **argv, sink_options *o)
     }
     o->doa_fft_size = doa ? fft_size : 0;
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static int series_push(series *s, double v)
@@ -440,9 +416,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
     }
-    ctx = zmq_ctx_new();
-    sock = ctx ? zmq_socket(ctx, o.pull ? ZMQ_PULL : ZMQ_SUB) : NULL;
-    if (sock == NULL) {
+    if (cli_socket_create(&ctx, &sock, o.pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
         fprintf(stderr, "eigstream-sink: zmq: %s\n", zmq_strerror(zmq_errno()));
         goto done;
     }
@@ -452,21 +426,16 @@ int main(int argc, char **argv)
     }
     int linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-    if ((o.bind ? zmq_bind(sock, o.endpoint) : zmq_connect(sock, o.endpoint)) != 0) {
+    if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
         fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
                 zmq_strerror(zmq_errno()));
         goto done;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_stop_on_signals();
 
-    double start = now_s(), last_report = start, first_frame = 0.0;
-    while (!stop_requested && (o.frames == 0 || st.frames < o.frames)) {
-        double t = now_s();
+    double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
+    while (!cli_stop_requested && (o.frames == 0 || st.frames < o.frames)) {
+        double t = cli_monotonic_s();
         if (o.duration_s > 0 && t - start >= o.duration_s)
             break;
         if (!o.quiet && t - last_report >= 1.0) {
@@ -492,9 +461,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
             goto done;
         }
-        uint64_t received_ns = realtime_ns();
+        uint64_t received_ns = cli_realtime_ns();
         if (st.frames == 0)
-            first_frame = now_s();
+            first_frame = cli_monotonic_s();
         int err = handle_frame(&st, checker, &o, parts, count, received_ns);
         for (size_t i = 0; i < count && i < PARTS_MAX; i++)
             zmq_msg_close(&parts[i]);
@@ -503,14 +472,10 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    double elapsed = st.frames ? now_s() - first_frame : 0.0;
+    double elapsed = st.frames ? cli_monotonic_s() - first_frame : 0.0;
     rc = verdict(&st, &o, sc, elapsed);
 done:
-    if (sock != NULL)
-        zmq_close(sock);
-    if (ctx != NULL)
-        while (zmq_ctx_term(ctx) != 0 && zmq_errno() == EINTR) {
-        }
+    cli_socket_close(&ctx, &sock);
     free(st.publish_ms.x);
     free(st.sink_ms.x);
     free(st.solve_ms.x);

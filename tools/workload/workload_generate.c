@@ -19,49 +19,15 @@
 #include <lapacke.h>
 
 #include "workload.h"
+#include "workload_rng.h"
 
 #define WORKLOAD_PI 3.14159265358979323846
 
 /* ---- random numbers ------------------------------------------------------ */
 
-typedef struct workload_rng {
-    uint64_t s[4];
-} workload_rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static workload_rng workload_rng_seed(uint64_t seed, uint64_t stream_a, uint64_t stream_b)
 {
-    workload_rng r;
-    uint64_t x = seed ^ (stream_a * 0xD1342543DE82EF95ull) ^ (stream_b * 0xAF251AF3B0F025B5ull);
-    for (int i = 0; i < 4; i++)
-        r.s[i] = splitmix64(&x);
-    return r;
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t workload_rng_next(workload_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    return workload_rng_from_splitmix64(seed ^ (stream_a * 0xD1342543DE82EF95ull) ^ (stream_b * 0xAF251AF3B0F025B5ull));
 }
 
 /* uniform in [0, 1) */

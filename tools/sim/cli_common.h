@@ -1,0 +1,47 @@
+/*
+ * cli_common.h - what the mains of eigstream-sim and eigstream-sink share:
+ * stopping on SIGINT/SIGTERM, the two clocks they read, two-way option
+ * values, and the life of their one ZeroMQ socket.
+ *
+ * Library eigstream_cli. Never prints: the mains report errors under their
+ * own names (zmq_errno() says why a socket call failed).
+ */
+#ifndef EIGSTREAM_CLI_COMMON_H
+#define EIGSTREAM_CLI_COMMON_H
+
+#include <signal.h>
+#include <stdint.h>
+
+/* Set (never cleared) by the handler that cli_stop_on_signals installs. */
+extern volatile sig_atomic_t cli_stop_requested;
+
+/* Makes SIGINT and SIGTERM set cli_stop_requested. Without SA_RESTART, so a
+ * blocked zmq_send, zmq_msg_recv, zmq_poll or clock_nanosleep returns early
+ * (EINTR) and the caller's loop sees the flag. */
+void cli_stop_on_signals(void);
+
+/* Seconds on CLOCK_MONOTONIC, for intervals and rates. */
+double cli_monotonic_s(void);
+
+/* Nanoseconds since the epoch on CLOCK_REALTIME, the wire timestamps' clock. */
+uint64_t cli_realtime_ns(void);
+
+/* Parses an option value that must be `off` or `on`: *out = 0 or 1 and
+ * returns 0; any other value returns -1 and leaves *out alone. */
+int cli_parse_choice(const char *value, const char *off, const char *on, int *out);
+
+/* Creates a ZeroMQ context and a socket of `type` (ZMQ_PUSH, ZMQ_SUB...).
+ * Returns 0, or -1 with zmq_errno() set; either way *ctx and *sock hold what
+ * was created (NULL where nothing), for cli_socket_close. */
+int cli_socket_create(void **ctx, void **sock, int type);
+
+/* Binds sock to endpoint when bind != 0, else connects it. Returns 0, or -1
+ * with zmq_errno() set. */
+int cli_socket_attach(void *sock, const char *endpoint, int bind);
+
+/* Closes *sock, then terminates *ctx, retrying when a signal interrupts the
+ * termination; the socket's ZMQ_LINGER bounds how long queued messages may
+ * hold it. Either may be NULL; both are NULL afterwards. */
+void cli_socket_close(void **ctx, void **sock);
+
+#endif
