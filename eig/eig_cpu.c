@@ -19,6 +19,8 @@
 
 #include "eig_internal.h"
 
+int eig_cpu_qr_sweeps_per_eigenvalue = EIG_QR_MAX_SWEEPS;
+
 struct eig_cpu_plan {
     eig_plan_params params;
     int threads;              /* resolved thread count (>= 1) */
