@@ -7,6 +7,7 @@
  * the pool outlives the socket, so the free callback does nothing).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,11 +179,32 @@ static void sleep_until(double t)
     }
 }
 
+/* Zero-copy payload parts handed to ZeroMQ and not yet released by it. */
+static atomic_long parts_in_flight;
+
 static void pool_buffer_keep(void *data, void *hint)
 {
-    /* The pool owns the buffer and outlives the socket. */
+    /* The pool owns the buffer and outlives the socket: nothing to free,
+     * only the count of parts ZeroMQ still holds. Called from an I/O thread. */
     (void)data;
     (void)hint;
+    atomic_fetch_sub(&parts_in_flight, 1);
+}
+
+/* Waits (at most linger_ms) until ZeroMQ has released every payload part,
+ * i.e. written it to its connection. Closing earlier can strand frames that
+ * wait behind the receiver's HWM (libzmq 4.3), so at the end of a burst the
+ * sim waits here, and says so when frames are still queued at the limit.
+ * Returns the parts still held. */
+static long wait_parts_released(int linger_ms)
+{
+    for (int waited = 0; waited < linger_ms; waited += 5) {
+        if (atomic_load(&parts_in_flight) <= 0)
+            return 0;
+        struct timespec five = {0, 5000000L};
+        nanosleep(&five, NULL);
+    }
+    return atomic_load(&parts_in_flight);
 }
 
 typedef struct pool_frame {
@@ -218,6 +240,7 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
         zmq_msg_t msg;
         if (zmq_msg_init_data(&msg, f->payload + i * part_bytes, part_bytes, pool_buffer_keep, NULL) != 0)
             return -1;
+        atomic_fetch_add(&parts_in_flight, 1); /* zmq_msg_close or the send releases it */
         /* Once the first part is queued, the rest must follow: a partial
          * multipart message is never delivered, but retry on EINTR. */
         int rc;
@@ -309,9 +332,14 @@ int main(int argc, char **argv)
         if (o.rate > 0 && (o.frames == 0 || sent < o.frames))
             sleep_until(start + (double)sent / o.rate);
     }
-    /* Closing with linger flushes the queued frames; the context terminates
-     * only when they are out (or the linger expires), so the pool is freed
-     * after that and the elapsed time includes the flush. */
+    /* Wait for ZeroMQ to write out every queued frame, then close (with
+     * linger as a second line); the context terminates only when they are
+     * out, so the pool is freed after that and the elapsed time includes the
+     * flush. */
+    long held = wait_parts_released(o.linger_ms);
+    if (held > 0)
+        fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
+                        "may not have been delivered\n", held, o.linger_ms);
     cli_socket_close(&ctx, &sock);
     double elapsed = cli_monotonic_s() - start;
     printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s; "
