@@ -19,10 +19,6 @@
  * a fixed budget, so any batch count works with bounded device memory. */
 static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
 
-/* Largest n of the cuda backend: all three kernels fit shared memory up to
- * here in both precisions (docs/gpu.md). */
-static const int EIG_CUDA_N_MAX = 512;
-
 /* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
  * L1: at 64 and 128 the fused kernel is faster, at 256 the logged path is
  * 1.4-2x faster). */
@@ -308,10 +304,12 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
         return EIG_EINVAL;
     *out = nullptr;
     if (params == nullptr || params->n < 1 || params->batch < 1 || params->device < 0 ||
-        (unsigned)params->precision > EIG_COMPLEX_DOUBLE ||
+        eig_element_bytes(params->precision) == 0 ||
         (unsigned)params->job > EIG_JOB_VECTORS ||
         (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER)
         return EIG_EINVAL;
+    /* EIG_CUDA_N_MAX (eig.h): all three kernels fit shared memory up to
+     * there in both precisions (docs/gpu.md). */
     if (params->n > EIG_CUDA_N_MAX)
         return EIG_EUNSUPPORTED;
     eig_cuda_plan *plan = (eig_cuda_plan *)calloc(1, sizeof(*plan));

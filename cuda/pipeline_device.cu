@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr uint8_t kElementComplexFloat = 1; /* protocol_element */
+constexpr uint8_t kElementComplexFloat = 1; /* eig_precision */
 constexpr int kStorageFull = 0;             /* protocol_storage */
 
 struct slot {

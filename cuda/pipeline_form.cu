@@ -15,7 +15,7 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr uint8_t kElementComplexFloat = 1;  /* protocol_element */
+constexpr uint8_t kElementComplexFloat = 1;  /* eig_precision */
 constexpr uint8_t kStoragePackedLower = 1;   /* protocol_storage */
 
 /* Lower triangle (i >= j) of full matrix b from LAPACK packed storage.

@@ -29,7 +29,7 @@ typedef struct pipeline_gpu pipeline_gpu;
 typedef struct pipeline_gpu_params {
     int device;
     uint32_t n, matrices;
-    uint8_t element;   /* protocol_element */
+    uint8_t element;   /* eig_precision */
     int need_vectors;  /* allocate eigenvector buffers */
     int solve_packed;  /* packed frames are solved as they came (no forming configured) */
     int slots;         /* >= 2 */

@@ -66,9 +66,11 @@ typedef enum eig_backend {
     EIG_BACKEND_CUDA      /* batched GPU kernels (cuda/) */
 } eig_backend;
 
+/* The one precision enum of eigstream: config, protocol and tools use it.
+ * The values are the wire protocol's element codes (docs/protocol.md). */
 typedef enum eig_precision {
-    EIG_COMPLEX_FLOAT = 0, /* complex float in, float values out */
-    EIG_COMPLEX_DOUBLE     /* complex double in, double values out */
+    EIG_COMPLEX_FLOAT = 1, /* complex float in, float values out (8-byte elements) */
+    EIG_COMPLEX_DOUBLE = 2 /* complex double in, double values out (16-byte elements) */
 } eig_precision;
 
 typedef enum eig_job {
@@ -89,8 +91,10 @@ enum {
 /* Sweeps of implicit QR allowed per eigenvalue before giving up (LAPACK's MAXIT). */
 #define EIG_QR_MAX_SWEEPS 30
 
-/* Largest n any backend accepts. */
+/* Largest n any backend accepts; the cuda backend stops at EIG_CUDA_N_MAX
+ * (its kernels keep a matrix's working set in one SM's shared memory). */
 #define EIG_N_MAX 4096
+#define EIG_CUDA_N_MAX 512
 
 typedef struct eig_plan_params {
     int n;                   /* matrix order, 1..EIG_N_MAX */
@@ -140,6 +144,35 @@ const char *eig_strerror(eig_error e);
  * an unknown name. */
 const char *eig_backend_name(eig_backend b);
 eig_error eig_backend_parse(const char *name, eig_backend *out);
+
+/* Largest n the backend accepts: EIG_CUDA_N_MAX for cuda, EIG_N_MAX for the
+ * others (auto falls back to cpu above EIG_CUDA_N_MAX); 0 for a bad value. */
+int eig_backend_n_max(eig_backend b);
+
+/* "float", "double" ("unknown" for a bad value; inline, so that the wire
+ * codec and tools use the one name table without linking the solver). */
+static inline const char *eig_precision_name(eig_precision p)
+{
+    switch (p) {
+    case EIG_COMPLEX_FLOAT: return "float";
+    case EIG_COMPLEX_DOUBLE: return "double";
+    }
+    return "unknown";
+}
+
+/* Takes the names above (case-insensitive); EIG_EINVAL for others. */
+eig_error eig_precision_parse(const char *name, eig_precision *out);
+
+/* Bytes of one complex element of the precision (8, 16), 0 for a bad value
+ * (an unchecked wire byte may be passed). */
+static inline size_t eig_element_bytes(eig_precision p)
+{
+    switch (p) {
+    case EIG_COMPLEX_FLOAT: return 8;
+    case EIG_COMPLEX_DOUBLE: return 16;
+    }
+    return 0;
+}
 
 /* 1 when the library was built with the cuda backend, else 0. */
 int eig_cuda_built(void);

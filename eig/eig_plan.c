@@ -60,7 +60,7 @@ static eig_error eig_plan_params_validate(const eig_plan_params *p)
 {
     if (p->n < 1 || p->n > EIG_N_MAX || p->batch < 1)
         return EIG_EINVAL;
-    if ((unsigned)p->precision > EIG_COMPLEX_DOUBLE || (unsigned)p->job > EIG_JOB_VECTORS ||
+    if (eig_element_bytes(p->precision) == 0 || (unsigned)p->job > EIG_JOB_VECTORS ||
         (unsigned)p->storage > EIG_STORAGE_PACKED || (unsigned)p->uplo > EIG_UPPER ||
         (unsigned)p->backend > EIG_BACKEND_CUDA)
         return EIG_EINVAL;
@@ -86,8 +86,11 @@ eig_error eig_plan_create(eig_plan **out, const eig_plan_params *params)
 
     eig_plan_params p = *params;
     if (p.backend == EIG_BACKEND_AUTO)
-        p.backend = eig_cuda_built() && eig_cuda_device_count() > 0 ? EIG_BACKEND_CUDA
-                                                                    : EIG_BACKEND_CPU;
+        p.backend = p.n <= EIG_CUDA_N_MAX && eig_cuda_built() && eig_cuda_device_count() > 0
+                        ? EIG_BACKEND_CUDA
+                        : EIG_BACKEND_CPU;
+    if (p.n > eig_backend_n_max(p.backend))
+        return EIG_EUNSUPPORTED;
 #ifndef EIGSTREAM_HAVE_CUDA
     if (p.backend == EIG_BACKEND_CUDA)
         return EIG_ENOCUDA;
@@ -214,6 +217,19 @@ const char *eig_strerror(eig_error e)
 
 static const char *const eig_backend_names[] = {"auto", "cpu", "lapack", "cuda"};
 
+int eig_backend_n_max(eig_backend b)
+{
+    switch (b) {
+    case EIG_BACKEND_AUTO:
+    case EIG_BACKEND_CPU:
+    case EIG_BACKEND_LAPACK: return EIG_N_MAX;
+    case EIG_BACKEND_CUDA: return EIG_CUDA_N_MAX;
+    }
+    return 0;
+}
+
+
+
 const char *eig_backend_name(eig_backend b)
 {
     if ((unsigned)b > EIG_BACKEND_CUDA)
@@ -228,6 +244,19 @@ static int eig_name_equal(const char *a, const char *b)
         if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
             return 0;
     return *a == *b;
+}
+
+eig_error eig_precision_parse(const char *name, eig_precision *out)
+{
+    if (name == NULL || out == NULL)
+        return EIG_EINVAL;
+    for (eig_precision p = EIG_COMPLEX_FLOAT; p <= EIG_COMPLEX_DOUBLE; p++) {
+        if (eig_name_equal(name, eig_precision_name(p))) {
+            *out = p;
+            return EIG_OK;
+        }
+    }
+    return EIG_EINVAL;
 }
 
 eig_error eig_backend_parse(const char *name, eig_backend *out)

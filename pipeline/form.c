@@ -35,7 +35,7 @@
 
 void form_unpack_in_place(void *a, uint32_t n, uint32_t count, uint8_t element, uint8_t storage)
 {
-    int is_double = element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    int is_double = element == EIG_COMPLEX_DOUBLE;
     if (storage == PROTOCOL_STORAGE_PACKED_LOWER) {
         if (is_double)
             unpack_lower_z(a, n, count);
@@ -51,7 +51,7 @@ void form_unpack_in_place(void *a, uint32_t n, uint32_t count, uint8_t element, 
 
 void form_forward_backward(void *a, uint32_t n, uint32_t count, uint8_t element)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE)
+    if (element == EIG_COMPLEX_DOUBLE)
         forward_backward_z(a, n, count);
     else
         forward_backward_c(a, n, count);
@@ -59,7 +59,7 @@ void form_forward_backward(void *a, uint32_t n, uint32_t count, uint8_t element)
 
 void form_diagonal_loading(void *a, uint32_t n, uint32_t count, uint8_t element, double factor)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE)
+    if (element == EIG_COMPLEX_DOUBLE)
         diagonal_loading_z(a, n, count, factor);
     else
         diagonal_loading_c(a, n, count, factor);

@@ -2,7 +2,7 @@
  * form.h - host-side forming of a batch of covariance matrices, in place.
  *
  * The batch lives in one buffer sized for count full n x n matrices of the
- * element type (protocol_element), column-major. After form_unpack_in_place
+ * element type (eig_precision), column-major. After form_unpack_in_place
  * the lower triangle (diagonal included) of every matrix is valid, which is
  * all the solver reads (EIG_STORAGE_FULL, EIG_LOWER); the forming steps read
  * and write the lower triangle only.

@@ -45,7 +45,7 @@ void output_signal_dimensions(const pipeline *p, frame *f)
     for (uint32_t b = 0; b < p->matrices; b++) {
         int d = -1;
         if (k > 0 && f->info[b] == 0) {
-            if (p->element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE)
+            if (p->element == EIG_COMPLEX_DOUBLE)
                 d = mdl_estimate((const double *)f->w + (size_t)b * n, (int)n, (double)k);
             else
                 d = mdl_estimate_float((const float *)f->w + (size_t)b * n, (int)n, (double)k);

@@ -191,7 +191,7 @@ int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns)
 static void metrics_fill_context(pipeline *p, metrics_context *c)
 {
     c->backend = eig_backend_name(p->backend);
-    c->precision = p->element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE ? "double" : "float";
+    c->precision = p->element == EIG_COMPLEX_DOUBLE ? "double" : "float";
     c->mode = protocol_mode_name(p->mode);
     c->n = (int)p->n;
     c->matrices = (int)p->matrices;
@@ -411,7 +411,7 @@ static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
     eig_plan_params params = eig_plan_params_default();
     params.n = (int)p->n;
     params.batch = (int)p->matrices;
-    params.precision = p->element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
+    params.precision = p->element == EIG_COMPLEX_DOUBLE ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
     params.job = p->need_vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
     params.storage = EIG_STORAGE_FULL;
     params.uplo = EIG_LOWER;
@@ -528,9 +528,9 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     log_set_level(cfg->log.level);
     p->n = (uint32_t)cfg->solver.n;
     p->matrices = (uint32_t)cfg->solver.matrices;
-    p->element = cfg->solver.precision == CONFIG_PRECISION_FLOAT ? PROTOCOL_ELEMENT_COMPLEX_FLOAT
-                                                                 : PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
-    p->element_bytes = protocol_element_bytes(p->element);
+    p->element = cfg->solver.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT
+                                                                 : EIG_COMPLEX_DOUBLE;
+    p->element_bytes = eig_element_bytes(p->element);
     p->real_bytes = p->element_bytes / 2;
     switch (cfg->output.mode) {
     case CONFIG_MODE_VALUES: p->mode = PROTOCOL_MODE_VALUES; break;

@@ -75,7 +75,7 @@ struct pipeline {
     eigstream_config cfg;
     /* What every frame must be, from the configuration. */
     uint32_t n, matrices;
-    uint8_t element;       /* protocol_element */
+    uint8_t element;       /* eig_precision */
     size_t element_bytes;  /* complex element */
     size_t real_bytes;     /* one eigenvalue */
     uint8_t mode;          /* protocol_output_mode */

@@ -70,15 +70,6 @@ const char *protocol_reject_name(protocol_reject r)
     return reject_names[r];
 }
 
-const char *protocol_element_name(uint8_t element)
-{
-    switch (element) {
-    case PROTOCOL_ELEMENT_COMPLEX_FLOAT: return "complex_float";
-    case PROTOCOL_ELEMENT_COMPLEX_DOUBLE: return "complex_double";
-    default: return "unknown";
-    }
-}
-
 const char *protocol_storage_name(uint8_t storage)
 {
     switch (storage) {
@@ -136,7 +127,7 @@ void protocol_header_init(protocol_header *h, protocol_kind kind)
  * no mode; eigenspace frames carry a mode and always full (0) storage. */
 static protocol_reject check_kind_fields(const protocol_header *h)
 {
-    if (protocol_element_bytes(h->element) == 0)
+    if (eig_element_bytes(h->element) == 0)
         return PROTOCOL_REJECT_FIELD;
     if (h->reserved0 != 0 || (h->flags & ~(uint32_t)PROTOCOL_FLAG_KNOWN) != 0)
         return PROTOCOL_REJECT_FIELD;
@@ -204,18 +195,9 @@ static size_t mul_or_zero(size_t a, size_t b)
     return a * b;
 }
 
-size_t protocol_element_bytes(uint8_t element)
-{
-    switch (element) {
-    case PROTOCOL_ELEMENT_COMPLEX_FLOAT: return 8;
-    case PROTOCOL_ELEMENT_COMPLEX_DOUBLE: return 16;
-    default: return 0;
-    }
-}
-
 size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage)
 {
-    size_t e = protocol_element_bytes(element);
+    size_t e = eig_element_bytes(element);
     size_t elements;
     switch (storage) {
     case PROTOCOL_STORAGE_FULL:
@@ -266,7 +248,7 @@ protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const 
 
 size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent)
 {
-    size_t e = protocol_element_bytes(element);
+    size_t e = eig_element_bytes(element);
     if (e == 0 || n == 0)
         return 0;
     size_t values = mul_or_zero(n, e / 2);
@@ -391,14 +373,14 @@ protocol_reject protocol_check_finite(const void *data, size_t bytes, uint8_t el
      * targets. */
     const uint8_t *p = data;
     uint64_t bad = 0;
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         const uint64_t exponent = 0x7FF0000000000000ull;
         for (size_t i = 0; i + 8 <= bytes; i += 8) {
             uint64_t x; /* memcpy: no aliasing of the caller's doubles */
             memcpy(&x, p + i, 8);
             bad |= (x & exponent) == exponent;
         }
-    } else if (element == PROTOCOL_ELEMENT_COMPLEX_FLOAT) {
+    } else if (element == EIG_COMPLEX_FLOAT) {
         const uint32_t exponent = 0x7F800000u;
         for (size_t i = 0; i + 4 <= bytes; i += 4) {
             uint32_t x;

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eig.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,10 +42,10 @@ typedef enum protocol_kind {
     PROTOCOL_KIND_EIGENSPACE = 2
 } protocol_kind;
 
-typedef enum protocol_element {
-    PROTOCOL_ELEMENT_COMPLEX_FLOAT = 1, /* 8 bytes: float re, float im */
-    PROTOCOL_ELEMENT_COMPLEX_DOUBLE = 2 /* 16 bytes: double re, double im */
-} protocol_element;
+/* The element byte (@32) holds an eig_precision (eig.h), whose values are
+ * the wire codes: 1 complex float (8 bytes: float re, float im), 2 complex
+ * double (16 bytes: double re, double im); eig_element_bytes and
+ * eig_precision_name serve the wire too. */
 
 typedef enum protocol_storage {
     PROTOCOL_STORAGE_FULL = 0,         /* n*n, column-major, both triangles present */
@@ -74,7 +76,7 @@ typedef struct protocol_header {
     uint64_t timestamp_ns;  /* @16 source timestamp, ns since the Unix epoch */
     uint32_t n;             /* @24 matrix order */
     uint32_t count;         /* @28 matrices in the frame */
-    uint8_t element;        /* @32 protocol_element */
+    uint8_t element;        /* @32 eig_precision */
     uint8_t storage;        /* @33 protocol_storage (eigenspace: 0) */
     uint8_t mode;           /* @34 protocol_output_mode (covariance: 0) */
     uint8_t reserved0;      /* @35 zero */
@@ -133,8 +135,7 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
  * payload. Returns PROTOCOL_OK and fills *h, or the reason. */
 protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h);
 
-/* Bytes of one element, of one matrix in the given storage, 0 on bad enums. */
-size_t protocol_element_bytes(uint8_t element);
+/* Bytes of one matrix in the given storage, 0 on bad enums. */
 size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage);
 
 /* Checks the sizes of a decoded covariance header against each other and the
@@ -160,8 +161,7 @@ protocol_reject protocol_meta_decode(const uint8_t *in, size_t bytes, uint32_t c
 /* Zeroes *h and sets version, kind and header_bytes. */
 void protocol_header_init(protocol_header *h, protocol_kind kind);
 
-/* "complex_float", "full", "signal", ... ("unknown" for a bad value); never NULL. */
-const char *protocol_element_name(uint8_t element);
+/* "full", "packed_lower", "signal", ... ("unknown" for a bad value); never NULL. */
 const char *protocol_storage_name(uint8_t storage);
 const char *protocol_mode_name(uint8_t mode);
 

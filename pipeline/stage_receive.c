@@ -48,7 +48,7 @@ typedef struct payload_scan {
 static void copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
 {
     uint8_t *a = f->a;
-    size_t element = protocol_element_bytes(f->header.element);
+    size_t element = eig_element_bytes(f->header.element);
     int crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0;
     for (size_t done = 0; done < bytes;) {
         size_t chunk = bytes - done < SCAN_CHUNK_BYTES ? bytes - done : SCAN_CHUNK_BYTES;
@@ -96,8 +96,8 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         r = protocol_check_config(&f->header, p->n, p->matrices, p->element);
         if (r != PROTOCOL_OK)
             snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
-                     f->header.n, f->header.count, protocol_element_name(f->header.element), p->n,
-                     p->matrices, protocol_element_name(p->element));
+                     f->header.n, f->header.count, eig_precision_name(f->header.element), p->n,
+                     p->matrices, eig_precision_name(p->element));
     }
     if (r == PROTOCOL_OK && !more) {
         r = PROTOCOL_REJECT_PARTS;
@@ -139,7 +139,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         if (r != PROTOCOL_OK)
             snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts,
                      copied, (unsigned long long)f->header.payload_bytes,
-                     protocol_storage_name(f->header.storage), protocol_element_name(f->header.element));
+                     protocol_storage_name(f->header.storage), eig_precision_name(f->header.element));
     }
     if (r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_CRC) && scan.crc != f->header.crc32c)
         r = PROTOCOL_REJECT_CRC;

@@ -175,7 +175,7 @@ static size_t pack_matrix(const uint8_t *a, uint32_t n, size_t eb, uint8_t stora
 int test_send_frame(void *push, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
                     const test_frame_spec *spec)
 {
-    size_t eb = protocol_element_bytes(element);
+    size_t eb = eig_element_bytes(element);
     size_t one = protocol_matrix_bytes(n, element, spec->storage);
     uint8_t *payload = malloc(one * matrices);
     const void **parts = malloc((matrices + 1) * sizeof *parts);
@@ -297,9 +297,9 @@ static double norm1(const double complex *a, int n)
 int test_check_output(const test_output *o, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
                       const char *label)
 {
-    int failures = 0, is_double = element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    int failures = 0, is_double = element == EIG_COMPLEX_DOUBLE;
     double ulp = is_double ? DBL_EPSILON : FLT_EPSILON;
-    size_t eb = protocol_element_bytes(element), rb = eb / 2;
+    size_t eb = eig_element_bytes(element), rb = eb / 2;
     double complex *ad = malloc(sizeof *ad * n * n);
     double complex *zr = malloc(sizeof *zr * n * n);
     double complex *v = malloc(sizeof *v * n * n);

@@ -18,14 +18,14 @@
 #include "pipeline_test_util.h"
 #include "workload.h"
 
-#define Z PROTOCOL_ELEMENT_COMPLEX_DOUBLE
-#define C PROTOCOL_ELEMENT_COMPLEX_FLOAT
+#define Z EIG_COMPLEX_DOUBLE
+#define C EIG_COMPLEX_FLOAT
 
 /* frames * matrices random Hermitian matrices (seed per frame). */
 static void *make_frames(int frames, int n, int matrices, uint8_t element, int radar)
 {
     eig_precision prec = element == Z ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
-    size_t one = (size_t)matrices * n * n * protocol_element_bytes(element);
+    size_t one = (size_t)matrices * n * n * eig_element_bytes(element);
     uint8_t *a = malloc(one * frames);
     for (int f = 0; f < frames; f++) {
         int rc = radar ? workload_radar_batch(n, matrices, prec, 1000 + f, a + f * one)
@@ -40,7 +40,7 @@ static void *make_frames(int frames, int n, int matrices, uint8_t element, int r
 
 static const void *frame_at(const void *a, int f, int n, int matrices, uint8_t element)
 {
-    return (const uint8_t *)a + (size_t)f * matrices * n * n * protocol_element_bytes(element);
+    return (const uint8_t *)a + (size_t)f * matrices * n * n * eig_element_bytes(element);
 }
 
 /* Receives `expected` outputs in increasing seq order and checks each. */

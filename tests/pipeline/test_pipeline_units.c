@@ -192,7 +192,7 @@ static void test_forming(void)
                 for (int i = storage == PROTOCOL_STORAGE_PACKED_LOWER ? j : 0;
                      i < (storage == PROTOCOL_STORAGE_PACKED_LOWER ? N : j + 1); i++)
                     buf[k++] = full[b * N * N + i + j * N];
-        form_unpack_in_place(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE, (uint8_t)storage);
+        form_unpack_in_place(buf, N, M, EIG_COMPLEX_DOUBLE, (uint8_t)storage);
         int bad = 0;
         for (int b = 0; b < M; b++)
             for (int j = 0; j < N; j++)
@@ -204,8 +204,8 @@ static void test_forming(void)
 
     /* Forward-backward and loading against the definitions (lower triangle). */
     memcpy(buf, full, sizeof buf);
-    form_forward_backward(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE);
-    form_diagonal_loading(buf, N, M, PROTOCOL_ELEMENT_COMPLEX_DOUBLE, 0.1);
+    form_forward_backward(buf, N, M, EIG_COMPLEX_DOUBLE);
+    form_diagonal_loading(buf, N, M, EIG_COMPLEX_DOUBLE, 0.1);
     double worst = 0.0;
     for (int b = 0; b < M; b++) {
         const double complex *r = full + b * N * N;
@@ -232,7 +232,7 @@ static void test_forming(void)
     for (int j = 0; j < N; j++)
         for (int i = j; i < N; i++)
             fb[k++] = ff[i + j * N];
-    form_unpack_in_place(fb, N, 1, PROTOCOL_ELEMENT_COMPLEX_FLOAT, PROTOCOL_STORAGE_PACKED_LOWER);
+    form_unpack_in_place(fb, N, 1, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_PACKED_LOWER);
     int bad = 0;
     for (int j = 0; j < N; j++)
         for (int i = j; i < N; i++)

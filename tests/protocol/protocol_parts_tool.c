@@ -113,7 +113,7 @@ static int parts_save(const char *path, const parts *p)
 /* Element b of an array of complex float or double, as double complex. */
 static double complex element_at(const uint8_t *base, uint8_t element, size_t index)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         double v[2];
         memcpy(v, base + index * 16, 16);
         return CMPLX(v[0], v[1]);
@@ -125,7 +125,7 @@ static double complex element_at(const uint8_t *base, uint8_t element, size_t in
 
 static double real_at(const uint8_t *base, uint8_t element, size_t index)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         double v;
         memcpy(&v, base + index * 8, 8);
         return v;
@@ -202,7 +202,7 @@ static int decode(const char *in_path, const char *out_path)
         }
         printf("ok kind=1 seq=%llu timestamp=%llu n=%u count=%u element=%s storage=%s crc=%u snapshots=%u parts=%zu\n",
                (unsigned long long)h.seq, (unsigned long long)h.timestamp_ns, h.n, h.count,
-               protocol_element_name(h.element), protocol_storage_name(h.storage), h.flags & PROTOCOL_FLAG_CRC,
+               eig_precision_name(h.element), protocol_storage_name(h.storage), h.flags & PROTOCOL_FLAG_CRC,
                h.snapshots, p.count);
         rc = 0;
         goto done;
@@ -232,7 +232,7 @@ static int decode(const char *in_path, const char *out_path)
     printf("ok kind=2 seq=%llu timestamp=%llu n=%u count=%u element=%s mode=%s crc=%u late=%u "
            "received=%llu solve_start=%llu solve_end=%llu published=%llu\n",
            (unsigned long long)h.seq, (unsigned long long)h.timestamp_ns, h.n, h.count,
-           protocol_element_name(h.element), protocol_mode_name(h.mode), h.flags & PROTOCOL_FLAG_CRC,
+           eig_precision_name(h.element), protocol_mode_name(h.mode), h.flags & PROTOCOL_FLAG_CRC,
            (h.flags & PROTOCOL_FLAG_LATE) ? 1u : 0u, (unsigned long long)t.received_ns,
            (unsigned long long)t.solve_start_ns, (unsigned long long)t.solve_end_ns,
            (unsigned long long)t.published_ns);
@@ -245,13 +245,13 @@ static int decode(const char *in_path, const char *out_path)
             if (fwrite(&v, sizeof v, 1, out) != 1)
                 goto done;
         }
-        d += (size_t)h.n * protocol_element_bytes(h.element) / 2;
+        d += (size_t)h.n * eig_element_bytes(h.element) / 2;
         for (size_t i = 0; i < (size_t)h.n * meta[b].k_sent; i++) {
             double complex v = element_at(d, h.element, i);
             if (fwrite(&v, sizeof v, 1, out) != 1)
                 goto done;
         }
-        d += (size_t)h.n * meta[b].k_sent * protocol_element_bytes(h.element);
+        d += (size_t)h.n * meta[b].k_sent * eig_element_bytes(h.element);
     }
     rc = 0;
 done:
@@ -266,7 +266,7 @@ done:
 /* Stores v as element `index` of a complex float or double array. */
 static void element_put(uint8_t *base, uint8_t element, size_t index, double complex v)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         double x[2] = {creal(v), cimag(v)};
         memcpy(base + index * 16, x, 16);
     } else {
@@ -277,7 +277,7 @@ static void element_put(uint8_t *base, uint8_t element, size_t index, double com
 
 static void real_put(uint8_t *base, uint8_t element, size_t index, double v)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         memcpy(base + index * 8, &v, 8);
     } else {
         float x = (float)v;
@@ -387,12 +387,12 @@ static int encode_eigenspace(const char *path, uint32_t n, uint32_t count, uint8
     for (uint32_t b = 0; b < count; b++) {
         for (uint32_t i = 0; i < n; i++)
             real_put(dp, element, i, b + i * 0.5);
-        dp += (size_t)n * protocol_element_bytes(element) / 2;
+        dp += (size_t)n * eig_element_bytes(element) / 2;
         for (uint32_t k = 0; k < meta[b].k_sent; k++)
             for (uint32_t i = 0; i < n; i++)
                 element_put(dp, element, i + (size_t)k * n,
                             CMPLX(i + 0.5 * (k + meta[b].first_index), b * 0.25 - i));
-        dp += (size_t)n * meta[b].k_sent * protocol_element_bytes(element);
+        dp += (size_t)n * meta[b].k_sent * eig_element_bytes(element);
     }
     protocol_header h;
     protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);

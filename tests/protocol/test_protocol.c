@@ -106,7 +106,7 @@ static void test_names(void)
     CHECK(strcmp(protocol_reject_name(PROTOCOL_REJECT_COUNT_), "unknown") == 0, "out of range name");
     CHECK(strcmp(protocol_storage_name(PROTOCOL_STORAGE_PACKED_UPPER), "packed_upper") == 0, "storage name");
     CHECK(strcmp(protocol_mode_name(PROTOCOL_MODE_NOISE), "noise") == 0, "mode name");
-    CHECK(strcmp(protocol_element_name(PROTOCOL_ELEMENT_COMPLEX_FLOAT), "complex_float") == 0, "element name");
+    CHECK(strcmp(eig_precision_name(EIG_COMPLEX_FLOAT), "float") == 0, "element name");
 }
 
 static protocol_header sample_covariance(void)
@@ -117,7 +117,7 @@ static protocol_header sample_covariance(void)
     h.timestamp_ns = 1763700000123456789ull;
     h.n = 128;
     h.count = 180;
-    h.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.element = EIG_COMPLEX_DOUBLE;
     h.storage = PROTOCOL_STORAGE_PACKED_LOWER;
     h.flags = PROTOCOL_FLAG_CRC;
     h.payload_bytes = 180ull * 128 * 129 / 2 * 16;
@@ -161,7 +161,7 @@ static void test_header_layout(void)
     protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
     e.n = 128;
     e.count = 2;
-    e.element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+    e.element = EIG_COMPLEX_FLOAT;
     e.mode = PROTOCOL_MODE_NOISE;
     e.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE;
     protocol_header_encode(&e, b);
@@ -189,7 +189,7 @@ static void test_header_rejects(void)
     protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
     e.n = 8;
     e.count = 1;
-    e.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    e.element = EIG_COMPLEX_DOUBLE;
     e.mode = PROTOCOL_MODE_FULL;
 
     uint8_t b[PROTOCOL_HEADER_BYTES + 1] = {0};
@@ -224,9 +224,9 @@ static void test_header_rejects(void)
 
 static void test_sizes(void)
 {
-    CHECK(protocol_element_bytes(PROTOCOL_ELEMENT_COMPLEX_FLOAT) == 8, "cf bytes");
-    CHECK(protocol_element_bytes(PROTOCOL_ELEMENT_COMPLEX_DOUBLE) == 16, "cd bytes");
-    CHECK(protocol_element_bytes(0) == 0 && protocol_element_bytes(3) == 0, "bad element bytes");
+    CHECK(eig_element_bytes(EIG_COMPLEX_FLOAT) == 8, "cf bytes");
+    CHECK(eig_element_bytes(EIG_COMPLEX_DOUBLE) == 16, "cd bytes");
+    CHECK(eig_element_bytes(0) == 0 && eig_element_bytes(3) == 0, "bad element bytes");
     CHECK(protocol_matrix_bytes(128, 2, 0) == 262144, "128 full double");
     CHECK(protocol_matrix_bytes(128, 2, 1) == 132096, "128 packed double");
     CHECK(protocol_matrix_bytes(127, 1, 2) == 127 * 64 * 8, "127 packed float");
@@ -243,7 +243,7 @@ static void test_sizes(void)
     protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
     h.n = 4;
     h.count = 3;
-    h.element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+    h.element = EIG_COMPLEX_FLOAT;
     h.storage = PROTOCOL_STORAGE_FULL;
     h.payload_bytes = 3 * 16 * 8;
     size_t one[1] = {384};
@@ -273,11 +273,11 @@ static void test_sizes(void)
     bad.kind = PROTOCOL_KIND_EIGENSPACE;
     CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_KIND, "eigenspace");
 
-    CHECK_REJECT(protocol_check_config(&h, 4, 3, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_OK, "config");
+    CHECK_REJECT(protocol_check_config(&h, 4, 3, EIG_COMPLEX_FLOAT), PROTOCOL_OK, "config");
     CHECK_REJECT(protocol_check_config(&h, 0, 0, 0), PROTOCOL_OK, "config any");
     CHECK_REJECT(protocol_check_config(&h, 128, 3, 0), PROTOCOL_REJECT_CONFIG, "config n");
     CHECK_REJECT(protocol_check_config(&h, 4, 180, 0), PROTOCOL_REJECT_CONFIG, "config count");
-    CHECK_REJECT(protocol_check_config(&h, 0, 0, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_REJECT_CONFIG,
+    CHECK_REJECT(protocol_check_config(&h, 0, 0, EIG_COMPLEX_DOUBLE), PROTOCOL_REJECT_CONFIG,
                  "config element");
 }
 
@@ -317,7 +317,7 @@ static void test_meta_and_eigenspace(void)
     protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
     h.n = N;
     h.count = 2;
-    h.element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.element = EIG_COMPLEX_DOUBLE;
     h.mode = PROTOCOL_MODE_SIGNAL;
     protocol_matrix_meta sm[2] = {{0, 2, 2, 4}, {0, 0, 0, 6}};
     size_t data = (N * 8 + 2 * N * 16) + N * 8;
@@ -343,13 +343,13 @@ static void test_finite_and_crc_check(void)
 {
     double z[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     float f[4] = {1, 2, 3, 4};
-    CHECK_REJECT(protocol_check_finite(z, sizeof z, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_OK, "finite double");
-    CHECK_REJECT(protocol_check_finite(f, sizeof f, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_OK, "finite float");
+    CHECK_REJECT(protocol_check_finite(z, sizeof z, EIG_COMPLEX_DOUBLE), PROTOCOL_OK, "finite double");
+    CHECK_REJECT(protocol_check_finite(f, sizeof f, EIG_COMPLEX_FLOAT), PROTOCOL_OK, "finite float");
     z[5] = NAN;
-    CHECK_REJECT(protocol_check_finite(z, sizeof z, PROTOCOL_ELEMENT_COMPLEX_DOUBLE), PROTOCOL_REJECT_NONFINITE,
+    CHECK_REJECT(protocol_check_finite(z, sizeof z, EIG_COMPLEX_DOUBLE), PROTOCOL_REJECT_NONFINITE,
                  "NaN imaginary part");
     f[0] = -INFINITY;
-    CHECK_REJECT(protocol_check_finite(f, sizeof f, PROTOCOL_ELEMENT_COMPLEX_FLOAT), PROTOCOL_REJECT_NONFINITE,
+    CHECK_REJECT(protocol_check_finite(f, sizeof f, EIG_COMPLEX_FLOAT), PROTOCOL_REJECT_NONFINITE,
                  "-Inf real part");
 
     uint8_t payload[100];

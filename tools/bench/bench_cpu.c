@@ -80,10 +80,16 @@ static const char *solver_name(bench_solver s, eig_precision precision)
 
 typedef struct bench_options {
     int n, batch, runs, threads;
-    int precisions[2]; /* which of EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE to run */
+    int precisions[2]; /* run [0] EIG_COMPLEX_FLOAT, [1] EIG_COMPLEX_DOUBLE */
     int random_input;
     const char *json_path;
 } bench_options;
+
+/* Index 0 / 1 of bench_options.precisions and of the result tables. */
+static eig_precision bench_precision_of(int index)
+{
+    return index == 0 ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+}
 
 typedef struct bench_result {
     int available;                   /* 0: the solver could not run (see why) */
@@ -153,8 +159,8 @@ static int options_parse(int argc, char **argv, bench_options *o)
             bad = !o->random_input && strcmp(value, "radar") != 0;
         } else if (strcmp(name, "--precision") == 0) {
             int both = strcmp(value, "both") == 0;
-            o->precisions[EIG_COMPLEX_FLOAT] = both || strcmp(value, "c64") == 0;
-            o->precisions[EIG_COMPLEX_DOUBLE] = both || strcmp(value, "c128") == 0;
+            o->precisions[0] = both || strcmp(value, "c64") == 0;
+            o->precisions[1] = both || strcmp(value, "c128") == 0;
             bad = !o->precisions[0] && !o->precisions[1];
         } else
             return fatal("unknown option '%s' (try --help)", arg);
@@ -466,8 +472,8 @@ static int json_write(const char *path, const bench_options *o, const char *cpu,
         for (int s = 0; s < SOLVER_COUNT; s++) {
             const bench_result *r = &results[p][s];
             fprintf(f, "%s\n    {\"precision\": \"%s\", \"solver\": \"%s\", \"available\": %s",
-                    first ? "" : ",", p == EIG_COMPLEX_FLOAT ? "c64" : "c128",
-                    solver_name((bench_solver)s, (eig_precision)p), r->available ? "true" : "false");
+                    first ? "" : ",", bench_precision_of(p) == EIG_COMPLEX_FLOAT ? "c64" : "c128",
+                    solver_name((bench_solver)s, bench_precision_of(p)), r->available ? "true" : "false");
             first = 0;
             if (r->available) {
                 fputs(", \"median_ms\": ", f);
@@ -540,7 +546,7 @@ int bench_cpu_main(int argc, char **argv)
     for (int p = 1; p >= 0; p--) {
         if (!o.precisions[p])
             continue;
-        const eig_precision precision = (eig_precision)p;
+        const eig_precision precision = bench_precision_of(p);
         const size_t es = precision == EIG_COMPLEX_FLOAT ? sizeof(float complex) : sizeof(double complex);
         const size_t nn = (size_t)o.n * (size_t)o.n;
         char *a = malloc((size_t)o.batch * nn * es);

@@ -233,7 +233,7 @@ static void covariance_message(message *m, const options *o, const void *payload
     h.timestamp_ns = 0;
     h.n = (uint32_t)o->n;
     h.count = (uint32_t)o->matrices;
-    h.element = o->precision == CONFIG_PRECISION_FLOAT ? PROTOCOL_ELEMENT_COMPLEX_FLOAT : PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+    h.element = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
     h.storage = o->storage;
     h.payload_bytes = payload_bytes;
     h.snapshots = (uint32_t)(2 * o->n);
@@ -541,8 +541,8 @@ int bench_pipeline_main(int argc, char **argv)
     if (parse_options(argc, argv, &o) != 0)
         return 1;
     eig_precision prec = o.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
-    uint8_t element = prec == EIG_COMPLEX_FLOAT ? PROTOCOL_ELEMENT_COMPLEX_FLOAT : PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
-    size_t elem = protocol_element_bytes(element), real = elem / 2;
+    uint8_t element = prec == EIG_COMPLEX_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    size_t elem = eig_element_bytes(element), real = elem / 2;
     size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
     void *a = malloc(full_bytes);
     void *payload = malloc(full_bytes);

@@ -93,7 +93,7 @@ void sim_frame_generator_destroy(sim_frame_generator **g)
 /* Stores element v at index `at` of a wire matrix of the given element type. */
 static void store(uint8_t *m, uint8_t element, size_t at, double complex v)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         double complex *z = (double complex *)(void *)m;
         z[at] = v;
     } else {

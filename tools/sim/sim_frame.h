@@ -22,7 +22,7 @@ typedef struct sim_frame_params {
     const scene *scene; /* emitters; matrices are of order scene->n */
     uint32_t cells;     /* matrices per frame */
     uint32_t snapshots; /* K >= 1 */
-    uint8_t element;    /* protocol_element */
+    uint8_t element;    /* eig_precision */
     uint8_t storage;    /* protocol_storage */
     uint64_t seed;
 } sim_frame_params;

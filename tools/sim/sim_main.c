@@ -70,7 +70,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
 {
     *o = (sim_options){.n = 128, .cells = 180, .snapshots = 256, .pool = 4, .hwm = 4,
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
-                       .endpoint = "tcp://127.0.0.1:5550", .element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE,
+                       .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
                        .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -130,9 +130,9 @@ static int parse_options(int argc, char **argv, sim_options *o)
             o->jammers = v;
         } else if (strcmp(a, "--precision") == 0) {
             if (strcmp(v, "double") == 0)
-                o->element = PROTOCOL_ELEMENT_COMPLEX_DOUBLE;
+                o->element = EIG_COMPLEX_DOUBLE;
             else if (strcmp(v, "float") == 0)
-                o->element = PROTOCOL_ELEMENT_COMPLEX_FLOAT;
+                o->element = EIG_COMPLEX_FLOAT;
             else
                 goto bad;
         } else if (strcmp(a, "--storage") == 0) {
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
     double generate_s = cli_monotonic_s() - t0;
     if (!o.quiet)
         fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s (%.0f ms/frame)\n",
-                o.pool, o.cells, o.n, o.n, protocol_element_name(o.element), protocol_storage_name(o.storage),
+                o.pool, o.cells, o.n, o.n, eig_precision_name(o.element), protocol_storage_name(o.storage),
                 o.snapshots, scene_dimension(sc), generate_s, 1e3 * generate_s / o.pool);
 
     if (cli_socket_create(&ctx, &sock, o.pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {

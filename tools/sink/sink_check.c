@@ -223,7 +223,7 @@ static double doa_error(sink_checker *c, uint32_t n, const double complex *vec, 
 static void load_vectors(sink_checker *c, const uint8_t *src, uint8_t element, uint32_t n, uint32_t k)
 {
     size_t len = (size_t)n * k;
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         memcpy(c->v, src, len * sizeof(double complex));
     } else {
         for (size_t i = 0; i < len; i++) {
@@ -236,7 +236,7 @@ static void load_vectors(sink_checker *c, const uint8_t *src, uint8_t element, u
 
 static double value_at(const uint8_t *src, uint8_t element, uint32_t i)
 {
-    if (element == PROTOCOL_ELEMENT_COMPLEX_DOUBLE) {
+    if (element == EIG_COMPLEX_DOUBLE) {
         double x;
         memcpy(&x, src + 8 * (size_t)i, sizeof x);
         return x;
@@ -254,7 +254,7 @@ scene_error sink_check_frame(sink_checker *c, const protocol_header *h, const pr
     scene_error e = prepare(c, n);
     if (e != SCENE_OK)
         return e;
-    const size_t element_bytes = protocol_element_bytes(h->element);
+    const size_t element_bytes = eig_element_bytes(h->element);
     const size_t d = c->d;
     r->matrices = h->count;
     for (uint32_t b = 0; b < h->count; b++) {
