@@ -149,6 +149,11 @@ eig_error eig_backend_parse(const char *name, eig_backend *out);
  * others (auto falls back to cpu above EIG_CUDA_N_MAX); 0 for a bad value. */
 int eig_backend_n_max(eig_backend b);
 
+/* The backend a plan of order n with this backend runs on: AUTO becomes
+ * cuda when built in, a GPU is present and n <= EIG_CUDA_N_MAX, else cpu;
+ * the others stay as given. */
+eig_backend eig_backend_resolve(eig_backend b, int n);
+
 /* "float", "double" ("unknown" for a bad value; inline, so that the wire
  * codec and tools use the one name table without linking the solver). */
 static inline const char *eig_precision_name(eig_precision p)

@@ -85,10 +85,7 @@ eig_error eig_plan_create(eig_plan **out, const eig_plan_params *params)
         return e;
 
     eig_plan_params p = *params;
-    if (p.backend == EIG_BACKEND_AUTO)
-        p.backend = p.n <= EIG_CUDA_N_MAX && eig_cuda_built() && eig_cuda_device_count() > 0
-                        ? EIG_BACKEND_CUDA
-                        : EIG_BACKEND_CPU;
+    p.backend = eig_backend_resolve(p.backend, p.n);
     if (p.n > eig_backend_n_max(p.backend))
         return EIG_EUNSUPPORTED;
 #ifndef EIGSTREAM_HAVE_CUDA
@@ -216,6 +213,14 @@ const char *eig_strerror(eig_error e)
 }
 
 static const char *const eig_backend_names[] = {"auto", "cpu", "lapack", "cuda"};
+
+eig_backend eig_backend_resolve(eig_backend b, int n)
+{
+    if (b != EIG_BACKEND_AUTO)
+        return b;
+    return n <= EIG_CUDA_N_MAX && eig_cuda_built() && eig_cuda_device_count() > 0 ? EIG_BACKEND_CUDA
+                                                                                  : EIG_BACKEND_CPU;
+}
 
 int eig_backend_n_max(eig_backend b)
 {

@@ -258,23 +258,24 @@ size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_
     return values + vectors;
 }
 
+int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t *k_sent, uint32_t *first_index)
+{
+    uint32_t d = signal_dim > n ? n : signal_dim;
+    switch (mode) {
+    case PROTOCOL_MODE_FULL: *k_sent = n; *first_index = 0; return 0;
+    case PROTOCOL_MODE_VALUES: *k_sent = 0; *first_index = 0; return 0;
+    case PROTOCOL_MODE_SIGNAL: *k_sent = d; *first_index = n - d; return 0; /* the d largest */
+    case PROTOCOL_MODE_NOISE: *k_sent = n - d; *first_index = 0; return 0;  /* the n-d smallest */
+    default: *k_sent = 0; *first_index = 0; return -1;
+    }
+}
+
 protocol_reject protocol_matrix_meta_check(uint32_t n, uint8_t mode, const protocol_matrix_meta *m)
 {
-    uint32_t d = m->signal_dim;
-    if (d > n)
+    uint32_t k_sent, first_index;
+    if (m->signal_dim > n || protocol_mode_layout(mode, n, m->signal_dim, &k_sent, &first_index) != 0)
         return PROTOCOL_REJECT_FIELD;
-    switch (mode) {
-    case PROTOCOL_MODE_FULL:
-        return (m->k_sent == n && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
-    case PROTOCOL_MODE_VALUES:
-        return (m->k_sent == 0 && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
-    case PROTOCOL_MODE_SIGNAL:
-        return (m->k_sent == d && m->first_index == n - d) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
-    case PROTOCOL_MODE_NOISE:
-        return (m->k_sent == n - d && m->first_index == 0) ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
-    default:
-        return PROTOCOL_REJECT_FIELD;
-    }
+    return m->k_sent == k_sent && m->first_index == first_index ? PROTOCOL_OK : PROTOCOL_REJECT_FIELD;
 }
 
 protocol_reject protocol_eigenspace_check_sizes(const protocol_header *h, const protocol_matrix_meta *m,

@@ -170,10 +170,16 @@ const char *protocol_mode_name(uint8_t mode);
  * element, n == 0 or overflow. */
 size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent);
 
-/* Checks one matrix's meta against the output mode (docs/protocol.md):
- * signal_dim <= n and full: k_sent = n, first_index = 0; values: k_sent = 0,
- * first_index = 0; signal: k_sent = d, first_index = n - d; noise:
- * k_sent = n - d, first_index = 0. PROTOCOL_REJECT_FIELD otherwise. */
+/* The eigenvectors an output mode sends for a matrix of signal dimension d
+ * (docs/protocol.md), the one place this layout is computed: full: k_sent = n,
+ * first_index = 0; values: 0, 0; signal: d, n - d (the d largest); noise:
+ * n - d, 0 (the n - d smallest). d above n counts as n. Returns 0, or -1 (and
+ * 0, 0) for a mode that is not an output mode. */
+int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t *k_sent, uint32_t *first_index);
+
+/* Checks one matrix's meta against the output mode: signal_dim <= n and
+ * k_sent, first_index as protocol_mode_layout says; PROTOCOL_REJECT_FIELD
+ * otherwise. */
 protocol_reject protocol_matrix_meta_check(uint32_t n, uint8_t mode, const protocol_matrix_meta *m);
 
 /* Checks a decoded eigenspace header, its decoded meta (count entries) and
