@@ -35,6 +35,18 @@ void form_forward_backward(void *a, uint32_t n, uint32_t count, uint8_t element)
  * diagonal element (factor = 10^(dB/10)); the trace is taken per matrix. */
 void form_diagonal_loading(void *a, uint32_t n, uint32_t count, uint8_t element, double factor);
 
+/* The same three steps on the device (form_cuda.cu, built with CUDA only),
+ * enqueued on stream (a cudaStream_t) for `count` matrices at once: unpack
+ * reads count packed matrices at d_packed and writes the lower triangles of
+ * count full matrices at d_full (another buffer); the other two work in place
+ * on full matrices. Each returns NULL when its kernel was launched, else the
+ * CUDA error's text. */
+const char *form_cuda_unpack(const void *d_packed, void *d_full, uint32_t n, uint32_t count, uint8_t element,
+                             uint8_t storage, void *stream);
+const char *form_cuda_forward_backward(void *d_a, uint32_t n, uint32_t count, uint8_t element, void *stream);
+const char *form_cuda_diagonal_loading(void *d_a, uint32_t n, uint32_t count, uint8_t element, double factor,
+                                       void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,14 +95,14 @@ const char *metrics_stage_name(metrics_stage s)
     return "unknown";
 }
 
-const char *metrics_drop_name(metrics_drop d)
+const char *pipeline_drop_name(pipeline_drop_reason d)
 {
     switch (d) {
-    case METRICS_DROP_OVERFLOW: return "overflow";
-    case METRICS_DROP_LATE: return "late";
-    case METRICS_DROP_SOLVER: return "solver_error";
-    case METRICS_DROP_SEND: return "send_failed";
-    case METRICS_DROP_COUNT_: break;
+    case PIPELINE_DROP_OVERFLOW: return "overflow";
+    case PIPELINE_DROP_LATE: return "late";
+    case PIPELINE_DROP_SOLVER: return "solver_error";
+    case PIPELINE_DROP_SEND: return "send_failed";
+    case PIPELINE_DROP_COUNT_: break;
     }
     return "unknown";
 }
@@ -114,7 +114,7 @@ void metrics_init(metrics *m, uint64_t now_ns)
     m->last_tick_ns = now_ns;
 }
 
-void metrics_count_drop(metrics *m, metrics_drop d)
+void metrics_count_drop(metrics *m, pipeline_drop_reason d)
 {
     atomic_fetch_add_explicit(&m->dropped[d], 1, RELAXED);
 }
@@ -127,7 +127,7 @@ void metrics_count_reject(metrics *m, protocol_reject r)
 uint64_t metrics_dropped_total(const metrics *m)
 {
     uint64_t total = 0;
-    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
+    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
         total += atomic_load_explicit(&m->dropped[d], RELAXED);
     return total;
 }
@@ -231,8 +231,8 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
     put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
         m->rate_out, m->rate_rejected);
     put(&w, "\"dropped\":{");
-    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
-        put(&w, "%s\"%s\":%llu", d ? "," : "", metrics_drop_name((metrics_drop)d),
+    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+        put(&w, "%s\"%s\":%llu", d ? "," : "", pipeline_drop_name((pipeline_drop_reason)d),
             (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
     put(&w, "},\"rejected\":{");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)

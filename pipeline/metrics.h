@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipeline.h" /* pipeline_drop_reason */
 #include "protocol.h"
 
 #ifdef __cplusplus
@@ -54,15 +55,6 @@ typedef enum metrics_stage {
 const char *metrics_stage_name(metrics_stage s);
 
 /* Why an accepted frame was not published. */
-typedef enum metrics_drop {
-    METRICS_DROP_OVERFLOW = 0, /* drop_oldest evicted it from the receive queue */
-    METRICS_DROP_LATE,         /* late_policy = drop and the deadline had passed */
-    METRICS_DROP_SOLVER,       /* the solver failed as a whole (not a per-matrix info) */
-    METRICS_DROP_SEND,         /* the output socket refused it (PUSH send timeout) */
-    METRICS_DROP_COUNT_
-} metrics_drop;
-
-const char *metrics_drop_name(metrics_drop d);
 
 typedef struct metrics {
     _Atomic uint64_t frames_in;  /* accepted (passed validation) */
@@ -70,7 +62,7 @@ typedef struct metrics {
     _Atomic uint64_t frames_late;
     _Atomic uint64_t matrices_failed; /* matrices published with info != 0 */
     _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
-    _Atomic uint64_t dropped[METRICS_DROP_COUNT_];
+    _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     metrics_histogram latency[METRICS_STAGE_COUNT_];
     /* Written by the periodic task only. */
@@ -81,7 +73,7 @@ typedef struct metrics {
 } metrics;
 
 void metrics_init(metrics *m, uint64_t now_ns);
-void metrics_count_drop(metrics *m, metrics_drop d);
+void metrics_count_drop(metrics *m, pipeline_drop_reason d);
 void metrics_count_reject(metrics *m, protocol_reject r);
 uint64_t metrics_dropped_total(const metrics *m);
 uint64_t metrics_rejected_total(const metrics *m);

@@ -32,13 +32,17 @@ typedef enum pipeline_error {
     PIPELINE_EINVAL,  /* configuration the pipeline cannot run */
     PIPELINE_ENOMEM,
     PIPELINE_ESOCKET, /* a ZeroMQ socket could not be created, bound or connected */
-    PIPELINE_ESOLVER, /* the solver plan could not be created */
-    PIPELINE_ETHREAD
+    PIPELINE_ESOLVER, /* the solver plan could not be created, or a solve failed as a whole */
+    PIPELINE_ETHREAD, /* a stage thread could not be started */
+    PIPELINE_EDEVICE  /* a CUDA call of the frame path failed */
 } pipeline_error;
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err,
                                size_t err_bytes);
-/* Runs until pipeline_stop; returns PIPELINE_OK after a clean drain. */
+/* Runs until pipeline_stop, or until a stage meets a fatal error (the input
+ * socket failing: PIPELINE_ESOCKET), then drains what was accepted. Returns
+ * PIPELINE_OK after a clean stop, else the first fatal error (logged with
+ * its reason). */
 pipeline_error pipeline_run(pipeline *p);
 /* Thread-safe; returns at once. */
 void pipeline_stop(pipeline *p);
@@ -47,11 +51,12 @@ const char *pipeline_strerror(pipeline_error e);
 
 /* ---- introspection (tests, the bench, the final accounting line) ------------ */
 
-/* Why an accepted frame was not published (metrics key in parentheses). */
+/* Why an accepted frame was not published (metrics key in parentheses;
+ * pipeline_drop_name gives it). */
 typedef enum pipeline_drop_reason {
     PIPELINE_DROP_OVERFLOW = 0, /* "overflow": evicted by overflow_policy drop_oldest */
     PIPELINE_DROP_LATE,         /* "late": past the deadline with late_policy drop */
-    PIPELINE_DROP_SOLVER,       /* "solver_error": the solver failed as a whole */
+    PIPELINE_DROP_SOLVER,       /* "solver_error": forming or the solver failed as a whole */
     PIPELINE_DROP_SEND,         /* "send_failed": the output socket refused it */
     PIPELINE_DROP_COUNT_
 } pipeline_drop_reason;
@@ -71,6 +76,7 @@ typedef struct pipeline_counters {
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
+/* "overflow", "late", "solver_error", "send_failed"; "unknown" for a bad value. */
 const char *pipeline_drop_name(pipeline_drop_reason r);
 /* The backend the solver plan resolved to ("cpu", "lapack", "cuda"). */
 const char *pipeline_backend_name(const pipeline *p);

@@ -1,6 +1,17 @@
 /*
- * pipeline_internal.h - what the stage files share: the frame, the output
- * buffer and the pipeline object. Not installed; app/ and tests use pipeline.h.
+ * pipeline_internal.h - what the pipeline's files share: the pipeline
+ * object, the stage loop and the frame helpers. Not installed; app/ and
+ * tests use pipeline.h.
+ *
+ * Files, by job:
+ *   pipeline.c          create / run / stop / destroy, counters
+ *   pipeline_frames.c   queues, frame and output pools, frame release / drop
+ *   pipeline_sockets.c  the ZeroMQ context and sockets, flushing outputs
+ *   pipeline_metrics.c  the periodic metrics thread
+ *   stage.c             the loop every queue-fed stage runs
+ *   stage_receive.c, stage_form.c, stage_solve.c, stage_publish.c
+ *   path*.{h,c,cu}      the frame's data path (host or cuda)
+ *   output.{h,c}        the eigenspace data layout
  *
  * Buffers (all allocated by pipeline_create, none per frame):
  *   frames   pool of 3 * queue_depth + 4 frames: enough for every inter-stage
@@ -10,7 +21,7 @@
  *   outputs  pool of output.hwm + 2 output buffers: a published frame's data
  *            part is sent zero-copy and its buffer comes back through
  *            ZeroMQ's release callback (any thread) once sent or discarded.
- * On the GPU path both are pinned host memory.
+ * Both are the path's host memory (pinned on the cuda path).
  */
 #ifndef EIGSTREAM_PIPELINE_INTERNAL_H
 #define EIGSTREAM_PIPELINE_INTERNAL_H
@@ -21,8 +32,11 @@
 
 #include "config.h"
 #include "eig.h"
+#include "frame.h"
 #include "log.h"
 #include "metrics.h"
+#include "output.h"
+#include "path.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "protocol.h"
@@ -31,107 +45,100 @@
 /* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
 #define PIPELINE_ZMQ_IO_THREADS 2
 
-#ifdef EIGSTREAM_PIPELINE_GPU
-#include "pipeline_gpu.h"
-#endif
+/* What a stage's step did with a frame. */
+typedef enum stage_outcome {
+    STAGE_PASS = 0, /* hand it to the next stage */
+    STAGE_DONE,     /* the step ended the frame itself (published) */
+    STAGE_DROP      /* the loop drops it, counted with the step's reason */
+} stage_outcome;
 
-struct output_buffer;
+/* One queue-fed stage (stage.c): pops from in, optionally drops frames past
+ * the deadline under late_policy drop before the step, runs the step,
+ * observes the stage latency of passed frames and pushes them to out. When
+ * in is closed and empty it closes out (if any) and ends. */
+typedef struct stage {
+    const char *name;
+    struct pipeline *p;
+    queue *in, *out;         /* out NULL for the last stage */
+    metrics_stage metric;
+    int drop_late;           /* check the deadline before the step */
+    stage_outcome (*step)(struct pipeline *p, frame *f, pipeline_drop_reason *reason);
+    pipeline_error result;   /* what the thread ended with */
+} stage;
 
-typedef struct frame {
-    protocol_header header; /* as received */
-    void *a;                /* payload as received, then formed full matrices (in place) */
-    size_t a_bytes;         /* capacity: matrices * n * n elements */
-    void *w;                /* matrices * n real values of the precision */
-    void *z;                /* matrices * n * n (CPU path with vectors), else NULL */
-    int *info;              /* per matrix */
-    uint32_t *signal_dim;   /* per matrix: fixed d or the MDL estimate */
-    size_t *part_bytes;     /* payload part sizes seen by the receiver (matrices entries) */
-    uint64_t received_ns;   /* CLOCK_MONOTONIC at the first part */
-    uint64_t received_real_ns, solve_start_real_ns, solve_end_real_ns; /* for the meta part */
-    int solver_failed;      /* the solve returned an error other than EIG_EMATRIX */
-    int gpu_slot;           /* device slot in use (GPU path), else -1 */
-    struct output_buffer *out; /* GPU path: filled by the solve stage's copies */
-} frame;
-
-typedef struct output_buffer {
-    struct pipeline *owner;
-    uint8_t header[PROTOCOL_HEADER_BYTES];
-    uint8_t *meta;     /* protocol_meta_bytes(matrices) */
-    uint8_t *data;     /* the largest data part of the output mode; pinned on the GPU path */
-    size_t data_bytes; /* of the frame being sent */
-    protocol_matrix_meta *matrix_meta; /* per matrix, before encoding */
-} output_buffer;
-
-typedef enum pipeline_thread {
-    PIPELINE_THREAD_RECEIVE = 0,
-    PIPELINE_THREAD_FORM,
-    PIPELINE_THREAD_SOLVE,
-    PIPELINE_THREAD_PUBLISH,
-    PIPELINE_THREAD_METRICS,
-    PIPELINE_THREAD_COUNT_
-} pipeline_thread;
+typedef enum pipeline_stage_index {
+    PIPELINE_STAGE_FORM = 0,
+    PIPELINE_STAGE_SOLVE,
+    PIPELINE_STAGE_PUBLISH,
+    PIPELINE_STAGE_COUNT_
+} pipeline_stage_index;
 
 struct pipeline {
     eigstream_config cfg;
     /* What every frame must be, from the configuration. */
     uint32_t n, matrices;
-    uint8_t element;       /* eig_precision */
-    size_t element_bytes;  /* complex element */
-    size_t real_bytes;     /* one eigenvalue */
-    uint8_t mode;          /* protocol_output_mode */
-    int need_vectors;      /* the output mode sends eigenvectors */
-    double loading_factor; /* 10^(dB/10) */
+    eig_precision precision;
+    output_format format;
     size_t max_payload_bytes;
-    size_t output_data_capacity;
+
+    path *path;
 
     void *zmq;
     void *input, *output, *metrics_socket;
-
-    eig_plan *plan;       /* FULL, lower: every frame after forming */
-    eig_backend backend;  /* resolved */
-    int gpu;              /* the device-side path runs */
-#ifdef EIGSTREAM_PIPELINE_GPU
-    pipeline_gpu *device;
-    eig_plan *plan_packed[2]; /* GPU path without forming: PACKED lower / upper */
-#endif
 
     queue to_form, to_solve, to_publish;
     pool frames, outputs;
     metrics stats;
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
-    log_limiter drop_limit[METRICS_DROP_COUNT_];
+    log_limiter drop_limit[PIPELINE_DROP_COUNT_];
+
+    stage stages[PIPELINE_STAGE_COUNT_];
+    pthread_t stage_threads[PIPELINE_STAGE_COUNT_];
+    pthread_t receive_thread, metrics_thread;
+    pipeline_error receive_result;
 
     atomic_int stop_requested;
     atomic_int metrics_stop;
     pthread_mutex_t metrics_lock; /* the metrics thread's timed wait */
     pthread_cond_t metrics_wake;
     int ran;
-    pthread_t threads[PIPELINE_THREAD_COUNT_];
     char metrics_text[32768];     /* metrics thread only */
 };
 
-/* Stage thread bodies (stage_*.c); arg is the pipeline. */
-void *pipeline_receive_main(void *arg);
-void *pipeline_form_main(void *arg);
-void *pipeline_solve_main(void *arg);
-void *pipeline_publish_main(void *arg);
-void *pipeline_metrics_main(void *arg);
+/* err <- the formatted message (NULL or 0 bytes: nothing). */
+void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Returns a frame to the pool (resetting per-frame state). */
+/* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
+void *pipeline_receive_main(void *arg);
+void *pipeline_metrics_main(void *arg);
+void *stage_main(void *arg);
+
+/* Step functions of the queue-fed stages (stage_form.c, stage_solve.c,
+ * stage_publish.c). */
+stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
+stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
+stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
+
+/* ---- pipeline_frames.c -------------------------------------------------------- */
+
+/* Queues and pools, every frame and output buffer allocated from p->path. */
+pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes);
+void pipeline_frames_destroy(pipeline *p);
+/* Ends a frame's life: the path's hold on it (path_release), its output
+ * buffer if it still owns one, then the frame itself back to the pool. */
 void pipeline_frame_release(pipeline *p, frame *f);
 /* Counts a drop and logs it (rate-limited), then releases the frame. */
-void pipeline_frame_drop(pipeline *p, frame *f, metrics_drop reason);
+void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason);
 /* Time since receipt has passed the deadline. */
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns);
 
-/* Output layout (output.c). */
-void output_matrix_layout(const pipeline *p, uint32_t signal_dim, uint32_t *k_sent,
-                          uint32_t *first_index);
-size_t output_matrix_bytes(const pipeline *p, uint32_t k_sent);
-/* Computes the signal dimension of every matrix of f (fixed or MDL). */
-void output_signal_dimensions(const pipeline *p, frame *f);
-/* CPU path: copies values and the selected vectors of f into out->data and
- * fills out->matrix_meta; sets out->data_bytes. */
-void output_assemble_host(const pipeline *p, const frame *f, output_buffer *out);
+/* ---- pipeline_sockets.c ------------------------------------------------------- */
+
+/* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
+pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
+/* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
+void pipeline_sockets_flush(pipeline *p);
+/* Closes the sockets and terminates the context (waits for queued outputs). */
+void pipeline_sockets_close(pipeline *p);
 
 #endif

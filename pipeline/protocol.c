@@ -258,6 +258,16 @@ size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_
     return values + vectors;
 }
 
+int protocol_storage_layout(uint8_t storage, eig_storage *eig_storage_out, eig_uplo *uplo_out)
+{
+    switch (storage) {
+    case PROTOCOL_STORAGE_FULL: *eig_storage_out = EIG_STORAGE_FULL; *uplo_out = EIG_LOWER; return 0;
+    case PROTOCOL_STORAGE_PACKED_LOWER: *eig_storage_out = EIG_STORAGE_PACKED; *uplo_out = EIG_LOWER; return 0;
+    case PROTOCOL_STORAGE_PACKED_UPPER: *eig_storage_out = EIG_STORAGE_PACKED; *uplo_out = EIG_UPPER; return 0;
+    default: return -1;
+    }
+}
+
 int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t *k_sent, uint32_t *first_index)
 {
     uint32_t d = signal_dim > n ? n : signal_dim;

@@ -135,6 +135,10 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
  * payload. Returns PROTOCOL_OK and fills *h, or the reason. */
 protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h);
 
+/* The solver's storage and triangle for a frame's protocol_storage; -1 for
+ * a bad value (0 otherwise). */
+int protocol_storage_layout(uint8_t storage, eig_storage *eig_storage_out, eig_uplo *uplo_out);
+
 /* Bytes of one matrix in the given storage, 0 on bad enums. */
 size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage);
 

@@ -1,9 +1,10 @@
 /*
- * stage_publish.c - the publish stage: applies the late policy, assembles
- * the eigenspace frame [header][meta][data] and sends it.
+ * stage_publish.c - the publish stage: waits for the path to finish the
+ * frame's output, applies the late policy, encodes the eigenspace frame
+ * [header][meta][data] and sends it.
  *
  * The header and the meta part (a few KB) are copied by ZeroMQ; the data part
- * is sent zero-copy from a pooled output buffer, which ZeroMQ hands back
+ * is sent zero-copy from the frame's output buffer, which ZeroMQ hands back
  * through output_release (from its I/O thread) once it is on the wire or
  * discarded. The output frame carries the input's seq and source timestamp,
  * and a CRC32C when the input carried one.
@@ -18,7 +19,7 @@ static void output_release(void *data, void *hint)
 {
     (void)data;
     output_buffer *out = hint;
-    pool_put(&out->owner->outputs, out);
+    pool_put(out->home, out);
 }
 
 static void encode_header(const pipeline *p, const frame *f, output_buffer *out, int late)
@@ -30,9 +31,9 @@ static void encode_header(const pipeline *p, const frame *f, output_buffer *out,
     h.timestamp_ns = f->header.timestamp_ns;
     h.n = p->n;
     h.count = p->matrices;
-    h.element = p->element;
+    h.element = p->precision;
     h.storage = PROTOCOL_STORAGE_FULL;
-    h.mode = p->mode;
+    h.mode = p->format.mode;
     h.flags = late ? PROTOCOL_FLAG_LATE : 0;
     h.payload_bytes = meta_bytes + out->data_bytes;
     if (f->header.flags & PROTOCOL_FLAG_CRC) {
@@ -42,22 +43,23 @@ static void encode_header(const pipeline *p, const frame *f, output_buffer *out,
     protocol_header_encode(&h, out->header);
 }
 
-/* Sends [header][meta][data]; 0 on success. On failure before the first part
- * was queued the buffer is still ours; the data part's buffer always returns
- * through output_release. */
-static int send_output(pipeline *p, output_buffer *out, int *buffer_returned)
+/* Sends [header][meta][data] from *out; 0 on success. The data part takes
+ * the buffer: once its message exists, *out is NULL and the buffer returns
+ * through output_release whatever happens; before that it stays the
+ * caller's. */
+static int send_output(pipeline *p, output_buffer **out)
 {
     zmq_msg_t data;
-    *buffer_returned = 0;
-    if (zmq_send(p->output, out->header, PROTOCOL_HEADER_BYTES, ZMQ_SNDMORE) < 0)
+    output_buffer *o = *out;
+    if (zmq_send(p->output, o->header, PROTOCOL_HEADER_BYTES, ZMQ_SNDMORE) < 0)
         return -1;
     /* After the first part the rest of a multipart message is accepted
      * whatever the HWM; only a dying context fails here. */
-    if (zmq_send(p->output, out->meta, protocol_meta_bytes(p->matrices), ZMQ_SNDMORE) < 0)
+    if (zmq_send(p->output, o->meta, protocol_meta_bytes(p->matrices), ZMQ_SNDMORE) < 0)
         return -1;
-    if (zmq_msg_init_data(&data, out->data, out->data_bytes, output_release, out) != 0)
+    if (zmq_msg_init_data(&data, o->data, o->data_bytes, output_release, o) != 0)
         return -1;
-    *buffer_returned = 1;
+    *out = NULL;
     if (zmq_msg_send(&data, p->output, 0) < 0) {
         zmq_msg_close(&data); /* calls output_release */
         return -1;
@@ -65,74 +67,49 @@ static int send_output(pipeline *p, output_buffer *out, int *buffer_returned)
     return 0;
 }
 
-static void publish_frame(pipeline *p, frame *f)
+/* Counted last: a test that sees out == in knows every histogram is final. */
+static void count_published(pipeline *p, const frame *f, int late, uint64_t start)
 {
-    uint64_t start = metrics_now_ns();
-    int late = pipeline_frame_is_late(p, f, start);
-    output_buffer *out = f->out;
-
-#ifdef EIGSTREAM_PIPELINE_GPU
-    if (p->gpu) {
-        char err[160];
-        /* The solve stage's copies into out must have landed. */
-        if (pipeline_gpu_slot_finish(p->device, f->gpu_slot, err, sizeof err) != 0) {
-            LOG_ERROR("publish", "frame seq %llu: device copy failed: %s", (unsigned long long)f->header.seq, err);
-            pool_put(&p->outputs, out);
-            f->out = NULL;
-            pipeline_frame_drop(p, f, METRICS_DROP_SOLVER);
-            return;
-        }
-    }
-#endif
-    if (late && p->cfg.frame.late_policy == CONFIG_LATE_DROP) {
-        if (out != NULL)
-            pool_put(&p->outputs, out);
-        f->out = NULL;
-        pipeline_frame_drop(p, f, METRICS_DROP_LATE);
-        return;
-    }
-    if (out == NULL) {
-        pool_get(&p->outputs, (void **)&out);
-        output_assemble_host(p, f, out);
-    }
-    f->out = NULL;
-
     uint64_t failed = 0;
     for (uint32_t b = 0; b < p->matrices; b++)
-        failed += out->matrix_meta[b].status != 0;
-    protocol_stage_times times = {
-        .received_ns = f->received_real_ns,
-        .solve_start_ns = f->solve_start_real_ns,
-        .solve_end_ns = f->solve_end_real_ns,
-        .published_ns = metrics_realtime_ns(),
-    };
-    protocol_meta_encode(&times, out->matrix_meta, p->matrices, out->meta);
-    encode_header(p, f, out, late);
-
-    int returned;
-    if (send_output(p, out, &returned) != 0) {
-        LOG_DEBUG("publish", "send failed: %s", zmq_strerror(errno));
-        if (!returned)
-            pool_put(&p->outputs, out);
-        pipeline_frame_drop(p, f, METRICS_DROP_SEND);
-        return;
-    }
+        failed += f->info[b] != 0;
     uint64_t end = metrics_now_ns();
     if (late)
         atomic_fetch_add_explicit(&p->stats.frames_late, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->stats.matrices_failed, failed, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_PUBLISH], end - start);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_END_TO_END], end - f->received_ns);
-    /* Counted last: a test that sees out == in knows every histogram is final. */
     atomic_fetch_add_explicit(&p->stats.frames_out, 1, memory_order_release);
-    pipeline_frame_release(p, f);
 }
 
-void *pipeline_publish_main(void *arg)
+stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
 {
-    pipeline *p = arg;
-    frame *f;
-    while (queue_pop(&p->to_publish, (void **)&f) == QUEUE_OK)
-        publish_frame(p, f);
-    return NULL;
+    uint64_t start = metrics_now_ns();
+    char err[192];
+    if (path_output_wait(p->path, f, err, sizeof err) != PIPELINE_OK) {
+        LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
+        *reason = PIPELINE_DROP_SOLVER;
+        return STAGE_DROP;
+    }
+    int late = pipeline_frame_is_late(p, f, start);
+    if (late && p->cfg.frame.late_policy == CONFIG_LATE_DROP) {
+        *reason = PIPELINE_DROP_LATE;
+        return STAGE_DROP;
+    }
+    protocol_stage_times times = {
+        .received_ns = f->received_real_ns,
+        .solve_start_ns = f->solve_start_real_ns,
+        .solve_end_ns = f->solve_end_real_ns,
+        .published_ns = metrics_realtime_ns(),
+    };
+    protocol_meta_encode(&times, f->out->matrix_meta, p->matrices, f->out->meta);
+    encode_header(p, f, f->out, late);
+    if (send_output(p, &f->out) != 0) {
+        LOG_DEBUG("publish", "send failed: %s", zmq_strerror(errno));
+        *reason = PIPELINE_DROP_SEND;
+        return STAGE_DROP;
+    }
+    count_published(p, f, late, start);
+    pipeline_frame_release(p, f);
+    return STAGE_DONE;
 }

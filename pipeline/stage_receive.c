@@ -93,11 +93,11 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         snprintf(detail, detail_bytes, "kind %u is not covariance", f->header.kind);
     }
     if (r == PROTOCOL_OK) {
-        r = protocol_check_config(&f->header, p->n, p->matrices, p->element);
+        r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
         if (r != PROTOCOL_OK)
             snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
                      f->header.n, f->header.count, eig_precision_name(f->header.element), p->n,
-                     p->matrices, eig_precision_name(p->element));
+                     p->matrices, eig_precision_name(p->precision));
     }
     if (r == PROTOCOL_OK && !more) {
         r = PROTOCOL_REJECT_PARTS;
@@ -145,7 +145,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         r = PROTOCOL_REJECT_CRC;
     if (r == PROTOCOL_OK)
         r = scan.finite;
-    if (r == PROTOCOL_OK && p->mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
+    if (r == PROTOCOL_OK && p->format.mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
         f->header.snapshots == 0 && p->cfg.output.snapshots == 0) {
         r = PROTOCOL_REJECT_CONFIG;
         snprintf(detail, detail_bytes,
@@ -164,9 +164,9 @@ static void accept_frame(pipeline *p, frame *f)
     if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
-            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
+            pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW); /* closed: cannot happen while we run */
         else if (evicted != NULL)
-            pipeline_frame_drop(p, evicted, METRICS_DROP_OVERFLOW);
+            pipeline_frame_drop(p, evicted, PIPELINE_DROP_OVERFLOW);
         return;
     }
     /* block: while the form queue is full the receiver stops reading, the
@@ -175,9 +175,12 @@ static void accept_frame(pipeline *p, frame *f)
         return;
     atomic_fetch_add_explicit(&p->stats.overflow_blocked, 1, memory_order_relaxed);
     if (queue_push(&p->to_form, f) != QUEUE_OK)
-        pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW);
+        pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW);
 }
 
+/* Ends with PIPELINE_OK on a stop request, PIPELINE_ESOCKET when the input
+ * socket fails (the pipeline then stops and drains), after closing the form
+ * queue either way. */
 void *pipeline_receive_main(void *arg)
 {
     pipeline *p = arg;
@@ -185,15 +188,18 @@ void *pipeline_receive_main(void *arg)
     char detail[256];
     zmq_pollitem_t item = {.socket = p->input, .events = ZMQ_POLLIN};
 
+    p->receive_result = PIPELINE_OK;
     while (!atomic_load(&p->stop_requested)) {
+        /* Only a closed pool refuses, and it closes after this thread ends. */
         if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
             break;
         /* A short poll bounds how long a stop request waits. */
         int ready = zmq_poll(&item, 1, 100);
+        if (ready < 0 && errno == EINTR)
+            continue;
         if (ready < 0) {
-            if (errno == EINTR)
-                continue;
-            LOG_ERROR("receive", "poll failed: %s", zmq_strerror(errno));
+            LOG_ERROR("receive", "input socket poll failed: %s", zmq_strerror(errno));
+            p->receive_result = PIPELINE_ESOCKET;
             break;
         }
         if (ready == 0)
@@ -207,6 +213,7 @@ void *pipeline_receive_main(void *arg)
             reject(p, reason, detail); /* keep f for the next message */
         } else if (result == RECEIVE_FATAL) {
             LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
+            p->receive_result = PIPELINE_ESOCKET;
             break;
         }
     }

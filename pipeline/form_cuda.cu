@@ -1,7 +1,7 @@
 /*
- * pipeline_form.cu - forming kernels of the daemon's GPU path: unpack a
- * packed frame to full storage, forward-backward averaging, diagonal loading.
- * Same definitions as pipeline/form.c (the CPU path); see pipeline_gpu.h.
+ * form_cuda.cu - forming kernels of the cuda frame path: unpack a packed
+ * frame to full storage, forward-backward averaging, diagonal loading.
+ * Same definitions as form.c (the host path); declared in form.h.
  *
  * All three: one thread block per matrix (blockIdx.x), 256 threads striding
  * over the matrix's lower-triangle elements; nothing in shared memory except
@@ -10,7 +10,8 @@
  */
 #include <cuda_runtime.h>
 
-#include "pipeline_gpu.h"
+#include "form.h"
+#include "protocol.h"
 
 namespace {
 
@@ -85,19 +86,21 @@ __global__ void diagonal_loading_kernel(C *a, int n, double factor)
         m[i + (size_t)i * n].x += (decltype(m[0].x))load;
 }
 
-int launched()
+/* NULL when the launch went, else why it did not. */
+const char *launched()
 {
-    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
 }
 
 } // namespace
 
-extern "C" int pipeline_gpu_unpack(const void *d_packed, void *d_full, uint32_t n, uint32_t matrices,
-                                   uint8_t element, uint8_t storage, void *stream)
+extern "C" const char *form_cuda_unpack(const void *d_packed, void *d_full, uint32_t n, uint32_t matrices,
+                                        uint8_t element, uint8_t storage, void *stream)
 {
-    int lower = storage == kStoragePackedLower;
+    int lower = storage == PROTOCOL_STORAGE_PACKED_LOWER;
     cudaStream_t s = (cudaStream_t)stream;
-    if (element == kElementComplexFloat)
+    if (element == EIG_COMPLEX_FLOAT)
         unpack_kernel<float2><<<matrices, kThreads, 0, s>>>((const float2 *)d_packed, (float2 *)d_full, (int)n, lower);
     else
         unpack_kernel<double2><<<matrices, kThreads, 0, s>>>((const double2 *)d_packed, (double2 *)d_full, (int)n,
@@ -105,21 +108,22 @@ extern "C" int pipeline_gpu_unpack(const void *d_packed, void *d_full, uint32_t 
     return launched();
 }
 
-extern "C" int pipeline_gpu_forward_backward(void *d_a, uint32_t n, uint32_t matrices, uint8_t element, void *stream)
+extern "C" const char *form_cuda_forward_backward(void *d_a, uint32_t n, uint32_t matrices, uint8_t element,
+                                                  void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
-    if (element == kElementComplexFloat)
+    if (element == EIG_COMPLEX_FLOAT)
         forward_backward_kernel<float2><<<matrices, kThreads, 0, s>>>((float2 *)d_a, (int)n);
     else
         forward_backward_kernel<double2><<<matrices, kThreads, 0, s>>>((double2 *)d_a, (int)n);
     return launched();
 }
 
-extern "C" int pipeline_gpu_diagonal_loading(void *d_a, uint32_t n, uint32_t matrices, uint8_t element, double factor,
-                                             void *stream)
+extern "C" const char *form_cuda_diagonal_loading(void *d_a, uint32_t n, uint32_t matrices, uint8_t element,
+                                                  double factor, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
-    if (element == kElementComplexFloat)
+    if (element == EIG_COMPLEX_FLOAT)
         diagonal_loading_kernel<float2><<<matrices, kThreads, 0, s>>>((float2 *)d_a, (int)n, factor);
     else
         diagonal_loading_kernel<double2><<<matrices, kThreads, 0, s>>>((double2 *)d_a, (int)n, factor);

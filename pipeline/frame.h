@@ -1,0 +1,53 @@
+/*
+ * frame.h - a frame on its way through the daemon, and the output buffer its
+ * eigenspace is sent from. Both come from pools allocated by pipeline_create
+ * (pipeline_frames.c); nothing is allocated per frame.
+ *
+ * Ownership: a frame belongs to exactly one stage at a time (queues move
+ * it). The solve stage takes an output buffer from the output pool into
+ * f->out; from then on the frame owns it until the publish stage hands it
+ * to ZeroMQ (f->out = NULL, ZeroMQ's release callback puts it back) or the
+ * frame is released (pipeline_frame_release puts it back). Those are the
+ * only two ways back to the pool.
+ */
+#ifndef EIGSTREAM_FRAME_H
+#define EIGSTREAM_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+#include "protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct output_buffer {
+    pool *home;        /* the pool it returns to */
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    uint8_t *meta;     /* protocol_meta_bytes(matrices) */
+    uint8_t *data;     /* the largest data part of the output mode; the path's host memory */
+    size_t data_bytes; /* of the frame being sent */
+    protocol_matrix_meta *matrix_meta; /* per matrix, before encoding */
+} output_buffer;
+
+typedef struct frame {
+    protocol_header header; /* as received */
+    void *a;                /* payload as received, then (host path) formed full matrices in place */
+    size_t a_bytes;         /* capacity: matrices * n * n elements */
+    void *w;                /* matrices * n real values of the precision, on the host after the solve */
+    int *info;              /* per matrix, on the host after the solve */
+    uint32_t *signal_dim;   /* per matrix: fixed d or the MDL estimate */
+    size_t *part_bytes;     /* payload part sizes seen by the receiver (matrices entries) */
+    uint64_t received_ns;   /* CLOCK_MONOTONIC at the first part */
+    uint64_t received_real_ns, solve_start_real_ns, solve_end_real_ns; /* for the meta part */
+    int slot;               /* what the path holds for this frame (a device slot), -1 for nothing */
+    output_buffer *out;     /* owned from the solve stage until sent or released */
+} frame;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

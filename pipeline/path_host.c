@@ -1,0 +1,165 @@
+/*
+ * path_host.c - the host frame path (path.h): forming in place in the
+ * frame's payload buffer (form.h), one eig_plan_execute per frame on the
+ * configured backend, and the values and the vectors the mode sends copied
+ * into the output buffer in the solve stage, so that the output is ready
+ * when path_output_start returns.
+ *
+ * The eigenvectors of all matrices land in one workspace owned by the path
+ * (matrices * n * n elements), not in every frame: the solve stage is the
+ * only user and copies what it sends before it solves the next frame.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "form.h"
+#include "path.h"
+
+typedef struct path_host {
+    path base;
+    eig_plan *plan; /* FULL, lower: every frame after forming */
+    void *z;        /* eigenvectors of the frame being solved (vectors jobs) */
+    size_t element_bytes, real_bytes;
+} path_host;
+
+static void *host_buffer_alloc(path *p, size_t bytes)
+{
+    (void)p;
+    void *ptr = NULL;
+    if (posix_memalign(&ptr, 64, bytes) != 0)
+        return NULL;
+    /* Zeroing also faults every page in now rather than on the first frames. */
+    memset(ptr, 0, bytes);
+    return ptr;
+}
+
+static void host_buffer_free(path *p, void *ptr)
+{
+    (void)p;
+    free(ptr);
+}
+
+static pipeline_error host_form(path *p, frame *f, char *err, size_t err_bytes)
+{
+    const path_params *q = &p->params;
+    (void)err;
+    (void)err_bytes;
+    form_unpack_in_place(f->a, q->n, q->matrices, q->precision, f->header.storage);
+    if (q->forward_backward)
+        form_forward_backward(f->a, q->n, q->matrices, q->precision);
+    if (q->diagonal_loading)
+        form_diagonal_loading(f->a, q->n, q->matrices, q->precision, q->loading_factor);
+    return PIPELINE_OK;
+}
+
+static pipeline_error host_solve(path *p, frame *f, char *err, size_t err_bytes)
+{
+    path_host *h = (path_host *)p;
+    eig_error e = eig_plan_execute(h->plan, f->a, f->w, h->z, f->info);
+    if (e == EIG_OK || e == EIG_EMATRIX) /* per-matrix failures travel in info */
+        return PIPELINE_OK;
+    snprintf(err, err_bytes, "eig_plan_execute: %s", eig_strerror(e));
+    return PIPELINE_ESOLVER;
+}
+
+/* Per matrix: its n values, then columns first_index .. first_index +
+ * k_sent - 1 of its eigenvectors, which are contiguous (column-major). */
+static pipeline_error host_output_start(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes)
+{
+    path_host *h = (path_host *)p;
+    size_t n = p->params.n;
+    size_t values_bytes = n * h->real_bytes, column_bytes = n * h->element_bytes;
+    uint8_t *dst = out->data;
+    (void)err;
+    (void)err_bytes;
+    for (uint32_t b = 0; b < p->params.matrices; b++) {
+        const protocol_matrix_meta *m = &out->matrix_meta[b];
+        memcpy(dst, (const uint8_t *)f->w + b * values_bytes, values_bytes);
+        dst += values_bytes;
+        if (m->k_sent > 0) {
+            memcpy(dst, (const uint8_t *)h->z + (b * n + m->first_index) * column_bytes, m->k_sent * column_bytes);
+            dst += m->k_sent * column_bytes;
+        }
+    }
+    return PIPELINE_OK;
+}
+
+static pipeline_error host_output_wait(path *p, frame *f, char *err, size_t err_bytes)
+{
+    (void)p;
+    (void)f;
+    (void)err;
+    (void)err_bytes;
+    return PIPELINE_OK; /* ready since path_output_start */
+}
+
+static void host_release(path *p, frame *f)
+{
+    (void)p;
+    (void)f; /* the host path holds nothing per frame */
+}
+
+static void host_destroy(path *p)
+{
+    path_host *h = (path_host *)p;
+    eig_plan_destroy(&h->plan);
+    free(h->z);
+    free(h);
+}
+
+static const path_ops host_ops = {
+    .name = "host",
+    .buffer_alloc = host_buffer_alloc,
+    .buffer_free = host_buffer_free,
+    .form = host_form,
+    .solve = host_solve,
+    .output_start = host_output_start,
+    .output_wait = host_output_wait,
+    .release = host_release,
+    .destroy = host_destroy,
+};
+
+pipeline_error path_host_create(path **out, const path_params *params, eig_backend backend, char *err,
+                                size_t err_bytes)
+{
+    *out = NULL;
+    path_host *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        snprintf(err, err_bytes, "out of memory");
+        return PIPELINE_ENOMEM;
+    }
+    h->base.ops = &host_ops;
+    h->base.params = *params;
+    h->base.backend = backend;
+    h->element_bytes = eig_element_bytes(params->precision);
+    h->real_bytes = h->element_bytes / 2;
+
+    eig_plan_params pp = eig_plan_params_default();
+    pp.n = (int)params->n;
+    pp.batch = (int)params->matrices;
+    pp.precision = params->precision;
+    pp.job = params->need_vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
+    pp.storage = EIG_STORAGE_FULL;
+    pp.uplo = EIG_LOWER;
+    pp.backend = backend;
+    pp.threads = params->cpu_threads;
+    pp.device = params->gpu_device;
+    eig_error e = eig_plan_create(&h->plan, &pp);
+    if (e != EIG_OK) {
+        path_plan_error(err, err_bytes, params, e);
+        host_destroy(&h->base);
+        return PIPELINE_ESOLVER;
+    }
+    if (params->need_vectors) {
+        size_t bytes = (size_t)params->matrices * params->n * params->n * h->element_bytes;
+        h->z = host_buffer_alloc(&h->base, bytes);
+        if (h->z == NULL) {
+            snprintf(err, err_bytes, "cannot allocate the eigenvector workspace (%.1f MB)", (double)bytes / 1e6);
+            host_destroy(&h->base);
+            return PIPELINE_ENOMEM;
+        }
+    }
+    *out = &h->base;
+    return PIPELINE_OK;
+}

@@ -1,0 +1,157 @@
+/*
+ * pipeline_sockets.c - the daemon's ZeroMQ context and its three sockets:
+ * input (PULL or SUB), output (PUB or PUSH), metrics (PUB, optional).
+ */
+#include <errno.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "pipeline_internal.h"
+
+#define OUTPUT_LINGER_MS 2000 /* how long shutdown waits for the last outputs to leave */
+#define METRICS_LINGER_MS 200
+
+/* One integer socket option; an error names the socket and the option. */
+static pipeline_error set_option(void *s, const char *role, int option, const char *name, const void *value,
+                                 size_t bytes, char *err, size_t err_bytes)
+{
+    if (zmq_setsockopt(s, option, value, bytes) == 0)
+        return PIPELINE_OK;
+    pipeline_set_error(err, err_bytes, "%s: cannot set %s: %s", role, name, zmq_strerror(errno));
+    return PIPELINE_ESOCKET;
+}
+
+#define SET_OPTION(s, role, option, value)                                                              \
+    do {                                                                                                \
+        pipeline_error e_ = set_option(s, role, option, #option, &(value), sizeof(value), err, err_bytes); \
+        if (e_ != PIPELINE_OK)                                                                          \
+            return e_;                                                                                  \
+    } while (0)
+
+static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, char *err,
+                                    size_t err_bytes)
+{
+    *out = zmq_socket(p->zmq, type);
+    if (*out == NULL) {
+        pipeline_set_error(err, err_bytes, "%s: cannot create socket: %s", role, zmq_strerror(errno));
+        return PIPELINE_ESOCKET;
+    }
+    return PIPELINE_OK;
+}
+
+static pipeline_error socket_attach(void *s, const char *role, const char *endpoint, int bind, char *err,
+                                    size_t err_bytes)
+{
+    if ((bind ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint)) == 0)
+        return PIPELINE_OK;
+    pipeline_set_error(err, err_bytes, "%s: cannot %s %s: %s", role, bind ? "bind" : "connect", endpoint,
+                       zmq_strerror(errno));
+    return PIPELINE_ESOCKET;
+}
+
+/* Options that must precede bind/connect are set between the two. */
+static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
+{
+    const eigstream_config *cfg = &p->cfg;
+    int sub = cfg->input.pattern == CONFIG_INPUT_SUB;
+    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : ZMQ_PULL, "input", err, err_bytes);
+    if (e != PIPELINE_OK)
+        return e;
+    int zero = 0, hwm = cfg->input.hwm;
+    int64_t max_bytes = cfg->input.max_message_bytes;
+    SET_OPTION(p->input, "input", ZMQ_LINGER, zero);
+    SET_OPTION(p->input, "input", ZMQ_RCVHWM, hwm);
+    /* A part above the limit makes ZeroMQ drop the connection rather than
+     * buffer it; smaller lies about sizes are the receiver's rejects. */
+    SET_OPTION(p->input, "input", ZMQ_MAXMSGSIZE, max_bytes);
+    if (sub) {
+        uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_COVARIANCE};
+        SET_OPTION(p->input, "input", ZMQ_SUBSCRIBE, prefix);
+    }
+    return socket_attach(p->input, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
+}
+
+static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
+{
+    const eigstream_config *cfg = &p->cfg;
+    int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
+    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_PUB, "output", err, err_bytes);
+    if (e != PIPELINE_OK)
+        return e;
+    int linger = OUTPUT_LINGER_MS, hwm = cfg->output.hwm, timeout = cfg->frame.deadline_ms;
+    SET_OPTION(p->output, "output", ZMQ_LINGER, linger);
+    SET_OPTION(p->output, "output", ZMQ_SNDHWM, hwm);
+    /* PUSH blocks without a peer; a bounded wait turns that into a counted drop. */
+    if (push)
+        SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
+    return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
+}
+
+static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
+{
+    if (p->cfg.metrics.endpoint[0] == '\0')
+        return PIPELINE_OK;
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_PUB, "metrics", err, err_bytes);
+    if (e != PIPELINE_OK)
+        return e;
+    int linger = METRICS_LINGER_MS;
+    SET_OPTION(p->metrics_socket, "metrics", ZMQ_LINGER, linger);
+    return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
+}
+
+pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
+{
+    p->zmq = zmq_ctx_new();
+    if (p->zmq == NULL) {
+        pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));
+        return PIPELINE_ESOCKET;
+    }
+    /* Two I/O threads, so that a frame arriving and an eigenspace leaving
+     * (each ~47 MB at the defaults) are copied by different threads at the
+     * same time: with ZeroMQ's default single I/O thread they serialize and
+     * the sustained rate is 1 / (input + output transfer) instead of
+     * 1 / max(input, output). */
+    if (zmq_ctx_set(p->zmq, ZMQ_IO_THREADS, PIPELINE_ZMQ_IO_THREADS) != 0) {
+        pipeline_set_error(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
+        return PIPELINE_ESOCKET;
+    }
+    pipeline_error e = input_open(p, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = output_open(p, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = metrics_open(p, err, err_bytes);
+    return e;
+}
+
+/* Every published frame has been written to its connection or discarded by
+ * a PUB once ZeroMQ has released its buffer; closing the socket before that
+ * can strand messages (libzmq 4.3 leaves them queued behind a peer's HWM on
+ * a closed socket). */
+void pipeline_sockets_flush(pipeline *p)
+{
+    for (int waited = 0; waited < OUTPUT_LINGER_MS; waited += 5) {
+        if (pool_available(&p->outputs) == p->outputs.count)
+            return;
+        struct timespec five = {0, 5000000L};
+        nanosleep(&five, NULL);
+    }
+    LOG_WARN("pipeline", "%zu outputs still queued after %d ms", p->outputs.count - pool_available(&p->outputs),
+             OUTPUT_LINGER_MS);
+}
+
+void pipeline_sockets_close(pipeline *p)
+{
+    if (p->input != NULL)
+        zmq_close(p->input);
+    if (p->output != NULL)
+        zmq_close(p->output);
+    if (p->metrics_socket != NULL)
+        zmq_close(p->metrics_socket);
+    p->input = p->output = p->metrics_socket = NULL;
+    /* Term waits (output linger at most) for queued outputs; their zero-copy
+     * buffers come back to the output pool, which is freed after this. */
+    if (p->zmq != NULL)
+        while (zmq_ctx_term(p->zmq) != 0 && errno == EINTR)
+            ;
+    p->zmq = NULL;
+}
