@@ -19,21 +19,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "test_check.h"
 
-static int failures;
 static char temp_dir[256];
 static char temp_files[128][64]; /* names written into temp_dir, removed at the end */
 static size_t temp_file_count;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            ++failures;                                                                   \
-            printf("FAIL %s:%d: ", __func__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-        }                                                                                 \
-    } while (0)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -654,10 +644,5 @@ int main(int argc, char **argv)
     test_names();
 
     remove_temp_dir();
-    if (failures > 0) {
-        printf("%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("config: all checks passed\n");
-    return 0;
+    return test_check_report("test_config");
 }

@@ -11,18 +11,7 @@
 #include "eig.h"
 #include "eig_test_util.h"
 #include "workload.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            failures++;                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                      \
-            printf(__VA_ARGS__);                                                             \
-            printf("\n");                                                                    \
-        }                                                                                    \
-    } while (0)
+#include "test_check.h"
 
 static void test_strerror(void)
 {
@@ -57,7 +46,7 @@ static void test_backend_names(void)
 
 static eig_error create_with(eig_plan_params p, eig_plan **plan)
 {
-    *plan = (eig_plan *)&failures; /* must be reset to NULL on failure */
+    *plan = (eig_plan *)&test_check_failures; /* must be reset to NULL on failure */
     return eig_plan_create(plan, &p);
 }
 
@@ -298,6 +287,5 @@ int main(void)
             }
         test_threads(backends[b]);
     }
-    printf("%s\n", failures == 0 ? "all passed" : "FAILED");
-    return failures == 0 ? 0 : 1;
+    return test_check_report("test_eig_api");
 }

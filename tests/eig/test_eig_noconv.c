@@ -14,19 +14,9 @@
 #include "eig.h"
 #include "eig_internal.h"
 #include "workload.h"
+#include "test_check.h"
 
 enum { N = 20, BATCH = 3 };
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL: " __VA_ARGS__);                                                    \
-            printf("\n");                                                                    \
-            ++failures;                                                                      \
-        }                                                                                    \
-    } while (0)
 
 int main(void)
 {
@@ -84,10 +74,5 @@ int main(void)
               res);
     }
     eig_plan_destroy(&plan);
-    if (failures) {
-        printf("%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("non-convergence path checked\n");
-    return 0;
+    return test_check_report("test_eig_noconv");
 }

@@ -14,8 +14,6 @@
 #include <unistd.h>
 #include <zmq.h>
 
-int test_failures = 0;
-
 void test_sleep_ms(int ms)
 {
     struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -416,7 +414,7 @@ done:
     free(wr);
     free(w);
     free(dots);
-    test_failures += failures;
+    test_check_failures += failures;
     return failures;
 }
 

@@ -13,18 +13,7 @@
 #include "config.h"
 #include "pipeline.h"
 #include "protocol.h"
-
-extern int test_failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            test_failures++;                                               \
-        }                                                                  \
-    } while (0)
+#include "test_check.h" /* CHECK; the failure count is test_check_failures */
 
 typedef struct test_daemon {
     pipeline *p;

@@ -605,10 +605,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown case %s\n", argc > 1 ? argv[1] : "");
         return 2;
     }
-    if (test_failures > 0) {
-        fprintf(stderr, "%d failure(s)\n", test_failures);
-        return 1;
-    }
-    fprintf(stderr, "ok\n");
-    return 0;
+    return test_check_report("test_pipeline_stream");
 }

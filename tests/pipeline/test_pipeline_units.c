@@ -16,18 +16,7 @@
 #include "pool.h"
 #include "protocol.h"
 #include "queue.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "test_check.h"
 
 static void *consumer(void *arg)
 {
@@ -247,10 +236,5 @@ int main(void)
     test_mdl();
     test_histogram();
     test_forming();
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
-        return 1;
-    }
-    fprintf(stderr, "ok\n");
-    return 0;
+    return test_check_report("test_pipeline_units");
 }

@@ -21,15 +21,7 @@ except ImportError:
 TOOL = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 import eigstream_client as ec  # noqa: E402
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+from eigstream_check import check, report  # noqa: E402
 
 
 def c_decode(parts, tmp):
@@ -195,7 +187,4 @@ with tempfile.TemporaryDirectory() as tmp:
     python_to_c_eigenspace(tmp)
     c_to_python(tmp)
 
-if failures:
-    print(f"test_cross_language: {failures} failures")
-    sys.exit(1)
-print("test_cross_language: all passed")
+report("test_cross_language")

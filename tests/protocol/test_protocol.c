@@ -6,23 +6,12 @@
  * Every rejection reason is produced by a crafted message and its name checked.
  */
 #include "protocol.h"
+#include "test_check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            failures++;                                                                   \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                 \
-            fputc('\n', stderr);                                                          \
-        }                                                                                 \
-    } while (0)
 
 /* Expects reason `want` from `got`, naming both on failure. */
 #define CHECK_REJECT(got, want, what)                                                     \
@@ -375,10 +364,6 @@ int main(void)
     test_sizes();
     test_meta_and_eigenspace();
     test_finite_and_crc_check();
-    if (failures) {
-        fprintf(stderr, "test_protocol: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_protocol: all passed (crc32c: %s)\n", protocol_crc32c_implementation());
-    return 0;
+    printf("crc32c: %s\n", protocol_crc32c_implementation());
+    return test_check_report("test_protocol");
 }

@@ -28,19 +28,12 @@ except ImportError as e:
 SIM, SINK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
 import eigstream_client as ec  # noqa: E402
+from eigstream_check import check, report  # noqa: E402
 
 N, CELLS, K = 16, 8, 256
 SOURCES, JAMMERS = "-20:20,5:15,30:10", "45:30"
 ANGLES = [-20.0, 5.0, 30.0, 45.0]
 D = len(ANGLES)
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
 
 
 def steering(n, angles_deg):
@@ -180,7 +173,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check_sim_frames(tmp)
     check_sink(tmp)
 
-if failures:
-    print(f"test_sim_sink: {failures} failures")
-    sys.exit(1)
-print("test_sim_sink: all passed")
+report("test_sim_sink")

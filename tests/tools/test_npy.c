@@ -6,6 +6,7 @@
  * Usage: test_npy SCRATCH_DIR
  */
 #include "npy.h"
+#include "test_check.h"
 
 #include <complex.h>
 #include <stdint.h>
@@ -13,18 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
 static const char *scratch;
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                  \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
 
 static void scratch_path(char *out, size_t size, const char *name)
 {
@@ -301,10 +291,5 @@ int main(int argc, char **argv)
     test_dialects();
     test_errors();
     test_fuzz();
-    if (failures) {
-        fprintf(stderr, "test_npy: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_npy: all passed\n");
-    return 0;
+    return test_check_report("test_npy");
 }

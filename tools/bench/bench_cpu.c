@@ -30,32 +30,25 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "cli_options.h"
 #include "eig.h"
 #include "workload.h"
 
-static const char usage[] =
-    "usage: eigstream-bench [--backend cpu] [--n N] [--batch B] [--precision c64|c128|both]\n"
-    "                       [--input radar|random] [--runs R] [--threads T] [--json FILE]\n"
-    "\n"
+static const char bench_prog[] = "eigstream-bench";
+
+static const char bench_description[] =
     "CPU mode: times our cpu backend against LAPACK zheev and zheevd (cheev/cheevd in\n"
     "complex float), all with T threads, one matrix per thread at a time, and prints the\n"
     "median and min over R runs, the speed-ups, and the worst LAPACK residual and\n"
-    "orthogonality ratios of each solver over the batch.\n"
-    "  --n N          matrix order (default 128)\n"
-    "  --batch B      matrices per run (default 180)\n"
-    "  --precision P  c128, c64 or both (default both)\n"
-    "  --input I      radar (default: sample covariances) or random (random Hermitian)\n"
-    "  --runs R       timed runs per solver (default 5), after one warm-up run\n"
-    "  --threads T    threads for every solver (default: all online cores)\n"
-    "  --json FILE    also write the results as JSON\n"
-    "Other modes: --backend cuda (GPU), pipeline (end-to-end throughput).\n";
+    "orthogonality ratios of each solver over the batch.\n";
+
+static const char bench_epilogue[] = "Other modes: --backend cuda (GPU), pipeline (end-to-end throughput).\n";
 
 typedef enum bench_solver {
     SOLVER_CPU = 0,
@@ -99,77 +92,36 @@ typedef struct bench_result {
     int failed;                      /* matrices with info != 0 */
 } bench_result;
 
-/* Prints "eigstream-bench: <reason>" on stderr; returns 1. */
-static int fatal(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int fatal(const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    fputs("eigstream-bench: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
-    va_end(args);
-    return 1;
-}
+static const char *const bench_backends[] = {"cpu", NULL}; /* the others are modes of their own */
+static const char *const bench_inputs[] = {"radar", "random", NULL};
+static const char *const bench_precisions[] = {"c64", "c128", "both", NULL};
 
-static int parse_int(const char *text, int min, int *out)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end || value < min || value > INT_MAX)
-        return -1;
-    *out = (int)value;
-    return 0;
-}
-
-/* Parses argv; returns -1 to go on, else the exit status. */
+/* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
+ * exit status: 0 after --help, 1 after a bad argument (named on stderr). */
 static int options_parse(int argc, char **argv, bench_options *o)
 {
     *o = (bench_options){128, 180, 5, 0, {1, 1}, 0, NULL};
-    for (int k = 1; k < argc; k++) {
-        const char *arg = argv[k];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        size_t name_length = strcspn(arg, "=");
-        char name[32];
-        snprintf(name, sizeof name, "%.*s", (int)name_length, arg);
-        const char *value = arg[name_length] == '=' ? arg + name_length + 1
-                            : k + 1 < argc          ? argv[++k]
-                                                    : NULL;
-        if (!value)
-            return fatal("%s needs a value (try --help)", name);
-        int bad = 0;
-        if (strcmp(name, "--backend") == 0)
-            bad = strcmp(value, "cpu") != 0;
-        else if (strcmp(name, "--n") == 0)
-            bad = parse_int(value, 1, &o->n) || o->n > EIG_N_MAX;
-        else if (strcmp(name, "--batch") == 0)
-            bad = parse_int(value, 1, &o->batch);
-        else if (strcmp(name, "--runs") == 0)
-            bad = parse_int(value, 1, &o->runs);
-        else if (strcmp(name, "--threads") == 0)
-            bad = parse_int(value, 0, &o->threads);
-        else if (strcmp(name, "--json") == 0)
-            o->json_path = value;
-        else if (strcmp(name, "--input") == 0) {
-            o->random_input = strcmp(value, "random") == 0;
-            bad = !o->random_input && strcmp(value, "radar") != 0;
-        } else if (strcmp(name, "--precision") == 0) {
-            int both = strcmp(value, "both") == 0;
-            o->precisions[0] = both || strcmp(value, "c64") == 0;
-            o->precisions[1] = both || strcmp(value, "c128") == 0;
-            bad = !o->precisions[0] && !o->precisions[1];
-        } else
-            return fatal("unknown option '%s' (try --help)", arg);
-        if (bad)
-            return fatal("bad value '%s' for %s (try --help)", value, name);
-    }
+    int backend = 0, precision = 2;
+    const cli_option table[] = {
+        CLI_CHOICE("backend", 0, &backend, bench_backends, NULL, "this mode's backend"),
+        CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order"),
+        CLI_INT("batch", 0, &o->batch, 1, INT_MAX, "B", "matrices per run"),
+        CLI_CHOICE("precision", 0, &precision, bench_precisions, NULL, "complex64, complex128 or both"),
+        CLI_CHOICE("input", 0, &o->random_input, bench_inputs, NULL,
+                   "radar: sample covariances; random: random Hermitian"),
+        CLI_INT("runs", 0, &o->runs, 1, INT_MAX, "R", "timed runs per solver, after one warm-up run"),
+        CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "T", "threads for every solver, 0 = all online cores"),
+        CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
+        CLI_END};
+    const cli_spec spec = {.prog = bench_prog, .synopsis = "[--backend cpu] [options]",
+                           .description = bench_description, .options = table, .epilogue = bench_epilogue};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 1);
+    o->precisions[0] = precision != 1;
+    o->precisions[1] = precision != 0;
     if (o->threads == 0)
         o->threads = omp_get_num_procs();
-    return -1;
+    return status;
 }
 
 /* ---- LAPACK baselines ------------------------------------------------------------ */
@@ -454,7 +406,7 @@ static int json_write(const char *path, const bench_options *o, const char *cpu,
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fatal("cannot create '%s': %s", path, strerror(errno));
+        return cli_fatal(bench_prog, "cannot create '%s': %s", path, strerror(errno));
     fprintf(f, "{\n  \"mode\": \"cpu\",\n  \"cpu\": ");
     json_string(f, cpu);
     fputs(",\n  \"openblas\": ", f);
@@ -472,7 +424,7 @@ static int json_write(const char *path, const bench_options *o, const char *cpu,
         for (int s = 0; s < SOLVER_COUNT; s++) {
             const bench_result *r = &results[p][s];
             fprintf(f, "%s\n    {\"precision\": \"%s\", \"solver\": \"%s\", \"available\": %s",
-                    first ? "" : ",", bench_precision_of(p) == EIG_COMPLEX_FLOAT ? "c64" : "c128",
+                    first ? "" : ",", p == 0 ? "c64" : "c128",
                     solver_name((bench_solver)s, bench_precision_of(p)), r->available ? "true" : "false");
             first = 0;
             if (r->available) {
@@ -494,7 +446,7 @@ static int json_write(const char *path, const bench_options *o, const char *cpu,
     }
     fputs("\n  ]\n}\n", f);
     if (fclose(f) != 0)
-        return fatal("cannot write '%s': %s", path, strerror(errno));
+        return cli_fatal(bench_prog, "cannot write '%s': %s", path, strerror(errno));
     return 0;
 }
 
@@ -562,7 +514,7 @@ int bench_cpu_main(int argc, char **argv)
             results_print(precision, results[p]);
             fflush(stdout);
         } else {
-            status = fatal("cannot allocate or generate %d matrices of order %d", o.batch, o.n);
+            status = cli_fatal(bench_prog, "cannot allocate or generate %d matrices of order %d", o.batch, o.n);
         }
         free(a);
         free(z);

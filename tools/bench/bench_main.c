@@ -1,10 +1,10 @@
 /*
  * bench_main.c - eigstream-bench: picks the mode (see bench.h) and runs it.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
+#include "cli_options.h"
 
 /* 1 when the command line asks for --backend cuda (either spelling). */
 static int wants_cuda(int argc, char **argv)
@@ -18,23 +18,31 @@ static int wants_cuda(int argc, char **argv)
     return 0;
 }
 
+/* The modes this build has; NULL for one left out (see CMakeLists.txt). */
+#if defined(EIGSTREAM_BENCH_PIPELINE)
+static int (*const bench_pipeline_mode)(int, char **) = bench_pipeline_main;
+#else
+static int (*const bench_pipeline_mode)(int, char **) = NULL;
+#endif
+#if defined(EIGSTREAM_BENCH_CUDA)
+static int (*const bench_cuda_mode)(int, char **) = bench_cuda_main;
+#else
+static int (*const bench_cuda_mode)(int, char **) = NULL;
+#endif
+
+/* Runs a mode with argv unchanged; 1, with the reason, when it is not built. */
+static int bench_mode_run(int (*mode)(int, char **), const char *missing, int argc, char **argv)
+{
+    if (mode == NULL)
+        return cli_fatal("eigstream-bench", "built without %s", missing);
+    return mode(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "pipeline") == 0 || strcmp(argv[1], "--pipeline") == 0)) {
-#if defined(EIGSTREAM_BENCH_PIPELINE)
-        return bench_pipeline_main(argc, argv);
-#else
-        fprintf(stderr, "eigstream-bench: built without pipeline mode\n");
-        return 1;
-#endif
-    }
-    if (wants_cuda(argc, argv)) {
-#if defined(EIGSTREAM_BENCH_CUDA)
-        return bench_cuda_main(argc, argv);
-#else
-        fprintf(stderr, "eigstream-bench: built without CUDA\n");
-        return 1;
-#endif
-    }
+    if (argc > 1 && (strcmp(argv[1], "pipeline") == 0 || strcmp(argv[1], "--pipeline") == 0))
+        return bench_mode_run(bench_pipeline_mode, "pipeline mode", argc, argv);
+    if (wants_cuda(argc, argv))
+        return bench_mode_run(bench_cuda_mode, "CUDA", argc, argv);
     return bench_cpu_main(argc, argv);
 }

@@ -26,6 +26,7 @@
  *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.9
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "cli_options.h"
 #include "config.h"
 #include "eig.h"
 #include "pipeline.h"
@@ -43,29 +45,10 @@
 
 #define MESSAGE_PARTS_MAX 4096 /* payload parts of one message: one, or one per matrix */
 
-static const char usage[] =
-    "usage: eigstream-bench pipeline [--n N] [--matrices M] [--precision double|float]\n"
-    "                       [--mode full|values|signal|noise] [--backend auto|cpu|lapack|cuda]\n"
-    "                       [--frames F] [--rate FPS] [--transport tcp|ipc] [--storage full|packed]\n"
-    "                       [--parts one|per-matrix]\n"
-    "                       [--threads T] [--json FILE]\n"
-    "\n"
+static const char pipeline_description[] =
     "Pipeline mode: ZeroMQ transfer of the input and output frames and the solve, each\n"
     "alone, then the daemon end to end in this process at max rate and at a fixed rate;\n"
-    "prints latency percentiles, sustained frames/s and the target ratios.\n"
-    "  --n N            matrix order (default 128)\n"
-    "  --matrices M     matrices per frame (default 180)\n"
-    "  --precision P    double (default) or float\n"
-    "  --mode MODE      output mode (default full; signal/noise use MDL, K = 2n)\n"
-    "  --backend B      solver backend (default auto)\n"
-    "  --frames F       frames per measurement (default 20)\n"
-    "  --rate FPS       fixed input rate (default 50 % of the lower of the slowest\n"
-    "                   part's capacity alone and the max-rate throughput)\n"
-    "  --transport T    tcp (127.0.0.1, default) or ipc\n"
-    "  --storage S      full (default) or packed (lower triangle: half the bytes)\n"
-    "  --parts P        payload in one part (default) or one part per matrix\n"
-    "  --threads T      solver CPU threads (default 0: all cores)\n"
-    "  --json FILE      also write the results as JSON\n";
+    "prints latency percentiles, sustained frames/s and the target ratios.\n";
 
 typedef struct options {
     int n, matrices, frames, threads;
@@ -79,70 +62,53 @@ typedef struct options {
     const char *json_path;
 } options;
 
+static const char *const pipeline_precisions[] = {"double", "float", NULL};
+static const int pipeline_precision_values[] = {CONFIG_PRECISION_DOUBLE, CONFIG_PRECISION_FLOAT};
+static const char *const pipeline_transports[] = {"tcp", "ipc", NULL};
+static const char *const pipeline_storages[] = {"full", "packed", NULL};
+static const int pipeline_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER};
+static const char *const pipeline_parts[] = {"one", "per-matrix", NULL};
+
+/* Sets the defaults, then parses argv[2..] (argv[1] selected this mode) into
+ * *o. Returns -1 to go on, else the exit status: 0 after --help, 1 after a
+ * bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
-    for (int k = 2; k < argc; k++) { /* argv[1] selected this mode */
-        const char *name = argv[k], *value = k + 1 < argc ? argv[k + 1] : NULL;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        }
-        if (value == NULL) {
-            fprintf(stderr, "eigstream-bench pipeline: %s needs a value\n%s", name, usage);
-            return -1;
-        }
-        k++;
-        if (strcmp(name, "--n") == 0)
-            o->n = atoi(value);
-        else if (strcmp(name, "--matrices") == 0)
-            o->matrices = atoi(value);
-        else if (strcmp(name, "--frames") == 0)
-            o->frames = atoi(value);
-        else if (strcmp(name, "--threads") == 0)
-            o->threads = atoi(value);
-        else if (strcmp(name, "--rate") == 0)
-            o->rate = atof(value);
-        else if (strcmp(name, "--json") == 0)
-            o->json_path = value;
-        else if (strcmp(name, "--precision") == 0 && (!strcmp(value, "double") || !strcmp(value, "float")))
-            o->precision = value[0] == 'd' ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
-        else if (strcmp(name, "--transport") == 0 && (!strcmp(value, "tcp") || !strcmp(value, "ipc")))
-            o->ipc = value[0] == 'i';
-        else if (strcmp(name, "--parts") == 0 && (!strcmp(value, "one") || !strcmp(value, "per-matrix")))
-            o->per_matrix_parts = value[0] == 'p';
-        else if (strcmp(name, "--storage") == 0 && (!strcmp(value, "full") || !strcmp(value, "packed")))
-            o->storage = value[0] == 'f' ? PROTOCOL_STORAGE_FULL : PROTOCOL_STORAGE_PACKED_LOWER;
-        else if (strcmp(name, "--mode") == 0) {
-            int found = 0;
-            for (int m = CONFIG_MODE_FULL; m <= CONFIG_MODE_NOISE; m++)
-                if (strcmp(value, config_output_mode_name((config_output_mode)m)) == 0) {
-                    o->mode = (config_output_mode)m;
-                    found = 1;
-                }
-            if (!found)
-                goto bad;
-        } else if (strcmp(name, "--backend") == 0) {
-            int found = 0;
-            for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
-                if (strcmp(value, config_backend_name((config_backend)b)) == 0) {
-                    o->backend = (config_backend)b;
-                    found = 1;
-                }
-            if (!found)
-                goto bad;
-        } else
-            goto bad;
-        continue;
-    bad:
-        fprintf(stderr, "eigstream-bench pipeline: bad option %s %s\n%s", name, value, usage);
-        return -1;
-    }
-    if (o->n < 1 || o->matrices < 1 || o->matrices > MESSAGE_PARTS_MAX || o->frames < 4 || o->rate < 0) {
-        fprintf(stderr, "eigstream-bench pipeline: need n >= 1, matrices 1..%d, frames >= 4\n", MESSAGE_PARTS_MAX);
-        return -1;
-    }
-    return 0;
+    /* The mode and backend names are config's own, indexed by the enum. */
+    const char *modes[CONFIG_MODE_NOISE + 2] = {NULL}, *backends[CONFIG_BACKEND_CUDA + 2] = {NULL};
+    for (int m = CONFIG_MODE_FULL; m <= CONFIG_MODE_NOISE; m++)
+        modes[m] = config_output_mode_name((config_output_mode)m);
+    for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
+        backends[b] = config_backend_name((config_backend)b);
+    int precision = CONFIG_PRECISION_DOUBLE, mode = CONFIG_MODE_FULL, backend = CONFIG_BACKEND_AUTO;
+    int storage = PROTOCOL_STORAGE_FULL;
+    const cli_option table[] = {
+        CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order"),
+        CLI_INT("matrices", 0, &o->matrices, 1, MESSAGE_PARTS_MAX, "M", "matrices per frame"),
+        CLI_CHOICE("precision", 0, &precision, pipeline_precisions, pipeline_precision_values, "element type"),
+        CLI_CHOICE("mode", 0, &mode, modes, NULL, "output mode (signal/noise use MDL, K = 2n)"),
+        CLI_CHOICE("backend", 0, &backend, backends, NULL, "solver backend"),
+        CLI_INT("frames", 0, &o->frames, 4, INT_MAX, "F", "frames per measurement"),
+        CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e9, "FPS",
+                   "fixed input rate, 0 = half the lower of the slowest part alone and max rate"),
+        CLI_CHOICE("transport", 0, &o->ipc, pipeline_transports, NULL, "tcp (127.0.0.1) or ipc"),
+        CLI_CHOICE("storage", 0, &storage, pipeline_storages, pipeline_storage_values,
+                   "full, or packed (lower triangle: half the bytes)"),
+        CLI_CHOICE("parts", 0, &o->per_matrix_parts, pipeline_parts, NULL,
+                   "payload in one part or one part per matrix"),
+        CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "T", "solver CPU threads, 0 = all cores"),
+        CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
+        CLI_END};
+    const cli_spec spec = {.prog = "eigstream-bench pipeline", .synopsis = "[options]",
+                           .description = pipeline_description, .options = table};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 2, &args, 1);
+    o->precision = (config_precision)precision;
+    o->mode = (config_output_mode)mode;
+    o->backend = (config_backend)backend;
+    o->storage = (uint8_t)storage;
+    return status;
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
@@ -538,8 +504,9 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
 int bench_pipeline_main(int argc, char **argv)
 {
     options o;
-    if (parse_options(argc, argv, &o) != 0)
-        return 1;
+    int parse_status = parse_options(argc, argv, &o);
+    if (parse_status >= 0)
+        return parse_status;
     eig_precision prec = o.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
     uint8_t element = prec == EIG_COMPLEX_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
     size_t elem = eig_element_bytes(element), real = elem / 2;

@@ -17,15 +17,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import eigstream_client as ec  # noqa: E402
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+from eigstream_check import check, report  # noqa: E402
 
 
 def crc_bitwise(data):
@@ -146,7 +138,4 @@ test_crc()
 test_header()
 test_covariance()
 test_eigenspace()
-if failures:
-    print(f"test_eigstream_client: {failures} failures")
-    sys.exit(1)
-print("test_eigstream_client: all passed")
+report("test_eigstream_client")

@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
 #include "sim_frame.h"
@@ -22,147 +23,55 @@
 typedef struct sim_options {
     uint32_t n, cells, snapshots, pool, hwm;
     const char *sources, *jammers, *endpoint;
-    uint8_t element, storage;
+    int element, storage; /* eig_precision, protocol_storage */
     int crc, bind, pub, per_matrix_parts, quiet;
     double rate;
     uint64_t frames, seed;
     int linger_ms;
 } sim_options;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: eigstream-sim [options]\n"
-            "  --endpoint E        ZeroMQ endpoint (default tcp://127.0.0.1:5550)\n"
-            "  --pattern push|pub  socket type (default push)\n"
-            "  --bind              bind instead of connect\n"
-            "  --n N               channels = matrix order (default 128)\n"
-            "  --cells C           matrices per frame (default 180)\n"
-            "  --snapshots K       snapshots per covariance (default 256)\n"
-            "  --sources LIST      angle_deg:power_db,... (default " SCENE_DEFAULT_SOURCES ")\n"
-            "  --jammers LIST      angle_deg:power_db,... (default none)\n"
-            "  --precision double|float   element type (default double)\n"
-            "  --storage full|packed_lower|packed_upper (default full)\n"
-            "  --crc on|off        CRC32C over the payload (default on)\n"
-            "  --per-matrix-parts  one message part per matrix\n"
-            "  --rate R            frames/s, 0 = as fast as possible (default 2)\n"
-            "  --frames N          frames to send, 0 = until SIGINT (default 0)\n"
-            "  --pool P            distinct pre-generated frames to cycle (default 4)\n"
-            "  --seed S            random seed (default 1)\n"
-            "  --hwm H             send high-water mark in frames (default 4)\n"
-            "  --linger-ms L       time to flush queued frames at exit (default 5000)\n"
-            "  --quiet             only the summary line\n");
-}
+static const char *const sim_patterns[] = {"push", "pub", NULL};
+static const char *const sim_precisions[] = {"double", "float", NULL};
+static const int sim_elements[] = {EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT};
+static const char *const sim_storages[] = {"full", "packed_lower", "packed_upper", NULL};
+static const int sim_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER,
+                                         PROTOCOL_STORAGE_PACKED_UPPER};
+static const char *const sim_crc_choices[] = {"off", "on", NULL};
 
-/* Parses an unsigned decimal in [min, max]; 0 on success. */
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
+/* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
+ * exit status: 0 after --help, 2 after a bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, sim_options *o)
 {
     *o = (sim_options){.n = 128, .cells = 180, .snapshots = 256, .pool = 4, .hwm = 4,
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
                        .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
                        .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t u;
-        int takes = 1;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (strcmp(a, "--bind") == 0) {
-            o->bind = 1, takes = 0;
-        } else if (strcmp(a, "--per-matrix-parts") == 0) {
-            o->per_matrix_parts = 1, takes = 0;
-        } else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = 1, takes = 0;
-        } else if (v == NULL) {
-            fprintf(stderr, "eigstream-sim: %s: unknown option or missing value\n", a);
-            return -1;
-        } else if (strcmp(a, "--endpoint") == 0) {
-            o->endpoint = v;
-        } else if (strcmp(a, "--pattern") == 0) {
-            if (cli_parse_choice(v, "push", "pub", &o->pub))
-                goto bad;
-        } else if (strcmp(a, "--n") == 0) {
-            if (parse_u64(v, 1, 4096, &u))
-                goto bad;
-            o->n = (uint32_t)u;
-        } else if (strcmp(a, "--cells") == 0) {
-            if (parse_u64(v, 1, 100000, &u))
-                goto bad;
-            o->cells = (uint32_t)u;
-        } else if (strcmp(a, "--snapshots") == 0) {
-            if (parse_u64(v, 1, 1000000, &u))
-                goto bad;
-            o->snapshots = (uint32_t)u;
-        } else if (strcmp(a, "--pool") == 0) {
-            if (parse_u64(v, 1, 1024, &u))
-                goto bad;
-            o->pool = (uint32_t)u;
-        } else if (strcmp(a, "--hwm") == 0) {
-            if (parse_u64(v, 1, 1000000, &u))
-                goto bad;
-            o->hwm = (uint32_t)u;
-        } else if (strcmp(a, "--linger-ms") == 0) {
-            if (parse_u64(v, 0, 3600000, &u))
-                goto bad;
-            o->linger_ms = (int)u;
-        } else if (strcmp(a, "--frames") == 0) {
-            if (parse_u64(v, 0, UINT64_MAX, &o->frames))
-                goto bad;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (parse_u64(v, 0, UINT64_MAX, &o->seed))
-                goto bad;
-        } else if (strcmp(a, "--sources") == 0) {
-            o->sources = v;
-        } else if (strcmp(a, "--jammers") == 0) {
-            o->jammers = v;
-        } else if (strcmp(a, "--precision") == 0) {
-            if (strcmp(v, "double") == 0)
-                o->element = EIG_COMPLEX_DOUBLE;
-            else if (strcmp(v, "float") == 0)
-                o->element = EIG_COMPLEX_FLOAT;
-            else
-                goto bad;
-        } else if (strcmp(a, "--storage") == 0) {
-            if (strcmp(v, "full") == 0)
-                o->storage = PROTOCOL_STORAGE_FULL;
-            else if (strcmp(v, "packed_lower") == 0)
-                o->storage = PROTOCOL_STORAGE_PACKED_LOWER;
-            else if (strcmp(v, "packed_upper") == 0)
-                o->storage = PROTOCOL_STORAGE_PACKED_UPPER;
-            else
-                goto bad;
-        } else if (strcmp(a, "--crc") == 0) {
-            if (cli_parse_choice(v, "off", "on", &o->crc))
-                goto bad;
-        } else if (strcmp(a, "--rate") == 0) {
-            char *end;
-            o->rate = strtod(v, &end);
-            if (*end != '\0' || !(o->rate >= 0.0 && o->rate <= 1e6))
-                goto bad;
-        } else {
-            fprintf(stderr, "eigstream-sim: unknown option %s (--help lists them)\n", a);
-            return -1;
-        }
-        i += takes;
-        continue;
-    bad:
-        fprintf(stderr, "eigstream-sim: bad value for %s: %s\n", a, v);
-        return -1;
-    }
-    return 0;
+    const cli_option table[] = {
+        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
+        CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
+        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_INT("n", 0, &o->n, 1, 4096, "N", "channels = matrix order"),
+        CLI_INT("cells", 0, &o->cells, 1, 100000, "C", "matrices per frame"),
+        CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "snapshots per covariance"),
+        CLI_STRING("sources", 0, &o->sources, "LIST", "angle_deg:power_db,..."),
+        CLI_STRING("jammers", 0, &o->jammers, "LIST", "angle_deg:power_db,..."),
+        CLI_CHOICE("precision", 0, &o->element, sim_precisions, sim_elements, "element type"),
+        CLI_CHOICE("storage", 0, &o->storage, sim_storages, sim_storage_values, "matrix storage"),
+        CLI_CHOICE("crc", 0, &o->crc, sim_crc_choices, NULL, "CRC32C over the payload"),
+        CLI_FLAG("per-matrix-parts", 0, &o->per_matrix_parts, "one message part per matrix"),
+        CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e6, "R", "frames/s, 0 = as fast as possible"),
+        CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "frames to send, 0 = until SIGINT"),
+        CLI_INT("pool", 0, &o->pool, 1, 1024, "P", "distinct pre-generated frames to cycle"),
+        CLI_INT("seed", 0, &o->seed, 0, UINT64_MAX, "S", "random seed"),
+        CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
+        CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
+        CLI_FLAG("quiet", 0, &o->quiet, "only the summary line"),
+        CLI_END};
+    const cli_spec spec = {.prog = "eigstream-sim", .synopsis = "[options]",
+                           .description = "Publishes covariance frames of a synthetic radar scene.\n",
+                           .options = table};
+    cli_args args;
+    return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
 }
 
 /* Sleeps until the absolute monotonic time t (seconds); returns early on a signal. */
@@ -257,8 +166,9 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
 int main(int argc, char **argv)
 {
     sim_options o;
-    if (parse_options(argc, argv, &o) != 0)
-        return 2;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
 
     scene *sc = NULL;
     scene_error se = scene_create(&sc, o.n, o.sources, o.jammers);

@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
 #include "sink_check.h"
@@ -43,109 +44,42 @@ typedef struct sink_stats {
     uint64_t window_frames, window_bytes;
 } sink_stats;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: eigstream-sink [options]\n"
-            "  --endpoint E         ZeroMQ endpoint (default tcp://127.0.0.1:5551)\n"
-            "  --pattern sub|pull   socket type (default sub, prefix EIGS 1 2)\n"
-            "  --bind               bind instead of connect\n"
-            "  --sources LIST       scene emitters angle_deg:power_db,... (default " SCENE_DEFAULT_SOURCES ")\n"
-            "  --jammers LIST       jammers, same syntax (default none)\n"
-            "  --n N                expected matrix order (default 0 = any)\n"
-            "  --frames N           stop after N frames (default 0 = no limit)\n"
-            "  --duration S         stop after S seconds (default 0 = no limit)\n"
-            "  --max-angle-deg A    subspace angle threshold (default 5)\n"
-            "  --doa                check FFT-MUSIC directions of arrival\n"
-            "  --doa-fft-size M     zero-padded FFT length (default 4096)\n"
-            "  --doa-cells C        DOA on the first C matrices of a frame (default 0 = all)\n"
-            "  --doa-tol-deg T      DOA error threshold (default 1)\n"
-            "  --json FILE          write the final statistics as JSON\n"
-            "  --quiet              no per-second lines\n");
-}
+static const char *const sink_patterns[] = {"sub", "pull", NULL};
 
-static int parse_double(const char *s, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno != 0 || !(v >= min && v <= max))
-        return -1;
-    *out = v;
-    return 0;
-}
-
+/* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
+ * exit status: 0 after --help, 2 after a bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, sink_options *o)
 {
     *o = (sink_options){.endpoint = "tcp://127.0.0.1:5551", .sources = SCENE_DEFAULT_SOURCES,
                         .max_angle_deg = 5.0, .doa_tol_deg = 1.0};
     uint32_t fft_size = 4096;
     int doa = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
-        int takes = 1;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (strcmp(a, "--bind") == 0) {
-            o->bind = 1, takes = 0;
-        } else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = 1, takes = 0;
-        } else if (strcmp(a, "--doa") == 0) {
-            doa = 1, takes = 0;
-        } else if (v == NULL) {
-            fprintf(stderr, "eigstream-sink: %s: unknown option or missing value\n", a);
-            return -1;
-        } else if (strcmp(a, "--endpoint") == 0) {
-            o->endpoint = v;
-        } else if (strcmp(a, "--pattern") == 0) {
-            if (cli_parse_choice(v, "sub", "pull", &o->pull))
-                goto bad;
-        } else if (strcmp(a, "--sources") == 0) {
-            o->sources = v;
-        } else if (strcmp(a, "--jammers") == 0) {
-            o->jammers = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = v;
-        } else if (strcmp(a, "--n") == 0) {
-            if (parse_double(v, 0, 4096, &x) || x != floor(x))
-                goto bad;
-            o->n = (uint32_t)x;
-        } else if (strcmp(a, "--frames") == 0) {
-            if (parse_double(v, 0, 1e15, &x) || x != floor(x))
-                goto bad;
-            o->frames = (uint64_t)x;
-        } else if (strcmp(a, "--duration") == 0) {
-            if (parse_double(v, 0, 1e9, &o->duration_s))
-                goto bad;
-        } else if (strcmp(a, "--max-angle-deg") == 0) {
-            if (parse_double(v, 0, 90, &o->max_angle_deg))
-                goto bad;
-        } else if (strcmp(a, "--doa-tol-deg") == 0) {
-            if (parse_double(v, 0, 180, &o->doa_tol_deg))
-                goto bad;
-        } else if (strcmp(a, "--doa-fft-size") == 0) {
-            if (parse_double(v, 16, 1 << 22, &x) || x != floor(x))
-                goto bad;
-            fft_size = (uint32_t)x;
-        } else if (strcmp(a, "--doa-cells") == 0) {
-            if (parse_double(v, 0, 1e9, &x) || x != floor(x))
-                goto bad;
-            o->doa_cells = (uint32_t)x;
-        } else {
-            fprintf(stderr, "eigstream-sink: unknown option %s (--help lists them)\n", a);
-            return -1;
-        }
-        i += takes;
-        continue;
-    bad:
-        fprintf(stderr, "eigstream-sink: bad value for %s: %s\n", a, v);
-        return -1;
-    }
+    const cli_option table[] = {
+        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
+        CLI_CHOICE("pattern", 0, &o->pull, sink_patterns, NULL, "socket type (sub: prefix EIGS 1 2)"),
+        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_STRING("sources", 0, &o->sources, "LIST", "scene emitters angle_deg:power_db,..."),
+        CLI_STRING("jammers", 0, &o->jammers, "LIST", "jammers, same syntax"),
+        CLI_INT("n", 0, &o->n, 0, 4096, "N", "expected matrix order, 0 = any"),
+        CLI_INT("frames", 0, &o->frames, 0, 1000000000000000ull, "N", "stop after N frames, 0 = no limit"),
+        CLI_DOUBLE("duration", 0, &o->duration_s, 0.0, 1e9, "S", "stop after S seconds, 0 = no limit"),
+        CLI_DOUBLE("max-angle-deg", 0, &o->max_angle_deg, 0.0, 90.0, "A", "subspace angle threshold"),
+        CLI_FLAG("doa", 0, &doa, "check FFT-MUSIC directions of arrival"),
+        CLI_INT("doa-fft-size", 0, &fft_size, 16, 1u << 22, "M", "zero-padded FFT length"),
+        CLI_INT("doa-cells", 0, &o->doa_cells, 0, 1000000000, "C", "DOA on the first C matrices of a frame, 0 = all"),
+        CLI_DOUBLE("doa-tol-deg", 0, &o->doa_tol_deg, 0.0, 180.0, "T", "DOA error threshold"),
+        CLI_STRING("json", 0, &o->json, "FILE", "write the final statistics as JSON"),
+        CLI_FLAG("quiet", 0, &o->quiet, "no per-second lines"),
+        CLI_END};
+    const cli_spec spec = {.prog = "eigstream-sink", .synopsis = "[options]",
+                           .description = "Receives eigenspace frames, checks them against the scene, reports\n"
+                                          "throughput and latency, and ends with a VERDICT line\n"
+                                          "(exit 0 PASS, 1 FAIL, 2 usage).\n",
+                           .options = table};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     o->doa_fft_size = doa ? fft_size : 0;
-    return 0;
+    return status;
 }
 
 static int series_push(series *s, double v)
@@ -399,8 +333,9 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
 int main(int argc, char **argv)
 {
     sink_options o;
-    if (parse_options(argc, argv, &o) != 0)
-        return 2;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
     scene *sc = NULL;
     scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.sources, o.jammers);
     if (se != SCENE_OK) {

@@ -14,12 +14,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli_options.h"
 #include "eig.h"
 #include "npy.h"
 #include "solve_layout.h"
@@ -27,22 +27,17 @@
 
 enum { EXIT_SOLVED = 0, EXIT_FATAL = 1, EXIT_BAD_MATRIX = 2, EXIT_CHECK_FAILED = 3 };
 
-static const char usage[] =
-    "usage: eigstream-solve [--backend auto|cpu|lapack|cuda] [--threads N] [--check]\n"
-    "                       IN.npy VALUES.npy [VECTORS.npy]\n"
-    "\n"
+static const char solve_prog[] = "eigstream-solve";
+
+static const char solve_description[] =
     "Solves every Hermitian matrix of IN.npy like numpy.linalg.eigh(a) (UPLO='L':\n"
     "only the lower triangle a[..., i, j], i >= j, is read).\n"
     "  IN.npy       complex64 or complex128, shape (n, n) or (B, n, n), C or Fortran order\n"
     "  VALUES.npy   written: float32/float64, shape (n,) or (B, n), ascending\n"
     "  VECTORS.npy  written: IN's dtype and shape; v[..., :, k] is the unit\n"
-    "               eigenvector of eigenvalue k, so a @ v == v * w[..., None, :]\n"
-    "Options:\n"
-    "  --backend B  auto (default: cuda when a GPU is present, else cpu), cpu, lapack, cuda\n"
-    "  --threads N  CPU threads, 0 (default) = all online cores\n"
-    "  --check      print the solve time, the backend, and the worst LAPACK residual\n"
-    "               and orthogonality ratios of the batch against the threshold 60\n"
-    "  -h, --help   this text\n"
+    "               eigenvector of eigenvalue k, so a @ v == v * w[..., None, :]\n";
+
+static const char solve_epilogue[] =
     "Exit status: 0 all solved; 1 bad option, file, dtype, shape or output (one-line\n"
     "reason); 2 some matrices invalid or unconverged (named on stderr, results NaN,\n"
     "the others written); 3 --check found a ratio over the threshold.\n";
@@ -54,71 +49,38 @@ typedef struct solve_options {
     const char *in_path, *values_path, *vectors_path;
 } solve_options;
 
-/* Prints "eigstream-solve: <reason>" on stderr; returns EXIT_FATAL. */
-static int fatal(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int fatal(const char *format, ...)
+/* cli_parse_fn of --backend: eig_backend_parse into the eig_backend at dest. */
+static int parse_backend(const char *text, void *dest)
 {
-    va_list args;
-    va_start(args, format);
-    fputs("eigstream-solve: ", stderr);
-    vfprintf(stderr, format, args);
-    fputc('\n', stderr);
-    va_end(args);
-    return EXIT_FATAL;
+    return eig_backend_parse(text, dest) == EIG_OK ? 0 : -1;
 }
 
-/* Parses argv; returns -1 to go on, else the exit status (after --help: 0). */
+/* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
+ * exit status: EXIT_SOLVED after --help, EXIT_FATAL (cli_fatal's 1) after a
+ * bad argument (named on stderr in one line). */
 static int options_parse(int argc, char **argv, solve_options *o)
 {
-    const char *positional[3];
-    int count = 0, options_done = 0;
     *o = (solve_options){EIG_BACKEND_AUTO, 0, 0, NULL, NULL, NULL};
-    for (int k = 1; k < argc; k++) {
-        const char *arg = argv[k];
-        if (options_done || arg[0] != '-' || arg[1] == '\0') {
-            if (count == 3)
-                return fatal("too many arguments (try --help)");
-            positional[count++] = arg;
-            continue;
-        }
-        const char *value = NULL;
-        size_t name_length = strcspn(arg, "=");
-        int is_backend = name_length == 9 && strncmp(arg, "--backend", 9) == 0;
-        int is_threads = name_length == 9 && strncmp(arg, "--threads", 9) == 0;
-        if (is_backend || is_threads) {
-            if (arg[name_length] == '=')
-                value = arg + name_length + 1;
-            else if (k + 1 < argc)
-                value = argv[++k];
-            else
-                return fatal("%s needs a value (try --help)", arg);
-        }
-        if (strcmp(arg, "--") == 0) {
-            options_done = 1;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(usage, stdout);
-            return EXIT_SOLVED;
-        } else if (strcmp(arg, "--check") == 0) {
-            o->check = 1;
-        } else if (is_backend) {
-            if (eig_backend_parse(value, &o->backend) != EIG_OK)
-                return fatal("unknown backend '%s' (auto, cpu, lapack, cuda)", value);
-        } else if (is_threads) {
-            char *end;
-            errno = 0;
-            long threads = strtol(value, &end, 10);
-            if (errno || end == value || *end || threads < 0 || threads > INT_MAX)
-                return fatal("--threads wants a count >= 0, not '%s'", value);
-            o->threads = (int)threads;
-        } else {
-            return fatal("unknown option '%s' (try --help)", arg);
-        }
-    }
-    if (count < 2)
-        return fatal("expected IN.npy VALUES.npy [VECTORS.npy] (try --help)");
-    o->in_path = positional[0];
-    o->values_path = positional[1];
-    o->vectors_path = count == 3 ? positional[2] : NULL;
+    const cli_option table[] = {
+        {.name = "backend", .kind = CLI_KIND_CUSTOM, .dest = &o->backend, .parse = parse_backend,
+         .expected = "one of auto, cpu, lapack, cuda", .metavar = "auto|cpu|lapack|cuda",
+         .help = "auto: cuda when a GPU is present, else cpu", .default_text = "auto"},
+        CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "N", "CPU threads, 0 = all online cores"),
+        CLI_FLAG("check", 0, &o->check,
+                 "print the solve time, the backend and the worst LAPACK ratios (threshold 60)"),
+        CLI_END};
+    const cli_spec spec = {.prog = solve_prog, .synopsis = "[options] IN.npy VALUES.npy [VECTORS.npy]",
+                           .description = solve_description, .options = table, .positional_max = 3,
+                           .epilogue = solve_epilogue};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, EXIT_FATAL);
+    if (status >= 0)
+        return status;
+    if (args.positional_count < 2)
+        return cli_fatal(solve_prog, "expected IN.npy VALUES.npy [VECTORS.npy] (try --help)");
+    o->in_path = args.positional[0];
+    o->values_path = args.positional[1];
+    o->vectors_path = args.positional_count == 3 ? args.positional[2] : NULL;
     return -1;
 }
 
@@ -213,7 +175,7 @@ static int solve_empty(const solve_options *o, const npy_array *in, npy_dtype re
     if (e == NPY_OK && o->vectors_path)
         e = npy_write(o->vectors_path, in->dtype, 0, in->ndim, in->shape, NULL, detail);
     if (e != NPY_OK)
-        return fatal("%s", detail);
+        return cli_fatal(solve_prog, "%s", detail);
     if (o->check)
         printf("check: empty input, nothing solved\n");
     return EXIT_SOLVED;
@@ -230,7 +192,7 @@ static int solve_run(const solve_options *o, npy_array *in)
     if (batch == 0 || n == 0)
         return solve_empty(o, in, real_dtype);
     if (n > EIG_N_MAX || batch > INT_MAX)
-        return fatal("%s: %zu matrices of order %zu exceed the solver's limits (n <= %d)",
+        return cli_fatal(solve_prog, "%s: %zu matrices of order %zu exceed the solver's limits (n <= %d)",
                      o->in_path, batch, n, EIG_N_MAX);
 
     const int want_vectors = o->vectors_path || o->check;
@@ -243,7 +205,7 @@ static int solve_run(const solve_options *o, npy_array *in)
     eig_plan *plan = NULL;
     int status = EXIT_FATAL;
     if (!full || !w || (want_vectors && !z) || !info) {
-        fatal("out of memory for %zu matrices of order %zu", batch, n);
+        cli_fatal(solve_prog, "out of memory for %zu matrices of order %zu", batch, n);
         goto done;
     }
     solve_gather_lower(in->data, batch, n, in->fortran_order, precision, full);
@@ -257,14 +219,14 @@ static int solve_run(const solve_options *o, npy_array *in)
     p.threads = o->threads;
     eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {
-        fatal("cannot create a plan for backend %s: %s", eig_backend_name(o->backend), eig_strerror(e));
+        cli_fatal(solve_prog, "cannot create a plan for backend %s: %s", eig_backend_name(o->backend), eig_strerror(e));
         goto done;
     }
     double start = now_ms();
     e = eig_plan_execute(plan, full, w, z, info);
     double elapsed = now_ms() - start;
     if (e != EIG_OK && e != EIG_EMATRIX) {
-        fatal("solver failed: %s", eig_strerror(e));
+        cli_fatal(solve_prog, "solver failed: %s", eig_strerror(e));
         goto done;
     }
 
@@ -299,7 +261,7 @@ static int solve_run(const solve_options *o, npy_array *in)
         ne = npy_write(o->vectors_path, in->dtype, 0, in->ndim, in->shape, in->data, detail);
     }
     if (ne != NPY_OK)
-        status = fatal("%s", detail);
+        status = cli_fatal(solve_prog, "%s", detail);
 done:
     eig_plan_destroy(&plan);
     free(full);
@@ -320,18 +282,18 @@ int main(int argc, char **argv)
     char detail[NPY_DETAIL_SIZE];
     npy_error e = npy_read(o.in_path, &in, detail);
     if (e != NPY_OK)
-        return fatal("%s: %s", o.in_path, detail);
+        return cli_fatal(solve_prog, "%s: %s", o.in_path, detail);
     char shape_text[64] = "";
     for (int d = 0, used = 0; d < in.ndim && used < (int)sizeof shape_text; d++)
         used += snprintf(shape_text + used, sizeof shape_text - (size_t)used, d ? ", %zu" : "%zu",
                          in.shape[d]);
     if (in.dtype != NPY_COMPLEX64 && in.dtype != NPY_COMPLEX128)
-        status = fatal("%s: dtype %s is not complex (expected <c8 or <c16)", o.in_path,
+        status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16)", o.in_path,
                        npy_dtype_descr(in.dtype));
     else if (in.ndim != 2 && in.ndim != 3)
-        status = fatal("%s: shape (%s) is not (n, n) or (B, n, n)", o.in_path, shape_text);
+        status = cli_fatal(solve_prog, "%s: shape (%s) is not (n, n) or (B, n, n)", o.in_path, shape_text);
     else if (in.shape[in.ndim - 1] != in.shape[in.ndim - 2])
-        status = fatal("%s: shape (%s) is not square", o.in_path, shape_text);
+        status = cli_fatal(solve_prog, "%s: shape (%s) is not square", o.in_path, shape_text);
     else
         status = solve_run(&o, &in);
     npy_array_free(&in);

@@ -1,0 +1,30 @@
+"""eigstream_check.py - check() and the closing report of the Python tests
+(the counterpart of tests/test_check.h for C).
+
+    from eigstream_check import check, report
+    check(len(parts) == 2, f"parts: {len(parts)}")
+    report("test_name")      # exits 1 after any failed check
+
+Each test puts tools/python on sys.path already, for eigstream_client.
+"""
+import sys
+
+failures = 0
+
+
+def check(cond, what):
+    """Counts and prints a failure when cond is false; goes on either way, so
+    one run names every failing case."""
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+
+
+def report(name):
+    """Ends a test: "<name>: N failures" and exit status 1 when any check
+    failed, else "<name>: all passed" (and the script goes on to exit 0)."""
+    if failures:
+        print(f"{name}: {failures} failures")
+        sys.exit(1)
+    print(f"{name}: all passed")
