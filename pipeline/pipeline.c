@@ -380,29 +380,10 @@ static pipeline_error open_sockets(pipeline *p, char *err, size_t err_bytes)
     return PIPELINE_OK;
 }
 
+/* Every limit and rule between settings is config_validate's (config/). */
 static pipeline_error check_config(const eigstream_config *cfg, char *err, size_t err_bytes)
 {
-#define REQUIRE(cond, ...)                               \
-    do {                                                 \
-        if (!(cond)) {                                   \
-            set_error(err, err_bytes, __VA_ARGS__);      \
-            return PIPELINE_EINVAL;                      \
-        }                                                \
-    } while (0)
-    REQUIRE(cfg->solver.n >= 1 && cfg->solver.n <= EIG_N_MAX, "solver.n = %d: expected 1..%d", cfg->solver.n,
-            EIG_N_MAX);
-    REQUIRE(cfg->solver.matrices >= 1, "solver.matrices = %d: expected >= 1", cfg->solver.matrices);
-    REQUIRE(cfg->frame.queue_depth >= 1, "frame.queue_depth = %d: expected >= 1", cfg->frame.queue_depth);
-    REQUIRE(cfg->frame.deadline_ms >= 1, "frame.deadline_ms = %d: expected >= 1", cfg->frame.deadline_ms);
-    REQUIRE(cfg->metrics.interval_ms >= 1, "metrics.interval_ms = %d: expected >= 1", cfg->metrics.interval_ms);
-    REQUIRE(cfg->input.hwm >= 0 && cfg->output.hwm >= 0, "input.hwm/output.hwm: expected >= 0");
-    REQUIRE(cfg->output.signal_dimension >= 0 && cfg->output.signal_dimension <= cfg->solver.n,
-            "output.signal_dimension = %d: expected 0..solver.n (%d)", cfg->output.signal_dimension,
-            cfg->solver.n);
-    REQUIRE(cfg->output.snapshots >= 0, "output.snapshots = %d: expected >= 0", cfg->output.snapshots);
-    REQUIRE(cfg->input.endpoint[0] && cfg->output.endpoint[0], "input.endpoint and output.endpoint are required");
-#undef REQUIRE
-    return PIPELINE_OK;
+    return config_validate(cfg, err, err_bytes) == CONFIG_OK ? PIPELINE_OK : PIPELINE_EINVAL;
 }
 
 static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
@@ -417,21 +398,16 @@ static pipeline_error create_plans(pipeline *p, char *err, size_t err_bytes)
     params.uplo = EIG_LOWER;
     params.threads = cfg->solver.cpu_threads;
     params.device = cfg->solver.gpu_device;
-    switch (cfg->solver.backend) {
-    case CONFIG_BACKEND_CPU: params.backend = EIG_BACKEND_CPU; break;
-    case CONFIG_BACKEND_LAPACK: params.backend = EIG_BACKEND_LAPACK; break;
-    case CONFIG_BACKEND_CUDA: params.backend = EIG_BACKEND_CUDA; break;
-    default: params.backend = EIG_BACKEND_AUTO; break;
-    }
+    params.backend = cfg->solver.backend;
     eig_error e = eig_plan_create(&p->plan, &params);
     if (e != EIG_OK) {
         if (e == EIG_ENODEVICE || e == EIG_ENOCUDA)
             set_error(err, err_bytes, "solver.backend = %s: %s (eigstream built %s CUDA, %d usable GPU)",
-                      config_backend_name(cfg->solver.backend), eig_strerror(e),
+                      eig_backend_name(cfg->solver.backend), eig_strerror(e),
                       eig_cuda_built() ? "with" : "without", eig_cuda_device_count());
         else
             set_error(err, err_bytes, "solver plan (n=%u, matrices=%u, backend %s): %s", p->n, p->matrices,
-                      config_backend_name(cfg->solver.backend), eig_strerror(e));
+                      eig_backend_name(cfg->solver.backend), eig_strerror(e));
         return PIPELINE_ESOLVER;
     }
     p->backend = eig_plan_get_params(p->plan)->backend;
@@ -528,16 +504,10 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     log_set_level(cfg->log.level);
     p->n = (uint32_t)cfg->solver.n;
     p->matrices = (uint32_t)cfg->solver.matrices;
-    p->element = cfg->solver.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT
-                                                                 : EIG_COMPLEX_DOUBLE;
+    p->element = cfg->solver.precision;
     p->element_bytes = eig_element_bytes(p->element);
     p->real_bytes = p->element_bytes / 2;
-    switch (cfg->output.mode) {
-    case CONFIG_MODE_VALUES: p->mode = PROTOCOL_MODE_VALUES; break;
-    case CONFIG_MODE_SIGNAL: p->mode = PROTOCOL_MODE_SIGNAL; break;
-    case CONFIG_MODE_NOISE: p->mode = PROTOCOL_MODE_NOISE; break;
-    default: p->mode = PROTOCOL_MODE_FULL; break;
-    }
+    p->mode = cfg->output.mode;
     p->need_vectors = p->mode != PROTOCOL_MODE_VALUES;
     p->loading_factor = pow(10.0, cfg->form.diagonal_loading_db / 10.0);
     p->max_payload_bytes = (size_t)cfg->input.max_message_bytes;

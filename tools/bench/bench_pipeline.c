@@ -70,9 +70,9 @@ static const char usage[] =
 typedef struct options {
     int n, matrices, frames, threads;
     double rate;
-    config_precision precision;
-    config_output_mode mode;
-    config_backend backend;
+    eig_precision precision;
+    protocol_output_mode mode;
+    eig_backend backend;
     int ipc;
     int per_matrix_parts;
     uint8_t storage;
@@ -81,7 +81,9 @@ typedef struct options {
 
 static int parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
+    *o = (options){.n = 128, .matrices = 180, .frames = 20, .precision = EIG_COMPLEX_DOUBLE,
+                   .mode = PROTOCOL_MODE_FULL, .backend = EIG_BACKEND_AUTO,
+                   .storage = PROTOCOL_STORAGE_FULL};
     for (int k = 2; k < argc; k++) { /* argv[1] selected this mode */
         const char *name = argv[k], *value = k + 1 < argc ? argv[k + 1] : NULL;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
@@ -105,33 +107,19 @@ static int parse_options(int argc, char **argv, options *o)
             o->rate = atof(value);
         else if (strcmp(name, "--json") == 0)
             o->json_path = value;
-        else if (strcmp(name, "--precision") == 0 && (!strcmp(value, "double") || !strcmp(value, "float")))
-            o->precision = value[0] == 'd' ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
+        else if (strcmp(name, "--precision") == 0 && eig_precision_parse(value, &o->precision) == EIG_OK)
+            ;
         else if (strcmp(name, "--transport") == 0 && (!strcmp(value, "tcp") || !strcmp(value, "ipc")))
             o->ipc = value[0] == 'i';
         else if (strcmp(name, "--parts") == 0 && (!strcmp(value, "one") || !strcmp(value, "per-matrix")))
             o->per_matrix_parts = value[0] == 'p';
         else if (strcmp(name, "--storage") == 0 && (!strcmp(value, "full") || !strcmp(value, "packed")))
             o->storage = value[0] == 'f' ? PROTOCOL_STORAGE_FULL : PROTOCOL_STORAGE_PACKED_LOWER;
-        else if (strcmp(name, "--mode") == 0) {
-            int found = 0;
-            for (int m = CONFIG_MODE_FULL; m <= CONFIG_MODE_NOISE; m++)
-                if (strcmp(value, config_output_mode_name((config_output_mode)m)) == 0) {
-                    o->mode = (config_output_mode)m;
-                    found = 1;
-                }
-            if (!found)
-                goto bad;
-        } else if (strcmp(name, "--backend") == 0) {
-            int found = 0;
-            for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
-                if (strcmp(value, config_backend_name((config_backend)b)) == 0) {
-                    o->backend = (config_backend)b;
-                    found = 1;
-                }
-            if (!found)
-                goto bad;
-        } else
+        else if (strcmp(name, "--mode") == 0 && protocol_mode_parse(value, &o->mode) == 0)
+            ;
+        else if (strcmp(name, "--backend") == 0 && eig_backend_parse(value, &o->backend) == EIG_OK)
+            ;
+        else
             goto bad;
         continue;
     bad:
@@ -233,7 +221,7 @@ static void covariance_message(message *m, const options *o, const void *payload
     h.timestamp_ns = 0;
     h.n = (uint32_t)o->n;
     h.count = (uint32_t)o->matrices;
-    h.element = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    h.element = o->precision;
     h.storage = o->storage;
     h.payload_bytes = payload_bytes;
     h.snapshots = (uint32_t)(2 * o->n);
@@ -305,13 +293,10 @@ static double solve_alone(const options *o, const void *a, int frames, char *bac
     eig_plan_params p = eig_plan_params_default();
     p.n = o->n;
     p.batch = o->matrices;
-    p.precision = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
-    p.job = o->mode == CONFIG_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
+    p.precision = o->precision;
+    p.job = o->mode == PROTOCOL_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
     p.threads = o->threads;
-    p.backend = o->backend == CONFIG_BACKEND_CPU      ? EIG_BACKEND_CPU
-                : o->backend == CONFIG_BACKEND_LAPACK ? EIG_BACKEND_LAPACK
-                : o->backend == CONFIG_BACKEND_CUDA   ? EIG_BACKEND_CUDA
-                                                      : EIG_BACKEND_AUTO;
+    p.backend = o->backend;
     eig_plan *plan;
     eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {
@@ -540,7 +525,7 @@ int bench_pipeline_main(int argc, char **argv)
     options o;
     if (parse_options(argc, argv, &o) != 0)
         return 1;
-    eig_precision prec = o.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    eig_precision prec = o.precision;
     uint8_t element = prec == EIG_COMPLEX_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
     size_t elem = eig_element_bytes(element), real = elem / 2;
     size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
@@ -564,9 +549,9 @@ int bench_pipeline_main(int argc, char **argv)
             }
     }
     /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
-    size_t k_sent = o.mode == CONFIG_MODE_FULL ? (size_t)o.n
-                    : o.mode == CONFIG_MODE_VALUES ? 0
-                    : o.mode == CONFIG_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
+    size_t k_sent = o.mode == PROTOCOL_MODE_FULL ? (size_t)o.n
+                    : o.mode == PROTOCOL_MODE_VALUES ? 0
+                    : o.mode == PROTOCOL_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
     size_t meta_bytes = protocol_meta_bytes((uint32_t)o.matrices);
     size_t data_bytes = (size_t)o.matrices * ((size_t)o.n * real + k_sent * o.n * elem);
     uint8_t *meta = calloc(1, meta_bytes);
@@ -641,8 +626,8 @@ int bench_pipeline_main(int argc, char **argv)
     double throughput_ratio = max_rate.fps / (1e3 / slowest);
     printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s parts %s, "
            "%d frames\n",
-           o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double",
-           config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+           o.n, o.matrices, o.precision == EIG_COMPLEX_FLOAT ? "complex float" : "complex double",
+           protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
            o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
            o.frames);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(payload_bytes + 64) / 1e6,
@@ -683,8 +668,8 @@ int bench_pipeline_main(int argc, char **argv)
                 "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
                 "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
                 "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
-                o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "float" : "double",
-                config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+                o.n, o.matrices, eig_precision_name(o.precision),
+                protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
                 o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
                 o.frames, payload_bytes + 64,
                 meta_bytes + data_bytes + 64, t_in, t_solve, t_out, sum_alone, max_rate.fps, max_rate.p50,
