@@ -22,6 +22,7 @@
 #include "eig.h"
 #include "log.h"
 #include "pipeline.h"
+#include "protocol.h"
 
 #ifndef EIGSTREAM_VERSION
 #define EIGSTREAM_VERSION "unknown"
@@ -45,16 +46,6 @@ static void print_usage(FILE *out)
             "\n"
             "exit status: 0 after a clean drain, 1 on a configuration or startup error\n"
             "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n");
-}
-
-static int parse_backend(const char *name, config_backend *out)
-{
-    for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
-        if (strcmp(name, config_backend_name((config_backend)b)) == 0) {
-            *out = (config_backend)b;
-            return 0;
-        }
-    return -1;
 }
 
 static int parse_log_level(const char *name, config_log_level *out)
@@ -142,7 +133,7 @@ static int parse_options(int argc, char **argv, options *o)
 
 static int apply_overrides(const options *o, eigstream_config *cfg)
 {
-    if (o->backend != NULL && parse_backend(o->backend, &cfg->solver.backend) != 0) {
+    if (o->backend != NULL && eig_backend_parse(o->backend, &cfg->solver.backend) != EIG_OK) {
         fprintf(stderr, "eigstream: --backend %s: expected one of auto|cpu|lapack|cuda\n", o->backend);
         return -1;
     }
@@ -202,21 +193,17 @@ static void *signal_main(void *arg)
 
 static void log_startup(const eigstream_config *cfg, pipeline *p)
 {
-    static const char *const input_pattern[] = {"pull", "sub"};
-    static const char *const output_pattern[] = {"pub", "push"};
-    static const char *const late[] = {"publish", "drop"};
-    static const char *const overflow[] = {"drop_oldest", "block"};
     LOG_INFO("main",
-             "eigstream %s: backend %s (solver.backend %s), %s, n=%d, matrices=%d, mode %s; input %s %s %s; "
+             "eigstream %s: backend %s (solver.backend %s), complex %s, n=%d, matrices=%d, mode %s; input %s %s %s; "
              "output %s %s %s; metrics %s every %d ms; deadline %d ms (late %s), queue_depth %d (overflow %s)",
-             EIGSTREAM_VERSION, pipeline_backend_name(p), config_backend_name(cfg->solver.backend),
-             cfg->solver.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double", cfg->solver.n,
-             cfg->solver.matrices, config_output_mode_name(cfg->output.mode), input_pattern[cfg->input.pattern & 1],
-             cfg->input.bind ? "bind" : "connect", cfg->input.endpoint, output_pattern[cfg->output.pattern & 1],
-             cfg->output.bind ? "bind" : "connect", cfg->output.endpoint,
-             cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off", cfg->metrics.interval_ms,
-             cfg->frame.deadline_ms, late[cfg->frame.late_policy & 1], cfg->frame.queue_depth,
-             overflow[cfg->frame.overflow_policy & 1]);
+             EIGSTREAM_VERSION, pipeline_backend_name(p), eig_backend_name(cfg->solver.backend),
+             eig_precision_name(cfg->solver.precision), cfg->solver.n, cfg->solver.matrices,
+             protocol_mode_name((uint8_t)cfg->output.mode), config_input_pattern_name(cfg->input.pattern),
+             cfg->input.bind ? "bind" : "connect", cfg->input.endpoint,
+             config_output_pattern_name(cfg->output.pattern), cfg->output.bind ? "bind" : "connect",
+             cfg->output.endpoint, cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off",
+             cfg->metrics.interval_ms, cfg->frame.deadline_ms, config_late_policy_name(cfg->frame.late_policy),
+             cfg->frame.queue_depth, config_overflow_policy_name(cfg->frame.overflow_policy));
 }
 
 int main(int argc, char **argv)
@@ -235,6 +222,12 @@ int main(int argc, char **argv)
     }
     if (apply_overrides(&o, &cfg) != 0)
         return 2;
+    /* The overrides go through the same validator as a file (a cuda backend
+     * with a large n, an endpoint equal to another, ...). */
+    if (config_validate(&cfg, err, sizeof err) != CONFIG_OK) {
+        fprintf(stderr, "eigstream: with the command-line overrides: %s\n", err);
+        return 1;
+    }
     log_set_level(cfg.log.level);
 
     /* Our threads (stages, ZeroMQ's) never take the signals: blocked before

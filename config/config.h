@@ -6,7 +6,8 @@
  * Every setting has a default; with no file the defaults run. Errors name the
  * file, the line and the setting:
  *   eigstream.cfg:14: output.mode: expected one of full|values|signal|noise
- * Unknown settings and out-of-range values are errors.
+ * Unknown settings and out-of-range values are errors. config_validate
+ * checks a configuration built in code by the same table and rules.
  */
 #ifndef EIGSTREAM_CONFIG_H
 #define EIGSTREAM_CONFIG_H
@@ -14,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
+#include "protocol.h" /* protocol_output_mode: the wire owns it */
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,16 +28,6 @@ extern "C" {
 
 typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB } config_input_pattern;
 typedef enum config_output_pattern { CONFIG_OUTPUT_PUB = 0, CONFIG_OUTPUT_PUSH } config_output_pattern;
-typedef enum config_output_mode {
-    CONFIG_MODE_FULL = 0, /* all n eigenvectors */
-    CONFIG_MODE_VALUES,   /* eigenvalues only */
-    CONFIG_MODE_SIGNAL,   /* the d eigenvectors of the largest eigenvalues */
-    CONFIG_MODE_NOISE     /* the n - d eigenvectors of the smallest */
-} config_output_mode;
-typedef enum config_backend {
-    CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_CPU, CONFIG_BACKEND_LAPACK, CONFIG_BACKEND_CUDA
-} config_backend;
-typedef enum config_precision { CONFIG_PRECISION_DOUBLE = 0, CONFIG_PRECISION_FLOAT } config_precision;
 typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } config_late_policy;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
 typedef enum config_log_level {
@@ -53,14 +47,14 @@ typedef struct eigstream_config {
         config_output_pattern pattern;     /* pub */
         int bind;                          /* default 1 */
         int hwm;                           /* ZMQ_SNDHWM, default 4 */
-        config_output_mode mode;           /* full */
+        protocol_output_mode mode;         /* PROTOCOL_MODE_FULL (NONE is not a choice) */
         int signal_dimension;              /* 0: MDL estimate per matrix; 1..n: fixed d */
         int snapshots;                     /* K for MDL when a frame says 0; 0 = frame must say */
     } output;
     struct {
-        config_backend backend;            /* auto */
-        config_precision precision;        /* double */
-        int n;                             /* 128 */
+        eig_backend backend;               /* EIG_BACKEND_AUTO */
+        eig_precision precision;           /* EIG_COMPLEX_DOUBLE */
+        int n;                             /* 128; 1..EIG_N_MAX, cuda up to EIG_CUDA_N_MAX */
         int matrices;                      /* matrices per frame, 180 */
         int gpu_device;                    /* 0 */
         int cpu_threads;                   /* 0 = all cores */
@@ -106,6 +100,16 @@ void config_defaults(eigstream_config *cfg);
  * without the L suffix) are range errors; @include is refused. */
 config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes);
 
+/* Checks every setting of cfg against the settings table (range, choices,
+ * endpoint form) and every rule between settings (signal_dimension <= n,
+ * the backend's n limit, max_message_bytes holds one frame, distinct
+ * endpoints, multicast needs pub/sub). config_load runs it on every file;
+ * run it on any configuration built or changed in code (command-line
+ * overrides, tests) before using it. Returns CONFIG_OK, or CONFIG_ERANGE /
+ * CONFIG_EINVAL for the first rule broken, with "group.name: reason" in err
+ * (CONFIG_ERROR_MAX bytes; err may be NULL). */
+config_error config_validate(const eigstream_config *cfg, char *err, size_t err_bytes);
+
 /* Prints every setting: name, type, range or choices, default, help. */
 void config_print_help(FILE *out);
 
@@ -119,14 +123,13 @@ void config_write_settings(FILE *out, const eigstream_config *cfg);
 
 const char *config_strerror(config_error e);
 
-/* Names used in files and logs: "full", "pull", "drop_oldest", ...
- * An out-of-range value gives "?". */
-const char *config_output_mode_name(config_output_mode m);
-const char *config_backend_name(config_backend b);
+/* Names used in files and logs: "pull", "drop_oldest", ... An out-of-range
+ * value gives "?". The names of solver.backend, solver.precision and
+ * output.mode come from their owners: eig_backend_name, eig_precision_name
+ * (eig.h) and protocol_mode_name (protocol.h). */
 const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);
-const char *config_precision_name(config_precision p);
 const char *config_late_policy_name(config_late_policy p);
 const char *config_overflow_policy_name(config_overflow_policy p);
 

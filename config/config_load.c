@@ -2,8 +2,9 @@
  * config_load.c - defaults and loading: the file is read whole, checked by
  * config_scan for what libconfig would accept silently, parsed by libconfig,
  * then every setting is looked up in the table, type- and range-checked and
- * stored; last come the checks between settings. The first error wins and
- * is reported as "FILE:LINE: group.name: reason".
+ * stored (the value checks are config_validate.c's); last comes
+ * config_validate's whole check, rules between settings included. The first
+ * error wins and is reported as "FILE:LINE: group.name: reason".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -141,25 +142,6 @@ static config_error load_read_file(load_context *ctx, char **text)
     return CONFIG_OK;
 }
 
-static const char *const endpoint_transports[] = {"tcp://", "ipc://", "inproc://", "pgm://",
-                                                  "epgm://"};
-
-/* Length of the transport prefix of endpoint, 0 when it has none we know. */
-static size_t endpoint_transport_length(const char *endpoint)
-{
-    for (size_t i = 0; i < sizeof endpoint_transports / sizeof endpoint_transports[0]; ++i) {
-        size_t length = strlen(endpoint_transports[i]);
-        if (strncmp(endpoint, endpoint_transports[i], length) == 0)
-            return length;
-    }
-    return 0;
-}
-
-static int endpoint_is_multicast(const char *endpoint)
-{
-    return strncmp(endpoint, "pgm://", 6) == 0 || strncmp(endpoint, "epgm://", 7) == 0;
-}
-
 /* An integer setting whose literal libconfig could not hold exactly. */
 static config_error load_check_literal(load_context *ctx, const config_spec *spec, unsigned line)
 {
@@ -176,17 +158,27 @@ static config_error load_check_literal(load_context *ctx, const config_spec *spe
                      "%s is out of range %" PRId64 "..%" PRId64, literal, spec->min, spec->max);
 }
 
-/* Writes "a|b|c" into out. */
-static void choices_join(const char *const *choices, char *out, size_t out_bytes)
+/* A violation found in one value from the file, reported at its line. */
+static config_error load_fail_value(load_context *ctx, unsigned line, const config_violation *v)
 {
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; choices[i] != NULL && used < out_bytes; ++i)
-        used += (size_t)snprintf(out + used, out_bytes - used, "%s%s", i > 0 ? "|" : "",
-                                 choices[i]);
+    const config_spec *spec = v->settings[0];
+    return load_fail(ctx, v->code, line, spec->group, spec->name, "%s", v->reason);
 }
 
-/* Checks one setting from the file against its row and stores it in cfg. */
+/* The choice value whose owner's name is text; CONFIG_ERANGE when none is. */
+static config_error load_choice(const config_choice *choice, const char *text, int *value)
+{
+    for (int candidate = choice->min; candidate <= choice->max; ++candidate) {
+        if (strcmp(text, choice->name(candidate)) == 0) {
+            *value = candidate;
+            return CONFIG_OK;
+        }
+    }
+    return CONFIG_ERANGE;
+}
+
+/* Checks one setting from the file against its row (the value checks of
+ * config_validate.c, on the value before it is narrowed) and stores it. */
 static config_error load_setting(load_context *ctx, const config_spec *spec,
                                  const config_setting_t *setting, eigstream_config *cfg)
 {
@@ -194,6 +186,7 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
     int type = config_setting_type(setting);
     int is_integer = type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64;
     void *field = field_of(cfg, spec);
+    config_violation v;
     config_error rc;
 
     switch (spec->kind) {
@@ -212,10 +205,8 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
         if ((rc = load_check_literal(ctx, spec, line)) != CONFIG_OK)
             return rc;
         int64_t value = config_setting_get_int64(setting);
-        if (value < spec->min || value > spec->max)
-            return load_fail(ctx, CONFIG_ERANGE, line, spec->group, spec->name,
-                             "%" PRId64 " is out of range %" PRId64 "..%" PRId64, value,
-                             spec->min, spec->max);
+        if (config_check_integer(spec, value, &v) != CONFIG_OK)
+            return load_fail_value(ctx, line, &v);
         if (spec->kind == CONFIG_KIND_INT)
             *(int *)field = (int)value;
         else
@@ -231,23 +222,18 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
             return rc;
         double value = is_integer ? (double)config_setting_get_int64(setting)
                                   : config_setting_get_float(setting);
-        if (!(value >= spec->min_real && value <= spec->max_real))
-            return load_fail(ctx, CONFIG_ERANGE, line, spec->group, spec->name,
-                             "%g is out of range %g..%g", value, spec->min_real, spec->max_real);
+        if (config_check_real(spec, value, &v) != CONFIG_OK)
+            return load_fail_value(ctx, line, &v);
         *(double *)field = value;
         return CONFIG_OK;
     }
 
     case CONFIG_KIND_CHOICE: {
-        char names[CONFIG_STRING_MAX];
-        choices_join(spec->choices, names, sizeof names);
         const char *text = type == CONFIG_TYPE_STRING ? config_setting_get_string(setting) : NULL;
-        for (int i = 0; text != NULL && spec->choices[i] != NULL; ++i) {
-            if (strcmp(text, spec->choices[i]) == 0) {
-                *(int *)field = i;
-                return CONFIG_OK;
-            }
-        }
+        if (text != NULL && load_choice(spec->choice, text, (int *)field) == CONFIG_OK)
+            return CONFIG_OK;
+        char names[CONFIG_STRING_MAX];
+        config_choice_join(spec->choice, names, sizeof names);
         return load_fail(ctx, text == NULL ? CONFIG_ETYPE : CONFIG_ERANGE, line, spec->group,
                          spec->name, "expected one of %s", names);
     }
@@ -258,17 +244,8 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
                              "expected a string");
         const char *text = config_setting_get_string(setting);
         size_t length = strlen(text);
-        if (length >= CONFIG_STRING_MAX)
-            return load_fail(ctx, CONFIG_ERANGE, line, spec->group, spec->name,
-                             "longer than %d bytes", CONFIG_STRING_MAX - 1);
-        if (length == 0 && !(spec->flags & CONFIG_FLAG_EMPTY_OK))
-            return load_fail(ctx, CONFIG_EINVAL, line, spec->group, spec->name,
-                             "must not be empty");
-        size_t transport = endpoint_transport_length(text);
-        if (length > 0 && (transport == 0 || length == transport))
-            return load_fail(ctx, CONFIG_EINVAL, line, spec->group, spec->name,
-                             "expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
-                             "address, not \"%s\"", text);
+        if (config_check_endpoint(spec, text, length, &v) != CONFIG_OK)
+            return load_fail_value(ctx, line, &v);
         memcpy(field, text, length + 1);
         return CONFIG_OK;
     }
@@ -276,73 +253,18 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
     return load_fail(ctx, CONFIG_EINVAL, line, spec->group, spec->name, "unknown kind");
 }
 
-/* Where the file set group.name, 0 when it did not. */
-static unsigned load_line_of(const load_context *ctx, const char *group, const char *name)
+/* config_validate's rules on the loaded settings. The message points at the
+ * first of the settings involved that the file set (the named one first),
+ * so a rule broken by a default points where the file changed something. */
+static config_error load_validate(load_context *ctx, const eigstream_config *cfg)
 {
-    const config_spec *spec = config_spec_find(group, name);
-    return spec != NULL ? ctx->line[spec - config_specs] : 0;
-}
-
-/* The first nonzero line, so that a message points at whichever of the
- * settings involved the file actually set. */
-static unsigned first_line(unsigned a, unsigned b, unsigned c)
-{
-    return a != 0 ? a : b != 0 ? b : c;
-}
-
-/* Checks between settings; each error names the first setting involved. */
-static config_error load_check_consistency(load_context *ctx, const eigstream_config *cfg)
-{
-    unsigned line_d = load_line_of(ctx, "output", "signal_dimension");
-    unsigned line_n = load_line_of(ctx, "solver", "n");
-    unsigned line_mode = load_line_of(ctx, "output", "mode");
-    if (cfg->output.signal_dimension > cfg->solver.n)
-        return load_fail(ctx, CONFIG_EINVAL, first_line(line_d, line_n, 0), "output",
-                         "signal_dimension", "%d exceeds solver.n = %d",
-                         cfg->output.signal_dimension, cfg->solver.n);
-    if (cfg->output.mode == CONFIG_MODE_NOISE && cfg->output.signal_dimension == cfg->solver.n)
-        return load_fail(ctx, CONFIG_EINVAL, first_line(line_d, line_mode, line_n), "output",
-                         "signal_dimension", "%d = solver.n leaves mode noise no eigenvectors",
-                         cfg->output.signal_dimension);
-
-    unsigned line_in = load_line_of(ctx, "input", "endpoint");
-    unsigned line_out = load_line_of(ctx, "output", "endpoint");
-    unsigned line_metrics = load_line_of(ctx, "metrics", "endpoint");
-    if (strcmp(cfg->output.endpoint, cfg->input.endpoint) == 0)
-        return load_fail(ctx, CONFIG_EINVAL, first_line(line_out, line_in, 0), "output",
-                         "endpoint", "same as input.endpoint");
-    if (strcmp(cfg->metrics.endpoint, cfg->input.endpoint) == 0)
-        return load_fail(ctx, CONFIG_EINVAL, first_line(line_metrics, line_in, 0), "metrics",
-                         "endpoint", "same as input.endpoint");
-    if (strcmp(cfg->metrics.endpoint, cfg->output.endpoint) == 0)
-        return load_fail(ctx, CONFIG_EINVAL, first_line(line_metrics, line_out, 0), "metrics",
-                         "endpoint", "same as output.endpoint");
-
-    /* PGM is multicast: only the publish/subscribe sockets can use it. */
-    if (endpoint_is_multicast(cfg->input.endpoint) && cfg->input.pattern != CONFIG_INPUT_SUB)
-        return load_fail(ctx, CONFIG_EINVAL,
-                         first_line(line_in, load_line_of(ctx, "input", "pattern"), 0), "input",
-                         "endpoint", "pgm:// and epgm:// need input.pattern = \"sub\"");
-    if (endpoint_is_multicast(cfg->output.endpoint) && cfg->output.pattern != CONFIG_OUTPUT_PUB)
-        return load_fail(ctx, CONFIG_EINVAL,
-                         first_line(line_out, load_line_of(ctx, "output", "pattern"), 0),
-                         "output", "endpoint", "pgm:// and epgm:// need output.pattern = \"pub\"");
-
-    /* The smallest frame a source can send: packed triangles of complex float
-     * (8 bytes per element). If even that exceeds the limit, every frame of
-     * the configured shape would be refused. */
-    uint64_t n = (uint64_t)cfg->solver.n;
-    uint64_t smallest_payload = (uint64_t)cfg->solver.matrices * (n * (n + 1) / 2) * 8;
-    if ((uint64_t)cfg->input.max_message_bytes < smallest_payload)
-        return load_fail(ctx, CONFIG_EINVAL,
-                         first_line(load_line_of(ctx, "input", "max_message_bytes"),
-                                    load_line_of(ctx, "solver", "matrices"), line_n),
-                         "input", "max_message_bytes",
-                         "%" PRId64 " cannot hold one frame: %d matrices of order %d need at "
-                         "least %" PRIu64 " bytes (packed complex float)",
-                         cfg->input.max_message_bytes, cfg->solver.matrices, cfg->solver.n,
-                         smallest_payload);
-    return CONFIG_OK;
+    config_violation v;
+    if (config_find_violation(cfg, &v) == CONFIG_OK)
+        return CONFIG_OK;
+    unsigned line = 0;
+    for (size_t i = 0; i < 3 && line == 0 && v.settings[i] != NULL; ++i)
+        line = ctx->line[v.settings[i] - config_specs];
+    return load_fail_value(ctx, line, &v);
 }
 
 /* Walks the parsed file: groups at the top level, settings inside them. */
@@ -372,7 +294,7 @@ static config_error load_settings(load_context *ctx, config_t *parsed, eigstream
             ctx->line[spec - config_specs] = config_setting_source_line(setting);
         }
     }
-    return load_check_consistency(ctx, cfg);
+    return load_validate(ctx, cfg);
 }
 
 config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes)

@@ -5,22 +5,78 @@
  * unit test then asks for config/eigstream.cfg to be regenerated.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config_table.h"
 
-/* Choice names, indexed by enum value. */
-static const char *const input_pattern_names[] = {"pull", "sub", NULL};
-static const char *const output_pattern_names[] = {"pub", "push", NULL};
-static const char *const output_mode_names[] = {"full", "values", "signal", "noise", NULL};
-static const char *const backend_names[] = {"auto", "cpu", "lapack", "cuda", NULL};
-static const char *const precision_names[] = {"double", "float", NULL};
-static const char *const late_policy_names[] = {"publish", "drop", NULL};
-static const char *const overflow_policy_names[] = {"drop_oldest", "block", NULL};
-static const char *const log_level_names[] = {"error", "warn", "info", "debug", NULL};
+/* The one name table of each config-only concept, indexed by enum value;
+ * config_*_name below and the choice rows both read it. */
+static const char *const input_pattern_names[] = {"pull", "sub"};
+static const char *const output_pattern_names[] = {"pub", "push"};
+static const char *const late_policy_names[] = {"publish", "drop"};
+static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
+static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
+
+#define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]))
+
+/* names[value], "?" outside the table. */
+static const char *choice_name(const char *const *names, size_t count, int value)
+{
+    if (value < 0 || (size_t)value >= count)
+        return "?";
+    return names[value];
+}
+
+const char *config_log_level_name(config_log_level l)
+{
+    return choice_name(log_level_names, NAME_COUNT(log_level_names), (int)l);
+}
+
+const char *config_input_pattern_name(config_input_pattern p)
+{
+    return choice_name(input_pattern_names, NAME_COUNT(input_pattern_names), (int)p);
+}
+
+const char *config_output_pattern_name(config_output_pattern p)
+{
+    return choice_name(output_pattern_names, NAME_COUNT(output_pattern_names), (int)p);
+}
+
+const char *config_late_policy_name(config_late_policy p)
+{
+    return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
+}
+
+const char *config_overflow_policy_name(config_overflow_policy p)
+{
+    return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
+}
+
+/* A choice row's concept: an int adapter of the owner's name function and
+ * the enum's first and last value a setting may take. */
+#define CONFIG_CHOICE(concept, type, name_function, first, last)                                   \
+    static const char *concept##_name_of(int value) { return name_function((type)value); }      \
+    static const config_choice concept##_choice = {concept##_name_of, first, last}
+
+CONFIG_CHOICE(input_pattern, config_input_pattern, config_input_pattern_name, CONFIG_INPUT_PULL,
+              CONFIG_INPUT_SUB);
+CONFIG_CHOICE(output_pattern, config_output_pattern, config_output_pattern_name, CONFIG_OUTPUT_PUB,
+              CONFIG_OUTPUT_PUSH);
+CONFIG_CHOICE(output_mode, uint8_t, protocol_mode_name, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE);
+CONFIG_CHOICE(backend, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA);
+CONFIG_CHOICE(precision, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE);
+CONFIG_CHOICE(late_policy, config_late_policy, config_late_policy_name, CONFIG_LATE_PUBLISH,
+              CONFIG_LATE_DROP);
+CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_name,
+              CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
+CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERROR,
+              CONFIG_LOG_DEBUG);
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
-_Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(protocol_output_mode) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(eig_backend) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(eig_precision) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are int-sized");
 
 #define FIELD(member) offsetof(eigstream_config, member)
@@ -46,7 +102,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "daemon binds it (tcp://*:5550 listens on every interface); otherwise it "
              "connects to a source that binds."},
     {.group = "input", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(input.pattern), .choices = input_pattern_names,
+     .offset = FIELD(input.pattern), .choice = &input_pattern_choice,
      .default_int = CONFIG_INPUT_PULL,
      .help = "Socket type: pull takes frames from PUSH sources, sub subscribes to the "
              "covariance frames of a PUB source. pgm:// and epgm:// need sub."},
@@ -71,7 +127,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "ZeroMQ endpoint that eigenspaces are sent on; must differ from "
              "input.endpoint."},
     {.group = "output", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(output.pattern), .choices = output_pattern_names,
+     .offset = FIELD(output.pattern), .choice = &output_pattern_choice,
      .default_int = CONFIG_OUTPUT_PUB,
      .help = "Socket type: pub sends every eigenspace to every subscriber (a slow one "
              "loses messages), push gives each eigenspace to one consumer. pgm:// and "
@@ -83,35 +139,37 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(output.hwm), .min = 0, .max = 1000000, .default_int = 4,
      .help = "Send high-water mark (ZMQ_SNDHWM) in messages. 0 = no limit."},
     {.group = "output", .name = "mode", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(output.mode), .choices = output_mode_names,
-     .default_int = CONFIG_MODE_FULL,
+     .offset = FIELD(output.mode), .choice = &output_mode_choice,
+     .default_int = PROTOCOL_MODE_FULL,
      .help = "What each eigenspace carries besides the n eigenvalues: full = all n "
              "eigenvectors; values = none; signal = the d eigenvectors of the largest "
              "eigenvalues; noise = the n - d eigenvectors of the smallest "
              "(d from output.signal_dimension)."},
     {.group = "output", .name = "signal_dimension", .kind = CONFIG_KIND_INT,
-     .offset = FIELD(output.signal_dimension), .min = 0, .max = 512, .default_int = 0,
+     .offset = FIELD(output.signal_dimension), .min = 0, .max = EIG_N_MAX, .default_int = 0,
      .help = "Signal subspace dimension d for modes signal and noise. 0 = estimated per "
              "matrix by MDL from its eigenvalues and the snapshot count; 1..solver.n = "
-             "fixed (mode noise needs d < solver.n)."},
+             "fixed (at most solver.n; mode noise needs d < solver.n)."},
     {.group = "output", .name = "snapshots", .kind = CONFIG_KIND_INT,
      .offset = FIELD(output.snapshots), .min = 0, .max = 1000000000, .default_int = 0,
      .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say."},
 
     /* ---- solver ---- */
     {.group = "solver", .name = "backend", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(solver.backend), .choices = backend_names,
-     .default_int = CONFIG_BACKEND_AUTO,
+     .offset = FIELD(solver.backend), .choice = &backend_choice,
+     .default_int = EIG_BACKEND_AUTO,
      .help = "auto = cuda when a GPU is usable, else cpu; cpu = our batched Householder "
              "+ implicit QR on the CPU; lapack = LAPACK zheevd/cheevd per matrix; "
              "cuda = the batched GPU kernels (an error without a usable GPU)."},
     {.group = "solver", .name = "precision", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(solver.precision), .choices = precision_names,
-     .default_int = CONFIG_PRECISION_DOUBLE,
+     .offset = FIELD(solver.precision), .choice = &precision_choice,
+     .default_int = EIG_COMPLEX_DOUBLE,
      .help = "Arithmetic of the solve: double (complex double) or float (complex float)."},
     {.group = "solver", .name = "n", .kind = CONFIG_KIND_INT,
-     .offset = FIELD(solver.n), .min = 1, .max = 512, .default_int = 128,
-     .help = "Order of each Hermitian matrix; frames of another order are rejected."},
+     .offset = FIELD(solver.n), .min = 1, .max = EIG_N_MAX, .default_int = 128,
+     .help = "Order of each Hermitian matrix; frames of another order are rejected. "
+             "Backends cpu and lapack take n up to 4096, cuda up to 512; auto uses cpu "
+             "above 512."},
     {.group = "solver", .name = "matrices", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.matrices), .min = 1, .max = 100000, .default_int = 180,
      .help = "Matrices per frame; frames with another count are rejected."},
@@ -127,7 +185,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(frame.deadline_ms), .min = 1, .max = 3600000, .default_int = 1000,
      .help = "Time from receipt to publication that a frame is allowed, in milliseconds."},
     {.group = "frame", .name = "late_policy", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(frame.late_policy), .choices = late_policy_names,
+     .offset = FIELD(frame.late_policy), .choice = &late_policy_choice,
      .default_int = CONFIG_LATE_PUBLISH,
      .help = "A frame past its deadline: publish = publish it flagged late; "
              "drop = drop it (counted in the metrics)."},
@@ -136,7 +194,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Frames each queue between two stages holds; the frame buffers are "
              "allocated once from this."},
     {.group = "frame", .name = "overflow_policy", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(frame.overflow_policy), .choices = overflow_policy_names,
+     .offset = FIELD(frame.overflow_policy), .choice = &overflow_policy_choice,
      .default_int = CONFIG_OVERFLOW_DROP_OLDEST,
      .help = "A full queue: drop_oldest = drop its oldest frame (counted) so that the "
              "newest data goes on; block = wait, which pushes back to the input hwm."},
@@ -166,7 +224,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
 
     /* ---- log ---- */
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
-     .offset = FIELD(log.level), .choices = log_level_names,
+     .offset = FIELD(log.level), .choice = &log_level_choice,
      .default_int = CONFIG_LOG_INFO,
      .help = "Least severe level that is printed: error, warn, info or debug."},
 };
@@ -187,55 +245,15 @@ const config_group_spec *config_group_find(const char *name)
     return NULL;
 }
 
-/* ---- names ------------------------------------------------------------------ */
+/* ---- choices ---------------------------------------------------------------- */
 
-static const char *choice_name(const char *const *names, size_t count, int value)
+void config_choice_join(const config_choice *choice, char *out, size_t out_bytes)
 {
-    if (value < 0 || (size_t)value >= count)
-        return "?";
-    return names[value];
-}
-
-#define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]) - 1)
-
-const char *config_output_mode_name(config_output_mode m)
-{
-    return choice_name(output_mode_names, NAME_COUNT(output_mode_names), (int)m);
-}
-
-const char *config_backend_name(config_backend b)
-{
-    return choice_name(backend_names, NAME_COUNT(backend_names), (int)b);
-}
-
-const char *config_log_level_name(config_log_level l)
-{
-    return choice_name(log_level_names, NAME_COUNT(log_level_names), (int)l);
-}
-
-const char *config_input_pattern_name(config_input_pattern p)
-{
-    return choice_name(input_pattern_names, NAME_COUNT(input_pattern_names), (int)p);
-}
-
-const char *config_output_pattern_name(config_output_pattern p)
-{
-    return choice_name(output_pattern_names, NAME_COUNT(output_pattern_names), (int)p);
-}
-
-const char *config_precision_name(config_precision p)
-{
-    return choice_name(precision_names, NAME_COUNT(precision_names), (int)p);
-}
-
-const char *config_late_policy_name(config_late_policy p)
-{
-    return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
-}
-
-const char *config_overflow_policy_name(config_overflow_policy p)
-{
-    return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int value = choice->min; value <= choice->max && used < out_bytes; ++value)
+        used += (size_t)snprintf(out + used, out_bytes - used, "%s%s",
+                                 value > choice->min ? "|" : "", choice->name(value));
 }
 
 const char *config_strerror(config_error e)

@@ -3,8 +3,9 @@
  *
  * One row per setting: where it lives in the file (group.name), its kind,
  * where it lives in eigstream_config, its range or choices, its default and
- * its help. Loading (config_load.c), the default file and --help-config
- * (config_write.c) all read this table and nothing else.
+ * its help. Loading (config_load.c), validation (config_validate.c), the
+ * default file and --help-config (config_write.c) all read this table and
+ * nothing else.
  */
 #ifndef EIGSTREAM_CONFIG_TABLE_H
 #define EIGSTREAM_CONFIG_TABLE_H
@@ -16,13 +17,21 @@ typedef enum config_kind {
     CONFIG_KIND_INT,      /* int in [min, max]; file: 32-bit integer */
     CONFIG_KIND_INT64,    /* int64_t in [min, max]; file: integer, L suffix above 2^31-1 */
     CONFIG_KIND_REAL,     /* double in [min_real, max_real]; file: number */
-    CONFIG_KIND_CHOICE,   /* enum (int-sized); file: one of the names in choices */
+    CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT  /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
 } config_kind;
 
 enum {
     CONFIG_FLAG_EMPTY_OK = 1u << 0 /* ENDPOINT: "" is allowed and means off */
 };
+
+/* A choice setting's concept: its one name function (owned by eig/,
+ * pipeline/protocol or config/) and the values a setting may take. The
+ * file's names are name(min), ..., name(max), in that order. */
+typedef struct config_choice {
+    const char *(*name)(int value); /* the owner's name for a value in [min, max] */
+    int min, max;
+} config_choice;
 
 typedef struct config_spec {
     const char *group;            /* "output" */
@@ -31,7 +40,7 @@ typedef struct config_spec {
     size_t offset;                /* of the field in eigstream_config */
     int64_t min, max;             /* INT, INT64 */
     double min_real, max_real;    /* REAL */
-    const char *const *choices;   /* CHOICE: names indexed by enum value, NULL-terminated */
+    const config_choice *choice;  /* CHOICE */
     unsigned flags;
     int64_t default_int;          /* BOOL (0/1), INT, INT64, CHOICE (the enum value) */
     double default_real;          /* REAL */
@@ -56,5 +65,32 @@ extern const config_group_spec config_groups[CONFIG_GROUP_COUNT];
 const config_spec *config_spec_find(const char *group, const char *name);
 /* The group row, or NULL. */
 const config_group_spec *config_group_find(const char *name);
+
+/* Writes the choice's names joined by '|' ("full|values|signal|noise"). */
+void config_choice_join(const config_choice *choice, char *out, size_t out_bytes);
+
+/* ---- validation (config_validate.c) ------------------------------------------ */
+
+/* The first rule a configuration breaks: the code, the settings involved
+ * (the first is the one the message names; a file error points at the first
+ * of them the file set) and the reason, without the setting's name. */
+typedef struct config_violation {
+    config_error code;
+    const config_spec *settings[3]; /* NULL-padded */
+    char reason[CONFIG_ERROR_MAX];
+} config_violation;
+
+/* One value against its row, as a file or a program gives it. Each returns
+ * CONFIG_OK, or fills *v (settings[0] = spec) and returns its code. An
+ * integer is checked before it is narrowed to its field; text may be any
+ * length (the field holds CONFIG_STRING_MAX - 1 bytes). */
+config_error config_check_integer(const config_spec *spec, int64_t value, config_violation *v);
+config_error config_check_real(const config_spec *spec, double value, config_violation *v);
+config_error config_check_endpoint(const config_spec *spec, const char *text, size_t length,
+                                   config_violation *v);
+
+/* Every setting of cfg against the table, then the rules between settings;
+ * CONFIG_OK or the first violation (config_validate formats it). */
+config_error config_find_violation(const eigstream_config *cfg, config_violation *v);
 
 #endif

@@ -99,10 +99,8 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
         return;
     case CONFIG_KIND_CHOICE: {
         int value = *(const int *)field;
-        int count = 0;
-        while (spec->choices[count] != NULL)
-            ++count;
-        format_string(value >= 0 && value < count ? spec->choices[value] : "?", out, out_bytes);
+        int valid = value >= spec->choice->min && value <= spec->choice->max;
+        format_string(valid ? spec->choice->name(value) : "?", out, out_bytes);
         return;
     }
     case CONFIG_KIND_ENDPOINT:
@@ -112,7 +110,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
     snprintf(out, out_bytes, "?");
 }
 
-/* "integer 1..512", "one of full|values|signal|noise", ... */
+/* "integer 1..4096", "one of full|values|signal|noise", ... */
 static void format_type(const config_spec *spec, char *out, size_t out_bytes)
 {
     switch (spec->kind) {
@@ -128,9 +126,8 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
         return;
     case CONFIG_KIND_CHOICE: {
         size_t used = (size_t)snprintf(out, out_bytes, "one of ");
-        for (size_t i = 0; spec->choices[i] != NULL && used < out_bytes; ++i)
-            used += (size_t)snprintf(out + used, out_bytes - used, "%s%s", i > 0 ? "|" : "",
-                                     spec->choices[i]);
+        if (used < out_bytes)
+            config_choice_join(spec->choice, out + used, out_bytes - used);
         return;
     }
     case CONFIG_KIND_ENDPOINT:

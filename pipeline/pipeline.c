@@ -61,52 +61,21 @@ const char *pipeline_backend_name(const pipeline *p)
 
 /* ---- create / destroy ---------------------------------------------------------------- */
 
-static pipeline_error check_config(const eigstream_config *cfg, char *err, size_t err_bytes)
-{
-#define REQUIRE(cond, ...)                               \
-    do {                                                 \
-        if (!(cond)) {                                   \
-            pipeline_set_error(err, err_bytes, __VA_ARGS__);      \
-            return PIPELINE_EINVAL;                      \
-        }                                                \
-    } while (0)
-    REQUIRE(cfg->solver.n >= 1 && cfg->solver.n <= EIG_N_MAX, "solver.n = %d: expected 1..%d", cfg->solver.n,
-            EIG_N_MAX);
-    REQUIRE(cfg->solver.matrices >= 1, "solver.matrices = %d: expected >= 1", cfg->solver.matrices);
-    REQUIRE(cfg->frame.queue_depth >= 1, "frame.queue_depth = %d: expected >= 1", cfg->frame.queue_depth);
-    REQUIRE(cfg->frame.deadline_ms >= 1, "frame.deadline_ms = %d: expected >= 1", cfg->frame.deadline_ms);
-    REQUIRE(cfg->metrics.interval_ms >= 1, "metrics.interval_ms = %d: expected >= 1", cfg->metrics.interval_ms);
-    REQUIRE(cfg->input.hwm >= 0 && cfg->output.hwm >= 0, "input.hwm/output.hwm: expected >= 0");
-    REQUIRE(cfg->output.signal_dimension >= 0 && cfg->output.signal_dimension <= cfg->solver.n,
-            "output.signal_dimension = %d: expected 0..solver.n (%d)", cfg->output.signal_dimension,
-            cfg->solver.n);
-    REQUIRE(cfg->output.snapshots >= 0, "output.snapshots = %d: expected >= 0", cfg->output.snapshots);
-    REQUIRE(cfg->input.endpoint[0] && cfg->output.endpoint[0], "input.endpoint and output.endpoint are required");
-#undef REQUIRE
-    return PIPELINE_OK;
-}
-
 /* What every frame must be and what every output looks like, from cfg. */
 static void pipeline_formats_set(pipeline *p, const eigstream_config *cfg)
 {
     p->n = (uint32_t)cfg->solver.n;
     p->matrices = (uint32_t)cfg->solver.matrices;
-    p->precision = cfg->solver.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    p->precision = cfg->solver.precision;
     p->max_payload_bytes = (size_t)cfg->input.max_message_bytes;
     p->format = (output_format){
         .n = p->n,
         .matrices = p->matrices,
         .precision = p->precision,
-        .mode = PROTOCOL_MODE_FULL,
+        .mode = (uint8_t)cfg->output.mode,
         .signal_dimension = (uint32_t)cfg->output.signal_dimension,
         .snapshots = (uint32_t)cfg->output.snapshots,
     };
-    switch (cfg->output.mode) {
-    case CONFIG_MODE_VALUES: p->format.mode = PROTOCOL_MODE_VALUES; break;
-    case CONFIG_MODE_SIGNAL: p->format.mode = PROTOCOL_MODE_SIGNAL; break;
-    case CONFIG_MODE_NOISE: p->format.mode = PROTOCOL_MODE_NOISE; break;
-    default: p->format.mode = PROTOCOL_MODE_FULL; break;
-    }
 }
 
 static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_bytes)
@@ -117,7 +86,7 @@ static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_by
         .matrices = p->matrices,
         .precision = p->precision,
         .need_vectors = output_sends_vectors(&p->format),
-        .backend = (eig_backend)cfg->solver.backend,
+        .backend = cfg->solver.backend,
         .cpu_threads = cfg->solver.cpu_threads,
         .gpu_device = cfg->solver.gpu_device,
         .forward_backward = cfg->form.forward_backward,
@@ -141,9 +110,11 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
 {
     *out = NULL;
     pipeline_set_error(err, err_bytes, "%s", "");
-    pipeline_error e = check_config(cfg, err, err_bytes);
-    if (e != PIPELINE_OK)
-        return e;
+    /* The one validator (config/): ranges and cross-setting rules, so that
+     * a programmatic configuration is held to what a file is. */
+    if (config_validate(cfg, err, err_bytes) != CONFIG_OK)
+        return PIPELINE_EINVAL;
+    pipeline_error e;
     pipeline *p = calloc(1, sizeof *p);
     if (p == NULL) {
         pipeline_set_error(err, err_bytes, "out of memory");

@@ -92,6 +92,17 @@ const char *protocol_mode_name(uint8_t mode)
     }
 }
 
+int protocol_mode_parse(const char *name, protocol_output_mode *out)
+{
+    for (int mode = PROTOCOL_MODE_FULL; name != NULL && mode <= PROTOCOL_MODE_NOISE; mode++) {
+        if (strcmp(name, protocol_mode_name((uint8_t)mode)) == 0) {
+            *out = (protocol_output_mode)mode;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* ---- header --------------------------------------------------------------------- */
 
 void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES])

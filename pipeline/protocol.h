@@ -168,6 +168,9 @@ void protocol_header_init(protocol_header *h, protocol_kind kind);
 /* "full", "packed_lower", "signal", ... ("unknown" for a bad value); never NULL. */
 const char *protocol_storage_name(uint8_t storage);
 const char *protocol_mode_name(uint8_t mode);
+/* The output mode named name ("full", "values", "signal", "noise"; "none" is
+ * not an output mode): 0 and *out set, or -1 and *out untouched. */
+int protocol_mode_parse(const char *name, protocol_output_mode *out);
 
 /* Bytes of one matrix's data in an eigenspace frame: n real values of the
  * element precision then k_sent vectors of n complex elements; 0 on a bad

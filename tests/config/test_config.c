@@ -2,7 +2,9 @@
  * test_config.c - unit tests of config/: the shipped config/eigstream.cfg
  * against the table, every default, every error class with its exact
  * message and line, a full non-default file, a write/load round trip and the
- * --help-config text.
+ * --help-config text; config_validate on configurations built in code (every
+ * rule between settings, the backends' n limits) and the shared choice
+ * names.
  *
  * The expected values are written out here by hand from config.h, never
  * taken from the table under test.
@@ -11,6 +13,7 @@
  *   test_config --write-default    print the default file (to regenerate
  *                                  config/eigstream.cfg)
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,38 +92,55 @@ static char *capture(void (*write)(FILE *), size_t *bytes)
     return text;
 }
 
-/* The defaults as config.h documents them, written out by hand. */
+/* The two configurations the tests compare against, written out by hand:
+ * the defaults as config.h documents them, and the values of full_file
+ * below (every setting away from its default). */
+typedef enum expected_kind { EXPECT_DEFAULTS, EXPECT_FULL } expected_kind;
+
+static void expected_config(eigstream_config *c, expected_kind kind)
+{
+    int full = kind == EXPECT_FULL;
+#define PICK(default_value, full_value) (full ? (full_value) : (default_value))
+    memset(c, 0, sizeof *c);
+    strcpy(c->input.endpoint, PICK("tcp://127.0.0.1:5550", "tcp://*:6000"));
+    c->input.pattern = PICK(CONFIG_INPUT_PULL, CONFIG_INPUT_SUB);
+    c->input.bind = PICK(1, 0);
+    c->input.hwm = PICK(4, 16);
+    c->input.max_message_bytes = PICK(128 * 1024 * 1024, 8589934592LL);
+    strcpy(c->output.endpoint, PICK("tcp://127.0.0.1:5551", "inproc://eigenspaces"));
+    c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
+    c->output.bind = PICK(1, 0);
+    c->output.hwm = PICK(4, 0);
+    c->output.mode = PICK(PROTOCOL_MODE_FULL, PROTOCOL_MODE_SIGNAL);
+    c->output.signal_dimension = PICK(0, 3);
+    c->output.snapshots = PICK(0, 1000);
+    c->solver.backend = PICK(EIG_BACKEND_AUTO, EIG_BACKEND_LAPACK);
+    c->solver.precision = PICK(EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT);
+    c->solver.n = PICK(128, 64);
+    c->solver.matrices = PICK(180, 360);
+    c->solver.gpu_device = PICK(0, 1);
+    c->solver.cpu_threads = PICK(0, 2);
+    c->frame.deadline_ms = PICK(1000, 250);
+    c->frame.late_policy = PICK(CONFIG_LATE_PUBLISH, CONFIG_LATE_DROP);
+    c->frame.queue_depth = PICK(4, 8);
+    c->frame.overflow_policy = PICK(CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
+    c->form.diagonal_loading = PICK(0, 1);
+    c->form.diagonal_loading_db = PICK(-30.0, -40.0);
+    c->form.forward_backward = PICK(0, 1);
+    strcpy(c->metrics.endpoint, PICK("tcp://127.0.0.1:5552", "ipc:///tmp/eigstream-metrics"));
+    c->metrics.interval_ms = PICK(1000, 250);
+    c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
+#undef PICK
+}
+
 static void expected_defaults(eigstream_config *c)
 {
-    memset(c, 0, sizeof *c);
-    strcpy(c->input.endpoint, "tcp://127.0.0.1:5550");
-    c->input.pattern = CONFIG_INPUT_PULL;
-    c->input.bind = 1;
-    c->input.hwm = 4;
-    c->input.max_message_bytes = 128 * 1024 * 1024;
-    strcpy(c->output.endpoint, "tcp://127.0.0.1:5551");
-    c->output.pattern = CONFIG_OUTPUT_PUB;
-    c->output.bind = 1;
-    c->output.hwm = 4;
-    c->output.mode = CONFIG_MODE_FULL;
-    c->output.signal_dimension = 0;
-    c->output.snapshots = 0;
-    c->solver.backend = CONFIG_BACKEND_AUTO;
-    c->solver.precision = CONFIG_PRECISION_DOUBLE;
-    c->solver.n = 128;
-    c->solver.matrices = 180;
-    c->solver.gpu_device = 0;
-    c->solver.cpu_threads = 0;
-    c->frame.deadline_ms = 1000;
-    c->frame.late_policy = CONFIG_LATE_PUBLISH;
-    c->frame.queue_depth = 4;
-    c->frame.overflow_policy = CONFIG_OVERFLOW_DROP_OLDEST;
-    c->form.diagonal_loading = 0;
-    c->form.diagonal_loading_db = -30.0;
-    c->form.forward_backward = 0;
-    strcpy(c->metrics.endpoint, "tcp://127.0.0.1:5552");
-    c->metrics.interval_ms = 1000;
-    c->log.level = CONFIG_LOG_INFO;
+    expected_config(c, EXPECT_DEFAULTS);
+}
+
+static void expected_full(eigstream_config *c)
+{
+    expected_config(c, EXPECT_FULL);
 }
 
 /* Compares every field; reports each difference under what. */
@@ -274,7 +294,9 @@ static void test_help_and_file_name_every_setting(const char *shipped)
     }
     /* Choices and ranges appear in the help, e.g. */
     CHECK(strstr(help, "one of full|values|signal|noise") != NULL, "help lacks output.mode choices");
-    CHECK(strstr(help, "integer 1..512") != NULL, "help lacks solver.n range");
+    CHECK(strstr(help, "integer 1..4096") != NULL, "help lacks solver.n range");
+    CHECK(strstr(help, "one of auto|cpu|lapack|cuda") != NULL, "help lacks solver.backend choices");
+    CHECK(strstr(help, "one of float|double") != NULL, "help lacks solver.precision choices");
     free(help);
     free(file);
 }
@@ -320,10 +342,12 @@ static void test_wrong_type(void)
 
 static void test_out_of_range(void)
 {
-    expect_error("range_n.cfg", "solver = {\n  n = 513;\n};\n", CONFIG_ERANGE,
-                 ":2: solver.n: 513 is out of range 1..512");
+    expect_error("range_n.cfg", "solver = {\n  n = 4097;\n};\n", CONFIG_ERANGE,
+                 ":2: solver.n: 4097 is out of range 1..4096");
     expect_error("range_n0.cfg", "solver = { n = 0; };\n", CONFIG_ERANGE,
-                 ":1: solver.n: 0 is out of range 1..512");
+                 ":1: solver.n: 0 is out of range 1..4096");
+    expect_error("range_d.cfg", "output = {\n  signal_dimension = 4097;\n};\n", CONFIG_ERANGE,
+                 ":2: output.signal_dimension: 4097 is out of range 0..4096");
     expect_error("range_negative.cfg", "output = {\n  hwm = -1;\n};\n", CONFIG_ERANGE,
                  ":2: output.hwm: -1 is out of range 0..1000000");
     expect_error("range_queue.cfg", "frame = {\n  queue_depth = 1025;\n};\n", CONFIG_ERANGE,
@@ -361,7 +385,7 @@ static void test_integer_literals(void)
     expect_error("wrap_negative.cfg", "output = {\n  hwm = -2147483649;\n};\n", CONFIG_ERANGE,
                  ":2: output.hwm: -2147483649 is out of range 0..1000000");
     expect_error("wrap_hex.cfg", "solver = {\n  n = 0x100000080;\n};\n", CONFIG_ERANGE,
-                 ":2: solver.n: 0x100000080 is out of range 1..512");
+                 ":2: solver.n: 0x100000080 is out of range 1..4096");
     expect_error("wrap_real.cfg", "form = {\n  diagonal_loading_db = 4294967246;\n};\n",
                  CONFIG_ERANGE, ":2: form.diagonal_loading_db: 4294967246 is out of range -200..60");
     /* Two settings on one line: the one whose literal wraps is named. */
@@ -472,10 +496,23 @@ static void test_cross_checks(void)
     expect_error("cross_pgm_out.cfg",
                  "output = {\n  pattern = \"push\";\n  endpoint = \"pgm://eth0;239.192.1.1:5555\";\n};\n",
                  CONFIG_EINVAL, ":3: output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
-    /* 1000 matrices of order 512: 1000 * 131328 * 8 bytes at the least. */
+    /* 1000 matrices of order 512 in the configured precision: 1000 * 131328
+     * elements of 16 bytes (double, the default) or 8 (float) at the least. */
     expect_error("cross_bytes.cfg", "solver = {\n  n = 512;\n  matrices = 1000;\n};\n", CONFIG_EINVAL,
                  ":3: input.max_message_bytes: 134217728 cannot hold one frame: 1000 matrices of "
+                 "order 512 need at least 2101248000 bytes (packed complex double)");
+    expect_error("cross_bytes_float.cfg",
+                 "solver = {\n  precision = \"float\";\n  n = 512;\n  matrices = 1000;\n};\n",
+                 CONFIG_EINVAL,
+                 ":4: input.max_message_bytes: 134217728 cannot hold one frame: 1000 matrices of "
                  "order 512 need at least 1050624000 bytes (packed complex float)");
+    /* The backend's n limit, at the line of solver.n (or of the backend). */
+    expect_error("cross_cuda_n.cfg",
+                 "input = { max_message_bytes = 1073741824; };\n"
+                 "solver = {\n  backend = \"cuda\";\n  n = 1000;\n  matrices = 4;\n};\n",
+                 CONFIG_EINVAL,
+                 ":4: solver.n: 1000 is too large: backend cuda takes n up to 512; backends cpu "
+                 "and lapack up to 4096");
 
     eigstream_config cfg;
     expect_ok("cross_ok.cfg",
@@ -514,39 +551,6 @@ static const char full_file[] =
     "};\n"
     "frame = { deadline_ms = 250; late_policy = \"drop\"; queue_depth = 8; overflow_policy = \"block\"; };\n"
     "form = { diagonal_loading = true; diagonal_loading_db = -40; forward_backward = true; };\n";
-
-static void expected_full(eigstream_config *c)
-{
-    memset(c, 0, sizeof *c);
-    strcpy(c->input.endpoint, "tcp://*:6000");
-    c->input.pattern = CONFIG_INPUT_SUB;
-    c->input.bind = 0;
-    c->input.hwm = 16;
-    c->input.max_message_bytes = 8589934592LL;
-    strcpy(c->output.endpoint, "inproc://eigenspaces");
-    c->output.pattern = CONFIG_OUTPUT_PUSH;
-    c->output.bind = 0;
-    c->output.hwm = 0;
-    c->output.mode = CONFIG_MODE_SIGNAL;
-    c->output.signal_dimension = 3;
-    c->output.snapshots = 1000;
-    c->solver.backend = CONFIG_BACKEND_LAPACK;
-    c->solver.precision = CONFIG_PRECISION_FLOAT;
-    c->solver.n = 64;
-    c->solver.matrices = 360;
-    c->solver.gpu_device = 1;
-    c->solver.cpu_threads = 2;
-    c->frame.deadline_ms = 250;
-    c->frame.late_policy = CONFIG_LATE_DROP;
-    c->frame.queue_depth = 8;
-    c->frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
-    c->form.diagonal_loading = 1;
-    c->form.diagonal_loading_db = -40.0;
-    c->form.forward_backward = 1;
-    strcpy(c->metrics.endpoint, "ipc:///tmp/eigstream-metrics");
-    c->metrics.interval_ms = 250;
-    c->log.level = CONFIG_LOG_DEBUG;
-}
 
 static void test_full_file(void)
 {
@@ -587,19 +591,203 @@ static void test_write_round_trip(void)
     free(text);
 }
 
+/* The names of solver.backend, solver.precision and output.mode are their
+ * owners' (eig.h, protocol.h); the config-only enums keep their own. */
 static void test_names(void)
 {
-    CHECK(strcmp(config_output_mode_name(CONFIG_MODE_NOISE), "noise") == 0, "mode name");
-    CHECK(strcmp(config_backend_name(CONFIG_BACKEND_LAPACK), "lapack") == 0, "backend name");
+    static const char *const backends[] = {"auto", "cpu", "lapack", "cuda"};
+    static const eig_backend backend_values[] = {EIG_BACKEND_AUTO, EIG_BACKEND_CPU,
+                                                 EIG_BACKEND_LAPACK, EIG_BACKEND_CUDA};
+    for (size_t i = 0; i < 4; ++i) {
+        eig_backend parsed = EIG_BACKEND_AUTO;
+        CHECK(strcmp(eig_backend_name(backend_values[i]), backends[i]) == 0, "backend %zu", i);
+        CHECK(eig_backend_parse(backends[i], &parsed) == EIG_OK && parsed == backend_values[i],
+              "backend %s does not round-trip", backends[i]);
+    }
+    static const char *const precisions[] = {"float", "double"};
+    static const eig_precision precision_values[] = {EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE};
+    static const char *const modes[] = {"full", "values", "signal", "noise"};
+    static const protocol_output_mode mode_values[] = {PROTOCOL_MODE_FULL, PROTOCOL_MODE_VALUES,
+                                                       PROTOCOL_MODE_SIGNAL, PROTOCOL_MODE_NOISE};
+    for (size_t i = 0; i < 2; ++i) {
+        eig_precision parsed = EIG_COMPLEX_FLOAT;
+        CHECK(strcmp(eig_precision_name(precision_values[i]), precisions[i]) == 0 &&
+                  eig_precision_parse(precisions[i], &parsed) == EIG_OK &&
+                  parsed == precision_values[i],
+              "precision %s does not round-trip", precisions[i]);
+    }
+    for (size_t i = 0; i < 4; ++i) {
+        protocol_output_mode parsed = PROTOCOL_MODE_NONE;
+        CHECK(strcmp(protocol_mode_name((uint8_t)mode_values[i]), modes[i]) == 0 &&
+                  protocol_mode_parse(modes[i], &parsed) == 0 && parsed == mode_values[i],
+              "mode %s does not round-trip", modes[i]);
+    }
+    protocol_output_mode untouched = PROTOCOL_MODE_FULL;
+    CHECK(protocol_mode_parse("none", &untouched) == -1 && untouched == PROTOCOL_MODE_FULL,
+          "none is not an output mode");
     CHECK(strcmp(config_log_level_name(CONFIG_LOG_WARN), "warn") == 0, "log level name");
     CHECK(strcmp(config_input_pattern_name(CONFIG_INPUT_SUB), "sub") == 0, "input pattern name");
     CHECK(strcmp(config_output_pattern_name(CONFIG_OUTPUT_PUSH), "push") == 0, "output pattern name");
-    CHECK(strcmp(config_precision_name(CONFIG_PRECISION_FLOAT), "float") == 0, "precision name");
     CHECK(strcmp(config_late_policy_name(CONFIG_LATE_DROP), "drop") == 0, "late policy name");
     CHECK(strcmp(config_overflow_policy_name(CONFIG_OVERFLOW_DROP_OLDEST), "drop_oldest") == 0,
           "overflow policy name");
-    CHECK(strcmp(config_output_mode_name((config_output_mode)7), "?") == 0, "bad mode name");
+    CHECK(strcmp(config_log_level_name((config_log_level)7), "?") == 0, "bad log level name");
     CHECK(strcmp(config_strerror(CONFIG_ERANGE), "setting out of range") == 0, "strerror");
+}
+
+/* Every spelling of the shared choices loads to the owner's value. */
+static void test_choice_spellings(void)
+{
+    static const struct {
+        const char *text;
+        eig_backend backend;
+        eig_precision precision;
+        protocol_output_mode mode;
+    } files[] = {
+        {"solver = { backend = \"auto\"; precision = \"double\"; };\noutput = { mode = \"full\"; };\n",
+         EIG_BACKEND_AUTO, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_FULL},
+        {"solver = { backend = \"cpu\"; precision = \"float\"; };\noutput = { mode = \"values\"; };\n",
+         EIG_BACKEND_CPU, EIG_COMPLEX_FLOAT, PROTOCOL_MODE_VALUES},
+        {"solver = { backend = \"lapack\"; };\noutput = { mode = \"signal\"; };\n",
+         EIG_BACKEND_LAPACK, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_SIGNAL},
+        {"solver = { backend = \"cuda\"; };\noutput = { mode = \"noise\"; };\n",
+         EIG_BACKEND_CUDA, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_NOISE},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        eigstream_config cfg;
+        char name[32];
+        snprintf(name, sizeof name, "spelling%zu.cfg", i);
+        expect_ok(name, files[i].text, &cfg);
+        CHECK(cfg.solver.backend == files[i].backend && cfg.solver.precision == files[i].precision &&
+                  cfg.output.mode == files[i].mode,
+              "%s: backend %d precision %d mode %d", name, cfg.solver.backend, cfg.solver.precision,
+              cfg.output.mode);
+    }
+}
+
+/* config_validate on cfg: expects code and the message "want" exactly. */
+static void expect_invalid(const char *what, const eigstream_config *cfg, config_error code,
+                           const char *want)
+{
+    char err[CONFIG_ERROR_MAX];
+    config_error rc = config_validate(cfg, err, sizeof err);
+    CHECK(rc == code, "%s: code %d (%s), want %d; message \"%s\"", what, rc, config_strerror(rc),
+          code, err);
+    CHECK(strcmp(err, want) == 0, "%s: message\n      \"%s\"\n want \"%s\"", what, err, want);
+}
+
+/* Programmatic configurations (no file) meet every rule of a file: each
+ * setting against the table, and each rule between settings. */
+static void test_validate_programmatic(void)
+{
+    eigstream_config cfg;
+    char err[CONFIG_ERROR_MAX] = "x";
+    config_defaults(&cfg);
+    CHECK(config_validate(&cfg, err, sizeof err) == CONFIG_OK && err[0] == '\0',
+          "defaults: \"%s\"", err);
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "defaults without err");
+
+    /* One setting against the table. */
+    cfg.metrics.interval_ms = 5;
+    expect_invalid("interval", &cfg, CONFIG_ERANGE, "metrics.interval_ms: 5 is out of range 10..3600000");
+    config_defaults(&cfg);
+    cfg.solver.n = 0;
+    expect_invalid("n 0", &cfg, CONFIG_ERANGE, "solver.n: 0 is out of range 1..4096");
+    config_defaults(&cfg);
+    cfg.input.hwm = -1;
+    expect_invalid("hwm", &cfg, CONFIG_ERANGE, "input.hwm: -1 is out of range 0..1000000");
+    config_defaults(&cfg);
+    cfg.form.forward_backward = 2;
+    expect_invalid("bool", &cfg, CONFIG_ERANGE,
+                   "form.forward_backward: 2 is neither true (1) nor false (0)");
+    config_defaults(&cfg);
+    cfg.output.mode = PROTOCOL_MODE_NONE;
+    expect_invalid("mode none", &cfg, CONFIG_ERANGE,
+                   "output.mode: 0 is not one of full|values|signal|noise");
+    config_defaults(&cfg);
+    cfg.solver.precision = (eig_precision)0;
+    expect_invalid("precision", &cfg, CONFIG_ERANGE, "solver.precision: 0 is not one of float|double");
+    config_defaults(&cfg);
+    cfg.form.diagonal_loading_db = NAN;
+    expect_invalid("db nan", &cfg, CONFIG_ERANGE,
+                   "form.diagonal_loading_db: nan is out of range -200..60");
+    config_defaults(&cfg);
+    cfg.output.endpoint[0] = '\0';
+    expect_invalid("empty output", &cfg, CONFIG_EINVAL, "output.endpoint: must not be empty");
+    config_defaults(&cfg);
+    memset(cfg.input.endpoint, 'a', sizeof cfg.input.endpoint);
+    expect_invalid("unterminated", &cfg, CONFIG_ERANGE, "input.endpoint: longer than 255 bytes");
+    config_defaults(&cfg);
+    strcpy(cfg.metrics.endpoint, "udp://x");
+    expect_invalid("scheme", &cfg, CONFIG_EINVAL,
+                   "metrics.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
+                   "address, not \"udp://x\"");
+}
+
+/* Each rule between settings, for a configuration built in code. */
+static void test_validate_rules(void)
+{
+    eigstream_config cfg;
+    config_defaults(&cfg);
+    cfg.solver.n = 8;
+    cfg.output.signal_dimension = 9;
+    expect_invalid("d > n", &cfg, CONFIG_EINVAL, "output.signal_dimension: 9 exceeds solver.n = 8");
+    cfg.output.signal_dimension = 8;
+    cfg.output.mode = PROTOCOL_MODE_NOISE;
+    expect_invalid("noise d = n", &cfg, CONFIG_EINVAL,
+                   "output.signal_dimension: 8 = solver.n leaves mode noise no eigenvectors");
+    config_defaults(&cfg);
+    strcpy(cfg.output.endpoint, cfg.input.endpoint);
+    expect_invalid("same in/out", &cfg, CONFIG_EINVAL, "output.endpoint: same as input.endpoint");
+    config_defaults(&cfg);
+    strcpy(cfg.metrics.endpoint, cfg.input.endpoint);
+    expect_invalid("same metrics/in", &cfg, CONFIG_EINVAL, "metrics.endpoint: same as input.endpoint");
+    config_defaults(&cfg);
+    strcpy(cfg.metrics.endpoint, cfg.output.endpoint);
+    expect_invalid("same metrics/out", &cfg, CONFIG_EINVAL, "metrics.endpoint: same as output.endpoint");
+    config_defaults(&cfg);
+    strcpy(cfg.input.endpoint, "pgm://eth0;239.192.1.1:5555");
+    expect_invalid("pgm pull", &cfg, CONFIG_EINVAL,
+                   "input.endpoint: pgm:// and epgm:// need input.pattern = \"sub\"");
+    config_defaults(&cfg);
+    strcpy(cfg.output.endpoint, "epgm://eth0;239.192.1.1:5555");
+    cfg.output.pattern = CONFIG_OUTPUT_PUSH;
+    expect_invalid("epgm push", &cfg, CONFIG_EINVAL,
+                   "output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
+    config_defaults(&cfg);
+    cfg.input.max_message_bytes = 1024;
+    expect_invalid("bytes", &cfg, CONFIG_EINVAL,
+                   "input.max_message_bytes: 1024 cannot hold one frame: 180 matrices of order 128 "
+                   "need at least 23777280 bytes (packed complex double)");
+}
+
+/* One n limit per backend: the table takes what some backend takes, the
+ * validator what the chosen one does (auto picks cpu above the GPU's). */
+static void test_validate_backend_n(void)
+{
+    eigstream_config cfg;
+    config_defaults(&cfg);
+    cfg.solver.matrices = 1;
+    cfg.input.max_message_bytes = 1024 * 1024 * 1024; /* one matrix of order 4096 */
+    cfg.solver.backend = EIG_BACKEND_CUDA;
+    cfg.solver.n = 512;
+    expect_invalid("cuda 512", &cfg, CONFIG_OK, "");
+    cfg.solver.n = 513;
+    expect_invalid("cuda 513", &cfg, CONFIG_EINVAL,
+                   "solver.n: 513 is too large: backend cuda takes n up to 512; backends cpu and "
+                   "lapack up to 4096");
+    cfg.solver.backend = EIG_BACKEND_CPU;
+    cfg.solver.n = 4096;
+    expect_invalid("cpu 4096", &cfg, CONFIG_OK, "");
+    cfg.solver.backend = EIG_BACKEND_LAPACK;
+    expect_invalid("lapack 4096", &cfg, CONFIG_OK, "");
+    cfg.solver.backend = EIG_BACKEND_AUTO;
+    cfg.solver.n = 1000;
+    expect_invalid("auto 1000", &cfg, CONFIG_OK, "");
+    cfg.output.signal_dimension = 1000;
+    expect_invalid("d 1000", &cfg, CONFIG_OK, "");
+    cfg.solver.n = 4097;
+    expect_invalid("auto 4097", &cfg, CONFIG_ERANGE, "solver.n: 4097 is out of range 1..4096");
 }
 
 static void remove_temp_dir(void)
@@ -642,6 +830,10 @@ int main(int argc, char **argv)
     test_full_file();
     test_write_round_trip();
     test_names();
+    test_choice_spellings();
+    test_validate_programmatic();
+    test_validate_rules();
+    test_validate_backend_n();
 
     remove_temp_dir();
     return test_check_report("test_config");

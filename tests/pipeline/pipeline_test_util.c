@@ -26,12 +26,11 @@ void test_config(eigstream_config *cfg, int n, int matrices)
     config_defaults(cfg);
     cfg->solver.n = n;
     cfg->solver.matrices = matrices;
-    cfg->solver.backend = CONFIG_BACKEND_LAPACK;
+    cfg->solver.backend = EIG_BACKEND_LAPACK;
     /* EIGSTREAM_TEST_BACKEND=cuda runs the same cases on the GPU path. */
     const char *backend = getenv("EIGSTREAM_TEST_BACKEND");
-    for (int b = CONFIG_BACKEND_AUTO; backend != NULL && b <= CONFIG_BACKEND_CUDA; b++)
-        if (strcmp(backend, config_backend_name((config_backend)b)) == 0)
-            cfg->solver.backend = (config_backend)b;
+    if (backend != NULL)
+        eig_backend_parse(backend, &cfg->solver.backend);
     cfg->solver.cpu_threads = 1;
     cfg->metrics.endpoint[0] = '\0';
     cfg->log.level = CONFIG_LOG_WARN;

@@ -7,6 +7,7 @@
    the shipped config checks ok.
 2. Startup failures are loud: a busy endpoint names the endpoint and the
    errno string; --backend cuda without a GPU says so (skipped with a GPU).
+   Command-line overrides are validated like a file (exit 1, the setting named).
 3. SIGTERM while frames are in flight: the daemon stops accepting, publishes
    every accepted frame, logs in == out + dropped with in_flight 0 and exits 0;
    every frame received is checked against numpy.linalg.eigh.
@@ -89,6 +90,19 @@ def test_startup_failures(tmp):
     except subprocess.TimeoutExpired:
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=10)
+
+
+def test_override_validation(tmp):
+    # Command-line overrides are validated like a file: exit 1 naming the setting.
+    cfg = os.path.join(tmp, "big_n.cfg")
+    write(cfg, 'solver = { n = 600; matrices = 2; backend = "cpu"; };\n')
+    r = subprocess.run([DAEMON, "-c", cfg, "--backend", "cuda"], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 1, f"--backend cuda with n = 600: exit {r.returncode}")
+    check("solver.n: 600 is too large: backend cuda takes n up to 512" in r.stderr,
+          f"--backend cuda with n = 600 message: {r.stderr!r}")
+    r = subprocess.run([DAEMON, "--output", "tcp://127.0.0.1:5550"], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 1 and "output.endpoint: same as input.endpoint" in r.stderr,
+          f"--output equal to input.endpoint: exit {r.returncode} {r.stderr!r}")
 
 
 def test_sigterm_drain(tmp):
@@ -174,6 +188,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_check_config(tmp)
         test_startup_failures(tmp)
+        test_override_validation(tmp)
         test_sigterm_drain(tmp)
     if failures:
         print(f"{len(failures)} failure(s)", file=sys.stderr)

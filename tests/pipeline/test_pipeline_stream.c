@@ -80,19 +80,19 @@ static void check_accounting(const pipeline_counters *c, const char *label)
 static void case_tcp_full(void)
 {
     const int n = 16, m = 4, frames = 8;
-    const config_backend backends[] = {CONFIG_BACKEND_LAPACK, CONFIG_BACKEND_CPU};
+    const eig_backend backends[] = {EIG_BACKEND_LAPACK, EIG_BACKEND_CPU};
     for (int k = 0; k < 2; k++) {
         eigstream_config cfg;
         test_daemon d;
         char label[64];
         test_config(&cfg, n, m);
         cfg.solver.backend = backends[k];
-        snprintf(label, sizeof label, "tcp_full (%s)", config_backend_name(backends[k]));
+        snprintf(label, sizeof label, "tcp_full (%s)", eig_backend_name(backends[k]));
         if (test_daemon_start(&d, &cfg, NULL) != 0) {
             CHECK(0, "start %s", label);
             return;
         }
-        CHECK(strcmp(pipeline_backend_name(d.p), config_backend_name(backends[k])) == 0, "backend %s",
+        CHECK(strcmp(pipeline_backend_name(d.p), eig_backend_name(backends[k])) == 0, "backend %s",
               pipeline_backend_name(d.p));
         void *a = make_frames(frames, n, m, Z, 0);
         for (int f = 0; f < frames; f++) {
@@ -119,7 +119,7 @@ static void case_ipc_signal_mdl(void)
     test_daemon d;
     test_config(&cfg, n, m);
     cfg.output.pattern = CONFIG_OUTPUT_PUB;
-    cfg.output.mode = CONFIG_MODE_SIGNAL;
+    cfg.output.mode = PROTOCOL_MODE_SIGNAL;
     cfg.output.signal_dimension = 0;
     cfg.output.snapshots = 0;
     if (test_daemon_start(&d, &cfg, "signal") != 0) {
@@ -170,12 +170,12 @@ static void case_ipc_signal_mdl(void)
 static void case_modes(void)
 {
     struct {
-        config_output_mode mode;
+        protocol_output_mode mode;
         int d;
         uint8_t element;
         const char *label;
-    } runs[] = {{CONFIG_MODE_VALUES, 0, Z, "values"}, {CONFIG_MODE_NOISE, 3, Z, "noise_d3"},
-                {CONFIG_MODE_FULL, 0, C, "float_full"}, {CONFIG_MODE_SIGNAL, 2, C, "float_signal_d2"}};
+    } runs[] = {{PROTOCOL_MODE_VALUES, 0, Z, "values"}, {PROTOCOL_MODE_NOISE, 3, Z, "noise_d3"},
+                {PROTOCOL_MODE_FULL, 0, C, "float_full"}, {PROTOCOL_MODE_SIGNAL, 2, C, "float_signal_d2"}};
     const int n = 12, m = 3, frames = 3;
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         eigstream_config cfg;
@@ -183,7 +183,7 @@ static void case_modes(void)
         test_config(&cfg, n, m);
         cfg.output.mode = runs[r].mode;
         cfg.output.signal_dimension = runs[r].d;
-        cfg.solver.precision = runs[r].element == Z ? CONFIG_PRECISION_DOUBLE : CONFIG_PRECISION_FLOAT;
+        cfg.solver.precision = (eig_precision)runs[r].element;
         if (test_daemon_start(&d, &cfg, NULL) != 0) {
             CHECK(0, "start %s", runs[r].label);
             continue;
@@ -379,7 +379,7 @@ static void run_overflow(config_overflow_policy policy, const char *label)
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
-    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.output.mode = PROTOCOL_MODE_VALUES;
     cfg.frame.queue_depth = 1;
     cfg.frame.overflow_policy = policy;
     cfg.frame.deadline_ms = 60000;
@@ -487,7 +487,7 @@ static void case_drain(void)
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
-    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.output.mode = PROTOCOL_MODE_VALUES;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
     cfg.frame.deadline_ms = 60000;
     cfg.frame.queue_depth = 2;

@@ -13,6 +13,7 @@
 #include "form.h"
 #include "mdl.h"
 #include "metrics.h"
+#include "pipeline.h"
 #include "pool.h"
 #include "protocol.h"
 #include "queue.h"
@@ -229,6 +230,26 @@ static void test_forming(void)
     CHECK(bad == 0, "float unpack: %d wrong", bad);
 }
 
+/* pipeline_create refuses what config_validate refuses, with its message,
+ * before it opens a socket or allocates a frame. */
+static void test_create_validates(void)
+{
+    eigstream_config cfg;
+    config_defaults(&cfg);
+    cfg.metrics.interval_ms = 5;
+    pipeline *p = (pipeline *)&cfg; /* any non-NULL value: create must clear it */
+    char err[CONFIG_ERROR_MAX];
+    CHECK(pipeline_create(&p, &cfg, err, sizeof err) == PIPELINE_EINVAL && p == NULL,
+          "interval_ms = 5 accepted");
+    CHECK(strcmp(err, "metrics.interval_ms: 5 is out of range 10..3600000") == 0, "message \"%s\"", err);
+    config_defaults(&cfg);
+    cfg.solver.backend = EIG_BACKEND_CUDA;
+    cfg.solver.n = 513;
+    CHECK(pipeline_create(&p, &cfg, err, sizeof err) == PIPELINE_EINVAL && p == NULL,
+          "cuda with n = 513 accepted");
+    CHECK(strncmp(err, "solver.n: 513 is too large: backend cuda", 40) == 0, "message \"%s\"", err);
+}
+
 int main(void)
 {
     test_queue();
@@ -236,5 +257,6 @@ int main(void)
     test_mdl();
     test_histogram();
     test_forming();
+    test_create_validates();
     return test_check_report("test_pipeline_units");
 }

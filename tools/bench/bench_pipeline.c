@@ -53,17 +53,15 @@ static const char pipeline_description[] =
 typedef struct options {
     int n, matrices, frames, threads;
     double rate;
-    config_precision precision;
-    config_output_mode mode;
-    config_backend backend;
+    eig_precision precision;
+    protocol_output_mode mode;
+    eig_backend backend;
     int ipc;
     int per_matrix_parts;
     uint8_t storage;
     const char *json_path;
 } options;
 
-static const char *const pipeline_precisions[] = {"double", "float", NULL};
-static const int pipeline_precision_values[] = {CONFIG_PRECISION_DOUBLE, CONFIG_PRECISION_FLOAT};
 static const char *const pipeline_transports[] = {"tcp", "ipc", NULL};
 static const char *const pipeline_storages[] = {"full", "packed", NULL};
 static const int pipeline_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER};
@@ -75,19 +73,24 @@ static const char *const pipeline_parts[] = {"one", "per-matrix", NULL};
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
-    /* The mode and backend names are config's own, indexed by the enum. */
-    const char *modes[CONFIG_MODE_NOISE + 2] = {NULL}, *backends[CONFIG_BACKEND_CUDA + 2] = {NULL};
-    for (int m = CONFIG_MODE_FULL; m <= CONFIG_MODE_NOISE; m++)
-        modes[m] = config_output_mode_name((config_output_mode)m);
-    for (int b = CONFIG_BACKEND_AUTO; b <= CONFIG_BACKEND_CUDA; b++)
-        backends[b] = config_backend_name((config_backend)b);
-    int precision = CONFIG_PRECISION_DOUBLE, mode = CONFIG_MODE_FULL, backend = CONFIG_BACKEND_AUTO;
+    /* Choice names from each concept's one name table (eig.h, protocol.h). */
+    const char *precisions[3] = {eig_precision_name(EIG_COMPLEX_DOUBLE), eig_precision_name(EIG_COMPLEX_FLOAT)};
+    const int precision_values[2] = {EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT};
+    const char *modes[PROTOCOL_MODE_NOISE + 1] = {NULL}, *backends[EIG_BACKEND_CUDA + 2] = {NULL};
+    int mode_values[PROTOCOL_MODE_NOISE];
+    for (int m = PROTOCOL_MODE_FULL; m <= PROTOCOL_MODE_NOISE; m++) {
+        modes[m - PROTOCOL_MODE_FULL] = protocol_mode_name((uint8_t)m);
+        mode_values[m - PROTOCOL_MODE_FULL] = m;
+    }
+    for (int b = EIG_BACKEND_AUTO; b <= EIG_BACKEND_CUDA; b++)
+        backends[b] = eig_backend_name((eig_backend)b);
+    int precision = EIG_COMPLEX_DOUBLE, mode = PROTOCOL_MODE_FULL, backend = EIG_BACKEND_AUTO;
     int storage = PROTOCOL_STORAGE_FULL;
     const cli_option table[] = {
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order"),
         CLI_INT("matrices", 0, &o->matrices, 1, MESSAGE_PARTS_MAX, "M", "matrices per frame"),
-        CLI_CHOICE("precision", 0, &precision, pipeline_precisions, pipeline_precision_values, "element type"),
-        CLI_CHOICE("mode", 0, &mode, modes, NULL, "output mode (signal/noise use MDL, K = 2n)"),
+        CLI_CHOICE("precision", 0, &precision, precisions, precision_values, "element type"),
+        CLI_CHOICE("mode", 0, &mode, modes, mode_values, "output mode (signal/noise use MDL, K = 2n)"),
         CLI_CHOICE("backend", 0, &backend, backends, NULL, "solver backend"),
         CLI_INT("frames", 0, &o->frames, 4, INT_MAX, "F", "frames per measurement"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e9, "FPS",
@@ -104,9 +107,9 @@ static int parse_options(int argc, char **argv, options *o)
                            .description = pipeline_description, .options = table};
     cli_args args;
     int status = cli_parse_or_report(&spec, argc, argv, 2, &args, 1);
-    o->precision = (config_precision)precision;
-    o->mode = (config_output_mode)mode;
-    o->backend = (config_backend)backend;
+    o->precision = (eig_precision)precision;
+    o->mode = (protocol_output_mode)mode;
+    o->backend = (eig_backend)backend;
     o->storage = (uint8_t)storage;
     return status;
 }
@@ -199,7 +202,7 @@ static void covariance_message(message *m, const options *o, const void *payload
     h.timestamp_ns = 0;
     h.n = (uint32_t)o->n;
     h.count = (uint32_t)o->matrices;
-    h.element = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    h.element = o->precision;
     h.storage = o->storage;
     h.payload_bytes = payload_bytes;
     h.snapshots = (uint32_t)(2 * o->n);
@@ -271,13 +274,10 @@ static double solve_alone(const options *o, const void *a, int frames, char *bac
     eig_plan_params p = eig_plan_params_default();
     p.n = o->n;
     p.batch = o->matrices;
-    p.precision = o->precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
-    p.job = o->mode == CONFIG_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
+    p.precision = o->precision;
+    p.job = o->mode == PROTOCOL_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
     p.threads = o->threads;
-    p.backend = o->backend == CONFIG_BACKEND_CPU      ? EIG_BACKEND_CPU
-                : o->backend == CONFIG_BACKEND_LAPACK ? EIG_BACKEND_LAPACK
-                : o->backend == CONFIG_BACKEND_CUDA   ? EIG_BACKEND_CUDA
-                                                      : EIG_BACKEND_AUTO;
+    p.backend = o->backend;
     eig_plan *plan;
     eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {
@@ -507,7 +507,7 @@ int bench_pipeline_main(int argc, char **argv)
     int parse_status = parse_options(argc, argv, &o);
     if (parse_status >= 0)
         return parse_status;
-    eig_precision prec = o.precision == CONFIG_PRECISION_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
+    eig_precision prec = o.precision;
     uint8_t element = prec == EIG_COMPLEX_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
     size_t elem = eig_element_bytes(element), real = elem / 2;
     size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
@@ -531,9 +531,9 @@ int bench_pipeline_main(int argc, char **argv)
             }
     }
     /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
-    size_t k_sent = o.mode == CONFIG_MODE_FULL ? (size_t)o.n
-                    : o.mode == CONFIG_MODE_VALUES ? 0
-                    : o.mode == CONFIG_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
+    size_t k_sent = o.mode == PROTOCOL_MODE_FULL ? (size_t)o.n
+                    : o.mode == PROTOCOL_MODE_VALUES ? 0
+                    : o.mode == PROTOCOL_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
     size_t meta_bytes = protocol_meta_bytes((uint32_t)o.matrices);
     size_t data_bytes = (size_t)o.matrices * ((size_t)o.n * real + k_sent * o.n * elem);
     uint8_t *meta = calloc(1, meta_bytes);
@@ -608,8 +608,8 @@ int bench_pipeline_main(int argc, char **argv)
     double throughput_ratio = max_rate.fps / (1e3 / slowest);
     printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s parts %s, "
            "%d frames\n",
-           o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "complex float" : "complex double",
-           config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+           o.n, o.matrices, o.precision == EIG_COMPLEX_FLOAT ? "complex float" : "complex double",
+           protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
            o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
            o.frames);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(payload_bytes + 64) / 1e6,
@@ -650,8 +650,8 @@ int bench_pipeline_main(int argc, char **argv)
                 "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
                 "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
                 "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
-                o.n, o.matrices, o.precision == CONFIG_PRECISION_FLOAT ? "float" : "double",
-                config_output_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
+                o.n, o.matrices, eig_precision_name(o.precision),
+                protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
                 o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
                 o.frames, payload_bytes + 64,
                 meta_bytes + data_bytes + 64, t_in, t_solve, t_out, sum_alone, max_rate.fps, max_rate.p50,

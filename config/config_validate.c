@@ -1,0 +1,220 @@
+/*
+ * config_validate.c - the one validator of a configuration: every setting
+ * against its row of the table (range, choices, endpoint form), then every
+ * rule between settings. config_load runs it on each file (and the value
+ * checks on each literal before it is stored), app/main.c after the
+ * command-line overrides, pipeline_create before it builds anything; each
+ * rule is written here once and answers the same everywhere.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_table.h"
+
+/* Fills *v: code, the settings involved (the first is named, NULL ends the
+ * list early) and the reason; returns code. */
+static config_error violation(config_violation *v, config_error code, const config_spec *named,
+                              const config_spec *second, const config_spec *third,
+                              const char *format, ...) __attribute__((format(printf, 6, 7)));
+
+static config_error violation(config_violation *v, config_error code, const config_spec *named,
+                              const config_spec *second, const config_spec *third,
+                              const char *format, ...)
+{
+    v->code = code;
+    v->settings[0] = named;
+    v->settings[1] = second;
+    v->settings[2] = third;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(v->reason, sizeof v->reason, format, args);
+    va_end(args);
+    return code;
+}
+
+/* ---- one value against its row ------------------------------------------------ */
+
+config_error config_check_integer(const config_spec *spec, int64_t value, config_violation *v)
+{
+    if (spec->kind == CONFIG_KIND_BOOL) {
+        if (value == 0 || value == 1)
+            return CONFIG_OK;
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL,
+                         "%" PRId64 " is neither true (1) nor false (0)", value);
+    }
+    if (value >= spec->min && value <= spec->max)
+        return CONFIG_OK;
+    return violation(v, CONFIG_ERANGE, spec, NULL, NULL,
+                     "%" PRId64 " is out of range %" PRId64 "..%" PRId64, value, spec->min,
+                     spec->max);
+}
+
+config_error config_check_real(const config_spec *spec, double value, config_violation *v)
+{
+    /* Written so that NaN fails too. */
+    if (value >= spec->min_real && value <= spec->max_real)
+        return CONFIG_OK;
+    return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%g is out of range %g..%g", value,
+                     spec->min_real, spec->max_real);
+}
+
+static const char *const endpoint_transports[] = {"tcp://", "ipc://", "inproc://", "pgm://",
+                                                  "epgm://"};
+
+/* Length of the transport prefix of endpoint, 0 when it has none we know. */
+static size_t endpoint_transport_length(const char *endpoint, size_t length)
+{
+    for (size_t i = 0; i < sizeof endpoint_transports / sizeof endpoint_transports[0]; ++i) {
+        size_t prefix = strlen(endpoint_transports[i]);
+        if (length >= prefix && strncmp(endpoint, endpoint_transports[i], prefix) == 0)
+            return prefix;
+    }
+    return 0;
+}
+
+config_error config_check_endpoint(const config_spec *spec, const char *text, size_t length,
+                                   config_violation *v)
+{
+    if (length >= CONFIG_STRING_MAX)
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "longer than %d bytes",
+                         CONFIG_STRING_MAX - 1);
+    if (length == 0)
+        return (spec->flags & CONFIG_FLAG_EMPTY_OK)
+                   ? CONFIG_OK
+                   : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
+    size_t transport = endpoint_transport_length(text, length);
+    if (transport == 0 || length == transport)
+        return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                         "expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
+                         "address, not \"%.*s\"", (int)length, text);
+    return CONFIG_OK;
+}
+
+/* The stored field of spec in cfg against its row. */
+static config_error check_setting(const eigstream_config *cfg, const config_spec *spec,
+                                  config_violation *v)
+{
+    const void *field = (const char *)cfg + spec->offset;
+    switch (spec->kind) {
+    case CONFIG_KIND_BOOL:
+    case CONFIG_KIND_INT:
+        return config_check_integer(spec, *(const int *)field, v);
+    case CONFIG_KIND_INT64:
+        return config_check_integer(spec, *(const int64_t *)field, v);
+    case CONFIG_KIND_REAL:
+        return config_check_real(spec, *(const double *)field, v);
+    case CONFIG_KIND_CHOICE: {
+        int value = *(const int *)field;
+        if (value >= spec->choice->min && value <= spec->choice->max)
+            return CONFIG_OK;
+        char names[CONFIG_STRING_MAX];
+        config_choice_join(spec->choice, names, sizeof names);
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%d is not one of %s", value, names);
+    }
+    case CONFIG_KIND_ENDPOINT: {
+        const char *text = field;
+        return config_check_endpoint(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
+    }
+    }
+    return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "unknown kind");
+}
+
+/* ---- rules between settings ------------------------------------------------------ */
+
+/* d against n and the mode; n against the backend's limit. */
+static config_error check_dimensions(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *d = config_spec_find("output", "signal_dimension");
+    const config_spec *n = config_spec_find("solver", "n");
+    if (cfg->output.signal_dimension > cfg->solver.n)
+        return violation(v, CONFIG_EINVAL, d, n, NULL, "%d exceeds solver.n = %d",
+                         cfg->output.signal_dimension, cfg->solver.n);
+    if (cfg->output.mode == PROTOCOL_MODE_NOISE && cfg->output.signal_dimension == cfg->solver.n)
+        return violation(v, CONFIG_EINVAL, d, config_spec_find("output", "mode"), n,
+                         "%d = solver.n leaves mode noise no eigenvectors",
+                         cfg->output.signal_dimension);
+    /* The table allows what some backend takes; each backend says how much. */
+    int n_max = eig_backend_n_max(cfg->solver.backend);
+    if (cfg->solver.n > n_max)
+        return violation(v, CONFIG_EINVAL, n, config_spec_find("solver", "backend"), NULL,
+                         "%d is too large: backend %s takes n up to %d; backends %s and %s up "
+                         "to %d", cfg->solver.n, eig_backend_name(cfg->solver.backend), n_max,
+                         eig_backend_name(EIG_BACKEND_CPU), eig_backend_name(EIG_BACKEND_LAPACK),
+                         eig_backend_n_max(EIG_BACKEND_CPU));
+    return CONFIG_OK;
+}
+
+static int endpoint_is_multicast(const char *endpoint)
+{
+    return strncmp(endpoint, "pgm://", 6) == 0 || strncmp(endpoint, "epgm://", 7) == 0;
+}
+
+/* Three distinct endpoints; multicast only on the publish/subscribe side. */
+static config_error check_endpoints(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *in = config_spec_find("input", "endpoint");
+    const config_spec *out = config_spec_find("output", "endpoint");
+    const config_spec *metrics = config_spec_find("metrics", "endpoint");
+    if (strcmp(cfg->output.endpoint, cfg->input.endpoint) == 0)
+        return violation(v, CONFIG_EINVAL, out, in, NULL, "same as input.endpoint");
+    if (strcmp(cfg->metrics.endpoint, cfg->input.endpoint) == 0)
+        return violation(v, CONFIG_EINVAL, metrics, in, NULL, "same as input.endpoint");
+    if (strcmp(cfg->metrics.endpoint, cfg->output.endpoint) == 0)
+        return violation(v, CONFIG_EINVAL, metrics, out, NULL, "same as output.endpoint");
+
+    /* PGM is multicast: only the publish/subscribe sockets can use it. */
+    if (endpoint_is_multicast(cfg->input.endpoint) && cfg->input.pattern != CONFIG_INPUT_SUB)
+        return violation(v, CONFIG_EINVAL, in, config_spec_find("input", "pattern"), NULL,
+                         "pgm:// and epgm:// need input.pattern = \"sub\"");
+    if (endpoint_is_multicast(cfg->output.endpoint) && cfg->output.pattern != CONFIG_OUTPUT_PUB)
+        return violation(v, CONFIG_EINVAL, out, config_spec_find("output", "pattern"), NULL,
+                         "pgm:// and epgm:// need output.pattern = \"pub\"");
+    return CONFIG_OK;
+}
+
+/* The smallest frame the receiver accepts: packed triangles in the
+ * configured precision (frames of the other precision are rejected). If even
+ * that exceeds the message limit, every frame would be refused. */
+static config_error check_message_size(const eigstream_config *cfg, config_violation *v)
+{
+    uint64_t n = (uint64_t)cfg->solver.n;
+    uint64_t smallest_payload = (uint64_t)cfg->solver.matrices * (n * (n + 1) / 2) *
+                                eig_element_bytes(cfg->solver.precision);
+    if ((uint64_t)cfg->input.max_message_bytes >= smallest_payload)
+        return CONFIG_OK;
+    return violation(v, CONFIG_EINVAL, config_spec_find("input", "max_message_bytes"),
+                     config_spec_find("solver", "matrices"), config_spec_find("solver", "n"),
+                     "%" PRId64 " cannot hold one frame: %d matrices of order %d need at least "
+                     "%" PRIu64 " bytes (packed complex %s)",
+                     cfg->input.max_message_bytes, cfg->solver.matrices, cfg->solver.n,
+                     smallest_payload, eig_precision_name(cfg->solver.precision));
+}
+
+config_error config_find_violation(const eigstream_config *cfg, config_violation *v)
+{
+    memset(v, 0, sizeof *v);
+    config_error rc;
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i)
+        if ((rc = check_setting(cfg, &config_specs[i], v)) != CONFIG_OK)
+            return rc;
+    /* The settings are each valid: the rules below may rely on their ranges. */
+    if ((rc = check_dimensions(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
+        return rc;
+    return check_message_size(cfg, v);
+}
+
+config_error config_validate(const eigstream_config *cfg, char *err, size_t err_bytes)
+{
+    if (err != NULL && err_bytes > 0)
+        err[0] = '\0';
+    config_violation v;
+    config_error rc = config_find_violation(cfg, &v);
+    if (rc != CONFIG_OK && err != NULL && err_bytes > 0)
+        snprintf(err, err_bytes, "%s.%s: %s", v.settings[0]->group, v.settings[0]->name,
+                 v.reason);
+    return rc;
+}
