@@ -145,12 +145,13 @@ static int message_send(void *s, const message *m)
     return 0;
 }
 
-/* Receives every part of one message; returns its header's seq (or -1). */
 /* Receives every part of one message; returns its header's seq (or -1). For
- * an eigenspace frame, times (when not NULL) gets the daemon's stage times. */
+ * an eigenspace frame, times (when not NULL) gets the daemon's stage times,
+ * decoded by the protocol's codec from the meta part. */
 static long message_receive_times(void *s, protocol_stage_times *times)
 {
     zmq_msg_t part;
+    protocol_header h;
     long seq = -1;
     int more = 1, index = 0;
     while (more) {
@@ -159,20 +160,11 @@ static long message_receive_times(void *s, protocol_stage_times *times)
             zmq_msg_close(&part);
             return -1;
         }
-        if (index == 0) {
-            protocol_header h;
-            if (protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &h) == PROTOCOL_OK)
-                seq = (long)h.seq;
-        } else if (index == 1 && times != NULL && zmq_msg_size(&part) >= PROTOCOL_STAGE_TIMES_BYTES) {
-            const uint8_t *b = zmq_msg_data(&part);
-            uint64_t *t[4] = {&times->received_ns, &times->solve_start_ns, &times->solve_end_ns,
-                              &times->published_ns};
-            for (int k = 0; k < 4; k++) { /* little-endian u64 */
-                *t[k] = 0;
-                for (int byte = 7; byte >= 0; byte--)
-                    *t[k] = (*t[k] << 8) | b[8 * k + byte];
-            }
-        }
+        if (index == 0 && protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &h) == PROTOCOL_OK)
+            seq = (long)h.seq;
+        else if (index == 1 && seq >= 0 && times != NULL && h.kind == PROTOCOL_KIND_EIGENSPACE &&
+                 protocol_meta_decode(zmq_msg_data(&part), zmq_msg_size(&part), h.count, times, NULL) != PROTOCOL_OK)
+            seq = -1;
         index++;
         more = zmq_msg_more(&part);
         zmq_msg_close(&part);
@@ -508,8 +500,7 @@ int bench_pipeline_main(int argc, char **argv)
     if (parse_status >= 0)
         return parse_status;
     eig_precision prec = o.precision;
-    uint8_t element = prec == EIG_COMPLEX_FLOAT ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
-    size_t elem = eig_element_bytes(element), real = elem / 2;
+    size_t elem = eig_element_bytes(prec);
     size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
     void *a = malloc(full_bytes);
     void *payload = malloc(full_bytes);
@@ -518,7 +509,7 @@ int bench_pipeline_main(int argc, char **argv)
         return 1;
     }
     /* The payload as sent: full, or the lower triangles packed. */
-    size_t payload_bytes = (size_t)o.matrices * protocol_matrix_bytes((uint32_t)o.n, element, o.storage);
+    size_t payload_bytes = (size_t)o.matrices * protocol_matrix_bytes((uint32_t)o.n, prec, o.storage);
     if (o.storage == PROTOCOL_STORAGE_FULL) {
         memcpy(payload, a, full_bytes);
     } else {
@@ -531,11 +522,10 @@ int bench_pipeline_main(int argc, char **argv)
             }
     }
     /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
-    size_t k_sent = o.mode == PROTOCOL_MODE_FULL ? (size_t)o.n
-                    : o.mode == PROTOCOL_MODE_VALUES ? 0
-                    : o.mode == PROTOCOL_MODE_SIGNAL ? 3 : (size_t)o.n - 3;
+    uint32_t k_sent, first_index;
+    protocol_mode_layout(o.mode, (uint32_t)o.n, 3, &k_sent, &first_index);
     size_t meta_bytes = protocol_meta_bytes((uint32_t)o.matrices);
-    size_t data_bytes = (size_t)o.matrices * ((size_t)o.n * real + k_sent * o.n * elem);
+    size_t data_bytes = (size_t)o.matrices * protocol_eigenspace_matrix_bytes((uint32_t)o.n, prec, k_sent);
     uint8_t *meta = calloc(1, meta_bytes);
     uint8_t *data = calloc(1, data_bytes);
 
