@@ -96,7 +96,9 @@ pipeline_error path_output_start(path *p, frame *f, output_buffer *out, char *er
 pipeline_error path_output_wait(path *p, frame *f, char *err, size_t err_bytes);
 void path_release(path *p, frame *f);
 
-/* For implementations: err gets why a solver plan could not be created. */
+/* For implementations: the solver plan's parameters (FULL, lower, the job
+ * the mode needs, on backend); err gets why a plan could not be created. */
+eig_plan_params path_plan_params(const path_params *params, eig_backend backend);
 void path_plan_error(char *err, size_t err_bytes, const path_params *params, eig_error e);
 
 /* The two implementations; path_create picks one. */

@@ -293,13 +293,7 @@ const path_ops cuda_ops = {
 pipeline_error cuda_plan_create(path_cuda *c, char *err, size_t err_bytes)
 {
     const path_params &q = c->base.params;
-    eig_plan_params pp = eig_plan_params_default();
-    pp.n = (int)q.n;
-    pp.batch = (int)q.matrices;
-    pp.precision = q.precision;
-    pp.job = q.need_vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
-    pp.backend = EIG_BACKEND_CUDA;
-    pp.device = q.gpu_device;
+    eig_plan_params pp = path_plan_params(&q, EIG_BACKEND_CUDA);
     pp.device_only = 1;
     eig_error e = eig_plan_create(&c->plan, &pp);
     if (e != EIG_OK) {

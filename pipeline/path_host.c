@@ -135,16 +135,7 @@ pipeline_error path_host_create(path **out, const path_params *params, eig_backe
     h->element_bytes = eig_element_bytes(params->precision);
     h->real_bytes = h->element_bytes / 2;
 
-    eig_plan_params pp = eig_plan_params_default();
-    pp.n = (int)params->n;
-    pp.batch = (int)params->matrices;
-    pp.precision = params->precision;
-    pp.job = params->need_vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
-    pp.storage = EIG_STORAGE_FULL;
-    pp.uplo = EIG_LOWER;
-    pp.backend = backend;
-    pp.threads = params->cpu_threads;
-    pp.device = params->gpu_device;
+    eig_plan_params pp = path_plan_params(params, backend);
     eig_error e = eig_plan_create(&h->plan, &pp);
     if (e != EIG_OK) {
         path_plan_error(err, err_bytes, params, e);
