@@ -493,166 +493,205 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
 
 /* ---- report ----------------------------------------------------------------------------- */
 
-int bench_pipeline_main(int argc, char **argv)
+/* The frames one measurement sends and the daemon would publish. */
+typedef struct bench_frames {
+    void *a;              /* the radar batch, full storage */
+    void *payload;        /* as sent: full, or the lower triangles packed */
+    size_t payload_bytes;
+    uint8_t *meta, *data; /* an eigenspace frame of the mode, for the output transfer alone */
+    size_t meta_bytes, data_bytes;
+} bench_frames;
+
+static void bench_frames_free(bench_frames *b)
 {
-    options o;
-    int parse_status = parse_options(argc, argv, &o);
-    if (parse_status >= 0)
-        return parse_status;
-    eig_precision prec = o.precision;
-    size_t elem = eig_element_bytes(prec);
-    size_t full_bytes = (size_t)o.matrices * o.n * o.n * elem;
-    void *a = malloc(full_bytes);
-    void *payload = malloc(full_bytes);
-    if (a == NULL || payload == NULL || workload_radar_batch(o.n, o.matrices, prec, 2026, a) != 0) {
-        fprintf(stderr, "eigstream-bench pipeline: cannot make the batch\n");
-        return 1;
-    }
-    /* The payload as sent: full, or the lower triangles packed. */
-    size_t payload_bytes = (size_t)o.matrices * protocol_matrix_bytes((uint32_t)o.n, prec, o.storage);
-    if (o.storage == PROTOCOL_STORAGE_FULL) {
-        memcpy(payload, a, full_bytes);
+    free(b->a);
+    free(b->payload);
+    free(b->meta);
+    free(b->data);
+}
+
+/* 0, or -1 when out of memory. */
+static int bench_frames_make(const options *o, bench_frames *b)
+{
+    size_t elem = eig_element_bytes(o->precision);
+    size_t full_bytes = (size_t)o->matrices * o->n * o->n * elem;
+    *b = (bench_frames){0};
+    b->a = malloc(full_bytes);
+    b->payload = malloc(full_bytes);
+    if (b->a == NULL || b->payload == NULL || workload_radar_batch(o->n, o->matrices, o->precision, 2026, b->a) != 0)
+        return -1;
+    b->payload_bytes = (size_t)o->matrices * protocol_matrix_bytes((uint32_t)o->n, o->precision, o->storage);
+    if (o->storage == PROTOCOL_STORAGE_FULL) {
+        memcpy(b->payload, b->a, full_bytes);
     } else {
-        uint8_t *dst = payload;
-        for (int b = 0; b < o.matrices; b++)
-            for (int j = 0; j < o.n; j++) {
-                size_t run = (size_t)(o.n - j) * elem;
-                memcpy(dst, (uint8_t *)a + ((size_t)b * o.n * o.n + (size_t)j * o.n + j) * elem, run);
+        uint8_t *dst = b->payload;
+        for (int m = 0; m < o->matrices; m++)
+            for (int j = 0; j < o->n; j++) {
+                size_t run = (size_t)(o->n - j) * elem;
+                memcpy(dst, (uint8_t *)b->a + ((size_t)m * o->n * o->n + (size_t)j * o->n + j) * elem, run);
                 dst += run;
             }
     }
     /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
     uint32_t k_sent, first_index;
-    protocol_mode_layout(o.mode, (uint32_t)o.n, 3, &k_sent, &first_index);
-    size_t meta_bytes = protocol_meta_bytes((uint32_t)o.matrices);
-    size_t data_bytes = (size_t)o.matrices * protocol_eigenspace_matrix_bytes((uint32_t)o.n, prec, k_sent);
-    uint8_t *meta = calloc(1, meta_bytes);
-    uint8_t *data = calloc(1, data_bytes);
+    protocol_mode_layout(o->mode, (uint32_t)o->n, 3, &k_sent, &first_index);
+    b->meta_bytes = protocol_meta_bytes((uint32_t)o->matrices);
+    b->data_bytes = (size_t)o->matrices * protocol_eigenspace_matrix_bytes((uint32_t)o->n, o->precision, k_sent);
+    b->meta = calloc(1, b->meta_bytes);
+    b->data = calloc(1, b->data_bytes);
+    return b->meta == NULL || b->data == NULL ? -1 : 0;
+}
 
+/* What one bench run measured. */
+typedef struct bench_report {
+    char backend[32];
+    double t_in, t_solve, t_out, sum_alone, slowest, rate;
+    run_result max_rate, fixed;
+    double latency_ratio, throughput_ratio;
+} bench_report;
+
+/* Each part alone (medians): the input transfer, the solve, the output
+ * transfer. Each transfer is timed with one I/O thread shared by both ends
+ * and with one each, and the faster counts: the strictest yardstick for the
+ * end-to-end ratios (on a loaded 2-core machine either can win). Returns 0,
+ * or -1 when the solver could not run. */
+static int measure_alone(void *ctx, const options *o, const bench_frames *b, message *in_msg, message *out_msg,
+                         bench_report *r)
+{
+    void *ctx1 = zmq_ctx_new();
+    r->t_in = transfer_alone(ctx, o, in_msg, o->frames);
+    r->t_out = transfer_alone(ctx, o, out_msg, o->frames);
+    if (ctx1 != NULL) {
+        double t_in1 = transfer_alone(ctx1, o, in_msg, o->frames);
+        double t_out1 = transfer_alone(ctx1, o, out_msg, o->frames);
+        if (t_in1 >= 0 && t_in1 < r->t_in)
+            r->t_in = t_in1;
+        if (t_out1 >= 0 && t_out1 < r->t_out)
+            r->t_out = t_out1;
+        zmq_ctx_term(ctx1);
+    }
+    r->t_solve = solve_alone(o, b->a, o->frames, r->backend, sizeof r->backend);
+    if (r->t_solve < 0)
+        return -1;
+    r->slowest = fmax(r->t_solve, fmax(r->t_in, r->t_out));
+    r->sum_alone = r->t_in + r->t_solve + r->t_out;
+    return 0;
+}
+
+/* The daemon end to end at its maximum rate, then at a fixed rate well below
+ * capacity (for latency): half of what the slowest part allows alone or of
+ * what the pipeline sustained, whichever is lower. 0, or -1. */
+static int measure_end_to_end(void *ctx, const options *o, const bench_frames *b, bench_report *r)
+{
+    r->rate = o->rate > 0 ? o->rate : 0.5 * 1e3 / r->slowest;
+    if (end_to_end(ctx, o, b->payload, b->payload_bytes, 0.0, &r->max_rate) != 0)
+        return -1;
+    if (o->rate <= 0 && r->max_rate.fps < 1e3 / r->slowest)
+        r->rate = 0.5 * r->max_rate.fps;
+    if (end_to_end(ctx, o, b->payload, b->payload_bytes, 1e3 / r->rate, &r->fixed) != 0)
+        return -1;
+    r->latency_ratio = r->fixed.p99 / r->sum_alone;
+    r->throughput_ratio = r->max_rate.fps / (1e3 / r->slowest);
+    return 0;
+}
+
+static void report_print(const options *o, const bench_frames *b, const bench_report *r)
+{
+    const run_result *m = &r->max_rate, *f = &r->fixed;
+    printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
+           "parts %s, %d frames\n",
+           o->n, o->matrices, eig_precision_name(o->precision), protocol_mode_name(o->mode), r->backend,
+           o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
+           o->per_matrix_parts ? "per-matrix" : "one", o->frames);
+    printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
+           (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
+    printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
+           r->t_in, r->t_solve, r->t_out, r->sum_alone);
+    printf("  end to end, max     %.2f frames/s sustained (slowest alone allows %.2f)\n", m->fps, 1e3 / r->slowest);
+    printf("                      latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms (queueing included)\n", m->p50,
+           m->p90, m->p99, m->max);
+    printf("  end to end, %.2f/s  latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms\n", r->rate, f->p50, f->p90,
+           f->p99, f->max);
+    printf("  daemon stage means  max rate:   receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
+           m->stage_mean_ms[0], m->stage_mean_ms[1], m->stage_mean_ms[2], m->stage_mean_ms[3], m->stage_mean_ms[4]);
+    printf("                      fixed rate: receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
+           f->stage_mean_ms[0], f->stage_mean_ms[1], f->stage_mean_ms[2], f->stage_mean_ms[3], f->stage_mean_ms[4]);
+    printf("  fixed rate, medians send -> daemon receipt %.1f ms, daemon hand-over -> received %.1f ms\n",
+           f->in_lag_ms, f->out_lag_ms);
+    printf("  ratios              latency p99 / sum alone = %.3f (target <= 1.2) %s\n", r->latency_ratio,
+           r->latency_ratio <= 1.2 ? "met" : "MISSED");
+    printf("                      throughput / slowest alone = %.3f (target >= 0.9) %s\n", r->throughput_ratio,
+           r->throughput_ratio >= 0.9 ? "met" : "MISSED");
+}
+
+/* 0, or 1 when the file cannot be written (named on stderr). */
+static int report_json(const char *path, const options *o, const bench_frames *b, const bench_report *r)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "eigstream-bench pipeline: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    const run_result *m = &r->max_rate, *x = &r->fixed;
+    fprintf(f,
+            "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
+            "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"parts\":\"%s\",\"frames\":%d,"
+            "\"input_bytes\":%zu,\"output_bytes\":%zu,"
+            "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
+            "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
+            "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
+            "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
+            "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
+            o->n, o->matrices, eig_precision_name(o->precision), protocol_mode_name(o->mode), r->backend,
+            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
+            o->per_matrix_parts ? "per-matrix" : "one", o->frames, b->payload_bytes + 64,
+            b->meta_bytes + b->data_bytes + 64, r->t_in, r->t_solve, r->t_out, r->sum_alone, m->fps, m->p50,
+            m->p90, m->p99, m->max, r->rate, x->p50, x->p90, x->p99, x->max, r->latency_ratio,
+            r->throughput_ratio);
+    fclose(f);
+    return 0;
+}
+
+int bench_pipeline_main(int argc, char **argv)
+{
+    options o;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    bench_frames b;
+    if (bench_frames_make(&o, &b) != 0) {
+        fprintf(stderr, "eigstream-bench pipeline: cannot make the batch\n");
+        bench_frames_free(&b);
+        return 1;
+    }
     /* The sender and the receiver of the bench stand for two separate
      * processes (the radar front end, the downstream stage), each with its
      * own ZeroMQ I/O thread: two I/O threads here, as in the daemon. */
     void *ctx = zmq_ctx_new();
     if (ctx == NULL || zmq_ctx_set(ctx, ZMQ_IO_THREADS, 2) != 0) {
         fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));
-        free(meta);
-        free(data);
-        free(payload);
-        free(a);
+        bench_frames_free(&b);
         return 1;
     }
     static message in_msg, out_msg;
-    covariance_message(&in_msg, &o, payload, payload_bytes, 0);
+    covariance_message(&in_msg, &o, b.payload, b.payload_bytes, 0);
     memcpy(out_msg.header, in_msg.header, PROTOCOL_HEADER_BYTES);
-    out_msg.part[0] = meta;
-    out_msg.bytes[0] = meta_bytes;
-    out_msg.part[1] = data;
-    out_msg.bytes[1] = data_bytes;
+    out_msg.part[0] = b.meta;
+    out_msg.bytes[0] = b.meta_bytes;
+    out_msg.part[1] = b.data;
+    out_msg.bytes[1] = b.data_bytes;
     out_msg.parts = 2;
 
-    char backend[32] = "?";
-    /* Each transfer alone is timed with one I/O thread shared by both ends
-     * and with one each, and the faster counts: the strictest yardstick for
-     * the end-to-end ratios (on a loaded 2-core machine either can win). */
-    void *ctx1 = zmq_ctx_new();
-    double t_in = transfer_alone(ctx, &o, &in_msg, o.frames);
-    double t_out = transfer_alone(ctx, &o, &out_msg, o.frames);
-    if (ctx1 != NULL) {
-        double t_in1 = transfer_alone(ctx1, &o, &in_msg, o.frames);
-        double t_out1 = transfer_alone(ctx1, &o, &out_msg, o.frames);
-        if (t_in1 >= 0 && t_in1 < t_in)
-            t_in = t_in1;
-        if (t_out1 >= 0 && t_out1 < t_out)
-            t_out = t_out1;
-        zmq_ctx_term(ctx1);
-    }
-    double t_solve = solve_alone(&o, a, o.frames, backend, sizeof backend);
-    int status = 0;
-    if (t_solve < 0) {
-        status = 1;
-        zmq_ctx_term(ctx);
-        goto done;
-    }
-    double slowest = fmax(t_solve, fmax(t_in, t_out));
-    double sum_alone = t_in + t_solve + t_out;
-    double rate = o.rate > 0 ? o.rate : 0.5 * 1e3 / slowest;
-
-    run_result max_rate = {0}, fixed = {0};
-    if (end_to_end(ctx, &o, payload, payload_bytes, 0.0, &max_rate) != 0) {
-        status = 2;
-        zmq_ctx_term(ctx);
-        goto done;
-    }
-    /* Latency is measured well below capacity: half of what the slowest part
-     * allows alone or of what the pipeline sustained, whichever is lower. */
-    if (o.rate <= 0 && max_rate.fps < 1e3 / slowest)
-        rate = 0.5 * max_rate.fps;
-    if (end_to_end(ctx, &o, payload, payload_bytes, 1e3 / rate, &fixed) != 0) {
-        status = 2;
-        zmq_ctx_term(ctx);
-        goto done;
-    }
+    bench_report r = {.backend = "?"};
+    status = measure_alone(ctx, &o, &b, &in_msg, &out_msg, &r) != 0          ? 1
+             : measure_end_to_end(ctx, &o, &b, &r) != 0                       ? 2
+                                                                               : 0;
     zmq_ctx_term(ctx);
-
-    double latency_ratio = fixed.p99 / sum_alone;
-    double throughput_ratio = max_rate.fps / (1e3 / slowest);
-    printf("eigstream-bench pipeline: n=%d matrices=%d %s mode %s backend %s transport %s storage %s parts %s, "
-           "%d frames\n",
-           o.n, o.matrices, o.precision == EIG_COMPLEX_FLOAT ? "complex float" : "complex double",
-           protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
-           o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
-           o.frames);
-    printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(payload_bytes + 64) / 1e6,
-           (double)(meta_bytes + data_bytes + 64) / 1e6);
-    printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n", t_in,
-           t_solve, t_out, sum_alone);
-    printf("  end to end, max     %.2f frames/s sustained (slowest alone allows %.2f)\n", max_rate.fps, 1e3 / slowest);
-    printf("                      latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms (queueing included)\n", max_rate.p50,
-           max_rate.p90, max_rate.p99, max_rate.max);
-    printf("  end to end, %.2f/s  latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms\n", rate, fixed.p50, fixed.p90,
-           fixed.p99, fixed.max);
-    printf("  daemon stage means  max rate:   receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
-           max_rate.stage_mean_ms[0], max_rate.stage_mean_ms[1], max_rate.stage_mean_ms[2], max_rate.stage_mean_ms[3],
-           max_rate.stage_mean_ms[4]);
-    printf("                      fixed rate: receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
-           fixed.stage_mean_ms[0], fixed.stage_mean_ms[1], fixed.stage_mean_ms[2], fixed.stage_mean_ms[3],
-           fixed.stage_mean_ms[4]);
-    printf("  fixed rate, medians send -> daemon receipt %.1f ms, daemon hand-over -> received %.1f ms\n",
-           fixed.in_lag_ms, fixed.out_lag_ms);
-    printf("  ratios              latency p99 / sum alone = %.3f (target <= 1.2) %s\n", latency_ratio,
-           latency_ratio <= 1.2 ? "met" : "MISSED");
-    printf("                      throughput / slowest alone = %.3f (target >= 0.9) %s\n", throughput_ratio,
-           throughput_ratio >= 0.9 ? "met" : "MISSED");
-
-    if (o.json_path != NULL) {
-        FILE *f = fopen(o.json_path, "w");
-        if (f == NULL) {
-            fprintf(stderr, "eigstream-bench pipeline: %s: %s\n", o.json_path, strerror(errno));
-            status = 1;
-            goto done;
-        }
-        fprintf(f,
-                "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
-                "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"parts\":\"%s\",\"frames\":%d,"
-                "\"input_bytes\":%zu,\"output_bytes\":%zu,"
-                "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
-                "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
-                "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
-                "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
-                "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
-                o.n, o.matrices, eig_precision_name(o.precision),
-                protocol_mode_name(o.mode), backend, o.ipc ? "ipc" : "tcp",
-                o.storage == PROTOCOL_STORAGE_FULL ? "full" : "packed", o.per_matrix_parts ? "per-matrix" : "one",
-                o.frames, payload_bytes + 64,
-                meta_bytes + data_bytes + 64, t_in, t_solve, t_out, sum_alone, max_rate.fps, max_rate.p50,
-                max_rate.p90, max_rate.p99, max_rate.max, rate, fixed.p50, fixed.p90, fixed.p99, fixed.max,
-                latency_ratio, throughput_ratio);
-        fclose(f);
+    if (status == 0) {
+        report_print(&o, &b, &r);
+        if (o.json_path != NULL)
+            status = report_json(o.json_path, &o, &b, &r);
     }
-done:
-    free(a);
-    free(payload);
-    free(meta);
-    free(data);
+    bench_frames_free(&b);
     return status;
 }
