@@ -163,6 +163,54 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
     return 0;
 }
 
+/* Generates the pool's frames (payload and CRC). 0, or -1 when out of
+ * memory (named on stderr). */
+static int pool_generate(const sim_options *o, sim_frame_generator *gen, pool_frame *pool, size_t frame_bytes)
+{
+    for (uint32_t i = 0; i < o->pool; i++) {
+        pool[i].payload = malloc(frame_bytes);
+        if (pool[i].payload == NULL) {
+            fprintf(stderr, "eigstream-sim: cannot allocate a pool of %u frames of %zu bytes\n", o->pool,
+                    frame_bytes);
+            return -1;
+        }
+        sim_frame_generate(gen, i, pool[i].payload);
+        pool[i].crc = protocol_crc32c(0, pool[i].payload, frame_bytes);
+    }
+    return 0;
+}
+
+/* Sends frames from the pool, round robin, at o->rate (0 = as fast as the
+ * socket takes them) until o->frames (0 = until a signal), reporting the
+ * rate every second unless quiet. *sent counts them. 0, or -1 when a send
+ * failed (named on stderr). */
+static int send_loop(void *sock, const sim_options *o, const pool_frame *pool, size_t matrix_bytes,
+                     size_t frame_bytes, double start, uint64_t *sent)
+{
+    double last_report = start;
+    uint64_t sent_at_report = 0;
+    while (!cli_stop_requested && (o->frames == 0 || *sent < o->frames)) {
+        if (send_frame(sock, o, &pool[*sent % o->pool], matrix_bytes, *sent) != 0) {
+            if (errno == EINTR)
+                continue; /* the header was not queued: nothing half-sent */
+            fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
+            return -1;
+        }
+        (*sent)++;
+        double t = cli_monotonic_s();
+        if (!o->quiet && t - last_report >= 1.0) {
+            double rate = (double)(*sent - sent_at_report) / (t - last_report);
+            fprintf(stderr, "eigstream-sim: %.1f frames/s, %.1f MB/s, %llu sent\n", rate,
+                    rate * (double)frame_bytes / 1e6, (unsigned long long)*sent);
+            last_report = t;
+            sent_at_report = *sent;
+        }
+        if (o->rate > 0 && (o->frames == 0 || *sent < o->frames))
+            sleep_until(start + (double)*sent / o->rate);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     sim_options o;
@@ -190,15 +238,8 @@ int main(int argc, char **argv)
     }
 
     double t0 = cli_monotonic_s();
-    for (uint32_t i = 0; i < o.pool; i++) {
-        pool[i].payload = malloc(frame_bytes);
-        if (pool[i].payload == NULL) {
-            fprintf(stderr, "eigstream-sim: cannot allocate a pool of %u frames of %zu bytes\n", o.pool, frame_bytes);
-            goto done;
-        }
-        sim_frame_generate(gen, i, pool[i].payload);
-        pool[i].crc = protocol_crc32c(0, pool[i].payload, frame_bytes);
-    }
+    if (pool_generate(&o, gen, pool, frame_bytes) != 0)
+        goto done;
     double generate_s = cli_monotonic_s() - t0;
     if (!o.quiet)
         fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s (%.0f ms/frame)\n",
@@ -210,8 +251,11 @@ int main(int argc, char **argv)
         goto done;
     }
     int hwm = (int)o.hwm;
-    zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms);
+    if (zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms) != 0) {
+        fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
+        goto done;
+    }
     if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
         fprintf(stderr, "eigstream-sim: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
                 zmq_strerror(zmq_errno()));
@@ -221,27 +265,9 @@ int main(int argc, char **argv)
     cli_stop_on_signals(); /* a blocked send returns EINTR */
 
     uint64_t sent = 0;
-    double start = cli_monotonic_s(), last_report = start;
-    uint64_t sent_at_report = 0;
-    while (!cli_stop_requested && (o.frames == 0 || sent < o.frames)) {
-        if (send_frame(sock, &o, &pool[sent % o.pool], matrix_bytes, sent) != 0) {
-            if (errno == EINTR)
-                continue; /* the header was not queued: nothing half-sent */
-            fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
-            goto done;
-        }
-        sent++;
-        double t = cli_monotonic_s();
-        if (!o.quiet && t - last_report >= 1.0) {
-            double rate = (double)(sent - sent_at_report) / (t - last_report);
-            fprintf(stderr, "eigstream-sim: %.1f frames/s, %.1f MB/s, %llu sent\n", rate,
-                    rate * (double)frame_bytes / 1e6, (unsigned long long)sent);
-            last_report = t;
-            sent_at_report = sent;
-        }
-        if (o.rate > 0 && (o.frames == 0 || sent < o.frames))
-            sleep_until(start + (double)sent / o.rate);
-    }
+    double start = cli_monotonic_s();
+    if (send_loop(sock, &o, pool, matrix_bytes, frame_bytes, start, &sent) != 0)
+        goto done;
     /* Wait for ZeroMQ to write out every queued frame, then close (with
      * linger as a second line); the context terminates only when they are
      * out, so the pool is freed after that and the elapsed time includes the
