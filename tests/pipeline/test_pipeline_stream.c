@@ -243,6 +243,88 @@ static void case_forming(void)
     free(formed);
 }
 
+/* The bad messages case_malformed sends, each counted in expect[reason]. */
+typedef struct malformed {
+    void *push;
+    uint32_t n, m;
+    uint8_t *big;   /* a valid payload of m full matrices, 64 spare bytes after it */
+    size_t payload; /* its bytes */
+    uint8_t hb[PROTOCOL_HEADER_BYTES + 1];
+    uint64_t expect[PROTOCOL_REJECT_COUNT_];
+} malformed;
+
+/* Sends [hb (header_bytes)][payload part of payload_bytes] (no payload part
+ * when payload_bytes is 0), expecting it rejected for reason. */
+static void send_bad(malformed *x, protocol_reject reason, size_t header_bytes, const void *payload,
+                     size_t payload_bytes)
+{
+    const void *parts[] = {x->hb, payload};
+    size_t sizes[] = {header_bytes, payload_bytes};
+    CHECK(test_send_parts(x->push, parts, sizes, payload_bytes > 0 ? 2 : 1) == 0, "send %s",
+          protocol_reject_name(reason));
+    x->expect[reason]++;
+}
+
+/* Header only; a 65-byte header; three parts for two matrices plus one. */
+static void send_bad_parts(malformed *x, protocol_header *h)
+{
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_PARTS, 64, NULL, 0);
+    send_bad(x, PROTOCOL_REJECT_HEADER_SIZE, 65, x->big, x->payload);
+    size_t sizes[] = {64, x->payload / 2, x->payload / 2, 16};
+    const void *parts[] = {x->hb, x->big, x->big + x->payload / 2, x->big};
+    CHECK(test_send_parts(x->push, parts, sizes, 4) == 0, "send parts");
+    x->expect[PROTOCOL_REJECT_PARTS]++;
+}
+
+/* Magic, version, kind. */
+static void send_bad_identity(malformed *x, protocol_header *h)
+{
+    protocol_header_encode(h, x->hb);
+    x->hb[0] = 'X';
+    send_bad(x, PROTOCOL_REJECT_MAGIC, 64, x->big, x->payload);
+    protocol_header_encode(h, x->hb);
+    x->hb[4] = 9;
+    send_bad(x, PROTOCOL_REJECT_VERSION, 64, x->big, x->payload);
+    h->kind = 7;
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+}
+
+/* A bad field, sizes that disagree, a frame of another n. */
+static void send_bad_fields(malformed *x, protocol_header *h, uint64_t seq)
+{
+    h->element = 9;
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_FIELD, 64, x->big, x->payload);
+    test_covariance_header(h, seq, x->n, x->m, Z);
+    h->payload_bytes += 16;
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_SIZE, 64, x->big, x->payload + 16);
+    test_covariance_header(h, seq, x->n / 2, x->m, Z);
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_CONFIG, 64, x->big, x->payload / 4);
+}
+
+/* Truncated, oversized, CRC mismatch, NaN. */
+static void send_bad_payloads(malformed *x, protocol_header *h, uint64_t seq)
+{
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_TRUNCATED, 64, x->big, x->payload - 16);
+    send_bad(x, PROTOCOL_REJECT_OVERSIZED, 64, x->big, x->payload + 16);
+    h->flags |= PROTOCOL_FLAG_CRC;
+    h->crc32c = protocol_crc32c(0, x->big, x->payload) ^ 1u;
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_CRC, 64, x->big, x->payload);
+    uint8_t *nan_payload = malloc(x->payload);
+    memcpy(nan_payload, x->big, x->payload);
+    ((double *)nan_payload)[5] = NAN;
+    test_covariance_header(h, seq, x->n, x->m, Z);
+    protocol_header_encode(h, x->hb);
+    send_bad(x, PROTOCOL_REJECT_NONFINITE, 64, nan_payload, x->payload); /* zmq_send copied it */
+    free(nan_payload);
+}
+
 /* Every reject reason between good frames. */
 static void case_malformed(void)
 {
@@ -255,107 +337,23 @@ static void case_malformed(void)
         return;
     }
     double complex *a = make_frames(good, n, m, Z, 0);
-    size_t payload = (size_t)m * n * n * 16;
-    uint8_t *big = calloc(1, payload + 64);
-    memcpy(big, a, payload);
-    uint8_t hb[PROTOCOL_HEADER_BYTES + 1];
-    protocol_header h;
-    int sent_bad = 0;
-    uint64_t expect[PROTOCOL_REJECT_COUNT_] = {0};
-
-#define SEND_BAD(reason, count, ...)                                                  \
-    do {                                                                              \
-        const void *parts_[] = {__VA_ARGS__};                                         \
-        CHECK(test_send_parts(d.push, parts_, sizes_, count) == 0, "send %s", #reason); \
-        expect[reason]++;                                                             \
-        sent_bad++;                                                                   \
-    } while (0)
-
+    malformed x = {.push = d.push, .n = n, .m = m, .payload = (size_t)m * n * n * 16};
+    x.big = calloc(1, x.payload + 64);
+    memcpy(x.big, a, x.payload);
     for (int f = 0; f < good; f++) {
         test_frame_spec s = {.seq = (uint64_t)f, .crc = 1};
         test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+        protocol_header h;
         test_covariance_header(&h, 100 + f, n, m, Z);
-        switch (f) {
-        case 0: { /* header only */
-            protocol_header_encode(&h, hb);
-            size_t sizes_[] = {64};
-            SEND_BAD(PROTOCOL_REJECT_PARTS, 1, hb);
-            /* header size */
-            size_t sizes2_[] = {65, payload};
-            const void *p2[] = {hb, big};
-            CHECK(test_send_parts(d.push, p2, sizes2_, 2) == 0, "send");
-            expect[PROTOCOL_REJECT_HEADER_SIZE]++;
-            /* three parts for two matrices, plus one */
-            size_t sizes3_[] = {64, payload / 2, payload / 2, 16};
-            const void *p3[] = {hb, big, big + payload / 2, big};
-            test_send_parts(d.push, p3, sizes3_, 4);
-            expect[PROTOCOL_REJECT_PARTS]++;
-            break;
-        }
-        case 1: { /* magic, version, kind */
-            size_t sizes_[] = {64, payload};
-            protocol_header_encode(&h, hb);
-            hb[0] = 'X';
-            SEND_BAD(PROTOCOL_REJECT_MAGIC, 2, hb, big);
-            protocol_header_encode(&h, hb);
-            hb[4] = 9;
-            SEND_BAD(PROTOCOL_REJECT_VERSION, 2, hb, big);
-            h.kind = 7;
-            protocol_header_encode(&h, hb);
-            SEND_BAD(PROTOCOL_REJECT_KIND, 2, hb, big);
-            break;
-        }
-        case 2: { /* field, size, config */
-            size_t sizes_[] = {64, payload};
-            h.element = 9;
-            protocol_header_encode(&h, hb);
-            SEND_BAD(PROTOCOL_REJECT_FIELD, 2, hb, big);
-            test_covariance_header(&h, 100 + f, n, m, Z);
-            h.payload_bytes += 16;
-            protocol_header_encode(&h, hb);
-            size_t sizes2_[] = {64, payload + 16};
-            const void *p2[] = {hb, big};
-            test_send_parts(d.push, p2, sizes2_, 2);
-            expect[PROTOCOL_REJECT_SIZE]++;
-            test_covariance_header(&h, 100 + f, n / 2, m, Z);
-            protocol_header_encode(&h, hb);
-            size_t sizes3_[] = {64, payload / 4};
-            const void *p3[] = {hb, big};
-            test_send_parts(d.push, p3, sizes3_, 2);
-            expect[PROTOCOL_REJECT_CONFIG]++;
-            break;
-        }
-        case 3: { /* truncated, oversized */
-            protocol_header_encode(&h, hb);
-            size_t sizes_[] = {64, payload - 16};
-            SEND_BAD(PROTOCOL_REJECT_TRUNCATED, 2, hb, big);
-            size_t sizes2_[] = {64, payload + 16};
-            const void *p2[] = {hb, big};
-            test_send_parts(d.push, p2, sizes2_, 2);
-            expect[PROTOCOL_REJECT_OVERSIZED]++;
-            break;
-        }
-        case 4: { /* crc mismatch, then NaN */
-            h.flags |= PROTOCOL_FLAG_CRC;
-            h.crc32c = protocol_crc32c(0, big, payload) ^ 1u;
-            protocol_header_encode(&h, hb);
-            size_t sizes_[] = {64, payload};
-            SEND_BAD(PROTOCOL_REJECT_CRC, 2, hb, big);
-            uint8_t *nan_payload = malloc(payload);
-            memcpy(nan_payload, big, payload);
-            ((double *)nan_payload)[5] = NAN;
-            test_covariance_header(&h, 100 + f, n, m, Z);
-            protocol_header_encode(&h, hb);
-            SEND_BAD(PROTOCOL_REJECT_NONFINITE, 2, hb, nan_payload);
-            test_sleep_ms(100); /* zmq_send copied it, but keep it simple: free after */
-            free(nan_payload);
-            break;
-        }
-        default: break;
-        }
+        if (f == 0)
+            send_bad_parts(&x, &h);
+        else if (f == 1)
+            send_bad_identity(&x, &h);
+        else if (f == 2)
+            send_bad_fields(&x, &h, 100 + f);
+        else if (f == 3)
+            send_bad_payloads(&x, &h, 100 + f);
     }
-#undef SEND_BAD
-    (void)sent_bad;
     CHECK(receive_and_check(&d, a, n, m, Z, good, "malformed") == good, "good frames through");
     pipeline_counters c;
     test_wait_done(&d, good, 2000);
@@ -363,13 +361,14 @@ static void case_malformed(void)
     test_sleep_ms(200);
     test_daemon_stop(&d, &c);
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        CHECK(c.rejected[r] == expect[r], "reject %s: counted %llu, sent %llu", protocol_reject_name((protocol_reject)r),
-              (unsigned long long)c.rejected[r], (unsigned long long)expect[r]);
+        CHECK(c.rejected[r] == x.expect[r], "reject %s: counted %llu, sent %llu",
+              protocol_reject_name((protocol_reject)r), (unsigned long long)c.rejected[r],
+              (unsigned long long)x.expect[r]);
     CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "in=%llu out=%llu", (unsigned long long)c.in,
           (unsigned long long)c.out);
     check_accounting(&c, "malformed");
     free(a);
-    free(big);
+    free(x.big);
 }
 
 /* The solver is slower than the input: drop_oldest evicts, block pushes back. */
