@@ -1,7 +1,8 @@
 /*
  * eig_cuda_plan.cu - the cuda backend's plan: validation, kernel choice,
- * workspace (device and pinned host, all allocated here), and the two
- * execute entry points of eig_cuda.h.
+ * workspace (device and pinned host, all allocated here), the two execute
+ * entry points of eig/eig_backend_cuda.h and the phase launcher of
+ * eig_cuda_phases.h that the device entry point runs.
  *
  * Every CUDA call is checked; failures become EIG_EDEVICE (EIG_ENODEVICE when
  * there is no usable device). The plan's device is made current for each call
@@ -9,11 +10,10 @@
  */
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
-#include "eig_cuda.h"
+#include "eig_backend_cuda.h"
 #include "eig_cuda_internal.cuh"
-#include "eig_cuda_stages.h"
+#include "eig_cuda_phases.h"
 
 /* Matrices per launch group: the per-matrix workspace times this stays under
  * a fixed budget, so any batch count works with bounded device memory. */
@@ -27,15 +27,16 @@ static const int EIG_CUDA_QR_LOG_MIN_N = 256;
 struct eig_cuda_plan {
     eig_plan_params p;
     size_t chunk; /* matrices per launch group */
-    cudaStream_t stream;
     eig_cuda_workspace ws;
     eig_cuda_tridiag_config tri;
     eig_cuda_qr_config qr;
     eig_cuda_back_config back;
+    /* eig_cuda_plan_execute only (none of it in a device_only plan): */
+    cudaStream_t stream;
     size_t a_bytes, w_bytes, z_bytes, info_bytes;
-    void *h_a, *h_w, *h_z; /* pinned staging for eig_cuda_plan_execute */
+    void *h_a, *h_w, *h_z; /* pinned staging */
     int *h_info;
-    void *d_a, *d_w, *d_z; /* device copies for eig_cuda_plan_execute */
+    void *d_a, *d_w, *d_z; /* device copies */
     int *d_info;
 };
 
@@ -93,43 +94,31 @@ extern "C" int eig_cuda_runtime_device_count(void)
     return count;
 }
 
-/* Positive integer from the environment, or `fallback` (tuning and test
- * knobs of the QR phase; docs/gpu.md). */
-static int eig_cuda_env_int(const char *name, int fallback)
-{
-    const char *v = getenv(name);
-    if (v == nullptr || *v == '\0')
-        return fallback;
-    char *end = nullptr;
-    const long x = strtol(v, &end, 10);
-    return *end == '\0' && x > 0 && x < (1L << 30) ? (int)x : fallback;
-}
-
 /* QR phase, logged path (vectors jobs): one chase per matrix writes its
  * rotation log (log_cap rotations: 3 n^2 up to n = 256, 2 n^2 above; radar
  * input needs 1.1-1.8 n^2, the LAPACK test types up to 2.6 n^2; a matrix
  * that would overflow takes the fused kernel), then an apply kernel of
  * 32-row slices, the log staged through two 2 KB shared buffers.
- * Knobs: EIGSTREAM_CUDA_QR_PATH=fused|logged, EIGSTREAM_CUDA_QR_LOG_CAP
- * (rotations per matrix; tests of the overflow fallback),
- * EIGSTREAM_CUDA_QR_GROUP_MIN (smallest block order of a multishift group). */
+ * The plan's tuning (eig.h, eig_cuda_tuning) may force either path, set the
+ * log capacity (tests of the overflow fallback) and the smallest block order
+ * of a multishift group; its zeros keep the choices below. */
 template <typename R>
-static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vectors, int optin)
+static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vectors, int optin,
+                                      const eig_cuda_tuning *tuning)
 {
     typedef typename eig_cuda_complex<R>::type C;
     /* n <= 64: single-shift sweeps only (run L1: c128 qr 0.80 -> 0.62 ms,
      * c64 0.58 -> 0.41 at n = 64); above, multishift groups (0 = the
      * kernel's default block order) */
-    qr->group_min = eig_cuda_env_int("EIGSTREAM_CUDA_QR_GROUP_MIN", n <= 64 ? n + 1 : 0);
-    const char *path = getenv("EIGSTREAM_CUDA_QR_PATH");
+    qr->group_min = tuning->qr_group_min > 0 ? tuning->qr_group_min : n <= 64 ? n + 1 : 0;
     bool logged = vectors && n >= EIG_CUDA_QR_LOG_MIN_N;
-    if (path != nullptr && strcmp(path, "fused") == 0)
+    if (tuning->qr_path == EIG_CUDA_QR_PATH_FUSED)
         logged = false;
-    if (path != nullptr && strcmp(path, "logged") == 0)
+    if (tuning->qr_path == EIG_CUDA_QR_PATH_LOGGED)
         logged = vectors;
     const size_t nn = (size_t)n * n;
-    size_t cap = (n <= 256 ? 3 : 2) * nn;
-    cap = (size_t)eig_cuda_env_int("EIGSTREAM_CUDA_QR_LOG_CAP", (int)cap);
+    const size_t cap =
+        tuning->qr_log_cap > 0 ? (size_t)tuning->qr_log_cap : (n <= 256 ? 3 : 2) * nn;
     qr->log_cap = (int)((cap + 63) / 64 * 64); /* 16-byte aligned per matrix */
     qr->head_cap = 4 * n + 16;
     qr->apply_rows = 32;
@@ -180,7 +169,7 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     qr->smem = eig_cuda_qr_smem<R>(n, qr->consumer_warps);
     if (qr->smem > (size_t)optin)
         return EIG_EUNSUPPORTED;
-    eig_cuda_qr_configure_log<R>(qr, n, vectors, optin);
+    eig_cuda_qr_configure_log<R>(qr, n, vectors, optin, &plan->p.cuda);
 
     if (!eig_cuda_back_choose<R>(n, optin, &plan->back))
         return EIG_EUNSUPPORTED;
@@ -194,6 +183,9 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     return EIG_OK;
 }
 
+/* The kernels' device workspace for one launch group (any input layout: the
+ * tridiagonalization reads full and packed input in place), sized so that a
+ * group stays under EIG_CUDA_WORKSPACE_BUDGET. */
 static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
 {
     const eig_plan_params *p = &plan->p;
@@ -240,20 +232,29 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_rank, chunk * n * sizeof(int)));
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, chunk * 4 * sizeof(int)));
     }
+    return EIG_OK;
+}
 
-    const size_t batch = (size_t)p->batch;
-    const size_t in_elems = p->storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
+/* The host entry point's pinned staging, device copies and stream (not for
+ * a device_only plan). */
+static eig_error eig_cuda_plan_allocate_staging(eig_cuda_plan *plan)
+{
+    const eig_plan_params *p = &plan->p;
+    const size_t batch = (size_t)p->batch, n = (size_t)p->n;
+    const size_t csize = eig_element_bytes(p->precision);
+    const size_t in_elems = p->storage == EIG_STORAGE_FULL ? n * n : n * (n + 1) / 2;
     plan->a_bytes = batch * in_elems * csize;
-    plan->w_bytes = batch * n * rsize;
-    plan->z_bytes = vectors ? batch * nn * csize : 0;
+    plan->w_bytes = batch * n * (csize / 2);
+    plan->z_bytes = p->job == EIG_JOB_VECTORS ? batch * n * n * csize : 0;
     plan->info_bytes = batch * sizeof(int);
+    EIG_CUDA_TRY(cudaStreamCreateWithFlags(&plan->stream, cudaStreamNonBlocking));
     EIG_CUDA_TRY(cudaMallocHost(&plan->h_a, plan->a_bytes));
     EIG_CUDA_TRY(cudaMallocHost(&plan->h_w, plan->w_bytes));
     EIG_CUDA_TRY(cudaMallocHost((void **)&plan->h_info, plan->info_bytes));
     EIG_CUDA_TRY(cudaMalloc(&plan->d_a, plan->a_bytes));
     EIG_CUDA_TRY(cudaMalloc(&plan->d_w, plan->w_bytes));
     EIG_CUDA_TRY(cudaMalloc((void **)&plan->d_info, plan->info_bytes));
-    if (vectors) {
+    if (plan->z_bytes > 0) {
         EIG_CUDA_TRY(cudaMallocHost(&plan->h_z, plan->z_bytes));
         EIG_CUDA_TRY(cudaMalloc(&plan->d_z, plan->z_bytes));
     }
@@ -294,8 +295,10 @@ static eig_error eig_cuda_plan_build(eig_cuda_plan *plan)
                                                      : eig_cuda_plan_configure<float>(plan, optin);
     if (e != EIG_OK)
         return e;
-    EIG_CUDA_TRY(cudaStreamCreateWithFlags(&plan->stream, cudaStreamNonBlocking));
-    return eig_cuda_plan_allocate(plan);
+    e = eig_cuda_plan_allocate(plan);
+    if (e != EIG_OK || p->device_only)
+        return e;
+    return eig_cuda_plan_allocate_staging(plan);
 }
 
 extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_params *params)
@@ -306,7 +309,10 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
     if (params == nullptr || params->n < 1 || params->batch < 1 || params->device < 0 ||
         eig_element_bytes(params->precision) == 0 ||
         (unsigned)params->job > EIG_JOB_VECTORS ||
-        (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER)
+        (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER ||
+        (unsigned)params->device_only > 1 ||
+        (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
+        params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0)
         return EIG_EINVAL;
     /* EIG_CUDA_N_MAX (eig.h): all three kernels fit shared memory up to
      * there in both precisions (docs/gpu.md). */
@@ -327,53 +333,103 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
     return EIG_OK;
 }
 
+/* One phase of the launch group first .. first+count-1 in precision R (see
+ * eig_cuda_phases.h); nothing checked. */
 template <typename R>
-static eig_error eig_cuda_plan_enqueue(eig_cuda_plan *plan, const void *d_a, void *d_w,
-                                       void *d_z, int *d_info, cudaStream_t stream)
+static cudaError_t eig_cuda_phase_launch(const eig_cuda_plan *plan, eig_cuda_phase phase,
+                                         eig_storage storage, eig_uplo uplo, size_t first,
+                                         int count, const void *d_a, void *d_w, void *d_z,
+                                         int *d_info, cudaStream_t stream)
 {
     typedef typename eig_cuda_complex<R>::type C;
     const eig_plan_params *p = &plan->p;
     const size_t n = (size_t)p->n, nn = n * n;
-    const size_t in_elems = p->storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
+    const size_t in_elems = storage == EIG_STORAGE_FULL ? nn : n * (n + 1) / 2;
     const int vectors = p->job == EIG_JOB_VECTORS;
-    for (size_t first = 0; first < (size_t)p->batch; first += plan->chunk) {
-        const size_t left = (size_t)p->batch - first;
+    R *w = (R *)d_w + first * n;
+    int *info = d_info + first;
+    switch (phase) {
+    case EIG_CUDA_PHASE_TRIDIAG:
+        return eig_cuda_tridiag_launch<R>(&plan->tri, p->n, count, storage, uplo, vectors,
+                                          (const C *)d_a + first * in_elems, &plan->ws, w, info,
+                                          stream);
+    case EIG_CUDA_PHASE_QR:
+        return eig_cuda_qr_launch<R>(&plan->qr, p->n, count, &plan->ws, w, info, stream);
+    case EIG_CUDA_PHASE_BACK:
+        if (!vectors)
+            return cudaSuccess;
+        return eig_cuda_back_launch<R>(&plan->back, p->n, count, &plan->ws, (C *)d_z + first * nn,
+                                       info, stream);
+    case EIG_CUDA_PHASE_COUNT:
+        break;
+    }
+    return cudaErrorInvalidValue;
+}
+
+static eig_error eig_cuda_phase_launch_any(const eig_cuda_plan *plan, eig_cuda_phase phase,
+                                           eig_storage storage, eig_uplo uplo, size_t first,
+                                           int count, const void *d_a, void *d_w, void *d_z,
+                                           int *d_info, cudaStream_t stream)
+{
+    return eig_cuda_error(plan->p.precision == EIG_COMPLEX_DOUBLE
+                              ? eig_cuda_phase_launch<double>(plan, phase, storage, uplo, first,
+                                                              count, d_a, d_w, d_z, d_info, stream)
+                              : eig_cuda_phase_launch<float>(plan, phase, storage, uplo, first,
+                                                             count, d_a, d_w, d_z, d_info, stream));
+}
+
+extern "C" size_t eig_cuda_plan_group_size(const eig_cuda_plan *plan)
+{
+    return plan == nullptr ? 0 : plan->chunk;
+}
+
+extern "C" eig_error eig_cuda_plan_enqueue_phase(eig_cuda_plan *plan, eig_cuda_phase phase,
+                                                 eig_storage storage, eig_uplo uplo, size_t first,
+                                                 int count, const void *d_a, void *d_w, void *d_z,
+                                                 int *d_info, cudaStream_t stream)
+{
+    if (plan == nullptr || (unsigned)phase >= EIG_CUDA_PHASE_COUNT ||
+        (unsigned)storage > EIG_STORAGE_PACKED || (unsigned)uplo > EIG_UPPER || count < 1 ||
+        (size_t)count > plan->chunk || first >= (size_t)plan->p.batch ||
+        (size_t)count > (size_t)plan->p.batch - first)
+        return EIG_EINVAL;
+    return eig_cuda_phase_launch_any(plan, phase, storage, uplo, first, count, d_a, d_w, d_z,
+                                     d_info, stream);
+}
+
+/* The whole batch, launch group after launch group, on stream. */
+static eig_error eig_cuda_plan_enqueue(const eig_cuda_plan *plan, eig_storage storage,
+                                       eig_uplo uplo, const void *d_a, void *d_w, void *d_z,
+                                       int *d_info, cudaStream_t stream)
+{
+    const size_t batch = (size_t)plan->p.batch;
+    for (size_t first = 0; first < batch; first += plan->chunk) {
+        const size_t left = batch - first;
         const int count = (int)(left < plan->chunk ? left : plan->chunk);
-        const C *a = (const C *)d_a + first * in_elems;
-        R *w = (R *)d_w + first * n;
-        int *info = d_info + first;
-        EIG_CUDA_TRY(eig_cuda_tridiag_launch<R>(&plan->tri, p->n, count, p->storage, p->uplo,
-                                                vectors, a, &plan->ws, w, info, stream));
-        EIG_CUDA_TRY(eig_cuda_qr_launch<R>(&plan->qr, p->n, count, &plan->ws, w, info, stream));
-        if (vectors) {
-            C *z = (C *)d_z + first * nn;
-            EIG_CUDA_TRY(eig_cuda_back_launch<R>(&plan->back, p->n, count, &plan->ws, z, info,
-                                                 stream));
+        for (int phase = 0; phase < EIG_CUDA_PHASE_COUNT; ++phase) {
+            eig_error e = eig_cuda_phase_launch_any(plan, (eig_cuda_phase)phase, storage, uplo,
+                                                    first, count, d_a, d_w, d_z, d_info, stream);
+            if (e != EIG_OK)
+                return e;
         }
     }
     return EIG_OK;
 }
 
-static eig_error eig_cuda_plan_enqueue_any(eig_cuda_plan *plan, const void *d_a, void *d_w,
-                                           void *d_z, int *d_info, cudaStream_t stream)
+extern "C" eig_error eig_cuda_plan_execute_device(eig_cuda_plan *plan, eig_storage storage,
+                                                  eig_uplo uplo, const void *d_a, void *d_w,
+                                                  void *d_z, int *d_info, void *stream)
 {
-    return plan->p.precision == EIG_COMPLEX_DOUBLE
-               ? eig_cuda_plan_enqueue<double>(plan, d_a, d_w, d_z, d_info, stream)
-               : eig_cuda_plan_enqueue<float>(plan, d_a, d_w, d_z, d_info, stream);
-}
-
-extern "C" eig_error eig_cuda_plan_execute_device(eig_cuda_plan *plan, const void *d_a,
-                                                  void *d_w, void *d_z, int *d_info,
-                                                  void *stream)
-{
-    if (plan == nullptr || d_a == nullptr || d_w == nullptr || d_info == nullptr)
+    if (plan == nullptr || d_a == nullptr || d_w == nullptr || d_info == nullptr ||
+        (unsigned)storage > EIG_STORAGE_PACKED || (unsigned)uplo > EIG_UPPER)
         return EIG_EINVAL;
     if (plan->p.job == EIG_JOB_VECTORS && d_z == nullptr)
         return EIG_EINVAL;
     eig_cuda_device_guard guard(plan->p.device);
     if (!guard.ok)
         return eig_cuda_error(guard.err);
-    return eig_cuda_plan_enqueue_any(plan, d_a, d_w, d_z, d_info, (cudaStream_t)stream);
+    return eig_cuda_plan_enqueue(plan, storage, uplo, d_a, d_w, d_z, d_info,
+                                 (cudaStream_t)stream);
 }
 
 extern "C" eig_error eig_cuda_plan_execute(eig_cuda_plan *plan, const void *a, void *w, void *z,
@@ -384,13 +440,16 @@ extern "C" eig_error eig_cuda_plan_execute(eig_cuda_plan *plan, const void *a, v
     const bool vectors = plan->p.job == EIG_JOB_VECTORS;
     if (vectors && z == nullptr)
         return EIG_EINVAL;
+    if (plan->p.device_only)
+        return EIG_EUNSUPPORTED;
     eig_cuda_device_guard guard(plan->p.device);
     if (!guard.ok)
         return eig_cuda_error(guard.err);
     cudaStream_t s = plan->stream;
     memcpy(plan->h_a, a, plan->a_bytes);
     EIG_CUDA_TRY(cudaMemcpyAsync(plan->d_a, plan->h_a, plan->a_bytes, cudaMemcpyHostToDevice, s));
-    eig_error e = eig_cuda_plan_enqueue_any(plan, plan->d_a, plan->d_w, plan->d_z, plan->d_info, s);
+    eig_error e = eig_cuda_plan_enqueue(plan, plan->p.storage, plan->p.uplo, plan->d_a, plan->d_w,
+                                        plan->d_z, plan->d_info, s);
     if (e != EIG_OK) {
         (void)cudaStreamSynchronize(s);
         return e;
@@ -423,59 +482,4 @@ extern "C" void eig_cuda_plan_destroy(eig_cuda_plan *plan)
         eig_cuda_plan_free(plan);
     }
     free(plan);
-}
-
-extern "C" eig_error eig_cuda_plan_execute_device_staged(eig_cuda_plan *plan, const void *d_a,
-                                                         void *d_w, void *d_z, int *d_info,
-                                                         void *stream, float stage_ms[3])
-{
-    if (plan == nullptr || d_a == nullptr || d_w == nullptr || d_info == nullptr ||
-        stage_ms == nullptr || plan->chunk < (size_t)plan->p.batch)
-        return EIG_EINVAL;
-    const bool vectors = plan->p.job == EIG_JOB_VECTORS;
-    if (vectors && d_z == nullptr)
-        return EIG_EINVAL;
-    eig_cuda_device_guard guard(plan->p.device);
-    if (!guard.ok)
-        return eig_cuda_error(guard.err);
-    cudaStream_t s = (cudaStream_t)stream;
-    cudaEvent_t ev[4] = {nullptr, nullptr, nullptr, nullptr};
-    eig_error e = EIG_OK;
-    for (int i = 0; i < 4 && e == EIG_OK; ++i)
-        e = eig_cuda_error(cudaEventCreate(&ev[i]));
-    const eig_plan_params *p = &plan->p;
-    const int n = p->n, count = p->batch;
-    const bool dbl = p->precision == EIG_COMPLEX_DOUBLE;
-    if (e == EIG_OK)
-        e = eig_cuda_error(cudaEventRecord(ev[0], s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(
-            dbl ? eig_cuda_tridiag_launch<double>(&plan->tri, n, count, p->storage, p->uplo,
-                                                  vectors, d_a, &plan->ws, d_w, d_info, s)
-                : eig_cuda_tridiag_launch<float>(&plan->tri, n, count, p->storage, p->uplo,
-                                                 vectors, d_a, &plan->ws, d_w, d_info, s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(cudaEventRecord(ev[1], s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(dbl ? eig_cuda_qr_launch<double>(&plan->qr, n, count, &plan->ws, d_w,
-                                                            d_info, s)
-                               : eig_cuda_qr_launch<float>(&plan->qr, n, count, &plan->ws, d_w,
-                                                           d_info, s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(cudaEventRecord(ev[2], s));
-    if (e == EIG_OK && vectors)
-        e = eig_cuda_error(dbl ? eig_cuda_back_launch<double>(&plan->back, n, count, &plan->ws,
-                                                              d_z, d_info, s)
-                               : eig_cuda_back_launch<float>(&plan->back, n, count, &plan->ws,
-                                                             d_z, d_info, s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(cudaEventRecord(ev[3], s));
-    if (e == EIG_OK)
-        e = eig_cuda_error(cudaEventSynchronize(ev[3]));
-    for (int i = 0; i < 3 && e == EIG_OK; ++i)
-        e = eig_cuda_error(cudaEventElapsedTime(&stage_ms[i], ev[i], ev[i + 1]));
-    for (int i = 0; i < 4; ++i)
-        if (ev[i] != nullptr)
-            (void)cudaEventDestroy(ev[i]);
-    return e;
 }

@@ -96,6 +96,33 @@ enum {
 #define EIG_N_MAX 4096
 #define EIG_CUDA_N_MAX 512
 
+/* How the cuda backend runs implicit QR on the tridiagonal (docs/gpu.md). */
+typedef enum eig_cuda_qr_path {
+    EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n >= 256, else fused */
+    EIG_CUDA_QR_PATH_FUSED,    /* one kernel: each CTA re-runs the chase and applies
+                                  its rotations to a row slice of the vectors */
+    EIG_CUDA_QR_PATH_LOGGED    /* one chase per matrix writes a rotation log, an
+                                  apply kernel applies it (vectors jobs; a
+                                  values-only job stays fused) */
+} eig_cuda_qr_path;
+
+/* Tuning of the cuda backend (ignored by the others). Every field 0 is the
+ * plan's own choice, the measured default of docs/gpu.md; tests and the
+ * benchmark set them to reach a path or compare choices. */
+typedef struct eig_cuda_tuning {
+    eig_cuda_qr_path qr_path; /* default EIG_CUDA_QR_PATH_AUTO */
+    int qr_log_cap;           /* rotations logged per matrix, 0..EIG_CUDA_TUNING_MAX;
+                                 0 = 3 n^2 up to n = 256, 2 n^2 above. A matrix
+                                 whose log would pass it takes the fused kernel. */
+    int qr_group_min;         /* smallest block order chased by a multishift
+                                 group, 0..EIG_CUDA_TUNING_MAX; 0 = single-shift
+                                 sweeps up to n = 64, the kernel's default above;
+                                 above n: single-shift sweeps only */
+} eig_cuda_tuning;
+
+/* Upper bound of the integer fields of eig_cuda_tuning. */
+#define EIG_CUDA_TUNING_MAX (1 << 30)
+
 typedef struct eig_plan_params {
     int n;                   /* matrix order, 1..EIG_N_MAX */
     int batch;               /* number of matrices, >= 1 */
@@ -106,6 +133,15 @@ typedef struct eig_plan_params {
     eig_backend backend;     /* default EIG_BACKEND_AUTO */
     int threads;             /* CPU threads; 0 = all online cores */
     int device;              /* CUDA device ordinal (cuda backend) */
+    int device_only;         /* 0 (default) or 1: the plan is only executed on
+                                device buffers (eig_plan_execute_device*), so a
+                                cuda plan allocates no pinned host staging and
+                                no device copies for eig_plan_execute, which
+                                then returns EIG_EUNSUPPORTED. The cpu and
+                                lapack backends refuse it at create with
+                                EIG_EUNSUPPORTED; AUTO resolves as usual and
+                                fails the same way without a GPU. */
+    eig_cuda_tuning cuda;    /* cuda backend tuning; default all 0 */
 } eig_plan_params;
 
 typedef struct eig_plan eig_plan;
@@ -120,7 +156,8 @@ eig_error eig_plan_create(eig_plan **out, const eig_plan_params *params);
 /* Solves the batch on host buffers (any backend). a is read only; w, info
  * are required; z is required for EIG_JOB_VECTORS and ignored otherwise.
  * Returns EIG_OK when every matrix has info == 0, EIG_EMATRIX when some do not
- * (their results are NaN, the rest valid), another code when nothing ran. */
+ * (their results are NaN, the rest valid), another code when nothing ran
+ * (EIG_EUNSUPPORTED for a device_only plan). */
 eig_error eig_plan_execute(eig_plan *plan, const void *a, void *w, void *z, int *info);
 
 /* cuda backend only: the same on device-resident buffers, enqueued on the
@@ -130,6 +167,16 @@ eig_error eig_plan_execute(eig_plan *plan, const void *a, void *w, void *z, int 
  * EIG_EUNSUPPORTED for other backends. */
 eig_error eig_plan_execute_device(eig_plan *plan, const void *d_a, void *d_w, void *d_z,
                                   int *d_info, void *stream);
+
+/* cuda backend only: eig_plan_execute_device with d_a read in the given
+ * storage and triangle instead of the plan's own (the plan's storage and uplo
+ * are ignored), so that one plan serves full and both packed layouts of the
+ * same n, batch, precision and job. A cuda plan reads packed input in place:
+ * any layout needs no workspace beyond the plan's. Returns EIG_EINVAL for a
+ * bad storage or uplo, EIG_EUNSUPPORTED for other backends. */
+eig_error eig_plan_execute_device_layout(eig_plan *plan, eig_storage storage, eig_uplo uplo,
+                                         const void *d_a, void *d_w, void *d_z, int *d_info,
+                                         void *stream);
 
 /* Destroys the plan and sets *plan to NULL; a NULL or *NULL plan is a no-op. */
 void eig_plan_destroy(eig_plan **plan);
@@ -153,6 +200,11 @@ int eig_backend_n_max(eig_backend b);
  * cuda when built in, a GPU is present and n <= EIG_CUDA_N_MAX, else cpu;
  * the others stay as given. */
 eig_backend eig_backend_resolve(eig_backend b, int n);
+
+/* "auto", "fused", "logged" ("unknown" for a bad value); the parse takes
+ * them case-insensitively and returns EIG_EINVAL for others. */
+const char *eig_cuda_qr_path_name(eig_cuda_qr_path path);
+eig_error eig_cuda_qr_path_parse(const char *name, eig_cuda_qr_path *out);
 
 /* "float", "double" ("unknown" for a bad value; inline, so that the wire
  * codec and tools use the one name table without linking the solver). */

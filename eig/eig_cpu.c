@@ -16,10 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "eig_internal.h"
 
-int eig_cpu_qr_sweeps_per_eigenvalue = EIG_QR_MAX_SWEEPS;
+/* QR sweeps allowed per eigenvalue: EIG_QR_MAX_SWEEPS. The library never
+ * defines it; tests/eig builds a test-only copy of this file with
+ * -DEIG_CPU_QR_SWEEPS=0 to drive the non-convergence path. */
+#ifndef EIG_CPU_QR_SWEEPS
+#define EIG_CPU_QR_SWEEPS EIG_QR_MAX_SWEEPS
+#endif
 
 struct eig_cpu_plan {
     eig_plan_params params;

@@ -512,12 +512,12 @@ static int EIG_FN(eig_cpu_negligible)(const EIG_R *d, const EIG_R *e, int k)
 
 /* Step 4. Implicit QR with the Wilkinson shift on the real symmetric
  * tridiagonal (d, e), deflating from the bottom. Rotations go to rec.
- * Allowed eig_cpu_qr_sweeps_per_eigenvalue (EIG_QR_MAX_SWEEPS) * n sweeps in
+ * Allowed EIG_CPU_QR_SWEEPS (EIG_QR_MAX_SWEEPS; eig_cpu.c) * n sweeps in
  * all (LAPACK's MAXIT*N); returns 0,
  * or the number of off-diagonals left unconverged. */
 static int EIG_FN(eig_cpu_tridiagonal_qr)(int n, EIG_R *d, EIG_R *e, EIG_FN(eig_cpu_record) *rec)
 {
-    long sweeps_left = (long)eig_cpu_qr_sweeps_per_eigenvalue * n;
+    long sweeps_left = (long)EIG_CPU_QR_SWEEPS * n;
     int end = n - 1;
     while (end > 0) {
         if (EIG_FN(eig_cpu_negligible)(d, e, end - 1)) {

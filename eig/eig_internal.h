@@ -82,9 +82,4 @@ eig_error eig_cpu_plan_create(eig_cpu_plan **out, const eig_plan_params *params,
 eig_error eig_cpu_plan_execute(eig_cpu_plan *plan, const void *a, void *w, void *z, int *info);
 void eig_cpu_plan_destroy(eig_cpu_plan *plan);
 
-/* QR sweeps allowed per eigenvalue by the cpu backend: EIG_QR_MAX_SWEEPS.
- * A test seam, not a setting: only tests lower it (before any execute, from
- * one thread) to drive the non-convergence path (info > 0, NaN results). */
-extern int eig_cpu_qr_sweeps_per_eigenvalue;
-
 #endif

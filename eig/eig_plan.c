@@ -10,7 +10,7 @@
 #include "eig_internal.h"
 
 #ifdef EIGSTREAM_HAVE_CUDA
-#include "eig_cuda.h"
+#include "eig_backend_cuda.h"
 #endif
 
 struct eig_plan {
@@ -34,6 +34,10 @@ eig_plan_params eig_plan_params_default(void)
     p.backend = EIG_BACKEND_AUTO;
     p.threads = 0;
     p.device = 0;
+    p.device_only = 0;
+    p.cuda.qr_path = EIG_CUDA_QR_PATH_AUTO;
+    p.cuda.qr_log_cap = 0;
+    p.cuda.qr_group_min = 0;
     return p;
 }
 
@@ -64,7 +68,11 @@ static eig_error eig_plan_params_validate(const eig_plan_params *p)
         (unsigned)p->storage > EIG_STORAGE_PACKED || (unsigned)p->uplo > EIG_UPPER ||
         (unsigned)p->backend > EIG_BACKEND_CUDA)
         return EIG_EINVAL;
-    if (p->threads < 0 || p->device < 0)
+    if (p->threads < 0 || p->device < 0 || (unsigned)p->device_only > 1)
+        return EIG_EINVAL;
+    if ((unsigned)p->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED || p->cuda.qr_log_cap < 0 ||
+        p->cuda.qr_log_cap > EIG_CUDA_TUNING_MAX || p->cuda.qr_group_min < 0 ||
+        p->cuda.qr_group_min > EIG_CUDA_TUNING_MAX)
         return EIG_EINVAL;
     /* bytes of the largest buffer (z, complex double) must fit in size_t */
     size_t per_matrix = (size_t)p->n * (size_t)p->n * 16;
@@ -87,6 +95,9 @@ eig_error eig_plan_create(eig_plan **out, const eig_plan_params *params)
     eig_plan_params p = *params;
     p.backend = eig_backend_resolve(p.backend, p.n);
     if (p.n > eig_backend_n_max(p.backend))
+        return EIG_EUNSUPPORTED;
+    /* only the cuda backend has a device entry point */
+    if (p.device_only && p.backend != EIG_BACKEND_CUDA)
         return EIG_EUNSUPPORTED;
 #ifndef EIGSTREAM_HAVE_CUDA
     if (p.backend == EIG_BACKEND_CUDA)
@@ -149,13 +160,24 @@ eig_error eig_plan_execute_device(eig_plan *plan, const void *d_a, void *d_w, vo
 {
     if (plan == NULL)
         return EIG_EINVAL;
+    return eig_plan_execute_device_layout(plan, plan->params.storage, plan->params.uplo, d_a, d_w,
+                                          d_z, d_info, stream);
+}
+
+eig_error eig_plan_execute_device_layout(eig_plan *plan, eig_storage storage, eig_uplo uplo,
+                                         const void *d_a, void *d_w, void *d_z, int *d_info,
+                                         void *stream)
+{
+    if (plan == NULL || (unsigned)storage > EIG_STORAGE_PACKED || (unsigned)uplo > EIG_UPPER)
+        return EIG_EINVAL;
 #ifdef EIGSTREAM_HAVE_CUDA
     if (plan->params.backend == EIG_BACKEND_CUDA) {
         if (d_a == NULL || d_w == NULL || d_info == NULL)
             return EIG_EINVAL;
         if (plan->params.job == EIG_JOB_VECTORS && d_z == NULL)
             return EIG_EINVAL;
-        return eig_cuda_plan_execute_device(plan->cuda, d_a, d_w, d_z, d_info, stream);
+        return eig_cuda_plan_execute_device(plan->cuda, storage, uplo, d_a, d_w, d_z, d_info,
+                                            stream);
     }
 #else
     (void)d_a;
@@ -213,6 +235,7 @@ const char *eig_strerror(eig_error e)
 }
 
 static const char *const eig_backend_names[] = {"auto", "cpu", "lapack", "cuda"};
+static const char *const eig_cuda_qr_path_names[] = {"auto", "fused", "logged"};
 
 eig_backend eig_backend_resolve(eig_backend b, int n)
 {
@@ -232,8 +255,6 @@ int eig_backend_n_max(eig_backend b)
     }
     return 0;
 }
-
-
 
 const char *eig_backend_name(eig_backend b)
 {
@@ -264,15 +285,40 @@ eig_error eig_precision_parse(const char *name, eig_precision *out)
     return EIG_EINVAL;
 }
 
+const char *eig_cuda_qr_path_name(eig_cuda_qr_path path)
+{
+    if ((unsigned)path > EIG_CUDA_QR_PATH_LOGGED)
+        return "unknown";
+    return eig_cuda_qr_path_names[path];
+}
+
+/* Index of name in a table of count names (case-insensitive), or -1. */
+static int eig_name_index(const char *name, const char *const *names, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++)
+        if (eig_name_equal(name, names[i]))
+            return (int)i;
+    return -1;
+}
+
+eig_error eig_cuda_qr_path_parse(const char *name, eig_cuda_qr_path *out)
+{
+    if (name == NULL || out == NULL)
+        return EIG_EINVAL;
+    int i = eig_name_index(name, eig_cuda_qr_path_names, EIG_CUDA_QR_PATH_LOGGED + 1);
+    if (i < 0)
+        return EIG_EINVAL;
+    *out = (eig_cuda_qr_path)i;
+    return EIG_OK;
+}
+
 eig_error eig_backend_parse(const char *name, eig_backend *out)
 {
     if (name == NULL || out == NULL)
         return EIG_EINVAL;
-    for (unsigned b = 0; b <= EIG_BACKEND_CUDA; b++) {
-        if (eig_name_equal(name, eig_backend_names[b])) {
-            *out = (eig_backend)b;
-            return EIG_OK;
-        }
-    }
-    return EIG_EINVAL;
+    int i = eig_name_index(name, eig_backend_names, EIG_BACKEND_CUDA + 1);
+    if (i < 0)
+        return EIG_EINVAL;
+    *out = (eig_backend)i;
+    return EIG_OK;
 }

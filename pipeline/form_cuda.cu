@@ -16,8 +16,6 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr uint8_t kElementComplexFloat = 1;  /* eig_precision */
-constexpr uint8_t kStoragePackedLower = 1;   /* protocol_storage */
 
 /* Lower triangle (i >= j) of full matrix b from LAPACK packed storage.
  * Lower: A(i,j) at i + j(2n-j-1)/2. Upper: A(j,i), j <= i, at j + i(i+1)/2,

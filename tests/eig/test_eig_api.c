@@ -2,7 +2,8 @@
  * test_eig_api.c - the contract of eig.h outside the numbers: argument
  * errors, error strings, backend names, AUTO resolution, the cuda backend
  * when it is not built, invalid matrices inside a batch (NaN, Inf, non-real
- * diagonal) on every host backend and precision, and thread counts.
+ * diagonal) on every host backend and precision, thread counts, and the
+ * device-only parameters on host backends (refused as eig.h documents).
  */
 #include <float.h>
 #include <stdio.h>
@@ -42,6 +43,20 @@ static void test_backend_names(void)
     CHECK(eig_backend_parse(NULL, &parsed) == EIG_EINVAL, "NULL name accepted");
     CHECK(eig_backend_parse("cpu", NULL) == EIG_EINVAL, "NULL out accepted");
     CHECK(eig_backend_name((eig_backend)17) != NULL, "name of a bad enum is NULL");
+
+    const char *paths[] = {"auto", "fused", "logged"};
+    for (int q = EIG_CUDA_QR_PATH_AUTO; q <= EIG_CUDA_QR_PATH_LOGGED; q++) {
+        CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)q), paths[q]) == 0, "qr path %d", q);
+        eig_cuda_qr_path got = EIG_CUDA_QR_PATH_AUTO;
+        CHECK(eig_cuda_qr_path_parse(paths[q], &got) == EIG_OK && got == (eig_cuda_qr_path)q,
+              "parse qr path %s", paths[q]);
+    }
+    eig_cuda_qr_path path;
+    CHECK(eig_cuda_qr_path_parse("Logged", &path) == EIG_OK && path == EIG_CUDA_QR_PATH_LOGGED,
+          "case-insensitive qr path");
+    CHECK(eig_cuda_qr_path_parse("log", &path) == EIG_EINVAL, "unknown qr path accepted");
+    CHECK(eig_cuda_qr_path_parse(NULL, &path) == EIG_EINVAL, "NULL qr path accepted");
+    CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)3), "unknown") == 0, "bad qr path name");
 }
 
 static eig_error create_with(eig_plan_params p, eig_plan **plan)
@@ -55,7 +70,9 @@ static void test_plan_errors(void)
     eig_plan_params d = eig_plan_params_default();
     CHECK(d.n == 1 && d.batch == 1 && d.precision == EIG_COMPLEX_DOUBLE &&
               d.job == EIG_JOB_VECTORS && d.storage == EIG_STORAGE_FULL && d.uplo == EIG_LOWER &&
-              d.backend == EIG_BACKEND_AUTO && d.threads == 0 && d.device == 0,
+              d.backend == EIG_BACKEND_AUTO && d.threads == 0 && d.device == 0 &&
+              d.device_only == 0 && d.cuda.qr_path == EIG_CUDA_QR_PATH_AUTO &&
+              d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0,
           "defaults");
     eig_plan *plan;
     CHECK(eig_plan_create(NULL, &d) == EIG_EINVAL, "NULL out");
@@ -64,9 +81,9 @@ static void test_plan_errors(void)
     struct {
         const char *what;
         eig_plan_params p;
-    } bad[12];
+    } bad[20];
     int nbad = 0;
-    for (int k = 0; k < 12; k++)
+    for (int k = 0; k < 20; k++)
         bad[k].p = d;
     bad[nbad].what = "n = 0", bad[nbad++].p.n = 0;
     bad[nbad].what = "n > EIG_N_MAX", bad[nbad++].p.n = EIG_N_MAX + 1;
@@ -79,6 +96,12 @@ static void test_plan_errors(void)
     bad[nbad].what = "backend", bad[nbad++].p.backend = (eig_backend)9;
     bad[nbad].what = "threads < 0", bad[nbad++].p.threads = -1;
     bad[nbad].what = "device < 0", bad[nbad++].p.device = -1;
+    bad[nbad].what = "device_only = 2", bad[nbad++].p.device_only = 2;
+    bad[nbad].what = "cuda.qr_path", bad[nbad++].p.cuda.qr_path = (eig_cuda_qr_path)3;
+    bad[nbad].what = "cuda.qr_log_cap < 0", bad[nbad++].p.cuda.qr_log_cap = -1;
+    bad[nbad].what = "cuda.qr_log_cap > max",
+    bad[nbad++].p.cuda.qr_log_cap = EIG_CUDA_TUNING_MAX + 1;
+    bad[nbad].what = "cuda.qr_group_min < 0", bad[nbad++].p.cuda.qr_group_min = -2;
     for (int k = 0; k < nbad; k++) {
         eig_error e = create_with(bad[k].p, &plan);
         CHECK(e == EIG_EINVAL && plan == NULL, "%s: got %s", bad[k].what, eig_strerror(e));
@@ -227,6 +250,49 @@ static void test_bad_matrices(eig_backend backend, eig_precision prec, eig_stora
     free(z);
 }
 
+/* Host backends have no device entry: device_only is refused at create with
+ * EIG_EUNSUPPORTED, execute_device_layout returns EIG_EUNSUPPORTED for every
+ * layout (EIG_EINVAL for a bad layout or a NULL plan, before the backend). */
+static void test_device_only(eig_backend backend)
+{
+    const char *name = eig_backend_name(backend);
+    eig_plan_params p = eig_plan_params_default();
+    p.n = 4;
+    p.batch = 2;
+    p.backend = backend;
+    p.device_only = 1;
+    eig_plan *plan;
+    eig_error e = create_with(p, &plan);
+    CHECK(e == EIG_EUNSUPPORTED && plan == NULL, "%s device_only: %s", name, eig_strerror(e));
+
+    p.device_only = 0;
+    e = create_with(p, &plan);
+    CHECK(e == EIG_OK, "%s plan: %s", name, eig_strerror(e));
+    double complex a[2 * 16] = {0};
+    double w[2 * 4];
+    double complex z[2 * 16];
+    int info[2];
+    for (int s = EIG_STORAGE_FULL; s <= EIG_STORAGE_PACKED && e == EIG_OK; s++)
+        for (int u = EIG_LOWER; u <= EIG_UPPER; u++) {
+            eig_error got = eig_plan_execute_device_layout(plan, (eig_storage)s, (eig_uplo)u, a, w,
+                                                           z, info, NULL);
+            CHECK(got == EIG_EUNSUPPORTED, "%s execute_device_layout storage %d uplo %d: %s", name,
+                  s, u, eig_strerror(got));
+        }
+    if (e == EIG_OK) {
+        CHECK(eig_plan_execute_device_layout(plan, (eig_storage)2, EIG_LOWER, a, w, z, info,
+                                             NULL) == EIG_EINVAL,
+              "%s execute_device_layout with a bad storage", name);
+        CHECK(eig_plan_execute_device_layout(plan, EIG_STORAGE_FULL, (eig_uplo)2, a, w, z, info,
+                                             NULL) == EIG_EINVAL,
+              "%s execute_device_layout with a bad uplo", name);
+    }
+    eig_plan_destroy(&plan);
+    CHECK(eig_plan_execute_device_layout(NULL, EIG_STORAGE_FULL, EIG_LOWER, a, w, z, info, NULL) ==
+              EIG_EINVAL,
+          "execute_device_layout(NULL plan)");
+}
+
 /* The same batch on 1, 3 and all threads gives the same eigenvalues. */
 static void test_threads(eig_backend backend)
 {
@@ -286,6 +352,7 @@ int main(void)
                                   EIG_UPPER, (eig_job)job);
             }
         test_threads(backends[b]);
+        test_device_only(backends[b]);
     }
     return test_check_report("test_eig_api");
 }

@@ -1,18 +1,20 @@
 /*
- * test_eig_noconv.c - the cpu backend's non-convergence path, forced through
- * the test seam eig_cpu_qr_sweeps_per_eigenvalue (eig_internal.h): with no QR
- * sweeps allowed, a matrix that needs sweeps must come back with info > 0
- * (the number of unconverged off-diagonals), NaN values and vectors, and
- * execute must return EIG_EMATRIX, while a diagonal matrix in the same batch
- * (which needs no sweep) is still solved exactly. With the default limit the
- * same batch converges. Exact spectra of the diagonal matrix are the oracle.
+ * test_eig_noconv.c - the cpu backend's non-convergence path. This binary
+ * links a test-only build of eig_cpu.c with EIG_CPU_QR_SWEEPS=0
+ * (tests/eig/CMakeLists.txt): with no QR sweeps allowed, a matrix that needs
+ * sweeps must come back with info > 0 (the number of unconverged
+ * off-diagonals), NaN values and vectors, and execute must return
+ * EIG_EMATRIX, while a diagonal matrix in the same batch (which needs no
+ * sweep) is still solved exactly. Exact spectra of the diagonal matrix are
+ * the oracle. Built against the library's own eig_cpu.c the random matrices
+ * converge and the test fails. (With the default limit the same matrices
+ * are covered by the accuracy tests.)
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "eig.h"
-#include "eig_internal.h"
 #include "workload.h"
 #include "test_check.h"
 
@@ -43,7 +45,6 @@ int main(void)
         return 1;
     }
 
-    eig_cpu_qr_sweeps_per_eigenvalue = 0;
     eig_error e = eig_plan_execute(plan, a, w, z, info);
     CHECK(e == EIG_EMATRIX, "no sweeps allowed: execute returned %s, expected EIG_EMATRIX",
           eig_strerror(e));
@@ -63,16 +64,6 @@ int main(void)
         worst = fmax(worst, fabs(w[N + i] - exact[i]));
     CHECK(worst == 0, "diagonal matrix: eigenvalues off the exact ones by %.3g", worst);
 
-    eig_cpu_qr_sweeps_per_eigenvalue = EIG_QR_MAX_SWEEPS;
-    e = eig_plan_execute(plan, a, w, z, info);
-    CHECK(e == EIG_OK && info[0] == 0 && info[1] == 0 && info[2] == 0,
-          "default limit: execute %s, info %d %d %d", eig_strerror(e), info[0], info[1], info[2]);
-    for (int b = 0; b < BATCH; b++) {
-        const double *ab = a + (size_t)b * 2 * N * N, *zb = z + (size_t)b * 2 * N * N;
-        double res = workload_residual_ratio(N, EIG_COMPLEX_DOUBLE, ab, w + b * N, zb);
-        CHECK(res <= WORKLOAD_RATIO_THRESHOLD, "default limit: matrix %d residual ratio %.3g", b,
-              res);
-    }
     eig_plan_destroy(&plan);
     return test_check_report("test_eig_noconv");
 }

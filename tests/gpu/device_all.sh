@@ -32,10 +32,10 @@ grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
 for path in default logged; do
   for tool in memcheck racecheck synccheck; do
-    EIGSTREAM_CUDA_QR_PATH=$([ $path = logged ] && echo logged) EIGSTREAM_GPU_TEST_SIZES=${SAN_SIZES:-3,20} \
-      timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool \
-      --error-exitcode 9 $B/tests/gpu/test_gpu_eig >"$OUT/san.log" 2>&1
+    timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool \
+      --error-exitcode 9 $B/tests/gpu/test_gpu_eig --sizes ${SAN_SIZES:-3,20} \
+      --qr-path $([ $path = logged ] && echo logged || echo auto) >"$OUT/san.log" 2>&1
     echo "$path $tool rc=$?"; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"
-    mv "$OUT/san.log" "$OUT/san-$tool.txt"
+    mv "$OUT/san.log" "$OUT/san-$path-$tool.txt"
   done
 done

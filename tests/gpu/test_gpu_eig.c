@@ -14,7 +14,12 @@
  *   - values only: info and eigenvalues;
  *   - the device entry point on a stream: the same results bit for bit.
  * Without a usable GPU it prints why and exits 77 (ctest SKIP).
- * EIGSTREAM_GPU_TEST_SIZES=1,5,64 limits the sizes (compute-sanitizer runs).
+ * Options (every plan of the run gets them; the test's own, not the library's):
+ *   --sizes 1,5,64      these sizes only (compute-sanitizer runs); the
+ *                       environment's EIGSTREAM_GPU_TEST_SIZES does the same
+ *   --qr-path P         auto (default), fused or logged (eig_cuda_tuning)
+ *   --qr-log-cap N      rotations logged per matrix: a small cap forces the
+ *                       logged path's overflow fallback to the fused kernel
  * Each failure names the matrix type, size, precision, variant and ratio.
  */
 #include <complex.h>
@@ -28,13 +33,13 @@
 #include <string.h>
 
 #include "eig.h"
-#include "eig_cuda.h"
 #include "workload.h"
 
 #define SKIP_CODE 77
 #define N_BAD 4 /* NaN, Inf, non-real diagonal, NaN in the unreferenced triangle */
 
 static int failures;
+static eig_cuda_tuning tuning; /* from the command line, all 0 by default */
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
@@ -260,22 +265,23 @@ static int run_host(const batch *bt, eig_storage storage, eig_uplo uplo, eig_job
     p.storage = storage;
     p.uplo = uplo;
     p.backend = EIG_BACKEND_CUDA;
+    p.cuda = tuning;
     size_t nn = (size_t)bt->n * bt->n;
     o->w = malloc(bt->count * (size_t)bt->n * bt->rsize);
     o->z = job == EIG_JOB_VECTORS ? malloc(bt->count * nn * bt->csize) : NULL;
     o->info = malloc(bt->count * sizeof(int));
     if (o->w == NULL || o->info == NULL || (job == EIG_JOB_VECTORS && o->z == NULL))
         return -1;
-    eig_cuda_plan *plan;
-    eig_error e = eig_cuda_plan_create(&plan, &p);
+    eig_plan *plan;
+    eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {
-        FAIL("n=%d %s: eig_cuda_plan_create: %s", bt->n, prec_name(bt->prec), eig_strerror(e));
+        FAIL("n=%d %s: eig_plan_create: %s", bt->n, prec_name(bt->prec), eig_strerror(e));
         return -1;
     }
-    e = eig_cuda_plan_execute(plan, a, o->w, o->z, o->info);
-    eig_cuda_plan_destroy(plan);
+    e = eig_plan_execute(plan, a, o->w, o->z, o->info);
+    eig_plan_destroy(&plan);
     if (e != EIG_EMATRIX) { /* the batch always holds bad matrices */
-        FAIL("n=%d %s: eig_cuda_plan_execute returned %s, expected EIG_EMATRIX", bt->n,
+        FAIL("n=%d %s: eig_plan_execute returned %s, expected EIG_EMATRIX", bt->n,
              prec_name(bt->prec), eig_strerror(e));
         return -1;
     }
@@ -300,13 +306,14 @@ static void check_device_entry(const batch *bt, const run_out *ref)
     p.batch = bt->count;
     p.precision = bt->prec;
     p.backend = EIG_BACKEND_CUDA;
-    eig_cuda_plan *plan = NULL;
+    p.cuda = tuning;
+    eig_plan *plan = NULL;
     void *da = NULL, *dw = NULL, *dz = NULL;
     int *dinfo = NULL;
     cudaStream_t s = NULL;
     void *w = malloc(w_bytes), *z = malloc(a_bytes);
     int *info = malloc(bt->count * sizeof(int));
-    if (w == NULL || z == NULL || info == NULL || eig_cuda_plan_create(&plan, &p) != EIG_OK ||
+    if (w == NULL || z == NULL || info == NULL || eig_plan_create(&plan, &p) != EIG_OK ||
         cudaStreamCreate(&s) != cudaSuccess || cudaMalloc(&da, a_bytes) != cudaSuccess ||
         cudaMalloc(&dw, w_bytes) != cudaSuccess || cudaMalloc(&dz, a_bytes) != cudaSuccess ||
         cudaMalloc((void **)&dinfo, bt->count * sizeof(int)) != cudaSuccess) {
@@ -317,7 +324,7 @@ static void check_device_entry(const batch *bt, const run_out *ref)
         FAIL("n=%d %s device entry: copy failed", n, prec_name(bt->prec));
         goto out;
     }
-    eig_error e = eig_cuda_plan_execute_device(plan, da, dw, dz, dinfo, s);
+    eig_error e = eig_plan_execute_device(plan, da, dw, dz, dinfo, s);
     if (e != EIG_OK) {
         FAIL("n=%d %s device entry: %s", n, prec_name(bt->prec), eig_strerror(e));
         goto out;
@@ -341,7 +348,7 @@ out:
     cudaFree(dinfo);
     if (s)
         cudaStreamDestroy(s);
-    eig_cuda_plan_destroy(plan);
+    eig_plan_destroy(&plan);
     free(w);
     free(z);
     free(info);
@@ -463,41 +470,79 @@ static void test_size(int n, eig_precision prec)
     free(bt.w_ref);
 }
 
-int main(void)
+/* Sizes from a list "1,5,64" into sizes[32]; the count, or -1 when bad. */
+static int parse_sizes(const char *list, int *sizes)
 {
-    int count = eig_cuda_runtime_device_count();
-    if (count == 0) {
+    int count = 0;
+    for (const char *s = list; *s;) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > EIG_CUDA_N_MAX || count == 32)
+            return -1;
+        sizes[count++] = (int)v;
+        if (*end != ',' && *end != '\0')
+            return -1;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return count > 0 ? count : -1;
+}
+
+/* The options of the header comment; 0, or -1 after printing the usage. */
+static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
+{
+    const char *env = getenv("EIGSTREAM_GPU_TEST_SIZES");
+    if (env != NULL && *env != '\0' && (*nsizes = parse_sizes(env, sizes)) < 0) {
+        printf("FAIL: bad EIGSTREAM_GPU_TEST_SIZES '%s'\n", env);
+        return -1;
+    }
+    for (int k = 1; k < argc; k += 2) {
+        const char *v = k + 1 < argc ? argv[k + 1] : NULL;
+        int ok = v != NULL;
+        if (ok && strcmp(argv[k], "--sizes") == 0) {
+            ok = (*nsizes = parse_sizes(v, sizes)) > 0;
+        } else if (ok && strcmp(argv[k], "--qr-path") == 0) {
+            ok = eig_cuda_qr_path_parse(v, &tuning.qr_path) == EIG_OK;
+        } else if (ok && strcmp(argv[k], "--qr-log-cap") == 0) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            ok = *end == '\0' && x > 0 && x <= EIG_CUDA_TUNING_MAX;
+            tuning.qr_log_cap = ok ? (int)x : 0;
+        } else {
+            ok = 0;
+        }
+        if (!ok) {
+            printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n",
+                   argv[0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int sizes[32], nsizes = 0;
+    if (parse_args(argc, argv, sizes, &nsizes) != 0)
+        return 1;
+    if (eig_cuda_device_count() == 0) {
         /* without a GPU the backend must refuse cleanly, not crash */
         eig_plan_params p = eig_plan_params_default();
         p.n = 8;
         p.backend = EIG_BACKEND_CUDA;
-        eig_cuda_plan *plan = NULL;
-        eig_error e = eig_cuda_plan_create(&plan, &p);
+        eig_plan *plan = NULL;
+        eig_error e = eig_plan_create(&plan, &p);
         if (e != EIG_ENODEVICE || plan != NULL) {
-            printf("FAIL: eig_cuda_plan_create without a device returned %s\n", eig_strerror(e));
+            printf("FAIL: eig_plan_create(cuda) without a device returned %s\n", eig_strerror(e));
             return 1;
         }
         printf("SKIP: no usable CUDA device (no driver or no GPU): the gpu tests need one\n");
         return SKIP_CODE;
     }
-    int sizes[32], nsizes = 0;
-    const char *env = getenv("EIGSTREAM_GPU_TEST_SIZES");
-    if (env != NULL && *env != '\0') {
-        const char *s = env;
-        while (*s && nsizes < 32) {
-            char *end;
-            long v = strtol(s, &end, 10);
-            if (end == s || v < 1 || v > 512) {
-                printf("FAIL: bad EIGSTREAM_GPU_TEST_SIZES '%s'\n", env);
-                return 1;
-            }
-            sizes[nsizes++] = (int)v;
-            s = *end == ',' ? end + 1 : end;
-        }
-    } else {
+    if (nsizes == 0)
         for (size_t i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); ++i)
             sizes[nsizes++] = default_sizes[i];
-    }
+    printf("qr path %s, log cap %d (0: the plan's)\n", eig_cuda_qr_path_name(tuning.qr_path),
+           tuning.qr_log_cap);
     for (int i = 0; i < nsizes; ++i) {
         test_size(sizes[i], EIG_COMPLEX_DOUBLE);
         test_size(sizes[i], EIG_COMPLEX_FLOAT);

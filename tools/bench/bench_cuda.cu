@@ -3,15 +3,17 @@
  * in one process, on one GPU, on the same input copies.
  *
  * Solvers (all on data already on the device, timed with CUDA events):
- *   ours          eig_cuda_plan_execute_device (the device entry point)
+ *   ours          eig_cuda_plan_execute_device (the device entry point; the
+ *                 backend interface of eig/eig_backend_cuda.h)
  *   XsyevBatched  cusolverDnXsyevBatched (64-bit API, one call for the batch)
  *   heevd x8      cusolverDnZheevd / Cheevd, one call per matrix, round-robin
  *                 over 8 streams with one handle and workspace per stream
  * cuSOLVER overwrites A, so each of its runs first restores A from the pristine
  * copy (outside the timed region). Each solver gets 3 untimed warm-up runs and
  * then --runs timed runs; the median and the minimum are printed. Our time is
- * also split by kernel (tridiagonalization, QR, back-transformation) from the
- * medians of separate runs with events between the kernels. Accuracy: the
+ * also split by phase (tridiagonalization, QR, back-transformation) from the
+ * medians of separate runs that launch the plan's phases one by one
+ * (cuda/eig_cuda_phases.h) with events between them. Accuracy: the
  * LAPACK residual and orthogonality ratios, max over the first --check
  * matrices of the batch, of each solver's last run.
  */
@@ -26,14 +28,15 @@
 
 #include "bench.h"
 #include "eig.h"
-#include "eig_cuda.h"
-#include "eig_cuda_stages.h"
+#include "eig_backend_cuda.h"
+#include "eig_cuda_phases.h"
 #include "workload.h"
 
 static const char usage[] =
     "usage: eigstream-bench --backend cuda [--n N | --sizes 64,128,256,512] [--batch B]\n"
     "                       [--precision c64|c128|both] [--input radar|random]\n"
     "                       [--vectors | --values] [--runs R] [--check K] [--no-heevd]\n"
+    "                       [--qr-path auto|fused|logged] [--qr-log-cap N] [--qr-group-min N]\n"
     "                       [--json FILE]\n"
     "\n"
     "CUDA mode: times our cuda backend (device entry point) against cusolverDnXsyevBatched\n"
@@ -48,6 +51,9 @@ static const char usage[] =
     "  --runs R       timed runs per solver (default 20, at least 10 recommended)\n"
     "  --check K      matrices checked for accuracy (default 16)\n"
     "  --no-heevd     skip the slow looped heevd\n"
+    "  --qr-path P    our QR path: auto (default: logged for vectors at n >= 256), fused, logged\n"
+    "  --qr-log-cap N rotations logged per matrix (default 0: the plan's, 3 n^2 / 2 n^2)\n"
+    "  --qr-group-min N smallest block order of a multishift group (default 0: the plan's)\n"
     "  --json FILE    also write the results as JSON\n";
 
 namespace {
@@ -61,6 +67,7 @@ struct options {
     int runs = 20;
     int check = 16;
     bool heevd = true;
+    eig_cuda_tuning tuning = {EIG_CUDA_QR_PATH_AUTO, 0, 0}; /* eig.h: 0 = the plan's */
     const char *json = nullptr;
 };
 
@@ -76,7 +83,7 @@ struct case_result {
     int n, batch;
     eig_precision precision;
     solver_result ours, syevb, heevd;
-    float split[3] = {0, 0, 0};
+    float split[EIG_CUDA_PHASE_COUNT] = {0, 0, 0}; /* median ms per phase */
 };
 
 #define CUDA_OK(call)                                                                             \
@@ -159,6 +166,16 @@ int parse(int argc, char **argv, options &o)
             ++k;
         } else if (strcmp(a, "--no-heevd") == 0) {
             o.heevd = false;
+        } else if (strcmp(a, "--qr-path") == 0 && v) {
+            if (eig_cuda_qr_path_parse(v, &o.tuning.qr_path) != EIG_OK)
+                return -1;
+            ++k;
+        } else if (strcmp(a, "--qr-log-cap") == 0 && v) {
+            o.tuning.qr_log_cap = atoi(v);
+            ++k;
+        } else if (strcmp(a, "--qr-group-min") == 0 && v) {
+            o.tuning.qr_group_min = atoi(v);
+            ++k;
         } else if (strcmp(a, "--json") == 0 && v) {
             o.json = v;
             ++k;
@@ -166,7 +183,8 @@ int parse(int argc, char **argv, options &o)
             return -1;
         }
     }
-    if (o.batch < 1 || o.runs < 1 || o.check < 0)
+    if (o.batch < 1 || o.runs < 1 || o.check < 0 || o.tuning.qr_log_cap < 0 ||
+        o.tuning.qr_group_min < 0)
         return -1;
     return 0;
 }
@@ -199,6 +217,42 @@ int time_solver(cudaStream_t s, int runs, Prep prepare, Run run, solver_result &
     r.median_ms = bench_median(ms.data(), (int)ms.size());
     r.ran = true;
     return 0;
+}
+
+/* One run of the plan with its phases launched one by one, launch group
+ * after launch group, and events between them: adds each phase's time to
+ * ms[phase]. The plan's device (0) is current. */
+int time_phases(eig_cuda_plan *plan, int batch, const void *d_a, void *d_w, void *d_z,
+                int *d_info, cudaStream_t s, float ms[EIG_CUDA_PHASE_COUNT])
+{
+    cudaEvent_t ev[EIG_CUDA_PHASE_COUNT + 1];
+    for (cudaEvent_t &e : ev)
+        CUDA_OK(cudaEventCreate(&e));
+    const size_t group = eig_cuda_plan_group_size(plan);
+    int rc = 0;
+    for (size_t first = 0; first < (size_t)batch && rc == 0; first += group) {
+        const int count = (int)((size_t)batch - first < group ? (size_t)batch - first : group);
+        CUDA_OK(cudaEventRecord(ev[0], s));
+        for (int ph = 0; ph < EIG_CUDA_PHASE_COUNT && rc == 0; ++ph) {
+            eig_error e = eig_cuda_plan_enqueue_phase(plan, (eig_cuda_phase)ph, EIG_STORAGE_FULL,
+                                                      EIG_LOWER, first, count, d_a, d_w, d_z,
+                                                      d_info, s);
+            if (e != EIG_OK) {
+                fprintf(stderr, "eigstream-bench: phase %d: %s\n", ph, eig_strerror(e));
+                rc = 2;
+            }
+            CUDA_OK(cudaEventRecord(ev[ph + 1], s));
+        }
+        CUDA_OK(cudaEventSynchronize(ev[EIG_CUDA_PHASE_COUNT]));
+        for (int ph = 0; ph < EIG_CUDA_PHASE_COUNT && rc == 0; ++ph) {
+            float f;
+            CUDA_OK(cudaEventElapsedTime(&f, ev[ph], ev[ph + 1]));
+            ms[ph] += f;
+        }
+    }
+    for (cudaEvent_t &e : ev)
+        CUDA_OK(cudaEventDestroy(e));
+    return rc;
 }
 
 /* Worst ratios over the first `check` matrices; w, z on the device. */
@@ -272,6 +326,8 @@ int run_case(const options &o, int n, eig_precision prec, case_result &cr)
     p.precision = prec;
     p.job = o.vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
     p.backend = EIG_BACKEND_CUDA;
+    p.device_only = 1;
+    p.cuda = o.tuning;
     eig_cuda_plan *plan;
     eig_error e = eig_cuda_plan_create(&plan, &p);
     if (e != EIG_OK) {
@@ -281,7 +337,8 @@ int run_case(const options &o, int n, eig_precision prec, case_result &cr)
     int rc = time_solver(
         s, o.runs, nothing,
         [&]() -> int {
-            eig_error ee = eig_cuda_plan_execute_device(plan, d_a0, d_w, d_z, d_info, s);
+            eig_error ee = eig_cuda_plan_execute_device(plan, EIG_STORAGE_FULL, EIG_LOWER, d_a0,
+                                                        d_w, d_z, d_info, s);
             if (ee != EIG_OK)
                 fprintf(stderr, "eigstream-bench: execute_device: %s\n", eig_strerror(ee));
             return ee == EIG_OK ? 0 : 2;
@@ -290,16 +347,14 @@ int run_case(const options &o, int n, eig_precision prec, case_result &cr)
     if (rc == 0)
         rc = accuracy(o, n, prec, host_a, d_w, d_z, d_info, cr.ours);
     if (rc == 0) {
-        std::vector<double> st[3];
-        for (int k = 0; k < o.runs; ++k) {
-            float ms[3];
-            eig_error ee = eig_cuda_plan_execute_device_staged(plan, d_a0, d_w, d_z, d_info, s, ms);
-            if (ee != EIG_OK)
-                break; /* batch split into several launch groups: no split */
-            for (int i = 0; i < 3; ++i)
+        std::vector<double> st[EIG_CUDA_PHASE_COUNT];
+        for (int k = 0; k < o.runs && rc == 0; ++k) {
+            float ms[EIG_CUDA_PHASE_COUNT] = {0, 0, 0};
+            rc = time_phases(plan, o.batch, d_a0, d_w, d_z, d_info, s, ms);
+            for (int i = 0; i < EIG_CUDA_PHASE_COUNT; ++i)
                 st[i].push_back(ms[i]);
         }
-        for (int i = 0; i < 3 && !st[i].empty(); ++i)
+        for (int i = 0; i < EIG_CUDA_PHASE_COUNT && rc == 0; ++i)
             cr.split[i] = (float)bench_median(st[i].data(), (int)st[i].size());
     }
     eig_cuda_plan_destroy(plan);
@@ -423,10 +478,11 @@ void print_solver(const solver_result &r, const solver_result &ours)
 void print_case(const options &o, const case_result &c)
 {
     const double n = c.n;
-    printf("\nn=%d batch=%d %s %s input=%s runs=%d (accuracy over the first %d matrices)\n", c.n,
-           c.batch, c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64",
+    printf("\nn=%d batch=%d %s %s input=%s runs=%d qr-path=%s (accuracy over the first %d "
+           "matrices)\n",
+           c.n, c.batch, c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64",
            o.vectors ? "vectors" : "values", o.radar ? "radar" : "random", o.runs,
-           o.check < o.batch ? o.check : o.batch);
+           eig_cuda_qr_path_name(o.tuning.qr_path), o.check < o.batch ? o.check : o.batch);
     printf("  %-18s %10s %10s %10s %11s %13s %6s\n", "solver", "median ms", "min ms", "time/ours",
            "residual", "orthogonality", "info!=0");
     print_solver(c.ours, c.ours);
