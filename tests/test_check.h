@@ -29,6 +29,10 @@ void test_check_fail(const char *file, int line, const char *condition, const ch
             test_check_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                               \
     } while (0)
 
+/* Counts and prints a failure found by the test's own logic (a ratio over
+ * its bound inside a loop): FAIL("n=%d type %d ratio %g", n, t, r). */
+#define FAIL(...) test_check_fail(__FILE__, __LINE__, "failed", __VA_ARGS__)
+
 /* Ends a test: prints "<name>: N failure(s)" on stderr and returns 1 when any
  * check failed, else prints "<name>: all passed" on stdout and returns 0.
  * main returns its value. */

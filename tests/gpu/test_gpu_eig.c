@@ -33,20 +33,14 @@
 #include <string.h>
 
 #include "eig.h"
+#include "test_check.h"
 #include "workload.h"
 
 #define SKIP_CODE 77
 #define N_BAD 4 /* NaN, Inf, non-real diagonal, NaN in the unreferenced triangle */
 
-static int failures;
 static eig_cuda_tuning tuning; /* from the command line, all 0 by default */
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        printf("FAIL: " __VA_ARGS__);                                                              \
-        printf("\n");                                                                              \
-        ++failures;                                                                                \
-    } while (0)
 
 static const int default_sizes[] = {1, 2, 3, 5, 20, 64, 128, 256, 512};
 static const int big_types[] = {2, 3, 8, 9, 10, 11, 12, 13, 16, 19, 20, 21, 22};
@@ -406,7 +400,7 @@ static void test_size(int n, eig_precision prec)
         free(bt.w_ref);
         return;
     }
-    int before = failures;
+    int before = test_check_failures;
     run_out ref = {0};
     if (run_host(&bt, EIG_STORAGE_FULL, EIG_LOWER, EIG_JOB_VECTORS, bt.full, &ref) == 0) {
         check_results(&bt, "full-lower-vectors", ref.w, ref.z, ref.info, 1);
@@ -464,7 +458,7 @@ static void test_size(int n, eig_precision prec)
         free(a);
     }
     printf("%s n=%d %s: %d types + %d invalid matrices, 6 variants + device entry\n",
-           failures == before ? "ok  " : "FAIL", n, prec_name(prec), bt.ntypes, N_BAD);
+           test_check_failures == before ? "ok  " : "FAIL", n, prec_name(prec), bt.ntypes, N_BAD);
     fflush(stdout);
     free(bt.full);
     free(bt.w_ref);
@@ -547,10 +541,5 @@ int main(int argc, char **argv)
         test_size(sizes[i], EIG_COMPLEX_DOUBLE);
         test_size(sizes[i], EIG_COMPLEX_FLOAT);
     }
-    if (failures) {
-        printf("%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("all gpu accuracy checks passed\n");
-    return 0;
+    return test_check_report("test_gpu_eig");
 }

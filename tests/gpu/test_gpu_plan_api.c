@@ -21,16 +21,10 @@
 #include <cuda_runtime.h>
 
 #include "eig.h"
+#include "test_check.h"
 #include "workload.h"
 
-static int failures;
 
-#define FAIL(...)                                                                            \
-    do {                                                                                     \
-        printf("FAIL: " __VA_ARGS__);                                                        \
-        printf("\n");                                                                        \
-        ++failures;                                                                          \
-    } while (0)
 
 static size_t complex_bytes(eig_precision p) { return p == EIG_COMPLEX_DOUBLE ? 16 : 8; }
 static size_t real_bytes(eig_precision p) { return p == EIG_COMPLEX_DOUBLE ? 8 : 4; }
@@ -295,10 +289,5 @@ int main(void)
     for (int prec = 0; prec < 2; ++prec)
         for (size_t i = 0; i < sizeof layout_sizes / sizeof layout_sizes[0]; ++i)
             check_device_only(layout_sizes[i], 6, prec ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT);
-    if (failures) {
-        printf("%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("all plan-API cuda checks passed\n");
-    return 0;
+    return test_check_report("test_gpu_plan_api");
 }

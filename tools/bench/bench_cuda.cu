@@ -283,47 +283,67 @@ int accuracy(const options &o, int n, eig_precision prec, const std::vector<char
     return 0;
 }
 
-int run_case(const options &o, int n, eig_precision prec, case_result &cr)
-{
-    const bool dbl = prec == EIG_COMPLEX_DOUBLE;
-    const size_t rsize = dbl ? 8 : 4, csize = 2 * rsize, nn = (size_t)n * n;
-    const size_t a_bytes = (size_t)o.batch * nn * csize, w_bytes = (size_t)o.batch * n * rsize;
-    cr.n = n;
-    cr.batch = o.batch;
-    cr.precision = prec;
-    cr.ours.name = "ours";
-    cr.syevb.name = "XsyevBatched";
-    cr.heevd.name = dbl ? "zheevd x8 streams" : "cheevd x8 streams";
+/* One case's inputs and outputs on the device, shared by the three solvers:
+ * d_a0 the batch as generated (ours reads it in place), d_a a copy the
+ * cuSOLVER routines overwrite (restored before each run). */
+struct case_buffers {
+    int n;
+    eig_precision prec;
+    bool dbl;
+    size_t rsize, csize, nn, a_bytes, w_bytes;
+    std::vector<char> host_a;
+    void *d_a0 = nullptr, *d_a = nullptr, *d_w = nullptr, *d_z = nullptr;
+    int *d_info = nullptr;
+    cudaStream_t s = nullptr;
+};
 
-    std::vector<char> host_a(a_bytes);
-    int g = o.radar ? workload_radar_batch(n, o.batch, prec, 2014, host_a.data())
-                    : workload_random_batch(n, o.batch, prec, 2014, host_a.data());
+int buffers_create(const options &o, int n, eig_precision prec, case_buffers &b)
+{
+    b.n = n;
+    b.prec = prec;
+    b.dbl = prec == EIG_COMPLEX_DOUBLE;
+    b.rsize = b.dbl ? 8 : 4;
+    b.csize = 2 * b.rsize;
+    b.nn = (size_t)n * n;
+    b.a_bytes = (size_t)o.batch * b.nn * b.csize;
+    b.w_bytes = (size_t)o.batch * n * b.rsize;
+    b.host_a.resize(b.a_bytes);
+    int g = o.radar ? workload_radar_batch(n, o.batch, prec, 2014, b.host_a.data())
+                    : workload_random_batch(n, o.batch, prec, 2014, b.host_a.data());
     if (g != 0) {
         fprintf(stderr, "eigstream-bench: generating the batch failed\n");
         return 1;
     }
-    void *d_a0, *d_a, *d_w, *d_z = nullptr;
-    int *d_info;
-    cudaStream_t s;
-    CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDA_OK(cudaMalloc(&d_a0, a_bytes));
-    CUDA_OK(cudaMalloc(&d_a, a_bytes));
-    CUDA_OK(cudaMalloc(&d_w, w_bytes));
-    CUDA_OK(cudaMalloc((void **)&d_info, o.batch * sizeof(int)));
+    CUDA_OK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking));
+    CUDA_OK(cudaMalloc(&b.d_a0, b.a_bytes));
+    CUDA_OK(cudaMalloc(&b.d_a, b.a_bytes));
+    CUDA_OK(cudaMalloc(&b.d_w, b.w_bytes));
+    CUDA_OK(cudaMalloc((void **)&b.d_info, o.batch * sizeof(int)));
     if (o.vectors)
-        CUDA_OK(cudaMalloc(&d_z, a_bytes));
-    CUDA_OK(cudaMemcpy(d_a0, host_a.data(), a_bytes, cudaMemcpyHostToDevice));
-    auto restore = [&]() -> int {
-        CUDA_OK(cudaMemcpyAsync(d_a, d_a0, a_bytes, cudaMemcpyDeviceToDevice, s));
-        return 0;
-    };
-    auto nothing = []() -> int { return 0; };
+        CUDA_OK(cudaMalloc(&b.d_z, b.a_bytes));
+    CUDA_OK(cudaMemcpy(b.d_a0, b.host_a.data(), b.a_bytes, cudaMemcpyHostToDevice));
+    return 0;
+}
 
-    /* ours */
+int buffers_destroy(case_buffers &b)
+{
+    CUDA_OK(cudaFree(b.d_a0));
+    CUDA_OK(cudaFree(b.d_a));
+    CUDA_OK(cudaFree(b.d_w));
+    CUDA_OK(cudaFree(b.d_info));
+    CUDA_OK(cudaFree(b.d_z));
+    if (b.s != nullptr)
+        CUDA_OK(cudaStreamDestroy(b.s));
+    return 0;
+}
+
+/* Ours: the whole solve timed, its accuracy, then each phase timed alone. */
+int run_ours(const options &o, case_buffers &b, case_result &cr)
+{
     eig_plan_params p = eig_plan_params_default();
-    p.n = n;
+    p.n = b.n;
     p.batch = o.batch;
-    p.precision = prec;
+    p.precision = b.prec;
     p.job = o.vectors ? EIG_JOB_VECTORS : EIG_JOB_VALUES;
     p.backend = EIG_BACKEND_CUDA;
     p.device_only = 1;
@@ -334,137 +354,178 @@ int run_case(const options &o, int n, eig_precision prec, case_result &cr)
         fprintf(stderr, "eigstream-bench: eig_cuda_plan_create: %s\n", eig_strerror(e));
         return 2;
     }
+    auto nothing = []() -> int { return 0; };
     int rc = time_solver(
-        s, o.runs, nothing,
+        b.s, o.runs, nothing,
         [&]() -> int {
-            eig_error ee = eig_cuda_plan_execute_device(plan, EIG_STORAGE_FULL, EIG_LOWER, d_a0,
-                                                        d_w, d_z, d_info, s);
+            eig_error ee = eig_cuda_plan_execute_device(plan, EIG_STORAGE_FULL, EIG_LOWER, b.d_a0, b.d_w, b.d_z,
+                                                        b.d_info, b.s);
             if (ee != EIG_OK)
                 fprintf(stderr, "eigstream-bench: execute_device: %s\n", eig_strerror(ee));
             return ee == EIG_OK ? 0 : 2;
         },
         cr.ours);
     if (rc == 0)
-        rc = accuracy(o, n, prec, host_a, d_w, d_z, d_info, cr.ours);
-    if (rc == 0) {
-        std::vector<double> st[EIG_CUDA_PHASE_COUNT];
-        for (int k = 0; k < o.runs && rc == 0; ++k) {
-            float ms[EIG_CUDA_PHASE_COUNT] = {0, 0, 0};
-            rc = time_phases(plan, o.batch, d_a0, d_w, d_z, d_info, s, ms);
-            for (int i = 0; i < EIG_CUDA_PHASE_COUNT; ++i)
-                st[i].push_back(ms[i]);
-        }
-        for (int i = 0; i < EIG_CUDA_PHASE_COUNT && rc == 0; ++i)
-            cr.split[i] = (float)bench_median(st[i].data(), (int)st[i].size());
+        rc = accuracy(o, b.n, b.prec, b.host_a, b.d_w, b.d_z, b.d_info, cr.ours);
+    std::vector<double> st[EIG_CUDA_PHASE_COUNT];
+    for (int k = 0; k < o.runs && rc == 0; ++k) {
+        float ms[EIG_CUDA_PHASE_COUNT] = {0, 0, 0};
+        rc = time_phases(plan, o.batch, b.d_a0, b.d_w, b.d_z, b.d_info, b.s, ms);
+        for (int i = 0; i < EIG_CUDA_PHASE_COUNT; ++i)
+            st[i].push_back(ms[i]);
     }
+    for (int i = 0; i < EIG_CUDA_PHASE_COUNT && rc == 0; ++i)
+        cr.split[i] = (float)bench_median(st[i].data(), (int)st[i].size());
     eig_cuda_plan_destroy(plan);
-    if (rc != 0)
-        return rc;
+    return rc;
+}
 
-    /* cusolverDnXsyevBatched */
+/* cusolverDnXsyevBatched on the restored copy. */
+int run_syevb(const options &o, case_buffers &b, case_result &cr)
+{
     cusolverDnHandle_t h;
     cusolverDnParams_t params;
     SOLVER_OK(cusolverDnCreate(&h));
-    SOLVER_OK(cusolverDnSetStream(h, s));
+    SOLVER_OK(cusolverDnSetStream(h, b.s));
     SOLVER_OK(cusolverDnCreateParams(&params));
-    const cudaDataType ta = dbl ? CUDA_C_64F : CUDA_C_32F, tw = dbl ? CUDA_R_64F : CUDA_R_32F;
+    const cudaDataType ta = b.dbl ? CUDA_C_64F : CUDA_C_32F, tw = b.dbl ? CUDA_R_64F : CUDA_R_32F;
     const cusolverEigMode_t jobz = o.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    const int n = b.n;
     size_t dev_bytes = 0, host_bytes = 0;
-    SOLVER_OK(cusolverDnXsyevBatched_bufferSize(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, d_a,
-                                                n, tw, d_w, ta, &dev_bytes, &host_bytes, o.batch));
+    SOLVER_OK(cusolverDnXsyevBatched_bufferSize(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, b.d_a, n, tw,
+                                                b.d_w, ta, &dev_bytes, &host_bytes, o.batch));
     void *d_work = nullptr;
     std::vector<char> h_work(host_bytes + 1);
     CUDA_OK(cudaMalloc(&d_work, dev_bytes + 1));
-    rc = time_solver(
-        s, o.runs, restore,
+    auto restore = [&]() -> int {
+        CUDA_OK(cudaMemcpyAsync(b.d_a, b.d_a0, b.a_bytes, cudaMemcpyDeviceToDevice, b.s));
+        return 0;
+    };
+    int rc = time_solver(
+        b.s, o.runs, restore,
         [&]() -> int {
-            SOLVER_OK(cusolverDnXsyevBatched(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, d_a, n,
-                                             tw, d_w, ta, d_work, dev_bytes, h_work.data(),
-                                             host_bytes, d_info, o.batch));
+            SOLVER_OK(cusolverDnXsyevBatched(h, params, jobz, CUBLAS_FILL_MODE_LOWER, n, ta, b.d_a, n, tw, b.d_w,
+                                             ta, d_work, dev_bytes, h_work.data(), host_bytes, b.d_info,
+                                             o.batch));
             return 0;
         },
         cr.syevb);
     if (rc == 0)
-        rc = accuracy(o, n, prec, host_a, d_w, d_a, d_info, cr.syevb);
+        rc = accuracy(o, n, b.prec, b.host_a, b.d_w, b.d_a, b.d_info, cr.syevb);
     CUDA_OK(cudaFree(d_work));
     SOLVER_OK(cusolverDnDestroyParams(params));
     SOLVER_OK(cusolverDnDestroy(h));
-    if (rc != 0)
-        return rc;
-
-    /* heevd looped over 8 streams */
-    if (o.heevd) {
-        const int NS = 8;
-        cudaStream_t ss[NS];
-        cusolverDnHandle_t hh[NS];
-        void *work[NS];
-        int *dinfo_s[NS];
-        int lwork = 0;
-        cudaEvent_t fork, join[NS];
-        CUDA_OK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-        for (int i = 0; i < NS; ++i) {
-            CUDA_OK(cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking));
-            CUDA_OK(cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming));
-            SOLVER_OK(cusolverDnCreate(&hh[i]));
-            SOLVER_OK(cusolverDnSetStream(hh[i], ss[i]));
-            if (dbl)
-                SOLVER_OK(cusolverDnZheevd_bufferSize(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
-                                                      (const cuDoubleComplex *)d_a, n,
-                                                      (const double *)d_w, &lwork));
-            else
-                SOLVER_OK(cusolverDnCheevd_bufferSize(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
-                                                      (const cuComplex *)d_a, n,
-                                                      (const float *)d_w, &lwork));
-            CUDA_OK(cudaMalloc(&work[i], (size_t)lwork * csize));
-            CUDA_OK(cudaMalloc((void **)&dinfo_s[i], sizeof(int)));
-        }
-        rc = time_solver(
-            s, o.runs, restore,
-            [&]() -> int {
-                CUDA_OK(cudaEventRecord(fork, s));
-                for (int i = 0; i < NS; ++i)
-                    CUDA_OK(cudaStreamWaitEvent(ss[i], fork, 0));
-                for (int b = 0; b < o.batch; ++b) {
-                    const int i = b % NS;
-                    char *a = (char *)d_a + b * nn * csize;
-                    char *w = (char *)d_w + b * (size_t)n * rsize;
-                    if (dbl)
-                        SOLVER_OK(cusolverDnZheevd(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
-                                                   (cuDoubleComplex *)a, n, (double *)w,
-                                                   (cuDoubleComplex *)work[i], lwork, dinfo_s[i]));
-                    else
-                        SOLVER_OK(cusolverDnCheevd(hh[i], jobz, CUBLAS_FILL_MODE_LOWER, n,
-                                                   (cuComplex *)a, n, (float *)w,
-                                                   (cuComplex *)work[i], lwork, dinfo_s[i]));
-                }
-                for (int i = 0; i < NS; ++i) {
-                    CUDA_OK(cudaEventRecord(join[i], ss[i]));
-                    CUDA_OK(cudaStreamWaitEvent(s, join[i], 0));
-                }
-                return 0;
-            },
-            cr.heevd);
-        CUDA_OK(cudaMemsetAsync(d_info, 0, o.batch * sizeof(int), s)); /* per-stream info only */
-        CUDA_OK(cudaStreamSynchronize(s));
-        if (rc == 0)
-            rc = accuracy(o, n, prec, host_a, d_w, d_a, d_info, cr.heevd);
-        for (int i = 0; i < NS; ++i) {
-            CUDA_OK(cudaFree(work[i]));
-            CUDA_OK(cudaFree(dinfo_s[i]));
-            SOLVER_OK(cusolverDnDestroy(hh[i]));
-            CUDA_OK(cudaStreamDestroy(ss[i]));
-            CUDA_OK(cudaEventDestroy(join[i]));
-        }
-        CUDA_OK(cudaEventDestroy(fork));
-    }
-    CUDA_OK(cudaFree(d_a0));
-    CUDA_OK(cudaFree(d_a));
-    CUDA_OK(cudaFree(d_w));
-    CUDA_OK(cudaFree(d_info));
-    if (d_z)
-        CUDA_OK(cudaFree(d_z));
-    CUDA_OK(cudaStreamDestroy(s));
     return rc;
+}
+
+/* zheevd / cheevd looped over 8 streams, one handle and workspace each. */
+struct heevd_streams {
+    static const int NS = 8;
+    cudaStream_t ss[NS];
+    cusolverDnHandle_t hh[NS];
+    void *work[NS];
+    int *dinfo[NS];
+    int lwork = 0;
+    cudaEvent_t fork, join[NS];
+};
+
+int heevd_create(case_buffers &b, cusolverEigMode_t jobz, heevd_streams &hs)
+{
+    CUDA_OK(cudaEventCreateWithFlags(&hs.fork, cudaEventDisableTiming));
+    for (int i = 0; i < hs.NS; ++i) {
+        CUDA_OK(cudaStreamCreateWithFlags(&hs.ss[i], cudaStreamNonBlocking));
+        CUDA_OK(cudaEventCreateWithFlags(&hs.join[i], cudaEventDisableTiming));
+        SOLVER_OK(cusolverDnCreate(&hs.hh[i]));
+        SOLVER_OK(cusolverDnSetStream(hs.hh[i], hs.ss[i]));
+        if (b.dbl)
+            SOLVER_OK(cusolverDnZheevd_bufferSize(hs.hh[i], jobz, CUBLAS_FILL_MODE_LOWER, b.n,
+                                                  (const cuDoubleComplex *)b.d_a, b.n, (const double *)b.d_w,
+                                                  &hs.lwork));
+        else
+            SOLVER_OK(cusolverDnCheevd_bufferSize(hs.hh[i], jobz, CUBLAS_FILL_MODE_LOWER, b.n,
+                                                  (const cuComplex *)b.d_a, b.n, (const float *)b.d_w,
+                                                  &hs.lwork));
+        CUDA_OK(cudaMalloc(&hs.work[i], (size_t)hs.lwork * b.csize));
+        CUDA_OK(cudaMalloc((void **)&hs.dinfo[i], sizeof(int)));
+    }
+    return 0;
+}
+
+int heevd_destroy(heevd_streams &hs)
+{
+    for (int i = 0; i < hs.NS; ++i) {
+        CUDA_OK(cudaFree(hs.work[i]));
+        CUDA_OK(cudaFree(hs.dinfo[i]));
+        SOLVER_OK(cusolverDnDestroy(hs.hh[i]));
+        CUDA_OK(cudaStreamDestroy(hs.ss[i]));
+        CUDA_OK(cudaEventDestroy(hs.join[i]));
+    }
+    CUDA_OK(cudaEventDestroy(hs.fork));
+    return 0;
+}
+
+/* One batch: every matrix's heevd on stream b % 8, forked from and joined
+ * back to the timing stream. */
+int heevd_batch(const options &o, case_buffers &b, cusolverEigMode_t jobz, heevd_streams &hs)
+{
+    CUDA_OK(cudaEventRecord(hs.fork, b.s));
+    for (int i = 0; i < hs.NS; ++i)
+        CUDA_OK(cudaStreamWaitEvent(hs.ss[i], hs.fork, 0));
+    for (int m = 0; m < o.batch; ++m) {
+        const int i = m % hs.NS;
+        char *a = (char *)b.d_a + m * b.nn * b.csize;
+        char *w = (char *)b.d_w + m * (size_t)b.n * b.rsize;
+        if (b.dbl)
+            SOLVER_OK(cusolverDnZheevd(hs.hh[i], jobz, CUBLAS_FILL_MODE_LOWER, b.n, (cuDoubleComplex *)a, b.n,
+                                       (double *)w, (cuDoubleComplex *)hs.work[i], hs.lwork, hs.dinfo[i]));
+        else
+            SOLVER_OK(cusolverDnCheevd(hs.hh[i], jobz, CUBLAS_FILL_MODE_LOWER, b.n, (cuComplex *)a, b.n,
+                                       (float *)w, (cuComplex *)hs.work[i], hs.lwork, hs.dinfo[i]));
+    }
+    for (int i = 0; i < hs.NS; ++i) {
+        CUDA_OK(cudaEventRecord(hs.join[i], hs.ss[i]));
+        CUDA_OK(cudaStreamWaitEvent(b.s, hs.join[i], 0));
+    }
+    return 0;
+}
+
+int run_heevd(const options &o, case_buffers &b, case_result &cr)
+{
+    const cusolverEigMode_t jobz = o.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    heevd_streams hs;
+    int rc = heevd_create(b, jobz, hs);
+    auto restore = [&]() -> int {
+        CUDA_OK(cudaMemcpyAsync(b.d_a, b.d_a0, b.a_bytes, cudaMemcpyDeviceToDevice, b.s));
+        return 0;
+    };
+    if (rc == 0)
+        rc = time_solver(b.s, o.runs, restore, [&]() -> int { return heevd_batch(o, b, jobz, hs); }, cr.heevd);
+    CUDA_OK(cudaMemsetAsync(b.d_info, 0, o.batch * sizeof(int), b.s)); /* per-stream info only */
+    CUDA_OK(cudaStreamSynchronize(b.s));
+    if (rc == 0)
+        rc = accuracy(o, b.n, b.prec, b.host_a, b.d_w, b.d_a, b.d_info, cr.heevd);
+    int rd = heevd_destroy(hs);
+    return rc != 0 ? rc : rd;
+}
+
+int run_case(const options &o, int n, eig_precision prec, case_result &cr)
+{
+    cr.n = n;
+    cr.batch = o.batch;
+    cr.precision = prec;
+    cr.ours.name = "ours";
+    cr.syevb.name = "XsyevBatched";
+    cr.heevd.name = prec == EIG_COMPLEX_DOUBLE ? "zheevd x8 streams" : "cheevd x8 streams";
+    case_buffers b;
+    int rc = buffers_create(o, n, prec, b);
+    if (rc == 0)
+        rc = run_ours(o, b, cr);
+    if (rc == 0)
+        rc = run_syevb(o, b, cr);
+    if (rc == 0 && o.heevd)
+        rc = run_heevd(o, b, cr);
+    int rd = buffers_destroy(b);
+    return rc != 0 ? rc : rd;
 }
 
 void print_solver(const solver_result &r, const solver_result &ours)

@@ -36,6 +36,7 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "cli_choices.h"
 #include "cli_options.h"
 #include "config.h"
 #include "eig.h"
@@ -74,24 +75,16 @@ static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
-    const char *precisions[3] = {eig_precision_name(EIG_COMPLEX_DOUBLE), eig_precision_name(EIG_COMPLEX_FLOAT)};
-    const int precision_values[2] = {EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT};
-    const char *modes[PROTOCOL_MODE_NOISE + 1] = {NULL}, *backends[EIG_BACKEND_CUDA + 2] = {NULL};
-    int mode_values[PROTOCOL_MODE_NOISE];
-    for (int m = PROTOCOL_MODE_FULL; m <= PROTOCOL_MODE_NOISE; m++) {
-        modes[m - PROTOCOL_MODE_FULL] = protocol_mode_name((uint8_t)m);
-        mode_values[m - PROTOCOL_MODE_FULL] = m;
-    }
-    for (int b = EIG_BACKEND_AUTO; b <= EIG_BACKEND_CUDA; b++)
-        backends[b] = eig_backend_name((eig_backend)b);
+    const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
+                      backends = cli_choices_backend();
     int precision = EIG_COMPLEX_DOUBLE, mode = PROTOCOL_MODE_FULL, backend = EIG_BACKEND_AUTO;
     int storage = PROTOCOL_STORAGE_FULL;
     const cli_option table[] = {
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order"),
         CLI_INT("matrices", 0, &o->matrices, 1, MESSAGE_PARTS_MAX, "M", "matrices per frame"),
-        CLI_CHOICE("precision", 0, &precision, precisions, precision_values, "element type"),
-        CLI_CHOICE("mode", 0, &mode, modes, mode_values, "output mode (signal/noise use MDL, K = 2n)"),
-        CLI_CHOICE("backend", 0, &backend, backends, NULL, "solver backend"),
+        CLI_CHOICE("precision", 0, &precision, precisions.names, precisions.values, "element type"),
+        CLI_CHOICE("mode", 0, &mode, modes.names, modes.values, "output mode (signal/noise use MDL, K = 2n)"),
+        CLI_CHOICE("backend", 0, &backend, backends.names, backends.values, "solver backend"),
         CLI_INT("frames", 0, &o->frames, 4, INT_MAX, "F", "frames per measurement"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e9, "FPS",
                    "fixed input rate, 0 = half the lower of the slowest part alone and max rate"),

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "cli_choices.h"
 #include "cli_common.h"
 #include "cli_options.h"
 #include "protocol.h"
@@ -31,11 +32,6 @@ typedef struct sim_options {
 } sim_options;
 
 static const char *const sim_patterns[] = {"push", "pub", NULL};
-static const char *const sim_precisions[] = {"double", "float", NULL};
-static const int sim_elements[] = {EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT};
-static const char *const sim_storages[] = {"full", "packed_lower", "packed_upper", NULL};
-static const int sim_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER,
-                                         PROTOCOL_STORAGE_PACKED_UPPER};
 static const char *const sim_crc_choices[] = {"off", "on", NULL};
 
 /* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
@@ -46,6 +42,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
                        .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
                        .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000};
+    const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
     const cli_option table[] = {
         CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
         CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
@@ -55,8 +52,8 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "snapshots per covariance"),
         CLI_STRING("sources", 0, &o->sources, "LIST", "angle_deg:power_db,..."),
         CLI_STRING("jammers", 0, &o->jammers, "LIST", "angle_deg:power_db,..."),
-        CLI_CHOICE("precision", 0, &o->element, sim_precisions, sim_elements, "element type"),
-        CLI_CHOICE("storage", 0, &o->storage, sim_storages, sim_storage_values, "matrix storage"),
+        CLI_CHOICE("precision", 0, &o->element, precisions.names, precisions.values, "element type"),
+        CLI_CHOICE("storage", 0, &o->storage, storages.names, storages.values, "matrix storage"),
         CLI_CHOICE("crc", 0, &o->crc, sim_crc_choices, NULL, "CRC32C over the payload"),
         CLI_FLAG("per-matrix-parts", 0, &o->per_matrix_parts, "one message part per matrix"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e6, "R", "frames/s, 0 = as fast as possible"),

@@ -1,0 +1,66 @@
+/*
+ * cli_choices.h - option choice lists of the shared concepts, built from
+ * each concept's one name table (eig.h: precision, backend; protocol.h:
+ * storage, output mode), so that a tool's --precision, --storage, --mode
+ * and --backend spell exactly what the config file and the logs do.
+ *
+ * Header-only (inline), so that a tool pulls in only the name tables it
+ * uses: the precision, storage and mode names need no library, the backend
+ * names need eigstream_eig.
+ */
+#ifndef EIGSTREAM_CLI_CHOICES_H
+#define EIGSTREAM_CLI_CHOICES_H
+
+#include "eig.h"
+#include "protocol.h"
+
+#define CLI_CHOICES_MAX 8
+
+/* For CLI_CHOICE(name, short, &value, c.names, c.values, help). */
+typedef struct cli_choices {
+    const char *names[CLI_CHOICES_MAX + 1]; /* NULL-terminated */
+    int values[CLI_CHOICES_MAX];
+} cli_choices;
+
+/* double, float. */
+static inline cli_choices cli_choices_precision(void)
+{
+    cli_choices c = {{eig_precision_name(EIG_COMPLEX_DOUBLE), eig_precision_name(EIG_COMPLEX_FLOAT), NULL},
+                     {EIG_COMPLEX_DOUBLE, EIG_COMPLEX_FLOAT}};
+    return c;
+}
+
+/* full, packed_lower, packed_upper. */
+static inline cli_choices cli_choices_storage(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    for (int s = PROTOCOL_STORAGE_FULL; s <= PROTOCOL_STORAGE_PACKED_UPPER; s++) {
+        c.names[s - PROTOCOL_STORAGE_FULL] = protocol_storage_name((uint8_t)s);
+        c.values[s - PROTOCOL_STORAGE_FULL] = s;
+    }
+    return c;
+}
+
+/* full, values, signal, noise (the output modes; not "none"). */
+static inline cli_choices cli_choices_mode(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    for (int m = PROTOCOL_MODE_FULL; m <= PROTOCOL_MODE_NOISE; m++) {
+        c.names[m - PROTOCOL_MODE_FULL] = protocol_mode_name((uint8_t)m);
+        c.values[m - PROTOCOL_MODE_FULL] = m;
+    }
+    return c;
+}
+
+/* auto, cpu, lapack, cuda (needs eigstream_eig). */
+static inline cli_choices cli_choices_backend(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    for (int b = EIG_BACKEND_AUTO; b <= EIG_BACKEND_CUDA; b++) {
+        c.names[b - EIG_BACKEND_AUTO] = eig_backend_name((eig_backend)b);
+        c.values[b - EIG_BACKEND_AUTO] = b;
+    }
+    return c;
+}
+
+#endif
