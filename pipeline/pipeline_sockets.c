@@ -28,14 +28,20 @@ static pipeline_error set_option(void *s, const char *role, int option, const ch
             return e_;                                                                                  \
     } while (0)
 
-static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, char *err,
-                                    size_t err_bytes)
+/* Creates a socket of type with its linger (ms) and, when hwm_option is not
+ * 0, its high-water mark (ZMQ_RCVHWM or ZMQ_SNDHWM) set. */
+static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, int linger,
+                                    int hwm_option, int hwm, char *err, size_t err_bytes)
 {
     *out = zmq_socket(p->zmq, type);
     if (*out == NULL) {
         pipeline_set_error(err, err_bytes, "%s: cannot create socket: %s", role, zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
+    SET_OPTION(*out, role, ZMQ_LINGER, linger);
+    if (hwm_option != 0)
+        return set_option(*out, role, hwm_option, hwm_option == ZMQ_RCVHWM ? "ZMQ_RCVHWM" : "ZMQ_SNDHWM", &hwm,
+                          sizeof hwm, err, err_bytes);
     return PIPELINE_OK;
 }
 
@@ -54,15 +60,13 @@ static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int sub = cfg->input.pattern == CONFIG_INPUT_SUB;
-    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : ZMQ_PULL, "input", err, err_bytes);
+    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : ZMQ_PULL, "input", 0, ZMQ_RCVHWM,
+                                     cfg->input.hwm, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    int zero = 0, hwm = cfg->input.hwm;
-    int64_t max_bytes = cfg->input.max_message_bytes;
-    SET_OPTION(p->input, "input", ZMQ_LINGER, zero);
-    SET_OPTION(p->input, "input", ZMQ_RCVHWM, hwm);
     /* A part above the limit makes ZeroMQ drop the connection rather than
      * buffer it; smaller lies about sizes are the receiver's rejects. */
+    int64_t max_bytes = cfg->input.max_message_bytes;
     SET_OPTION(p->input, "input", ZMQ_MAXMSGSIZE, max_bytes);
     if (sub) {
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_COVARIANCE};
@@ -75,13 +79,12 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
-    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_PUB, "output", err, err_bytes);
+    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_PUB, "output", OUTPUT_LINGER_MS,
+                                     ZMQ_SNDHWM, cfg->output.hwm, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    int linger = OUTPUT_LINGER_MS, hwm = cfg->output.hwm, timeout = cfg->frame.deadline_ms;
-    SET_OPTION(p->output, "output", ZMQ_LINGER, linger);
-    SET_OPTION(p->output, "output", ZMQ_SNDHWM, hwm);
     /* PUSH blocks without a peer; a bounded wait turns that into a counted drop. */
+    int timeout = cfg->frame.deadline_ms;
     if (push)
         SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
@@ -91,11 +94,10 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
 {
     if (p->cfg.metrics.endpoint[0] == '\0')
         return PIPELINE_OK;
-    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_PUB, "metrics", err, err_bytes);
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_PUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
+                                     err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    int linger = METRICS_LINGER_MS;
-    SET_OPTION(p->metrics_socket, "metrics", ZMQ_LINGER, linger);
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
 }
 

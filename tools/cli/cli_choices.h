@@ -22,7 +22,17 @@ typedef struct cli_choices {
     int values[CLI_CHOICES_MAX];
 } cli_choices;
 
-/* double, float. */
+/* Fills c with the values first..last and the names name_of gives them (an
+ * expression of the int v_). */
+#define CLI_CHOICES_FILL(c, first, last, name_of)                                                  \
+    do {                                                                                           \
+        for (int v_ = (first); v_ <= (last) && v_ - (first) < CLI_CHOICES_MAX; v_++) {             \
+            (c).names[v_ - (first)] = (name_of);                                                   \
+            (c).values[v_ - (first)] = v_;                                                         \
+        }                                                                                          \
+    } while (0)
+
+/* double, float (double first: the default). */
 static inline cli_choices cli_choices_precision(void)
 {
     cli_choices c = {{eig_precision_name(EIG_COMPLEX_DOUBLE), eig_precision_name(EIG_COMPLEX_FLOAT), NULL},
@@ -34,10 +44,7 @@ static inline cli_choices cli_choices_precision(void)
 static inline cli_choices cli_choices_storage(void)
 {
     cli_choices c = {{NULL}, {0}};
-    for (int s = PROTOCOL_STORAGE_FULL; s <= PROTOCOL_STORAGE_PACKED_UPPER; s++) {
-        c.names[s - PROTOCOL_STORAGE_FULL] = protocol_storage_name((uint8_t)s);
-        c.values[s - PROTOCOL_STORAGE_FULL] = s;
-    }
+    CLI_CHOICES_FILL(c, PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER, protocol_storage_name((uint8_t)v_));
     return c;
 }
 
@@ -45,10 +52,7 @@ static inline cli_choices cli_choices_storage(void)
 static inline cli_choices cli_choices_mode(void)
 {
     cli_choices c = {{NULL}, {0}};
-    for (int m = PROTOCOL_MODE_FULL; m <= PROTOCOL_MODE_NOISE; m++) {
-        c.names[m - PROTOCOL_MODE_FULL] = protocol_mode_name((uint8_t)m);
-        c.values[m - PROTOCOL_MODE_FULL] = m;
-    }
+    CLI_CHOICES_FILL(c, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name((uint8_t)v_));
     return c;
 }
 
@@ -56,10 +60,7 @@ static inline cli_choices cli_choices_mode(void)
 static inline cli_choices cli_choices_backend(void)
 {
     cli_choices c = {{NULL}, {0}};
-    for (int b = EIG_BACKEND_AUTO; b <= EIG_BACKEND_CUDA; b++) {
-        c.names[b - EIG_BACKEND_AUTO] = eig_backend_name((eig_backend)b);
-        c.values[b - EIG_BACKEND_AUTO] = b;
-    }
+    CLI_CHOICES_FILL(c, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA, eig_backend_name((eig_backend)v_));
     return c;
 }
 
