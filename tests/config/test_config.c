@@ -226,6 +226,20 @@ static void expect_ok(const char *name, const char *text, eigstream_config *cfg)
 
 /* ---- tests -------------------------------------------------------------------- */
 
+/* One file that must fail to load: its name, text, the code and the end of
+ * the message (after the path). */
+typedef struct bad_file {
+    const char *name, *text;
+    config_error code;
+    const char *suffix;
+} bad_file;
+
+static void expect_errors(const bad_file *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        expect_error(cases[i].name, cases[i].text, cases[i].code, cases[i].suffix);
+}
+
 static void test_defaults(void)
 {
     eigstream_config got, want;
@@ -303,41 +317,45 @@ static void test_help_and_file_name_every_setting(const char *shipped)
 
 static void test_unknown(void)
 {
-    expect_error("unknown_setting.cfg",
-                 "input = {\n  endpoint = \"tcp://127.0.0.1:6000\";\n  colour = 3;\n};\n",
-                 CONFIG_EUNKNOWN, ":3: input.colour: unknown setting");
-    expect_error("unknown_group.cfg", "# radar\n\nradar = {\n  n = 1;\n};\n", CONFIG_EUNKNOWN,
-                 ":3: radar: unknown group");
-    expect_error("unknown_top.cfg", "log = { level = \"warn\"; };\nverbose = true;\n",
-                 CONFIG_EUNKNOWN, ":2: verbose: unknown setting");
-    /* A known name in the wrong group is unknown there. */
-    expect_error("wrong_group.cfg", "solver = {\n  hwm = 8;\n};\n", CONFIG_EUNKNOWN,
-                 ":2: solver.hwm: unknown setting");
-    /* Names are case-sensitive. */
-    expect_error("case.cfg", "Solver = { n = 8; };\n", CONFIG_EUNKNOWN,
-                 ":1: Solver: unknown group");
+    static const bad_file cases[] = {
+        {"unknown_setting.cfg", "input = {\n  endpoint = \"tcp://127.0.0.1:6000\";\n  colour = 3;\n};\n",
+         CONFIG_EUNKNOWN, ":3: input.colour: unknown setting"},
+        {"unknown_group.cfg", "# radar\n\nradar = {\n  n = 1;\n};\n",
+         CONFIG_EUNKNOWN, ":3: radar: unknown group"},
+        {"unknown_top.cfg", "log = { level = \"warn\"; };\nverbose = true;\n",
+         CONFIG_EUNKNOWN, ":2: verbose: unknown setting"},
+        /* A known name in the wrong group is unknown there. */
+        {"wrong_group.cfg", "solver = {\n  hwm = 8;\n};\n",
+         CONFIG_EUNKNOWN, ":2: solver.hwm: unknown setting"},
+        /* Names are case-sensitive. */
+        {"case.cfg", "Solver = { n = 8; };\n", CONFIG_EUNKNOWN, ":1: Solver: unknown group"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_wrong_type(void)
 {
-    expect_error("type_group.cfg", "\nsolver = 5;\n", CONFIG_ETYPE,
-                 ":2: solver: expected a group: solver = { ... };");
-    expect_error("type_int.cfg", "solver = {\n  n = \"128\";\n};\n", CONFIG_ETYPE,
-                 ":2: solver.n: expected an integer");
-    expect_error("type_int_float.cfg", "solver = {\n  n = 128.0;\n};\n", CONFIG_ETYPE,
-                 ":2: solver.n: expected an integer");
-    expect_error("type_int_array.cfg", "solver = {\n\n  n = [1, 2];\n};\n", CONFIG_ETYPE,
-                 ":3: solver.n: expected an integer");
-    expect_error("type_bool.cfg", "input = {\n  bind = 1;\n};\n", CONFIG_ETYPE,
-                 ":2: input.bind: expected true or false");
-    expect_error("type_real.cfg", "form = {\n  diagonal_loading_db = \"-30\";\n};\n", CONFIG_ETYPE,
-                 ":2: form.diagonal_loading_db: expected a number");
-    expect_error("type_choice.cfg", "output = {\n  mode = 2;\n};\n", CONFIG_ETYPE,
-                 ":2: output.mode: expected one of full|values|signal|noise");
-    expect_error("type_endpoint.cfg", "metrics = {\n  endpoint = 5552;\n};\n", CONFIG_ETYPE,
-                 ":2: metrics.endpoint: expected a string");
-    expect_error("type_int64.cfg", "input = {\n  max_message_bytes = 1e6;\n};\n", CONFIG_ETYPE,
-                 ":2: input.max_message_bytes: expected an integer");
+    static const bad_file cases[] = {
+        {"type_group.cfg", "\nsolver = 5;\n",
+         CONFIG_ETYPE, ":2: solver: expected a group: solver = { ... };"},
+        {"type_int.cfg", "solver = {\n  n = \"128\";\n};\n",
+         CONFIG_ETYPE, ":2: solver.n: expected an integer"},
+        {"type_int_float.cfg", "solver = {\n  n = 128.0;\n};\n",
+         CONFIG_ETYPE, ":2: solver.n: expected an integer"},
+        {"type_int_array.cfg", "solver = {\n\n  n = [1, 2];\n};\n",
+         CONFIG_ETYPE, ":3: solver.n: expected an integer"},
+        {"type_bool.cfg", "input = {\n  bind = 1;\n};\n",
+         CONFIG_ETYPE, ":2: input.bind: expected true or false"},
+        {"type_real.cfg", "form = {\n  diagonal_loading_db = \"-30\";\n};\n",
+         CONFIG_ETYPE, ":2: form.diagonal_loading_db: expected a number"},
+        {"type_choice.cfg", "output = {\n  mode = 2;\n};\n",
+         CONFIG_ETYPE, ":2: output.mode: expected one of full|values|signal|noise"},
+        {"type_endpoint.cfg", "metrics = {\n  endpoint = 5552;\n};\n",
+         CONFIG_ETYPE, ":2: metrics.endpoint: expected a string"},
+        {"type_int64.cfg", "input = {\n  max_message_bytes = 1e6;\n};\n",
+         CONFIG_ETYPE, ":2: input.max_message_bytes: expected an integer"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_out_of_range(void)
