@@ -358,37 +358,41 @@ static void test_wrong_type(void)
     expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
-static void test_out_of_range(void)
+static void test_long_endpoint(void)
 {
-    expect_error("range_n.cfg", "solver = {\n  n = 4097;\n};\n", CONFIG_ERANGE,
-                 ":2: solver.n: 4097 is out of range 1..4096");
-    expect_error("range_n0.cfg", "solver = { n = 0; };\n", CONFIG_ERANGE,
-                 ":1: solver.n: 0 is out of range 1..4096");
-    expect_error("range_d.cfg", "output = {\n  signal_dimension = 4097;\n};\n", CONFIG_ERANGE,
-                 ":2: output.signal_dimension: 4097 is out of range 0..4096");
-    expect_error("range_negative.cfg", "output = {\n  hwm = -1;\n};\n", CONFIG_ERANGE,
-                 ":2: output.hwm: -1 is out of range 0..1000000");
-    expect_error("range_queue.cfg", "frame = {\n  queue_depth = 1025;\n};\n", CONFIG_ERANGE,
-                 ":2: frame.queue_depth: 1025 is out of range 1..1024");
-    expect_error("range_deadline.cfg", "frame = {\n  deadline_ms = 0;\n};\n", CONFIG_ERANGE,
-                 ":2: frame.deadline_ms: 0 is out of range 1..3600000");
-    expect_error("range_interval.cfg", "metrics = {\n  interval_ms = 9;\n};\n", CONFIG_ERANGE,
-                 ":2: metrics.interval_ms: 9 is out of range 10..3600000");
-    expect_error("range_threads.cfg", "solver = {\n  cpu_threads = 1025;\n};\n", CONFIG_ERANGE,
-                 ":2: solver.cpu_threads: 1025 is out of range 0..1024");
-    expect_error("range_db.cfg", "form = {\n  diagonal_loading_db = 60.5;\n};\n", CONFIG_ERANGE,
-                 ":2: form.diagonal_loading_db: 60.5 is out of range -200..60");
-    expect_error("range_db_int.cfg", "form = {\n  diagonal_loading_db = -201;\n};\n", CONFIG_ERANGE,
-                 ":2: form.diagonal_loading_db: -201 is out of range -200..60");
-    expect_error("range_bytes_low.cfg", "input = {\n  max_message_bytes = 1023;\n};\n",
-                 CONFIG_ERANGE, ":2: input.max_message_bytes: 1023 is out of range 1024..17179869184");
-    expect_error("range_bytes_high.cfg", "input = {\n  max_message_bytes = 17179869185L;\n};\n",
-                 CONFIG_ERANGE,
-                 ":2: input.max_message_bytes: 17179869185 is out of range 1024..17179869184");
     char long_endpoint[400];
     snprintf(long_endpoint, sizeof long_endpoint, "input = {\n  endpoint = \"tcp://%0300d\";\n};\n", 0);
-    expect_error("range_string.cfg", long_endpoint, CONFIG_ERANGE,
-                 ":2: input.endpoint: longer than 255 bytes");
+    expect_error("range_string.cfg", long_endpoint, CONFIG_ERANGE, ":2: input.endpoint: longer than 255 bytes");
+}
+
+static void test_out_of_range(void)
+{
+    static const bad_file cases[] = {
+        {"range_n.cfg", "solver = {\n  n = 4097;\n};\n",
+         CONFIG_ERANGE, ":2: solver.n: 4097 is out of range 1..4096"},
+        {"range_n0.cfg", "solver = { n = 0; };\n", CONFIG_ERANGE, ":1: solver.n: 0 is out of range 1..4096"},
+        {"range_d.cfg", "output = {\n  signal_dimension = 4097;\n};\n",
+         CONFIG_ERANGE, ":2: output.signal_dimension: 4097 is out of range 0..4096"},
+        {"range_negative.cfg", "output = {\n  hwm = -1;\n};\n",
+         CONFIG_ERANGE, ":2: output.hwm: -1 is out of range 0..1000000"},
+        {"range_queue.cfg", "frame = {\n  queue_depth = 1025;\n};\n",
+         CONFIG_ERANGE, ":2: frame.queue_depth: 1025 is out of range 1..1024"},
+        {"range_deadline.cfg", "frame = {\n  deadline_ms = 0;\n};\n",
+         CONFIG_ERANGE, ":2: frame.deadline_ms: 0 is out of range 1..3600000"},
+        {"range_interval.cfg", "metrics = {\n  interval_ms = 9;\n};\n",
+         CONFIG_ERANGE, ":2: metrics.interval_ms: 9 is out of range 10..3600000"},
+        {"range_threads.cfg", "solver = {\n  cpu_threads = 1025;\n};\n",
+         CONFIG_ERANGE, ":2: solver.cpu_threads: 1025 is out of range 0..1024"},
+        {"range_db.cfg", "form = {\n  diagonal_loading_db = 60.5;\n};\n",
+         CONFIG_ERANGE, ":2: form.diagonal_loading_db: 60.5 is out of range -200..60"},
+        {"range_db_int.cfg", "form = {\n  diagonal_loading_db = -201;\n};\n",
+         CONFIG_ERANGE, ":2: form.diagonal_loading_db: -201 is out of range -200..60"},
+        {"range_bytes_low.cfg", "input = {\n  max_message_bytes = 1023;\n};\n",
+         CONFIG_ERANGE, ":2: input.max_message_bytes: 1023 is out of range 1024..17179869184"},
+        {"range_bytes_high.cfg", "input = {\n  max_message_bytes = 17179869185L;\n};\n",
+         CONFIG_ERANGE, ":2: input.max_message_bytes: 17179869185 is out of range 1024..17179869184"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* libconfig 1.5 reads 4294967297 (no L) as 1 without a word: these must be
@@ -841,6 +845,7 @@ int main(int argc, char **argv)
     test_unknown();
     test_wrong_type();
     test_out_of_range();
+    test_long_endpoint();
     test_integer_literals();
     test_bad_choice();
     test_syntax_and_io();
