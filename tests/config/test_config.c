@@ -441,23 +441,22 @@ static void test_integer_literals(void)
 
 static void test_bad_choice(void)
 {
-    /* The message format of config.h, on line 14 of a file named eigstream.cfg. */
-    expect_error("eigstream.cfg",
-                 "# line 1\n#\n#\n#\n#\n#\n#\n#\n#\n#\n"
-                 "output = {\n"
-                 "  pattern = \"pub\";\n"
-                 "  bind = true;\n"
-                 "  mode = \"everything\";\n"
-                 "};\n",
-                 CONFIG_ERANGE, ":14: output.mode: expected one of full|values|signal|noise");
-    expect_error("choice_backend.cfg", "solver = {\n  backend = \"gpu\";\n};\n", CONFIG_ERANGE,
-                 ":2: solver.backend: expected one of auto|cpu|lapack|cuda");
-    expect_error("choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n", CONFIG_ERANGE,
-                 ":2: log.level: expected one of error|warn|info|debug");
-    expect_error("choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
-                 CONFIG_ERANGE, ":2: frame.overflow_policy: expected one of drop_oldest|block");
-    expect_error("choice_input.cfg", "input = {\n  pattern = \"push\";\n};\n", CONFIG_ERANGE,
-                 ":2: input.pattern: expected one of pull|sub");
+    static const bad_file cases[] = {
+        /* The message format of config.h, on line 14 of a file named eigstream.cfg. */
+        {"eigstream.cfg",
+         "# line 1\n#\n#\n#\n#\n#\n#\n#\n#\n#\n"
+         "output = {\n  pattern = \"pub\";\n  bind = true;\n  mode = \"everything\";\n};\n",
+         CONFIG_ERANGE, ":14: output.mode: expected one of full|values|signal|noise"},
+        {"choice_backend.cfg", "solver = {\n  backend = \"gpu\";\n};\n",
+         CONFIG_ERANGE, ":2: solver.backend: expected one of auto|cpu|lapack|cuda"},
+        {"choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n",
+         CONFIG_ERANGE, ":2: log.level: expected one of error|warn|info|debug"},
+        {"choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
+         CONFIG_ERANGE, ":2: frame.overflow_policy: expected one of drop_oldest|block"},
+        {"choice_input.cfg", "input = {\n  pattern = \"push\";\n};\n",
+         CONFIG_ERANGE, ":2: input.pattern: expected one of pull|sub"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_syntax_and_io(void)
