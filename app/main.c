@@ -198,7 +198,7 @@ static void log_startup(const eigstream_config *cfg, pipeline *p)
              "output %s %s %s; metrics %s every %d ms; deadline %d ms (late %s), queue_depth %d (overflow %s)",
              EIGSTREAM_VERSION, pipeline_backend_name(p), eig_backend_name(cfg->solver.backend),
              eig_precision_name(cfg->solver.precision), cfg->solver.n, cfg->solver.matrices,
-             protocol_mode_name((uint8_t)cfg->output.mode), config_input_pattern_name(cfg->input.pattern),
+             config_output_mode_name((uint8_t)cfg->output.mode), config_input_pattern_name(cfg->input.pattern),
              cfg->input.bind ? "bind" : "connect", cfg->input.endpoint,
              config_output_pattern_name(cfg->output.pattern), cfg->output.bind ? "bind" : "connect",
              cfg->output.endpoint, cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off",

@@ -16,8 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
-#include "protocol.h" /* protocol_output_mode: the wire owns it */
+#include "eig.h" /* eig_backend, eig_precision: the solver owns them */
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +24,38 @@ extern "C" {
 
 #define CONFIG_STRING_MAX 256
 #define CONFIG_ERROR_MAX 512
+
+/* What an eigenspace frame carries per matrix (output.mode). The one enum of
+ * the concept: the wire's mode byte holds these values (docs/protocol.md;
+ * covariance frames carry CONFIG_MODE_NONE), and protocol.h, the pipeline and
+ * the tools use it. config/ owns it because config/ sits below pipeline/:
+ * the settings table and the wire codec both read it downwards. */
+typedef enum config_output_mode {
+    CONFIG_MODE_NONE = 0,   /* covariance frames on the wire; not a setting */
+    CONFIG_MODE_FULL = 1,   /* all n eigenvectors */
+    CONFIG_MODE_VALUES = 2, /* eigenvalues only */
+    CONFIG_MODE_SIGNAL = 3, /* the d eigenvectors of the largest eigenvalues */
+    CONFIG_MODE_NOISE = 4   /* the n - d eigenvectors of the smallest */
+} config_output_mode;
+
+/* "none", "full", "values", "signal", "noise"; "unknown" for a bad value (an
+ * unchecked wire byte may be passed). Inline: the wire codec links no
+ * config library. */
+static inline const char *config_output_mode_name(int mode)
+{
+    switch (mode) {
+    case CONFIG_MODE_NONE: return "none";
+    case CONFIG_MODE_FULL: return "full";
+    case CONFIG_MODE_VALUES: return "values";
+    case CONFIG_MODE_SIGNAL: return "signal";
+    case CONFIG_MODE_NOISE: return "noise";
+    default: return "unknown";
+    }
+}
+
+/* An output mode's name (full, values, signal, noise; not none): 0 and *out
+ * set, or -1 and *out untouched. */
+int config_output_mode_parse(const char *name, config_output_mode *out);
 
 typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB } config_input_pattern;
 typedef enum config_output_pattern { CONFIG_OUTPUT_PUB = 0, CONFIG_OUTPUT_PUSH } config_output_pattern;
@@ -47,7 +78,7 @@ typedef struct eigstream_config {
         config_output_pattern pattern;     /* pub */
         int bind;                          /* default 1 */
         int hwm;                           /* ZMQ_SNDHWM, default 4 */
-        protocol_output_mode mode;         /* PROTOCOL_MODE_FULL (NONE is not a choice) */
+        config_output_mode mode;         /* CONFIG_MODE_FULL (NONE is not a choice) */
         int signal_dimension;              /* 0: MDL estimate per matrix; 1..n: fixed d */
         int snapshots;                     /* K for MDL when a frame says 0; 0 = frame must say */
     } output;
@@ -126,7 +157,7 @@ const char *config_strerror(config_error e);
 /* Names used in files and logs: "pull", "drop_oldest", ... An out-of-range
  * value gives "?". The names of solver.backend, solver.precision and
  * output.mode come from their owners: eig_backend_name, eig_precision_name
- * (eig.h) and protocol_mode_name (protocol.h). */
+ * (eig.h) and config_output_mode_name (above). */
 const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);

@@ -25,8 +25,8 @@ enum {
     CONFIG_FLAG_EMPTY_OK = 1u << 0 /* ENDPOINT: "" is allowed and means off */
 };
 
-/* A choice setting's concept: its one name function (owned by eig/,
- * pipeline/protocol or config/) and the values a setting may take. The
+/* A choice setting's concept: its one name function (owned by eig/ or
+ * config/) and the values a setting may take. The
  * file's names are name(min), ..., name(max), in that order. */
 typedef struct config_choice {
     const char *(*name)(int value); /* the owner's name for a value in [min, max] */

@@ -4,37 +4,12 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "pipeline_internal.h"
-
-const char *pipeline_strerror(pipeline_error e)
-{
-    switch (e) {
-    case PIPELINE_OK: return "ok";
-    case PIPELINE_EINVAL: return "configuration the pipeline cannot run";
-    case PIPELINE_ENOMEM: return "out of memory";
-    case PIPELINE_ESOCKET: return "socket error";
-    case PIPELINE_ESOLVER: return "solver error";
-    case PIPELINE_ETHREAD: return "thread could not be started";
-    case PIPELINE_EDEVICE: return "CUDA error in the frame path";
-    }
-    return "unknown pipeline error";
-}
-
-void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...)
-{
-    if (err == NULL || err_bytes == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_bytes, fmt, ap);
-    va_end(ap);
-}
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
 {

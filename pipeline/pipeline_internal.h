@@ -5,12 +5,14 @@
  *
  * Files, by job:
  *   pipeline.c          create / run / stop / destroy, counters
+ *   pipeline_error.c    error values as text, the err message helper
  *   pipeline_frames.c   queues, frame and output pools, frame release / drop
  *   pipeline_sockets.c  the ZeroMQ context and sockets, flushing outputs
  *   pipeline_metrics.c  the periodic metrics thread
  *   stage.c             the loop every queue-fed stage runs
  *   stage_receive.c, stage_form.c, stage_solve.c, stage_publish.c
- *   path*.{h,c,cu}      the frame's data path (host or cuda)
+ *   path*.{h,c,cu}      the frame's data path (path.c picks host or cuda,
+ *                       path_plan.c the solver plan both create)
  *   output.{h,c}        the eigenspace data layout
  *
  * Buffers (all allocated by pipeline_create, none per frame):

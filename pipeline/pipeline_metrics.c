@@ -13,7 +13,7 @@ static void metrics_fill_context(pipeline *p, metrics_context *c)
 {
     c->backend = eig_backend_name(p->path->backend);
     c->precision = eig_precision_name(p->precision);
-    c->mode = protocol_mode_name(p->format.mode);
+    c->mode = config_output_mode_name(p->format.mode);
     c->n = (int)p->n;
     c->matrices = (int)p->matrices;
     c->queue_form = queue_depth(&p->to_form);

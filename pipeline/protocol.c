@@ -80,29 +80,6 @@ const char *protocol_storage_name(uint8_t storage)
     }
 }
 
-const char *protocol_mode_name(uint8_t mode)
-{
-    switch (mode) {
-    case PROTOCOL_MODE_NONE: return "none";
-    case PROTOCOL_MODE_FULL: return "full";
-    case PROTOCOL_MODE_VALUES: return "values";
-    case PROTOCOL_MODE_SIGNAL: return "signal";
-    case PROTOCOL_MODE_NOISE: return "noise";
-    default: return "unknown";
-    }
-}
-
-int protocol_mode_parse(const char *name, protocol_output_mode *out)
-{
-    for (int mode = PROTOCOL_MODE_FULL; name != NULL && mode <= PROTOCOL_MODE_NOISE; mode++) {
-        if (strcmp(name, protocol_mode_name((uint8_t)mode)) == 0) {
-            *out = (protocol_output_mode)mode;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* ---- header --------------------------------------------------------------------- */
 
 void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES])
@@ -143,13 +120,13 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->reserved0 != 0 || (h->flags & ~(uint32_t)PROTOCOL_FLAG_KNOWN) != 0)
         return PROTOCOL_REJECT_FIELD;
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
-        if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != PROTOCOL_MODE_NONE)
+        if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != CONFIG_MODE_NONE)
             return PROTOCOL_REJECT_FIELD;
         if (h->flags & PROTOCOL_FLAG_LATE)
             return PROTOCOL_REJECT_FIELD;
     } else {
-        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < PROTOCOL_MODE_FULL ||
-            h->mode > PROTOCOL_MODE_NOISE || h->snapshots != 0)
+        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < CONFIG_MODE_FULL ||
+            h->mode > CONFIG_MODE_NOISE || h->snapshots != 0)
             return PROTOCOL_REJECT_FIELD;
     }
     return PROTOCOL_OK;
@@ -283,10 +260,10 @@ int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t
 {
     uint32_t d = signal_dim > n ? n : signal_dim;
     switch (mode) {
-    case PROTOCOL_MODE_FULL: *k_sent = n; *first_index = 0; return 0;
-    case PROTOCOL_MODE_VALUES: *k_sent = 0; *first_index = 0; return 0;
-    case PROTOCOL_MODE_SIGNAL: *k_sent = d; *first_index = n - d; return 0; /* the d largest */
-    case PROTOCOL_MODE_NOISE: *k_sent = n - d; *first_index = 0; return 0;  /* the n-d smallest */
+    case CONFIG_MODE_FULL: *k_sent = n; *first_index = 0; return 0;
+    case CONFIG_MODE_VALUES: *k_sent = 0; *first_index = 0; return 0;
+    case CONFIG_MODE_SIGNAL: *k_sent = d; *first_index = n - d; return 0; /* the d largest */
+    case CONFIG_MODE_NOISE: *k_sent = n - d; *first_index = 0; return 0;  /* the n-d smallest */
     default: *k_sent = 0; *first_index = 0; return -1;
     }
 }

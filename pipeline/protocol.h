@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h" /* config_output_mode: the mode byte */
 #include "eig.h"
 
 #ifdef __cplusplus
@@ -53,14 +54,6 @@ typedef enum protocol_storage {
     PROTOCOL_STORAGE_PACKED_UPPER = 2  /* n(n+1)/2, LAPACK 'U' packed */
 } protocol_storage;
 
-typedef enum protocol_output_mode {
-    PROTOCOL_MODE_NONE = 0,   /* covariance frames */
-    PROTOCOL_MODE_FULL = 1,   /* all n eigenvectors */
-    PROTOCOL_MODE_VALUES = 2, /* eigenvalues only */
-    PROTOCOL_MODE_SIGNAL = 3, /* the d eigenvectors of the largest eigenvalues */
-    PROTOCOL_MODE_NOISE = 4   /* the n - d eigenvectors of the smallest */
-} protocol_output_mode;
-
 enum {
     PROTOCOL_FLAG_CRC = 1u << 0,  /* crc32c is valid and must be checked */
     PROTOCOL_FLAG_LATE = 1u << 1, /* eigenspace: published after the deadline */
@@ -78,7 +71,7 @@ typedef struct protocol_header {
     uint32_t count;         /* @28 matrices in the frame */
     uint8_t element;        /* @32 eig_precision */
     uint8_t storage;        /* @33 protocol_storage (eigenspace: 0) */
-    uint8_t mode;           /* @34 protocol_output_mode (covariance: 0) */
+    uint8_t mode;           /* @34 config_output_mode (covariance: CONFIG_MODE_NONE) */
     uint8_t reserved0;      /* @35 zero */
     uint32_t flags;         /* @36 PROTOCOL_FLAG_* */
     uint64_t payload_bytes; /* @40 bytes in all parts after the header */
@@ -165,12 +158,8 @@ protocol_reject protocol_meta_decode(const uint8_t *in, size_t bytes, uint32_t c
 /* Zeroes *h and sets version, kind and header_bytes. */
 void protocol_header_init(protocol_header *h, protocol_kind kind);
 
-/* "full", "packed_lower", "signal", ... ("unknown" for a bad value); never NULL. */
+/* "full", "packed_lower", "packed_upper" ("unknown" for a bad value); never NULL. */
 const char *protocol_storage_name(uint8_t storage);
-const char *protocol_mode_name(uint8_t mode);
-/* The output mode named name ("full", "values", "signal", "noise"; "none" is
- * not an output mode): 0 and *out set, or -1 and *out untouched. */
-int protocol_mode_parse(const char *name, protocol_output_mode *out);
 
 /* Bytes of one matrix's data in an eigenspace frame: n real values of the
  * element precision then k_sent vectors of n complex elements; 0 on a bad

@@ -145,7 +145,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         r = PROTOCOL_REJECT_CRC;
     if (r == PROTOCOL_OK)
         r = scan.finite;
-    if (r == PROTOCOL_OK && p->format.mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
+    if (r == PROTOCOL_OK && p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
         f->header.snapshots == 0 && p->cfg.output.snapshots == 0) {
         r = PROTOCOL_REJECT_CONFIG;
         snprintf(detail, detail_bytes,

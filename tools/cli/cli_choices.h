@@ -52,7 +52,7 @@ static inline cli_choices cli_choices_storage(void)
 static inline cli_choices cli_choices_mode(void)
 {
     cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name((uint8_t)v_));
+    CLI_CHOICES_FILL(c, CONFIG_MODE_FULL, CONFIG_MODE_NOISE, config_output_mode_name((uint8_t)v_));
     return c;
 }
 
