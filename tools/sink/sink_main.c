@@ -60,7 +60,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
         CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
         CLI_STRING("sources", 0, &o->sources, "LIST", "scene emitters angle_deg:power_db,..."),
         CLI_STRING("jammers", 0, &o->jammers, "LIST", "jammers, same syntax"),
-        CLI_INT("n", 0, &o->n, 0, 4096, "N", "expected matrix order, 0 = any"),
+        CLI_INT("n", 0, &o->n, 0, EIG_N_MAX, "N", "expected matrix order, 0 = any"),
         CLI_INT("frames", 0, &o->frames, 0, 1000000000000000ull, "N", "stop after N frames, 0 = no limit"),
         CLI_DOUBLE("duration", 0, &o->duration_s, 0.0, 1e9, "S", "stop after S seconds, 0 = no limit"),
         CLI_DOUBLE("max-angle-deg", 0, &o->max_angle_deg, 0.0, 90.0, "A", "subspace angle threshold"),
