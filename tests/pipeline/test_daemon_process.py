@@ -8,9 +8,12 @@
 2. Startup failures are loud: a busy endpoint names the endpoint and the
    errno string; --backend cuda without a GPU says so (skipped with a GPU).
    Command-line overrides are validated like a file (exit 1, the setting named).
-3. SIGTERM while frames are in flight: the daemon stops accepting, publishes
-   every accepted frame, logs in == out + dropped with in_flight 0 and exits 0;
-   every frame received is checked against numpy.linalg.eigh.
+3. SIGTERM while frames are in flight: the test stalls the daemon's output
+   until the daemon is full (a capacity argument, so the result does not
+   depend on the machine's speed), then signals it; the daemon stops
+   accepting, publishes every accepted frame, logs in == out + dropped with
+   in_flight 0 and exits 0; every frame received is checked against
+   numpy.linalg.eigh.
 """
 import os
 import re
@@ -105,8 +108,37 @@ def test_override_validation(tmp):
           f"--output equal to input.endpoint: exit {r.returncode} {r.stderr!r}")
 
 
+def fill_daemon(push, pull, sent, frames):
+    """Sends frame 0 and reads its eigenspace (the daemon runs), then sends
+    without reading outputs until the daemon is full: with outputs stalled and
+    the block policy, every queue, pool and high-water mark fills and the
+    sender is pushed back for good, whatever the machine's speed (a capacity
+    argument, not a race). Returns (frames sent, [the first output])."""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            push.send_multipart(ec.encode_covariance(0, time.time_ns(), sent[0], crc=True))
+            break
+        except zmq.Again:
+            continue  # not connected yet
+    received = [pull.recv_multipart()] if pull.poll(30000) else []
+    next_seq, blocked_since = 1, None
+    while next_seq < frames and time.time() < deadline:
+        try:
+            push.send_multipart(ec.encode_covariance(next_seq, time.time_ns(), sent[next_seq],
+                                                     crc=(next_seq % 2 == 0)), flags=zmq.NOBLOCK)
+            next_seq, blocked_since = next_seq + 1, None
+        except zmq.Again:
+            blocked_since = blocked_since or time.time()
+            # Still refused a second later: full, not just mid-transfer.
+            if time.time() - blocked_since > 1.0:
+                break
+            time.sleep(0.01)
+    return next_seq, received
+
+
 def test_sigterm_drain(tmp):
-    n, matrices, frames = 96, 16, 30
+    n, matrices, frames = 96, 16, 60
     tag = f"drain{os.getpid()}"
     cfg = os.path.join(tmp, "drain.cfg")
     write(cfg, config_text(tag, n, matrices))
@@ -116,6 +148,8 @@ def test_sigterm_drain(tmp):
     pull = ctx.socket(zmq.PULL)
     push.setsockopt(zmq.LINGER, 0)
     push.setsockopt(zmq.SNDTIMEO, 200)
+    push.setsockopt(zmq.SNDHWM, 1)  # pushed back as soon as the daemon stops taking frames
+    pull.setsockopt(zmq.RCVHWM, 1)  # unread outputs stall the daemon's publish stage
     push.connect(f"ipc:///tmp/eigstream-proc-{tag}-in")
     pull.connect(f"ipc:///tmp/eigstream-proc-{tag}-out")
 
@@ -123,28 +157,17 @@ def test_sigterm_drain(tmp):
     sent = {}
     for seq in range(frames):
         x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
-        a = (x + x.conj().transpose(0, 2, 1)) / 2
-        sent[seq] = a
-    # Feed from a background thread-free loop: send until the socket pushes back.
-    next_seq = 0
-    received = []
-    deadline = time.time() + 30
-    terminated = False
-    while time.time() < deadline:
-        while next_seq < frames:
-            try:
-                push.send_multipart(ec.encode_covariance(next_seq, time.time_ns(), sent[next_seq],
-                                                         crc=(next_seq % 2 == 0)), flags=zmq.NOBLOCK)
-                next_seq += 1
-            except zmq.Again:
-                break
+        sent[seq] = (x + x.conj().transpose(0, 2, 1)) / 2
+    next_seq, received = fill_daemon(push, pull, sent, frames)
+    check(len(received) == 1, "no eigenspace for the first frame within 30 s")
+    check(next_seq < frames, f"the daemon took all {frames} frames with its outputs stalled")
+    # Full of accepted frames that cannot leave until we read: the drain has
+    # work to do whatever the machine's speed.
+    daemon.send_signal(signal.SIGTERM)
+    deadline = time.time() + 60
+    while daemon.poll() is None and time.time() < deadline:
         if pull.poll(50):
             received.append(pull.recv_multipart())
-        if not terminated and len(received) >= 1:
-            daemon.send_signal(signal.SIGTERM)
-            terminated = True
-        if terminated and daemon.poll() is not None:
-            break
     try:
         _, err = daemon.communicate(timeout=30)
     except subprocess.TimeoutExpired:
@@ -164,7 +187,8 @@ def test_sigterm_drain(tmp):
               f"accounting in={acc_in} out={acc_out} dropped={acc_dropped} in_flight={in_flight}")
         check(acc_dropped == 0, f"block policy dropped {acc_dropped}")
         check(len(received) == acc_out, f"received {len(received)} frames, daemon published {acc_out}")
-        check(acc_in < frames, f"all {frames} frames accepted before the stop took effect; drain not exercised")
+        check(acc_in < next_seq, f"all {next_seq} frames sent were accepted: the stop did not end the intake")
+        check(acc_out > 1, f"only {acc_out} frame published: nothing was drained after the stop")
         print(f"sigterm drain: sent {next_seq}, accepted {acc_in}, published {acc_out}, received {len(received)}",
               file=sys.stderr)
     last = -1
