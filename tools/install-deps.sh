@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
-          libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev
+          libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev
           python3 python3-numpy python3-zmq)
 
 missing=()

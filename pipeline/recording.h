@@ -1,0 +1,176 @@
+/*
+ * recording.h - recordings of eigstream streams: SigMF files that hold every
+ * frame's wire bytes, an index that replay needs, and a journal that makes a
+ * recording survive its recorder's death. Used by eigstream-record,
+ * eigstream-replay and the daemon's file input (docs/recording.md is the
+ * format's reference).
+ *
+ * A recording NAME is three files:
+ *   NAME.sigmf-data   the frames back to back, each exactly as on the wire:
+ *                     its 64-byte header, then its payload parts in order
+ *                     (covariance: the matrices; eigenspace: meta then data)
+ *   NAME.sigmf-meta   SigMF 1.x metadata (JSON, written with jansson):
+ *                     global core:datatype, core:version, core:recorder,
+ *                     core:description, core:num_channels, core:extensions;
+ *                     one capture per frame (core:sample_start, core:header_bytes,
+ *                     core:datetime); annotations; and the "eigstream:"
+ *                     namespace (protocol version, kind, n, count, element,
+ *                     storage, mode, frames, truncated_bytes, and the per-frame
+ *                     index: seq, timestamp_ns, received_ns, offset, bytes,
+ *                     parts, crc32c)
+ *   NAME.sigmf-index  the journal: one fixed 64-byte little-endian record per
+ *                     frame, appended after the frame's bytes are written, so
+ *                     that every journaled frame is complete in the data file
+ *                     (layout in docs/recording.md)
+ * The meta is written when the recording is closed; recording_repair
+ * rebuilds it from the journal (and, past the journal's last frame, from the
+ * frame headers in the data file) after a crash, and says how many bytes of
+ * a cut frame it left out. Offsets and sizes are 64-bit: recordings over
+ * 4 GiB work.
+ *
+ * Every frame of one recording has the same kind, n, count, element,
+ * storage (covariance) and mode (eigenspace): the first frame fixes them and
+ * recording_writer_append refuses a frame that differs (RECORDING_EMISMATCH).
+ *
+ * Errors are values (recording_error) with a one-line message in err
+ * (RECORDING_ERROR_MAX bytes) naming the file and what is wrong; the library
+ * never prints or exits.
+ */
+#ifndef EIGSTREAM_RECORDING_H
+#define EIGSTREAM_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RECORDING_ERROR_MAX 512
+#define RECORDING_PATH_MAX 1024
+/* Most payload parts a recorded frame may have (header excluded). */
+#define RECORDING_PARTS_MAX 100001
+
+typedef enum recording_error {
+    RECORDING_OK = 0,
+    RECORDING_EINVAL,    /* an argument is NULL or out of range */
+    RECORDING_EIO,       /* a file cannot be opened, read or written (disk full, RLIMIT_FSIZE: errno named) */
+    RECORDING_EFORMAT,   /* a meta, journal or data file is not what this format says (named) */
+    RECORDING_EVERSION,  /* a recording of a protocol version this build does not read */
+    RECORDING_EMISMATCH, /* a frame differs from the recording's kind, n, count, element, storage or mode */
+    RECORDING_ENOMEM,
+    RECORDING_ERANGE     /* a frame index past the end */
+} recording_error;
+
+const char *recording_strerror(recording_error e);
+
+/* What every frame of a recording is (from its first frame). */
+typedef struct recording_format {
+    uint8_t protocol_version;
+    uint8_t kind;     /* protocol_kind */
+    uint32_t n, count;
+    uint8_t element;  /* eig_precision */
+    uint8_t storage;  /* protocol_storage (covariance) */
+    uint8_t mode;     /* config_output_mode (eigenspace) */
+} recording_format;
+
+/* One frame of the index. */
+typedef struct recording_frame {
+    uint64_t seq;          /* the frame header's seq */
+    uint64_t timestamp_ns; /* the frame header's source timestamp */
+    uint64_t received_ns;  /* CLOCK_REALTIME when the recorder received it */
+    uint64_t offset;       /* of its header in NAME.sigmf-data */
+    uint64_t bytes;        /* header + payload */
+    uint32_t parts;        /* message parts after the header, as received */
+    uint32_t crc32c;       /* CRC32C of all bytes after the header (always computed) */
+} recording_frame;
+
+/* ---- writing --------------------------------------------------------------------- */
+
+typedef struct recording_writer recording_writer;
+
+typedef struct recording_writer_params {
+    const char *path;        /* NAME, without an extension */
+    const char *description; /* core:description; NULL = none */
+    const char *recorder;    /* core:recorder, e.g. "eigstream-record 0.1.0" */
+} recording_writer_params;
+
+/* Creates NAME.sigmf-data and NAME.sigmf-index (replacing existing ones) and
+ * removes a stale NAME.sigmf-meta. On failure *out is NULL. */
+recording_error recording_writer_open(recording_writer **out, const recording_writer_params *params, char *err,
+                                      size_t err_bytes);
+
+/* Appends one frame: header (64 bytes, as received; it is decoded to check
+ * it and to fix the recording's format on the first frame) then `parts`
+ * payload parts. Writes the bytes, then the journal record. On an I/O error
+ * the data file is truncated back to the end of the last complete frame, the
+ * writer refuses further frames, and what was recorded stays valid. */
+recording_error recording_writer_append(recording_writer *w, const uint8_t *header, const void *const *part,
+                                        const size_t *part_bytes, size_t parts, uint64_t received_ns,
+                                        char *err, size_t err_bytes);
+
+/* Frames and bytes (data file) appended so far. */
+uint64_t recording_writer_frames(const recording_writer *w);
+uint64_t recording_writer_bytes(const recording_writer *w);
+
+/* Writes NAME.sigmf-meta (atomically: a temporary file renamed over it),
+ * closes the files and frees *w (NULL afterwards). A recording with no frame
+ * is closed with an empty index and core:datatype of the kind unknown
+ * ("cf64_le"). Returns the first error met, the meta written regardless of an
+ * earlier append error (so what was recorded stays replayable). */
+recording_error recording_writer_close(recording_writer **w, char *err, size_t err_bytes);
+
+/* Rebuilds NAME.sigmf-meta of a recording whose recorder died: the journal's
+ * records whose frames lie wholly in the data file, then any further complete
+ * frames found by walking the data file's frame headers; *cut_bytes (may be
+ * NULL) gets the bytes after the last complete frame, which the meta's
+ * eigstream:truncated_bytes records. */
+recording_error recording_repair(const char *path, uint64_t *frames, uint64_t *cut_bytes, char *err,
+                                 size_t err_bytes);
+
+/* ---- reading --------------------------------------------------------------------- */
+
+typedef struct recording_reader recording_reader;
+
+/* Opens a recording from NAME, NAME.sigmf-meta or NAME.sigmf-data: parses
+ * the meta (RECORDING_EFORMAT naming the field when a required SigMF or
+ * eigstream field is missing or of the wrong type; RECORDING_EVERSION for a
+ * protocol version other than PROTOCOL_VERSION; a missing meta says to run
+ * eigstream-record --repair) and checks the index against the data file's
+ * size. */
+recording_error recording_reader_open(recording_reader **out, const char *path, char *err, size_t err_bytes);
+void recording_reader_close(recording_reader **r);
+
+const recording_format *recording_reader_format(const recording_reader *r);
+uint64_t recording_reader_frames(const recording_reader *r);
+const recording_frame *recording_reader_frame(const recording_reader *r, uint64_t index);
+/* core:description (may be ""), eigstream:truncated_bytes. */
+const char *recording_reader_description(const recording_reader *r);
+uint64_t recording_reader_truncated_bytes(const recording_reader *r);
+
+/* Sizes of frame index's payload parts as it was received (parts entries,
+ * RECORDING_PARTS_MAX at most): one part; one per matrix; meta and data. */
+recording_error recording_reader_part_sizes(const recording_reader *r, uint64_t index, size_t *part_bytes,
+                                            size_t max_parts, size_t *parts);
+
+/* Reads frame index's bytes (header and payload, frame->bytes of them) into
+ * buf (buf_bytes >= frame->bytes). Checks the CRC32C of the payload against
+ * the index (RECORDING_EFORMAT naming the frame when it differs). */
+recording_error recording_reader_read(recording_reader *r, uint64_t index, void *buf, size_t buf_bytes, char *err,
+                                      size_t err_bytes);
+
+/* ---- ring ------------------------------------------------------------------------- */
+
+/* The file name of part `number` of a split recording: NAME-000001, ... */
+void recording_ring_name(const char *path, uint64_t number, char *out, size_t out_bytes);
+
+/* Deletes the three files of recording `name` (missing files are fine). */
+recording_error recording_remove(const char *name, char *err, size_t err_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
