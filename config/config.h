@@ -59,6 +59,11 @@ int config_output_mode_parse(const char *name, config_output_mode *out);
 
 typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB } config_input_pattern;
 typedef enum config_output_pattern { CONFIG_OUTPUT_PUB = 0, CONFIG_OUTPUT_PUSH } config_output_pattern;
+/* Pacing of a recording read by the daemon (input.endpoint = "file:NAME"). */
+typedef enum config_replay_timing {
+    CONFIG_REPLAY_MAX = 0,  /* as fast as the pipeline takes frames (lossless) */
+    CONFIG_REPLAY_ORIGINAL  /* the recorded inter-frame times, scaled by 1/input.replay_speed */
+} config_replay_timing;
 typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } config_late_policy;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
 typedef enum config_log_level {
@@ -72,6 +77,8 @@ typedef struct eigstream_config {
         int bind;                          /* 1: bind, 0: connect (default 1) */
         int hwm;                           /* ZMQ_RCVHWM in messages, default 4 */
         int64_t max_message_bytes;         /* ZMQ_MAXMSGSIZE and payload limit, default 128 MiB */
+        config_replay_timing replay_timing; /* file input: max (default) or original */
+        double replay_speed;               /* file input, original timing: speed factor, default 1 */
     } input;
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* "tcp://127.0.0.1:5551" */
@@ -154,6 +161,10 @@ void config_write_settings(FILE *out, const eigstream_config *cfg);
 
 const char *config_strerror(config_error e);
 
+/* The recording input.endpoint names ("file:NAME" -> "NAME"), or NULL when
+ * the input is a ZeroMQ endpoint. */
+const char *config_input_file(const eigstream_config *cfg);
+
 /* Names used in files and logs: "pull", "drop_oldest", ... An out-of-range
  * value gives "?". The names of solver.backend, solver.precision and
  * output.mode come from their owners: eig_backend_name, eig_precision_name
@@ -162,6 +173,7 @@ const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);
 const char *config_late_policy_name(config_late_policy p);
+const char *config_replay_timing_name(config_replay_timing t);
 const char *config_overflow_policy_name(config_overflow_policy p);
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 static const char *const input_pattern_names[] = {"pull", "sub"};
 static const char *const output_pattern_names[] = {"pub", "push"};
 static const char *const late_policy_names[] = {"publish", "drop"};
+static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
 
@@ -48,6 +49,11 @@ const char *config_late_policy_name(config_late_policy p)
     return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
 }
 
+const char *config_replay_timing_name(config_replay_timing t)
+{
+    return choice_name(replay_timing_names, NAME_COUNT(replay_timing_names), (int)t);
+}
+
 const char *config_overflow_policy_name(config_overflow_policy p)
 {
     return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
@@ -66,6 +72,8 @@ CONFIG_CHOICE(output_pattern, config_output_pattern, config_output_pattern_name,
 CONFIG_CHOICE(output_mode, int, config_output_mode_name, CONFIG_MODE_FULL, CONFIG_MODE_NOISE);
 CONFIG_CHOICE(backend, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA);
 CONFIG_CHOICE(precision, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE);
+CONFIG_CHOICE(replay_timing, config_replay_timing, config_replay_timing_name, CONFIG_REPLAY_MAX,
+              CONFIG_REPLAY_ORIGINAL);
 CONFIG_CHOICE(late_policy, config_late_policy, config_late_policy_name, CONFIG_LATE_PUBLISH,
               CONFIG_LATE_DROP);
 CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_name,
@@ -85,7 +93,7 @@ _Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are
 #define GIB (MIB * 1024)
 
 const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
-    {"input", "Where covariance frames come from (ZeroMQ)."},
+    {"input", "Where covariance frames come from (ZeroMQ, or a recording)."},
     {"output", "Where eigenspaces go (ZeroMQ) and what they carry."},
     {"solver", "The batched Hermitian eigensolver."},
     {"frame", "Frame flow between the stages: deadline and queues."},
@@ -98,9 +106,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     /* ---- input ---- */
     {.group = "input", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
      .offset = FIELD(input.endpoint), .default_string = "tcp://127.0.0.1:5550",
+     .flags = CONFIG_FLAG_FILE_OK,
      .help = "ZeroMQ endpoint that covariance frames arrive on. With input.bind = true the "
              "daemon binds it (tcp://*:5550 listens on every interface); otherwise it "
-             "connects to a source that binds."},
+             "connects to a source that binds. \"file:NAME\" reads the recording NAME "
+             "(eigstream-record; NAME, NAME.sigmf-meta or NAME.sigmf-data) instead, "
+             "losslessly, and exits 0 after its last frame is published."},
     {.group = "input", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(input.pattern), .choice = &input_pattern_choice,
      .default_int = CONFIG_INPUT_PULL,
@@ -120,6 +131,15 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "one frame: 1 KiB..16 GiB, default 128 MiB. It must hold one frame of "
              "solver.matrices matrices of order solver.n. Write values above 2147483647 "
              "with the L suffix (4294967296L)."},
+    {.group = "input", .name = "replay_timing", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(input.replay_timing), .choice = &replay_timing_choice,
+     .default_int = CONFIG_REPLAY_MAX,
+     .help = "File input only: max = as fast as the pipeline takes frames; original = "
+             "the recorded inter-frame times, divided by input.replay_speed."},
+    {.group = "input", .name = "replay_speed", .kind = CONFIG_KIND_REAL,
+     .offset = FIELD(input.replay_speed), .min_real = 0.01, .max_real = 100.0, .default_real = 1.0,
+     .help = "File input with replay_timing original: 2 plays twice as fast, 0.5 at half "
+             "speed."},
 
     /* ---- output ---- */
     {.group = "output", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
@@ -279,4 +299,9 @@ int config_output_mode_parse(const char *name, config_output_mode *out)
         }
     }
     return -1;
+}
+
+const char *config_input_file(const eigstream_config *cfg)
+{
+    return strncmp(cfg->input.endpoint, "file:", 5) == 0 ? cfg->input.endpoint + 5 : NULL;
 }

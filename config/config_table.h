@@ -22,7 +22,8 @@ typedef enum config_kind {
 } config_kind;
 
 enum {
-    CONFIG_FLAG_EMPTY_OK = 1u << 0 /* ENDPOINT: "" is allowed and means off */
+    CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT: "" is allowed and means off */
+    CONFIG_FLAG_FILE_OK = 1u << 1   /* ENDPOINT: "file:NAME" (a recording) is allowed */
 };
 
 /* A choice setting's concept: its one name function (owned by eig/ or
@@ -53,7 +54,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 28
+#define CONFIG_SPEC_COUNT 30
 #define CONFIG_GROUP_COUNT 7
 
 /* Settings in file order; the settings of one group are contiguous and the

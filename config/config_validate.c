@@ -84,11 +84,15 @@ config_error config_check_endpoint(const config_spec *spec, const char *text, si
         return (spec->flags & CONFIG_FLAG_EMPTY_OK)
                    ? CONFIG_OK
                    : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
+    if ((spec->flags & CONFIG_FLAG_FILE_OK) && length >= 5 && strncmp(text, "file:", 5) == 0)
+        return length > 5 ? CONFIG_OK
+                          : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "file: needs a recording's name");
     size_t transport = endpoint_transport_length(text, length);
     if (transport == 0 || length == transport)
         return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
                          "expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
-                         "address, not \"%.*s\"", (int)length, text);
+                         "address%s, not \"%.*s\"",
+                         (spec->flags & CONFIG_FLAG_FILE_OK) ? ", or file:RECORDING" : "", (int)length, text);
     return CONFIG_OK;
 }
 

@@ -106,7 +106,9 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
     pipeline_stages_set(p);
-    if ((e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
+    const char *recording = config_input_file(cfg);
+    if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
+        (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
@@ -128,6 +130,7 @@ void pipeline_destroy(pipeline **pp)
     if (p->path != NULL)
         pipeline_frames_destroy(p);
     path_destroy(&p->path);
+    pipeline_recording_close(p);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
     free(p);
@@ -181,7 +184,8 @@ static pipeline_error threads_start(pipeline *p)
            (rc = pthread_create(&p->stage_threads[started], NULL, stage_main, &p->stages[started])) == 0)
         started++;
     if (rc == 0)
-        rc = pthread_create(&p->receive_thread, NULL, pipeline_receive_main, p);
+        rc = pthread_create(&p->receive_thread, NULL,
+                            p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
     if (rc == 0)
         return PIPELINE_OK;
     LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));

@@ -43,6 +43,7 @@
 #include "pool.h"
 #include "protocol.h"
 #include "queue.h"
+#include "recording.h"
 
 /* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
 #define PIPELINE_ZMQ_IO_THREADS 2
@@ -84,6 +85,9 @@ struct pipeline {
     size_t max_payload_bytes;
 
     path *path;
+    recording_reader *recording; /* file input (input.endpoint = "file:NAME"), else NULL */
+    uint8_t *recorded_frame;     /* file input: one recorded frame's bytes */
+    size_t recorded_frame_bytes;
 
     void *zmq;
     void *input, *output, *metrics_socket;
@@ -112,6 +116,7 @@ void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __att
 
 /* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
 void *pipeline_receive_main(void *arg);
+void *pipeline_receive_file_main(void *arg);
 void *pipeline_metrics_main(void *arg);
 void *stage_main(void *arg);
 
@@ -120,6 +125,38 @@ void *stage_main(void *arg);
 stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
 stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
 stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
+
+/* ---- stage_receive.c: what the ZeroMQ and the file input share ----------------- */
+
+/* The CRC and the NaN/Inf check of a payload, done chunk by chunk as it is
+ * copied into the frame. */
+typedef struct payload_scan {
+    uint32_t crc;          /* CRC32C of everything copied so far */
+    size_t checked;        /* bytes of f->a checked for NaN/Inf (whole elements) */
+    protocol_reject finite;
+} payload_scan;
+
+/* Decodes a header part into f->header and checks it against what the
+ * daemon takes (a covariance frame of its n, matrices and precision). */
+protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
+                                     size_t detail_bytes);
+/* Copies bytes from src to f->a + *copied, scanning them; *copied grows. */
+void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied);
+/* The checks once the payload is in f->a (f->part_bytes holds the part
+ * sizes): sizes against the header, CRC, finite entries, MDL's K. */
+protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
+                                      const payload_scan *scan, char *detail, size_t detail_bytes);
+/* Counts and logs (rate-limited) a rejected message. */
+void receive_reject(pipeline *p, protocol_reject reason, const char *detail);
+/* Counts an accepted frame and queues it under the overflow policy. */
+void receive_accept(pipeline *p, frame *f);
+
+/* ---- stage_receive_file.c ------------------------------------------------------ */
+
+/* Opens the recording of a file input and checks it holds covariance frames
+ * of the configured n, matrices and precision (err names the mismatch). */
+pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err, size_t err_bytes);
+void pipeline_recording_close(pipeline *p);
 
 /* ---- pipeline_frames.c -------------------------------------------------------- */
 

@@ -117,7 +117,8 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
         pipeline_set_error(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
-    pipeline_error e = input_open(p, err, err_bytes);
+    /* A file input reads its recording instead (stage_receive_file.c). */
+    pipeline_error e = p->recording != NULL ? PIPELINE_OK : input_open(p, err, err_bytes);
     if (e == PIPELINE_OK)
         e = output_open(p, err, err_bytes);
     if (e == PIPELINE_OK)

@@ -21,7 +21,7 @@ typedef enum receive_result {
     RECEIVE_FATAL        /* the socket or context is gone */
 } receive_result;
 
-static void reject(pipeline *p, protocol_reject reason, const char *detail)
+void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
 {
     uint64_t suppressed;
     metrics_count_reject(&p->stats, reason);
@@ -39,13 +39,7 @@ static void reject(pipeline *p, protocol_reject reason, const char *detail)
  * while it is still in cache: one pass over the payload instead of three. */
 #define SCAN_CHUNK_BYTES (128 * 1024)
 
-typedef struct payload_scan {
-    uint32_t crc;          /* CRC32C of everything copied so far */
-    size_t checked;        /* bytes of f->a checked for NaN/Inf (whole elements) */
-    protocol_reject finite;
-} payload_scan;
-
-static void copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
+void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
 {
     uint8_t *a = f->a;
     size_t element = eig_element_bytes(f->header.element);
@@ -64,6 +58,48 @@ static void copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, siz
             scan->finite = protocol_check_finite(a + scan->checked, upto - scan->checked, f->header.element);
         scan->checked = upto;
     }
+}
+
+protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
+                                     size_t detail_bytes)
+{
+    protocol_reject r = protocol_header_decode(part, part_bytes, &f->header);
+    if (r == PROTOCOL_OK && f->header.kind != PROTOCOL_KIND_COVARIANCE) {
+        r = PROTOCOL_REJECT_KIND;
+        snprintf(detail, detail_bytes, "kind %u is not covariance", f->header.kind);
+    }
+    if (r == PROTOCOL_OK) {
+        r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
+        if (r != PROTOCOL_OK)
+            snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
+                     f->header.n, f->header.count, eig_precision_name(f->header.element), p->n,
+                     p->matrices, eig_precision_name(p->precision));
+    }
+    return r;
+}
+
+protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
+                                      const payload_scan *scan, char *detail, size_t detail_bytes)
+{
+    protocol_reject r = protocol_covariance_check_sizes(&f->header, f->part_bytes, parts, p->max_payload_bytes);
+    if (r != PROTOCOL_OK) {
+        snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts, copied,
+                 (unsigned long long)f->header.payload_bytes, protocol_storage_name(f->header.storage),
+                 eig_precision_name(f->header.element));
+        return r;
+    }
+    if ((f->header.flags & PROTOCOL_FLAG_CRC) && scan->crc != f->header.crc32c)
+        return PROTOCOL_REJECT_CRC;
+    if (scan->finite != PROTOCOL_OK)
+        return scan->finite;
+    if (p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 && f->header.snapshots == 0 &&
+        p->cfg.output.snapshots == 0) {
+        snprintf(detail, detail_bytes,
+                 "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "
+                 "(set output.snapshots or output.signal_dimension)");
+        return PROTOCOL_REJECT_CONFIG;
+    }
+    return PROTOCOL_OK;
 }
 
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
@@ -87,18 +123,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     f->received_real_ns = metrics_realtime_ns();
     more = zmq_msg_more(&part);
 
-    r = protocol_header_decode(zmq_msg_data(&part), zmq_msg_size(&part), &f->header);
-    if (r == PROTOCOL_OK && f->header.kind != PROTOCOL_KIND_COVARIANCE) {
-        r = PROTOCOL_REJECT_KIND;
-        snprintf(detail, detail_bytes, "kind %u is not covariance", f->header.kind);
-    }
-    if (r == PROTOCOL_OK) {
-        r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
-        if (r != PROTOCOL_OK)
-            snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
-                     f->header.n, f->header.count, eig_precision_name(f->header.element), p->n,
-                     p->matrices, eig_precision_name(p->precision));
-    }
+    r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     if (r == PROTOCOL_OK && !more) {
         r = PROTOCOL_REJECT_PARTS;
         snprintf(detail, detail_bytes, "header without payload parts");
@@ -128,40 +153,25 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
                 r = copied + bytes > f->header.payload_bytes ? PROTOCOL_REJECT_OVERSIZED : PROTOCOL_REJECT_SIZE;
                 snprintf(detail, detail_bytes, "payload exceeds %zu bytes", f->a_bytes);
             } else {
-                copy_and_check(f, &scan, zmq_msg_data(&part), bytes, &copied);
+                receive_copy_and_check(f, &scan, zmq_msg_data(&part), bytes, &copied);
             }
         }
         zmq_msg_close(&part);
     }
 
-    if (r == PROTOCOL_OK) {
-        r = protocol_covariance_check_sizes(&f->header, f->part_bytes, parts, p->max_payload_bytes);
-        if (r != PROTOCOL_OK)
-            snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts,
-                     copied, (unsigned long long)f->header.payload_bytes,
-                     protocol_storage_name(f->header.storage), eig_precision_name(f->header.element));
-    }
-    if (r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_CRC) && scan.crc != f->header.crc32c)
-        r = PROTOCOL_REJECT_CRC;
     if (r == PROTOCOL_OK)
-        r = scan.finite;
-    if (r == PROTOCOL_OK && p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
-        f->header.snapshots == 0 && p->cfg.output.snapshots == 0) {
-        r = PROTOCOL_REJECT_CONFIG;
-        snprintf(detail, detail_bytes,
-                 "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "
-                 "(set output.snapshots or output.signal_dimension)");
-    }
+        r = receive_check_payload(p, f, parts, copied, &scan, detail, detail_bytes);
     *reason = r;
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
 
-/* Hands an accepted frame to the form stage under the overflow policy. */
-static void accept_frame(pipeline *p, frame *f)
+/* Hands an accepted frame to the form stage under the overflow policy (file
+ * input always blocks: a recording is read losslessly). */
+void receive_accept(pipeline *p, frame *f)
 {
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
-    if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST) {
+    if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
             pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW); /* closed: cannot happen while we run */
@@ -207,10 +217,10 @@ void *pipeline_receive_main(void *arg)
         protocol_reject reason = PROTOCOL_OK;
         receive_result result = receive_message(p, f, &reason, detail, sizeof detail);
         if (result == RECEIVE_FRAME) {
-            accept_frame(p, f);
+            receive_accept(p, f);
             f = NULL;
         } else if (result == RECEIVE_REJECTED) {
-            reject(p, reason, detail); /* keep f for the next message */
+            receive_reject(p, reason, detail); /* keep f for the next message */
         } else if (result == RECEIVE_FATAL) {
             LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
             p->receive_result = PIPELINE_ESOCKET;

@@ -107,6 +107,8 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->input.bind = PICK(1, 0);
     c->input.hwm = PICK(4, 16);
     c->input.max_message_bytes = PICK(128 * 1024 * 1024, 8589934592LL);
+    c->input.replay_timing = PICK(CONFIG_REPLAY_MAX, CONFIG_REPLAY_ORIGINAL);
+    c->input.replay_speed = PICK(1.0, 2.5);
     strcpy(c->output.endpoint, PICK("tcp://127.0.0.1:5551", "inproc://eigenspaces"));
     c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
     c->output.bind = PICK(1, 0);
@@ -154,6 +156,8 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(input.bind);
     SAME_INT(input.hwm);
     SAME_INT(input.max_message_bytes);
+    SAME_INT(input.replay_timing);
+    SAME_REAL(input.replay_speed);
     SAME_STRING(output.endpoint);
     SAME_INT(output.pattern);
     SAME_INT(output.bind);
@@ -502,7 +506,7 @@ static void test_cross_checks(void)
     expect_error("cross_scheme.cfg", "input = {\n  endpoint = \"http://127.0.0.1:80\";\n};\n",
                  CONFIG_EINVAL,
                  ":2: input.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
-                 "address, not \"http://127.0.0.1:80\"");
+                 "address, or file:RECORDING, not \"http://127.0.0.1:80\"");
     expect_error("cross_no_address.cfg", "output = {\n  endpoint = \"tcp://\";\n};\n", CONFIG_EINVAL,
                  ":2: output.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
                  "address, not \"tcp://\"");
@@ -558,6 +562,7 @@ static const char full_file[] =
     "  bind = false;\n"
     "  hwm = 16;\n"
     "  max_message_bytes = 8589934592L;  # 8 GiB\n"
+    "  replay_timing = \"original\"; replay_speed = 2.5;\n"
     "};\n"
     "output = {\n"
     "  endpoint = \"inproc://eigenspaces\";\n"

@@ -1,0 +1,152 @@
+/*
+ * stage_receive_file.c - the receive stage of a file input (input.endpoint =
+ * "file:NAME"): reads the frames of a recording (recording.h) in order and
+ * hands them to the form stage exactly as a network frame: the same header,
+ * size, CRC and finite checks, the same rejects, one copy into the frame
+ * buffer. No ZeroMQ in the way.
+ *
+ * Lossless: the form queue is pushed with the block policy whatever
+ * frame.overflow_policy says, so a recording is reprocessed whole however
+ * slow the solver. Pacing (input.replay_timing): max reads the next frame as
+ * soon as a frame buffer is free; original waits until the recorded time of
+ * the frame since the first one (receipt time, or the source timestamp when
+ * the recorder did not know it), divided by input.replay_speed, on
+ * CLOCK_MONOTONIC against the start (no drift). After the last frame the
+ * stage ends as on a stop request: the pipeline drains and pipeline_run
+ * returns PIPELINE_OK.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "pipeline_internal.h"
+
+pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err, size_t err_bytes)
+{
+    char why[RECORDING_ERROR_MAX];
+    if (recording_reader_open(&p->recording, name, why, sizeof why) != RECORDING_OK) {
+        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
+        return PIPELINE_EINVAL;
+    }
+    const recording_format *rf = recording_reader_format(p->recording);
+    uint64_t frames = recording_reader_frames(p->recording);
+    if (frames > 0 && rf->kind != PROTOCOL_KIND_COVARIANCE) {
+        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: the recording holds eigenspace frames; the "
+                           "daemon reads covariance frames", name);
+        return PIPELINE_EINVAL;
+    }
+    if (frames > 0 && (rf->n != p->n || rf->count != p->matrices || rf->element != p->precision)) {
+        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: the recording's frames are n=%u matrices=%u "
+                           "%s; configured solver.n=%u solver.matrices=%u solver.precision=%s", name, rf->n,
+                           rf->count, eig_precision_name(rf->element), p->n, p->matrices,
+                           eig_precision_name(p->precision));
+        return PIPELINE_EINVAL;
+    }
+    size_t largest = PROTOCOL_HEADER_BYTES;
+    for (uint64_t i = 0; i < frames; i++) {
+        const recording_frame *fr = recording_reader_frame(p->recording, i);
+        if (fr->bytes > largest)
+            largest = (size_t)fr->bytes;
+    }
+    p->recorded_frame = malloc(largest);
+    p->recorded_frame_bytes = largest;
+    if (p->recorded_frame == NULL) {
+        pipeline_set_error(err, err_bytes, "cannot allocate a %zu-byte frame buffer for file:%s", largest, name);
+        return PIPELINE_ENOMEM;
+    }
+    LOG_INFO("receive", "file input %s: %llu frames, %s timing", name, (unsigned long long)frames,
+             config_replay_timing_name(p->cfg.input.replay_timing));
+    return PIPELINE_OK;
+}
+
+void pipeline_recording_close(pipeline *p)
+{
+    recording_reader_close(&p->recording);
+    free(p->recorded_frame);
+    p->recorded_frame = NULL;
+}
+
+/* The recorded time of frame i in ns (receipt, else source timestamp). */
+static uint64_t recorded_ns(const recording_frame *fr)
+{
+    return fr->received_ns != 0 ? fr->received_ns : fr->timestamp_ns;
+}
+
+/* original timing: sleeps until frame i's time since the first frame,
+ * scaled, after start_ns (CLOCK_MONOTONIC), in slices so that a stop
+ * request is seen within 100 ms. */
+static void pace(pipeline *p, uint64_t i, uint64_t start_ns)
+{
+    if (p->cfg.input.replay_timing != CONFIG_REPLAY_ORIGINAL || i == 0)
+        return;
+    uint64_t first = recorded_ns(recording_reader_frame(p->recording, 0));
+    uint64_t at = recorded_ns(recording_reader_frame(p->recording, i));
+    double offset = at > first ? (double)(at - first) / p->cfg.input.replay_speed : 0.0;
+    uint64_t due = start_ns + (uint64_t)offset;
+    for (uint64_t now = metrics_now_ns(); now < due && !atomic_load(&p->stop_requested); now = metrics_now_ns()) {
+        uint64_t wait = due - now < 100000000u ? due - now : 100000000u;
+        struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Reads recorded frame i into f and runs the network path's checks. */
+static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char *detail, size_t detail_bytes)
+{
+    const recording_frame *fr = recording_reader_frame(p->recording, i);
+    char why[RECORDING_ERROR_MAX];
+    size_t parts = 0, copied = 0;
+    payload_scan scan = {0, 0, PROTOCOL_OK};
+    detail[0] = '\0';
+    f->received_ns = metrics_now_ns();
+    f->received_real_ns = metrics_realtime_ns();
+    if (recording_reader_read(p->recording, i, p->recorded_frame, p->recorded_frame_bytes, why, sizeof why) !=
+        RECORDING_OK) {
+        snprintf(detail, detail_bytes, "recorded frame %llu: %s", (unsigned long long)i, why);
+        return PROTOCOL_REJECT_CRC;
+    }
+    protocol_reject r = receive_check_header(p, f, p->recorded_frame, PROTOCOL_HEADER_BYTES, detail, detail_bytes);
+    if (r != PROTOCOL_OK)
+        return r;
+    size_t payload = (size_t)fr->bytes - PROTOCOL_HEADER_BYTES;
+    if (payload > f->a_bytes) {
+        snprintf(detail, detail_bytes, "recorded frame %llu: payload exceeds %zu bytes", (unsigned long long)i,
+                 f->a_bytes);
+        return PROTOCOL_REJECT_OVERSIZED;
+    }
+    if (recording_reader_part_sizes(p->recording, i, f->part_bytes, p->matrices, &parts) != RECORDING_OK) {
+        snprintf(detail, detail_bytes, "recorded frame %llu: %u parts for %u matrices", (unsigned long long)i,
+                 fr->parts, p->matrices);
+        return PROTOCOL_REJECT_PARTS;
+    }
+    receive_copy_and_check(f, &scan, p->recorded_frame + PROTOCOL_HEADER_BYTES, payload, &copied);
+    return receive_check_payload(p, f, parts, copied, &scan, detail, detail_bytes);
+}
+
+void *pipeline_receive_file_main(void *arg)
+{
+    pipeline *p = arg;
+    frame *f = NULL;
+    char detail[RECORDING_ERROR_MAX + 64];
+    uint64_t frames = recording_reader_frames(p->recording), start = metrics_now_ns();
+
+    p->receive_result = PIPELINE_OK;
+    for (uint64_t i = 0; i < frames && !atomic_load(&p->stop_requested); i++) {
+        /* Only a closed pool refuses, and it closes after this thread ends. */
+        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+            break;
+        pace(p, i, start);
+        protocol_reject reason = receive_recorded(p, i, f, detail, sizeof detail);
+        if (reason == PROTOCOL_OK) {
+            receive_accept(p, f);
+            f = NULL;
+        } else {
+            receive_reject(p, reason, detail); /* keep f for the next frame */
+        }
+    }
+    if (f != NULL)
+        pipeline_frame_release(p, f);
+    LOG_INFO("receive", "end of the recording; draining");
+    queue_close(&p->to_form);
+    return NULL;
+}
