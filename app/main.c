@@ -193,13 +193,19 @@ static void *signal_main(void *arg)
 
 static void log_startup(const eigstream_config *cfg, pipeline *p)
 {
+    char input[CONFIG_STRING_MAX + 64];
+    if (config_input_file(cfg) != NULL)
+        snprintf(input, sizeof input, "recording %s (%s timing, lossless)", config_input_file(cfg),
+                 config_replay_timing_name(cfg->input.replay_timing));
+    else
+        snprintf(input, sizeof input, "%s %s %s", config_input_pattern_name(cfg->input.pattern),
+                 cfg->input.bind ? "bind" : "connect", cfg->input.endpoint);
     LOG_INFO("main",
-             "eigstream %s: backend %s (solver.backend %s), complex %s, n=%d, matrices=%d, mode %s; input %s %s %s; "
+             "eigstream %s: backend %s (solver.backend %s), complex %s, n=%d, matrices=%d, mode %s; input %s; "
              "output %s %s %s; metrics %s every %d ms; deadline %d ms (late %s), queue_depth %d (overflow %s)",
              EIGSTREAM_VERSION, pipeline_backend_name(p), eig_backend_name(cfg->solver.backend),
              eig_precision_name(cfg->solver.precision), cfg->solver.n, cfg->solver.matrices,
-             config_output_mode_name((uint8_t)cfg->output.mode), config_input_pattern_name(cfg->input.pattern),
-             cfg->input.bind ? "bind" : "connect", cfg->input.endpoint,
+             config_output_mode_name((uint8_t)cfg->output.mode), input,
              config_output_pattern_name(cfg->output.pattern), cfg->output.bind ? "bind" : "connect",
              cfg->output.endpoint, cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off",
              cfg->metrics.interval_ms, cfg->frame.deadline_ms, config_late_policy_name(cfg->frame.late_policy),
