@@ -1,0 +1,392 @@
+/*
+ * recording_read.c - the recording reader: meta parsing and checks, part
+ * sizes, frames read back with their CRC checked (recording.h).
+ */
+#define _FILE_OFFSET_BITS 64 /* 64-bit off_t for pread/ftruncate on 32-bit hosts too */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recording_internal.h"
+
+/* ---- reader ------------------------------------------------------------------------- */
+
+struct recording_reader {
+    char name[RECORDING_PATH_MAX];
+    int data_fd;
+    uint64_t data_size;
+    recording_format format;
+    char *description;
+    uint64_t truncated_bytes;
+    recording_frame *index;
+    uint64_t frames;
+};
+
+/* Where a field error is reported: the meta file and the JSON path. */
+typedef struct meta_context {
+    const char *file;
+    char *err;
+    size_t err_bytes;
+} meta_context;
+
+/* obj[key] when present with the JSON type, else NULL and EFORMAT naming it. */
+static json_t *meta_field(const meta_context *c, json_t *obj, const char *where, const char *key, json_type type)
+{
+    static const char *const type_names[] = {"an object", "an array", "a string", "an integer", "a real",
+                                             "a boolean", "a boolean", "null"};
+    json_t *v = json_object_get(obj, key);
+    if (v != NULL && (json_typeof(v) == type || (type == JSON_TRUE && json_typeof(v) == JSON_FALSE)))
+        return v;
+    recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s%s%s %s, must be %s", c->file, where, where[0] ? "." : "",
+         key, v == NULL ? "missing" : "has the wrong type", type_names[type]);
+    return NULL;
+}
+
+/* A uint64 field written by json_u64 (an integer >= 0, or a decimal string); 0 or -1. */
+static int meta_u64(const meta_context *c, json_t *obj, const char *where, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    const char *text = json_string_value(v);
+    char *end = NULL;
+    errno = 0;
+    if (text != NULL && text[0] >= '0' && text[0] <= '9') {
+        unsigned long long value = strtoull(text, &end, 10);
+        if (errno == 0 && *end == '\0') {
+            *out = value;
+            return 0;
+        }
+    }
+    recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s%s%s %s, must be a non-negative integer", c->file, where,
+         where[0] ? "." : "", key, v == NULL ? "missing" : "has the wrong type or value");
+    return -1;
+}
+
+/* Code first..last whose name(code) is text; -1 when none. */
+static int code_of_name(const char *text, int first, int last, const char *(*name)(int))
+{
+    for (int code = first; text != NULL && code <= last; code++)
+        if (strcmp(text, name(code)) == 0)
+            return code;
+    return -1;
+}
+
+static const char *kind_name_int(int v) { return recording_kind_name((uint8_t)v); }
+static const char *element_name_int(int v) { return eig_precision_name((eig_precision)v); }
+static const char *storage_name_int(int v) { return protocol_storage_name((uint8_t)v); }
+
+/* A global string field that must name one of the codes first..last; -1 with EFORMAT otherwise. */
+static int meta_code(const meta_context *c, json_t *global, const char *key, int first, int last,
+                     const char *(*name)(int))
+{
+    json_t *v = meta_field(c, global, "global", key, JSON_STRING);
+    int code = v == NULL ? -1 : code_of_name(json_string_value(v), first, last, name);
+    if (v != NULL && code < 0)
+        recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.%s \"%s\" is not a known value", c->file, key,
+             json_string_value(v));
+    return code;
+}
+
+/* The recording_format from global (eigstream namespace), the description,
+ * truncated_bytes; checks core:datatype and core:version. */
+static recording_error reader_parse_global(recording_reader *r, const meta_context *c, json_t *global)
+{
+    uint64_t version, n, count;
+    if (!meta_field(c, global, "global", "core:datatype", JSON_STRING) ||
+        !meta_field(c, global, "global", "core:version", JSON_STRING) ||
+        meta_u64(c, global, "global", "eigstream:protocol_version", &version))
+        return RECORDING_EFORMAT;
+    if (version != PROTOCOL_VERSION)
+        return recording_fail(c->err, c->err_bytes, RECORDING_EVERSION,
+                    "%s: global.eigstream:protocol_version is %" PRIu64 ", this build reads %d", c->file, version,
+                    PROTOCOL_VERSION);
+    recording_format *f = &r->format;
+    uint64_t frames;
+    json_t *kind_text = json_object_get(global, "eigstream:kind");
+    if (meta_u64(c, global, "global", "eigstream:frames", &frames) == 0 && frames == 0 &&
+        json_is_string(kind_text) && strcmp(json_string_value(kind_text), "unknown") == 0) {
+        /* A recording closed before its first frame: no format to check. */
+        *f = (recording_format){.protocol_version = PROTOCOL_VERSION};
+        r->description = strdup("");
+        return r->description == NULL ? RECORDING_ENOMEM : RECORDING_OK;
+    }
+    int kind = meta_code(c, global, "eigstream:kind", PROTOCOL_KIND_COVARIANCE, PROTOCOL_KIND_EIGENSPACE, kind_name_int);
+    int element = kind < 0 ? -1 : meta_code(c, global, "eigstream:element", EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE,
+                                             element_name_int);
+    if (element < 0 || meta_u64(c, global, "global", "eigstream:n", &n) ||
+        meta_u64(c, global, "global", "eigstream:count", &count) ||
+        meta_u64(c, global, "global", "eigstream:truncated_bytes", &r->truncated_bytes))
+        return RECORDING_EFORMAT;
+    if (n == 0 || n > UINT32_MAX || count == 0 || count > UINT32_MAX)
+        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.eigstream:n or count out of range", c->file);
+    int storage = PROTOCOL_STORAGE_FULL, mode = CONFIG_MODE_NONE;
+    if (kind == PROTOCOL_KIND_COVARIANCE)
+        storage = meta_code(c, global, "eigstream:storage", PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
+                            storage_name_int);
+    else
+        mode = meta_code(c, global, "eigstream:mode", CONFIG_MODE_FULL, CONFIG_MODE_NOISE, config_output_mode_name);
+    if (storage < 0 || mode < 0)
+        return RECORDING_EFORMAT;
+    *f = (recording_format){.protocol_version = (uint8_t)version, .kind = (uint8_t)kind, .n = (uint32_t)n,
+                            .count = (uint32_t)count, .element = (uint8_t)element, .storage = (uint8_t)storage,
+                            .mode = (uint8_t)mode};
+    const char *datatype = json_string_value(json_object_get(global, "core:datatype"));
+    if (strcmp(datatype, recording_sigmf_datatype(f, 1)) != 0)
+        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.core:datatype \"%s\", %s %s frames are \"%s\"",
+                    c->file, datatype, element_name_int(element), recording_kind_name(f->kind), recording_sigmf_datatype(f, 1));
+    json_t *d = json_object_get(global, "core:description");
+    r->description = strdup(json_is_string(d) ? json_string_value(d) : "");
+    return r->description == NULL ? recording_fail(c->err, c->err_bytes, RECORDING_ENOMEM, "%s: out of memory", c->file)
+                                  : RECORDING_OK;
+}
+
+/* Part sizes of a frame of `bytes` bytes received in `parts` parts (see
+ * recording_reader_part_sizes); 0, or -1 for a part count the kind never has. */
+static int part_sizes(const recording_format *f, uint64_t bytes, uint32_t parts, size_t *part_bytes,
+                      size_t max_parts)
+{
+    uint64_t payload = bytes - PROTOCOL_HEADER_BYTES;
+    if (parts > max_parts && part_bytes != NULL)
+        return -1;
+    if (f->kind == PROTOCOL_KIND_COVARIANCE && parts == 1) {
+        if (part_bytes)
+            part_bytes[0] = (size_t)payload;
+        return 0;
+    }
+    if (f->kind == PROTOCOL_KIND_COVARIANCE && parts == f->count) {
+        size_t matrix = protocol_matrix_bytes(f->n, f->element, f->storage);
+        for (uint32_t i = 0; part_bytes != NULL && i < parts; i++)
+            part_bytes[i] = matrix;
+        return matrix != 0 && payload == (uint64_t)matrix * parts ? 0 : -1;
+    }
+    if (f->kind == PROTOCOL_KIND_EIGENSPACE && parts == 2 && payload >= protocol_meta_bytes(f->count)) {
+        if (part_bytes) {
+            part_bytes[0] = protocol_meta_bytes(f->count);
+            part_bytes[1] = (size_t)(payload - part_bytes[0]);
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* global.eigstream:index into r->index: every entry's fields, frames in
+ * increasing non-overlapping order inside the data file, part counts the
+ * kind has. */
+static recording_error reader_parse_index(recording_reader *r, const meta_context *c, json_t *global)
+{
+    json_t *index = meta_field(c, global, "global", "eigstream:index", JSON_ARRAY);
+    uint64_t frames;
+    if (index == NULL || meta_u64(c, global, "global", "eigstream:frames", &frames))
+        return RECORDING_EFORMAT;
+    if (frames != json_array_size(index))
+        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.eigstream:frames %" PRIu64
+                    " but eigstream:index has %zu entries", c->file, frames, json_array_size(index));
+    r->index = calloc(frames ? (size_t)frames : 1, sizeof *r->index);
+    if (r->index == NULL)
+        return recording_fail(c->err, c->err_bytes, RECORDING_ENOMEM, "%s: out of memory for the index", c->file);
+    uint64_t end = 0, parts;
+    for (uint64_t i = 0; i < frames; i++) {
+        json_t *e = json_array_get(index, (size_t)i);
+        recording_frame *f = &r->index[i];
+        char where[64];
+        snprintf(where, sizeof where, "global.eigstream:index[%" PRIu64 "]", i);
+        uint64_t crc;
+        if (!json_is_object(e) || meta_u64(c, e, where, "seq", &f->seq) ||
+            meta_u64(c, e, where, "timestamp_ns", &f->timestamp_ns) ||
+            meta_u64(c, e, where, "received_ns", &f->received_ns) || meta_u64(c, e, where, "offset", &f->offset) ||
+            meta_u64(c, e, where, "bytes", &f->bytes) || meta_u64(c, e, where, "parts", &parts) ||
+            meta_u64(c, e, where, "crc32c", &crc))
+            return json_is_object(e) ? RECORDING_EFORMAT
+                                     : recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s is not an object",
+                                            c->file, where);
+        f->parts = (uint32_t)parts;
+        f->crc32c = (uint32_t)crc;
+        if (f->offset < end || f->bytes < PROTOCOL_HEADER_BYTES || f->offset > r->data_size ||
+            f->bytes > r->data_size - f->offset)
+            return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT,
+                        "%s: %s (offset %" PRIu64 ", %" PRIu64 " bytes) overlaps the previous frame or lies outside "
+                        "the data file (%" PRIu64 " bytes)", c->file, where, f->offset, f->bytes, r->data_size);
+        if (crc > UINT32_MAX || parts == 0 || parts > RECORDING_PARTS_MAX ||
+            part_sizes(&r->format, f->bytes, f->parts, NULL, 0) != 0)
+            return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s: crc32c or parts (%" PRIu64 ") out of range",
+                        c->file, where, parts);
+        end = f->offset + f->bytes;
+    }
+    r->frames = frames;
+    return RECORDING_OK;
+}
+
+/* Checks the SigMF top level (global, captures, annotations) and one capture per frame. */
+static recording_error reader_parse_meta(recording_reader *r, const meta_context *c, json_t *root)
+{
+    json_t *global = json_is_object(root) ? meta_field(c, root, "", "global", JSON_OBJECT) : NULL;
+    if (!json_is_object(root))
+        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: the top level is not a JSON object", c->file);
+    json_t *captures = global ? meta_field(c, root, "", "captures", JSON_ARRAY) : NULL;
+    if (captures == NULL || meta_field(c, root, "", "annotations", JSON_ARRAY) == NULL)
+        return RECORDING_EFORMAT;
+    recording_error e = reader_parse_global(r, c, global);
+    if (e == RECORDING_OK)
+        e = reader_parse_index(r, c, global);
+    if (e == RECORDING_OK && json_array_size(captures) != r->frames)
+        e = recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %zu captures for %" PRIu64 " frames", c->file,
+                 json_array_size(captures), r->frames);
+    return e;
+}
+
+/* NAME from NAME, NAME.sigmf-meta or NAME.sigmf-data; -1 when too long. */
+static int reader_name(const char *path, char *name, size_t name_bytes)
+{
+    if (strlen(path) + 16 > name_bytes)
+        return -1;
+    snprintf(name, name_bytes, "%s", path);
+    size_t len = strlen(name), suffix = strlen(".sigmf-meta");
+    if (len > suffix && (strcmp(name + len - suffix, ".sigmf-meta") == 0 ||
+                         strcmp(name + len - suffix, ".sigmf-data") == 0))
+        name[len - suffix] = '\0';
+    return 0;
+}
+
+/* Opens the data file and loads the meta JSON of r->name. */
+static recording_error reader_load(recording_reader *r, json_t **root, char *meta, char *err, size_t err_bytes)
+{
+    char data[RECORDING_PATH_MAX];
+    recording_path_join(data, sizeof data, r->name, ".sigmf-data");
+    recording_path_join(meta, RECORDING_PATH_MAX, r->name, ".sigmf-meta");
+    if (access(meta, F_OK) != 0 && errno == ENOENT)
+        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: missing (a recorder that died leaves none: run "
+                    "eigstream-record --repair %s)", meta, r->name);
+    r->data_fd = open(data, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (r->data_fd < 0 || fstat(r->data_fd, &st) != 0)
+        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", data, strerror(errno));
+    r->data_size = (uint64_t)st.st_size;
+    json_error_t jerr;
+    *root = json_load_file(meta, JSON_REJECT_DUPLICATES, &jerr);
+    if (*root == NULL)
+        return recording_fail(err, err_bytes, errno == ENOENT ? RECORDING_EIO : RECORDING_EFORMAT, "%s:%d: %s", meta,
+                    jerr.line, jerr.text);
+    return RECORDING_OK;
+}
+
+recording_error recording_reader_open(recording_reader **out, const char *path, char *err, size_t err_bytes)
+{
+    if (out == NULL || path == NULL)
+        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_reader_open: NULL argument");
+    *out = NULL;
+    recording_reader *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", path);
+    r->data_fd = -1;
+    if (reader_name(path, r->name, sizeof r->name) != 0) {
+        free(r);
+        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", path);
+    }
+    char meta[RECORDING_PATH_MAX];
+    json_t *root = NULL;
+    recording_error e = reader_load(r, &root, meta, err, err_bytes);
+    if (e == RECORDING_OK) {
+        meta_context c = {.file = meta, .err = err, .err_bytes = err_bytes};
+        e = reader_parse_meta(r, &c, root);
+    }
+    json_decref(root);
+    if (e != RECORDING_OK) {
+        recording_reader_close(&r);
+        return e;
+    }
+    *out = r;
+    return RECORDING_OK;
+}
+
+void recording_reader_close(recording_reader **rp)
+{
+    if (rp == NULL || *rp == NULL)
+        return;
+    recording_reader *r = *rp;
+    if (r->data_fd >= 0)
+        close(r->data_fd);
+    free(r->description);
+    free(r->index);
+    free(r);
+    *rp = NULL;
+}
+
+const recording_format *recording_reader_format(const recording_reader *r)
+{
+    return r == NULL ? NULL : &r->format;
+}
+
+uint64_t recording_reader_frames(const recording_reader *r)
+{
+    return r == NULL ? 0 : r->frames;
+}
+
+const recording_frame *recording_reader_frame(const recording_reader *r, uint64_t index)
+{
+    return r == NULL || index >= r->frames ? NULL : &r->index[index];
+}
+
+const char *recording_reader_description(const recording_reader *r)
+{
+    return r == NULL || r->description == NULL ? "" : r->description;
+}
+
+uint64_t recording_reader_truncated_bytes(const recording_reader *r)
+{
+    return r == NULL ? 0 : r->truncated_bytes;
+}
+
+recording_error recording_reader_part_sizes(const recording_reader *r, uint64_t index, size_t *part_bytes,
+                                            size_t max_parts, size_t *parts)
+{
+    if (r == NULL || part_bytes == NULL || parts == NULL)
+        return RECORDING_EINVAL;
+    if (index >= r->frames)
+        return RECORDING_ERANGE;
+    const recording_frame *f = &r->index[index];
+    if (f->parts > max_parts)
+        return RECORDING_EINVAL;
+    if (part_sizes(&r->format, f->bytes, f->parts, part_bytes, max_parts) != 0)
+        return RECORDING_EFORMAT;
+    *parts = f->parts;
+    return RECORDING_OK;
+}
+
+recording_error recording_reader_read(recording_reader *r, uint64_t index, void *buf, size_t buf_bytes, char *err,
+                                      size_t err_bytes)
+{
+    if (r == NULL || buf == NULL)
+        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_reader_read: NULL argument");
+    if (index >= r->frames)
+        return recording_fail(err, err_bytes, RECORDING_ERANGE, "%s: frame %" PRIu64 " of %" PRIu64, r->name, index, r->frames);
+    const recording_frame *f = &r->index[index];
+    if (buf_bytes < f->bytes)
+        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: frame %" PRIu64 " has %" PRIu64 " bytes, buffer %zu",
+                    r->name, index, f->bytes, buf_bytes);
+    if (recording_pread_all(r->data_fd, buf, (size_t)f->bytes, f->offset) != 0)
+        return recording_fail(err, err_bytes, RECORDING_EIO, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
+                    strerror(errno));
+    protocol_header h;
+    const uint8_t *bytes = buf;
+    if (protocol_header_decode(bytes, PROTOCOL_HEADER_BYTES, &h) != PROTOCOL_OK || h.seq != f->seq ||
+        h.payload_bytes != f->bytes - PROTOCOL_HEADER_BYTES)
+        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s.sigmf-data: frame %" PRIu64 " (offset %" PRIu64
+                    "): its header disagrees with the index", r->name, index, f->offset);
+    uint32_t crc = protocol_crc32c(0, bytes + PROTOCOL_HEADER_BYTES, (size_t)(f->bytes - PROTOCOL_HEADER_BYTES));
+    if (crc != f->crc32c)
+        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s.sigmf-data: frame %" PRIu64 " seq %" PRIu64
+                    ": CRC32C 0x%08" PRIx32 ", index says 0x%08" PRIx32, r->name, index, f->seq, crc, f->crc32c);
+    return RECORDING_OK;
+}
