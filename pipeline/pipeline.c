@@ -29,6 +29,11 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
 }
 
+int pipeline_metrics_http_port(const pipeline *p)
+{
+    return p->http != NULL ? metrics_http_port(p->http) : 0;
+}
+
 const char *pipeline_backend_name(const pipeline *p)
 {
     return eig_backend_name(p->path->backend);
