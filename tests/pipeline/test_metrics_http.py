@@ -288,6 +288,15 @@ def case_robustness(daemon, sim, outdir, tmp):
     check(http_get(d.url + "/nope")[0] == 404, "unknown path is not 404")
     status, _, body = http_get(d.url + "/metrics", "HEAD")
     check(status == 200 and body == b"", f"HEAD /metrics: {status}, {len(body)} bytes")
+    # A busy HTTP address is a startup error naming it and the errno string.
+    busy = os.path.join(tmp, "busy.cfg")
+    with open(busy, "w") as f:
+        f.write(f'metrics = {{ endpoint = ""; http = "127.0.0.1:{d.port}"; }};\n'
+                f'input = {{ endpoint = "{d.input}-b"; }};\noutput = {{ endpoint = "{d.output}-b"; }};\n'
+                f'solver = {{ n = {N}; matrices = {MATRICES}; backend = "lapack"; }};\n')
+    r = subprocess.run([daemon, "-c", busy], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and f"metrics.http: cannot bind 127.0.0.1:{d.port}: Address already in use" in r.stderr,
+          f"busy metrics.http: exit {r.returncode} {r.stderr[-300:]!r}")
     big = raw_request(d.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n")
     check(big == "" or re.match(r"HTTP/1\.[01] (4\d\d|5\d\d)", big), f"100 KB header answered {big!r}")
 
