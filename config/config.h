@@ -111,6 +111,7 @@ typedef struct eigstream_config {
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* metrics PUB, "tcp://127.0.0.1:5552"; "" = off */
         int interval_ms;                   /* 1000 */
+        char http[CONFIG_STRING_MAX];      /* HTTP HOST:PORT, "127.0.0.1:9464"; "" = off */
     } metrics;
     struct {
         config_log_level level;            /* info */

@@ -56,6 +56,7 @@ void config_defaults(eigstream_config *cfg)
             *(double *)field = spec->default_real;
             break;
         case CONFIG_KIND_ENDPOINT:
+        case CONFIG_KIND_HOST_PORT:
             snprintf((char *)field, CONFIG_STRING_MAX, "%s", spec->default_string);
             break;
         }
@@ -238,13 +239,14 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
                          spec->name, "expected one of %s", names);
     }
 
-    case CONFIG_KIND_ENDPOINT: {
+    case CONFIG_KIND_ENDPOINT:
+    case CONFIG_KIND_HOST_PORT: {
         if (type != CONFIG_TYPE_STRING)
             return load_fail(ctx, CONFIG_ETYPE, line, spec->group, spec->name,
                              "expected a string");
         const char *text = config_setting_get_string(setting);
         size_t length = strlen(text);
-        if (config_check_endpoint(spec, text, length, &v) != CONFIG_OK)
+        if (config_check_string(spec, text, length, &v) != CONFIG_OK)
             return load_fail_value(ctx, line, &v);
         memcpy(field, text, length + 1);
         return CONFIG_OK;

@@ -98,7 +98,8 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
     {"solver", "The batched Hermitian eigensolver."},
     {"frame", "Frame flow between the stages: deadline and queues."},
     {"form", "Conditioning applied to each covariance matrix before the solve."},
-    {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket."},
+    {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket "
+                "and over HTTP (Prometheus /metrics, JSON /api/metrics, the dashboard at /)."},
     {"log", "Logging to stderr."},
 };
 
@@ -241,6 +242,13 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "metrics", .name = "interval_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(metrics.interval_ms), .min = 10, .max = 3600000, .default_int = 1000,
      .help = "Period of the metrics messages and of the rate computation, in milliseconds."},
+    {.group = "metrics", .name = "http", .kind = CONFIG_KIND_HOST_PORT,
+     .offset = FIELD(metrics.http), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "127.0.0.1:9464",
+     .help = "HOST:PORT the read-only HTTP server listens on: the dashboard at /, Prometheus "
+             "text at /metrics, JSON at /api/metrics. \"\" = off. It serves only the local "
+             "machine unless HOST says otherwise (\"0.0.0.0:9464\": every interface). "
+             "Port 0 takes any free port (the log names it)."},
 
     /* ---- log ---- */
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,

@@ -18,11 +18,12 @@ typedef enum config_kind {
     CONFIG_KIND_INT64,    /* int64_t in [min, max]; file: integer, L suffix above 2^31-1 */
     CONFIG_KIND_REAL,     /* double in [min_real, max_real]; file: number */
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
-    CONFIG_KIND_ENDPOINT  /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
+    CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
+    CONFIG_KIND_HOST_PORT /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
 } config_kind;
 
 enum {
-    CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT: "" is allowed and means off */
+    CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT, HOST_PORT: "" is allowed and means off */
     CONFIG_FLAG_FILE_OK = 1u << 1   /* ENDPOINT: "file:NAME" (a recording) is allowed */
 };
 
@@ -45,7 +46,7 @@ typedef struct config_spec {
     unsigned flags;
     int64_t default_int;          /* BOOL (0/1), INT, INT64, CHOICE (the enum value) */
     double default_real;          /* REAL */
-    const char *default_string;   /* ENDPOINT */
+    const char *default_string;   /* ENDPOINT, HOST_PORT */
     const char *help;             /* prose; config_write.c wraps it */
 } config_spec;
 
@@ -54,7 +55,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 30
+#define CONFIG_SPEC_COUNT 31
 #define CONFIG_GROUP_COUNT 7
 
 /* Settings in file order; the settings of one group are contiguous and the
@@ -87,8 +88,12 @@ typedef struct config_violation {
  * length (the field holds CONFIG_STRING_MAX - 1 bytes). */
 config_error config_check_integer(const config_spec *spec, int64_t value, config_violation *v);
 config_error config_check_real(const config_spec *spec, double value, config_violation *v);
-config_error config_check_endpoint(const config_spec *spec, const char *text, size_t length,
-                                   config_violation *v);
+/* A string setting: shorter than the field, "" only where the row allows it,
+ * then its kind's form: ENDPOINT a known transport and an address; HOST_PORT
+ * "HOST:PORT", HOST a name or an IPv4 address, or an IPv6 address in
+ * brackets ("[::1]:9464"), PORT 0..65535 (0: any free port). */
+config_error config_check_string(const config_spec *spec, const char *text, size_t length,
+                                 config_violation *v);
 
 /* Every setting of cfg against the table, then the rules between settings;
  * CONFIG_OK or the first violation (config_validate formats it). */

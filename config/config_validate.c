@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config_table.h"
@@ -74,16 +75,10 @@ static size_t endpoint_transport_length(const char *endpoint, size_t length)
     return 0;
 }
 
-config_error config_check_endpoint(const config_spec *spec, const char *text, size_t length,
+/* An endpoint's form (not empty, shorter than the field). */
+static config_error check_endpoint(const config_spec *spec, const char *text, size_t length,
                                    config_violation *v)
 {
-    if (length >= CONFIG_STRING_MAX)
-        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "longer than %d bytes",
-                         CONFIG_STRING_MAX - 1);
-    if (length == 0)
-        return (spec->flags & CONFIG_FLAG_EMPTY_OK)
-                   ? CONFIG_OK
-                   : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
     if ((spec->flags & CONFIG_FLAG_FILE_OK) && length >= 5 && strncmp(text, "file:", 5) == 0)
         return length > 5 ? CONFIG_OK
                           : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "file: needs a recording's name");
@@ -94,6 +89,52 @@ config_error config_check_endpoint(const config_spec *spec, const char *text, si
                          "address%s, not \"%.*s\"",
                          (spec->flags & CONFIG_FLAG_FILE_OK) ? ", or file:RECORDING" : "", (int)length, text);
     return CONFIG_OK;
+}
+
+/* Length of the host part of "HOST:PORT" text (brackets included), 0 when
+ * it is malformed: an IPv6 host needs brackets, a name is letters, digits,
+ * '-' and '.'. */
+static size_t host_length(const char *text, size_t length)
+{
+    if (text[0] == '[') {
+        const char *close = memchr(text, ']', length);
+        size_t inner = close != NULL ? (size_t)(close - text) - 1 : 0;
+        if (inner == 0 || strspn(text + 1, "0123456789abcdefABCDEF:.") < inner)
+            return 0;
+        return inner + 2;
+    }
+    size_t host = strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.");
+    return host < length && text[host] == ':' ? host : 0;
+}
+
+/* HOST:PORT's form (not empty, shorter than the field). */
+static config_error check_host_port(const config_spec *spec, const char *text, size_t length,
+                                    config_violation *v)
+{
+    size_t host = host_length(text, length);
+    const char *port = text + host + 1;
+    size_t digits = host > 0 && text[host] == ':' ? strspn(port, "0123456789") : 0;
+    long value = digits > 0 && digits <= 5 ? strtol(port, NULL, 10) : -1;
+    if (host == 0 || digits == 0 || host + 1 + digits != length || value < 0 || value > 65535)
+        return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                         "expected HOST:PORT (\"127.0.0.1:9464\", \"0.0.0.0:9464\", "
+                         "\"[::1]:9464\"; port 0..65535), not \"%.*s\"", (int)length, text);
+    return CONFIG_OK;
+}
+
+config_error config_check_string(const config_spec *spec, const char *text, size_t length,
+                                 config_violation *v)
+{
+    if (length >= CONFIG_STRING_MAX)
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "longer than %d bytes",
+                         CONFIG_STRING_MAX - 1);
+    if (length == 0)
+        return (spec->flags & CONFIG_FLAG_EMPTY_OK)
+                   ? CONFIG_OK
+                   : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
+    if (spec->kind == CONFIG_KIND_HOST_PORT)
+        return check_host_port(spec, text, length, v);
+    return check_endpoint(spec, text, length, v);
 }
 
 /* The stored field of spec in cfg against its row. */
@@ -117,9 +158,10 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
         config_choice_join(spec->choice, names, sizeof names);
         return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%d is not one of %s", value, names);
     }
-    case CONFIG_KIND_ENDPOINT: {
+    case CONFIG_KIND_ENDPOINT:
+    case CONFIG_KIND_HOST_PORT: {
         const char *text = field;
-        return config_check_endpoint(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
+        return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }
     }
     return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "unknown kind");

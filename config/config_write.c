@@ -104,6 +104,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
         return;
     }
     case CONFIG_KIND_ENDPOINT:
+    case CONFIG_KIND_HOST_PORT:
         format_string((const char *)field, out, out_bytes);
         return;
     }
@@ -133,6 +134,9 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
     case CONFIG_KIND_ENDPOINT:
         snprintf(out, out_bytes, "endpoint tcp://, ipc://, inproc://, pgm:// or epgm://%s",
                  spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
+    case CONFIG_KIND_HOST_PORT:
+        snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
     }
     snprintf(out, out_bytes, "?");

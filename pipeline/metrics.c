@@ -56,21 +56,34 @@ void metrics_histogram_observe(metrics_histogram *h, uint64_t ns)
         ;
 }
 
-uint64_t metrics_histogram_quantile_ns(const metrics_histogram *h, double q)
+uint64_t metrics_histogram_snapshot(const metrics_histogram *h, uint64_t counts[METRICS_BUCKETS])
 {
     uint64_t total = 0;
-    uint64_t counts[METRICS_BUCKETS];
-    /* One pass to snapshot, so that the rank and the walk agree. */
     for (int i = 0; i < METRICS_BUCKETS; i++) {
         counts[i] = atomic_load_explicit(&h->bucket[i], RELAXED);
         total += counts[i];
     }
+    return total;
+}
+
+uint64_t metrics_histogram_quantile_ns(const metrics_histogram *h, double q)
+{
+    uint64_t counts[METRICS_BUCKETS];
+    /* One pass to snapshot, so that the rank and the walk agree. */
+    metrics_histogram_snapshot(h, counts);
+    return metrics_buckets_quantile_ns(counts, q, atomic_load_explicit(&h->max_ns, RELAXED));
+}
+
+uint64_t metrics_buckets_quantile_ns(const uint64_t counts[METRICS_BUCKETS], double q, uint64_t max)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < METRICS_BUCKETS; i++)
+        total += counts[i];
     if (total == 0)
         return 0;
     uint64_t rank = (uint64_t)ceil(q * (double)total);
     if (rank < 1)
         rank = 1;
-    uint64_t max = atomic_load_explicit(&h->max_ns, RELAXED);
     uint64_t seen = 0;
     for (int i = 0; i < METRICS_BUCKETS; i++) {
         seen += counts[i];
@@ -157,16 +170,7 @@ void metrics_tick(metrics *m, uint64_t now_ns)
     m->last_rejected = rejected;
 }
 
-/* Appends to a fixed buffer; remembers overflow instead of failing each call. */
-typedef struct json_writer {
-    char *buf;
-    size_t cap, len;
-    int overflow;
-} json_writer;
-
-static void put(json_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(json_writer *w, const char *fmt, ...)
+void metrics_put(metrics_writer *w, const char *fmt, ...)
 {
     if (w->overflow)
         return;
@@ -185,11 +189,11 @@ static double us(uint64_t ns)
     return (double)ns * 1e-3;
 }
 
-static void put_histogram(json_writer *w, const metrics_histogram *h)
+static void put_histogram(metrics_writer *w, const metrics_histogram *h)
 {
     uint64_t count = atomic_load_explicit(&h->count, RELAXED);
     uint64_t sum = atomic_load_explicit(&h->sum_ns, RELAXED);
-    put(w, "{\"count\":%llu,\"mean\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f,\"buckets\":[",
+    metrics_put(w, "{\"count\":%llu,\"mean\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f,\"buckets\":[",
         (unsigned long long)count, count ? us(sum) / (double)count : 0.0,
         us(metrics_histogram_quantile_ns(h, 0.50)), us(metrics_histogram_quantile_ns(h, 0.90)),
         us(metrics_histogram_quantile_ns(h, 0.99)), us(atomic_load_explicit(&h->max_ns, RELAXED)));
@@ -200,53 +204,56 @@ static void put_histogram(json_writer *w, const metrics_histogram *h)
         if (c == 0)
             continue;
         uint64_t upper = metrics_bucket_upper_ns(i);
-        put(w, "%s[%.1f,%llu]", first ? "" : ",", upper == UINT64_MAX ? -1.0 : us(upper),
+        metrics_put(w, "%s[%.1f,%llu]", first ? "" : ",", upper == UINT64_MAX ? -1.0 : us(upper),
             (unsigned long long)c);
         first = 0;
     }
-    put(w, "]}");
+    metrics_put(w, "]}");
 }
 
 size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t now_realtime_ns,
                            char *buf, size_t cap)
 {
-    json_writer w = {buf, cap, 0, 0};
+    metrics_writer w = {buf, cap, 0, 0};
     if (cap == 0)
         return 0;
     uint64_t in = atomic_load_explicit(&m->frames_in, RELAXED);
     uint64_t out = atomic_load_explicit(&m->frames_out, RELAXED);
     uint64_t dropped = metrics_dropped_total(m);
-    put(&w, "{\"schema\":\"eigstream.metrics.v1\",\"time_ns\":%llu,\"uptime_s\":%.3f,",
+    metrics_put(&w, "{\"schema\":\"eigstream.metrics.v1\",\"time_ns\":%llu,\"uptime_s\":%.3f,",
         (unsigned long long)now_realtime_ns, (double)(m->last_tick_ns - m->start_ns) * 1e-9);
-    put(&w, "\"backend\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\",\"n\":%d,\"matrices\":%d,",
+    metrics_put(&w, "\"backend\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\",\"n\":%d,\"matrices\":%d,",
         c->backend, c->precision, c->mode, c->n, c->matrices);
-    put(&w, "\"frames\":{\"in\":%llu,\"out\":%llu,\"late\":%llu,\"dropped\":%llu,\"rejected\":%llu,"
-            "\"in_flight\":%llu,\"matrices_failed\":%llu,\"overflow_blocked\":%llu},",
+    metrics_put(&w, "\"frames\":{\"in\":%llu,\"out\":%llu,\"late\":%llu,\"dropped\":%llu,\"rejected\":%llu,"
+            "\"in_flight\":%llu,\"matrices_failed\":%llu,\"matrices_nonconvergence\":%llu,"
+            "\"matrices_invalid\":%llu,\"overflow_blocked\":%llu},",
         (unsigned long long)in, (unsigned long long)out,
         (unsigned long long)atomic_load_explicit(&m->frames_late, RELAXED),
         (unsigned long long)dropped, (unsigned long long)metrics_rejected_total(m),
         (unsigned long long)(in >= out + dropped ? in - out - dropped : 0),
         (unsigned long long)atomic_load_explicit(&m->matrices_failed, RELAXED),
+        (unsigned long long)atomic_load_explicit(&m->matrices_nonconvergence, RELAXED),
+        (unsigned long long)atomic_load_explicit(&m->matrices_invalid, RELAXED),
         (unsigned long long)atomic_load_explicit(&m->overflow_blocked, RELAXED));
-    put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
+    metrics_put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
         m->rate_out, m->rate_rejected);
-    put(&w, "\"dropped\":{");
+    metrics_put(&w, "\"dropped\":{");
     for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
-        put(&w, "%s\"%s\":%llu", d ? "," : "", pipeline_drop_name((pipeline_drop_reason)d),
+        metrics_put(&w, "%s\"%s\":%llu", d ? "," : "", pipeline_drop_name((pipeline_drop_reason)d),
             (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
-    put(&w, "},\"rejected\":{");
+    metrics_put(&w, "},\"rejected\":{");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        put(&w, "%s\"%s\":%llu", r > 1 ? "," : "", protocol_reject_name((protocol_reject)r),
+        metrics_put(&w, "%s\"%s\":%llu", r > 1 ? "," : "", protocol_reject_name((protocol_reject)r),
             (unsigned long long)atomic_load_explicit(&m->rejected[r], RELAXED));
-    put(&w, "},\"queues\":{\"capacity\":%zu,\"form\":%zu,\"solve\":%zu,\"publish\":%zu,"
+    metrics_put(&w, "},\"queues\":{\"capacity\":%zu,\"form\":%zu,\"solve\":%zu,\"publish\":%zu,"
             "\"frames_free\":%zu,\"frames_total\":%zu,\"outputs_free\":%zu,\"outputs_total\":%zu},",
         c->queue_capacity, c->queue_form, c->queue_solve, c->queue_publish, c->frames_free,
         c->frames_total, c->outputs_free, c->outputs_total);
-    put(&w, "\"latency_us\":{");
+    metrics_put(&w, "\"latency_us\":{");
     for (int s = 0; s < METRICS_STAGE_COUNT_; s++) {
-        put(&w, "%s\"%s\":", s ? "," : "", metrics_stage_name((metrics_stage)s));
+        metrics_put(&w, "%s\"%s\":", s ? "," : "", metrics_stage_name((metrics_stage)s));
         put_histogram(&w, &m->latency[s]);
     }
-    put(&w, "}}");
+    metrics_put(&w, "}}");
     return w.overflow ? 0 : w.len;
 }

@@ -42,6 +42,13 @@ int metrics_bucket_index(uint64_t ns);
 uint64_t metrics_bucket_upper_ns(int bucket);
 /* q in [0,1]; 0 when empty. */
 uint64_t metrics_histogram_quantile_ns(const metrics_histogram *h, double q);
+/* The same over bucket counts (a snapshot or the change over an interval):
+ * the upper edge of the bucket holding rank ceil(q * total), clamped to
+ * max_ns; 0 when every count is 0. */
+uint64_t metrics_buckets_quantile_ns(const uint64_t counts[METRICS_BUCKETS], double q, uint64_t max_ns);
+/* Copies the bucket counts (each exact, not atomic as a whole); returns
+ * their sum, which the copy agrees with (unlike h->count under load). */
+uint64_t metrics_histogram_snapshot(const metrics_histogram *h, uint64_t counts[METRICS_BUCKETS]);
 
 typedef enum metrics_stage {
     METRICS_STAGE_RECEIVE = 0, /* first part received -> validated and queued */
@@ -61,6 +68,8 @@ typedef struct metrics {
     _Atomic uint64_t frames_out; /* published, late ones included */
     _Atomic uint64_t frames_late;
     _Atomic uint64_t matrices_failed; /* matrices published with info != 0 */
+    _Atomic uint64_t matrices_nonconvergence; /* ... with info > 0 (did not converge) */
+    _Atomic uint64_t matrices_invalid;        /* ... with info < 0 (invalid input) */
     _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
     _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
@@ -92,7 +101,21 @@ typedef struct metrics_context {
     size_t queue_capacity;
     size_t frames_free, frames_total;   /* frame pool */
     size_t outputs_free, outputs_total; /* output buffer pool */
+    /* For the HTTP documents (metrics_prometheus.c, /api/metrics). */
+    const char *version; /* eigstream's version */
+    const char *gpu;     /* CUDA device name when the cuda path runs, else "none" */
+    double deadline_s;   /* frame.deadline_ms in seconds */
 } metrics_context;
+
+/* Appends to a fixed buffer; remembers overflow instead of failing each
+ * call (then len is meaningless and the document is dropped). */
+typedef struct metrics_writer {
+    char *buf;
+    size_t cap, len;
+    int overflow;
+} metrics_writer;
+
+void metrics_put(metrics_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes the metrics document (schema in docs/daemon.md) into buf; returns
  * the length, or 0 when cap is too small. Allocates nothing. */

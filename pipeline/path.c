@@ -29,6 +29,11 @@ const char *path_name(const path *p)
     return p->ops->name;
 }
 
+const char *path_device_name(const path *p)
+{
+    return p->device_name[0] != '\0' ? p->device_name : "none";
+}
+
 void *path_buffer_alloc(path *p, size_t bytes)
 {
     return p->ops->buffer_alloc(p, bytes == 0 ? 64 : bytes);

@@ -72,6 +72,7 @@ struct path {
     const path_ops *ops;
     path_params params;
     eig_backend backend; /* resolved: never auto */
+    char device_name[256]; /* GPU name (cuda path, cudaDeviceProp.name), "" on the host */
 };
 
 /* Creates the path the parameters ask for: cuda when the backend resolves
@@ -83,6 +84,8 @@ pipeline_error path_create(path **out, const path_params *params, char *err, siz
 void path_destroy(path **p);
 
 const char *path_name(const path *p);
+/* The GPU the path runs on (the CUDA device's name), "none" on the host path. */
+const char *path_device_name(const path *p);
 
 /* Host memory for frame payloads, values, info and output data, zeroed:
  * pinned on the cuda path (DMA straight from and to it), 64-byte aligned on

@@ -340,6 +340,9 @@ extern "C" pipeline_error path_cuda_create(path **out, const path_params *params
     c->base.ops = &cuda_ops;
     c->base.params = *params;
     c->base.backend = EIG_BACKEND_CUDA;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, params->gpu_device) == cudaSuccess) // a name only for the metrics
+        snprintf(c->base.device_name, sizeof c->base.device_name, "%s", prop.name);
     c->element_bytes = eig_element_bytes(params->precision);
     c->full_bytes = (size_t)params->matrices * params->n * params->n * c->element_bytes;
     c->values_bytes = (size_t)params->matrices * params->n * (c->element_bytes / 2);

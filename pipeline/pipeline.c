@@ -29,6 +29,11 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
 }
 
+int pipeline_metrics_http_port(const pipeline *p)
+{
+    return p->http != NULL ? metrics_http_port(p->http) : 0;
+}
+
 const char *pipeline_backend_name(const pipeline *p)
 {
     return eig_backend_name(p->path->backend);
@@ -71,6 +76,19 @@ static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_by
     return path_create(&p->path, &params, err, err_bytes);
 }
 
+/* The HTTP server when metrics.http is set; logs the dashboard's URL. */
+static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_bytes)
+{
+    const char *address = p->cfg.metrics.http;
+    if (address[0] == '\0')
+        return PIPELINE_OK;
+    pipeline_error e = metrics_http_start(&p->http, address, sizeof p->http_text, err, err_bytes);
+    if (e == PIPELINE_OK)
+        LOG_INFO("metrics", "dashboard: http://%.*s:%d/", (int)(strrchr(address, ':') - address), address,
+                 metrics_http_port(p->http));
+    return e;
+}
+
 static void pipeline_stages_set(pipeline *p)
 {
     p->stages[PIPELINE_STAGE_FORM] = (stage){"form", p, &p->to_form, &p->to_solve, METRICS_STAGE_FORM, 0,
@@ -110,11 +128,13 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
-        (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK) {
+        (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
         return e;
     }
     metrics_init(&p->stats, metrics_now_ns());
+    metrics_history_init(&p->history, p->stats.start_ns);
     LOG_DEBUG("pipeline", "%s path, %zu frame buffers, %zu output buffers (%.1f MB each)", path_name(p->path),
               p->frames.count, p->outputs.count, (double)output_data_capacity(&p->format) / 1e6);
     *out = p;
@@ -126,6 +146,7 @@ void pipeline_destroy(pipeline **pp)
     pipeline *p = pp != NULL ? *pp : NULL;
     if (p == NULL)
         return;
+    metrics_http_stop(&p->http); /* first: it reads nothing else, but nothing may outlive it */
     pipeline_sockets_close(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);

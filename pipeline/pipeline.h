@@ -80,6 +80,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
 const char *pipeline_drop_name(pipeline_drop_reason r);
 /* The backend the solver plan resolved to ("cpu", "lapack", "cuda"). */
 const char *pipeline_backend_name(const pipeline *p);
+/* The port the HTTP metrics server listens on, 0 when metrics.http is "". */
+int pipeline_metrics_http_port(const pipeline *p);
 /* Copies the latest metrics JSON document into buf (NUL-terminated); returns
  * its length, 0 when none was formatted yet or cap is too small. */
 size_t pipeline_metrics_json(pipeline *p, char *buf, size_t cap);

@@ -8,7 +8,9 @@
  *   pipeline_error.c    error values as text, the err message helper
  *   pipeline_frames.c   queues, frame and output pools, frame release / drop
  *   pipeline_sockets.c  the ZeroMQ context and sockets, flushing outputs
- *   pipeline_metrics.c  the periodic metrics thread
+ *   pipeline_metrics.c  the periodic metrics thread: the JSON, the HTTP documents
+ *   metrics_http.c      the HTTP server (dashboard, /metrics, /api/metrics)
+ *   metrics_prometheus.c, metrics_history.c, process_stats.c  what it serves
  *   stage.c             the loop every queue-fed stage runs
  *   stage_receive.c, stage_form.c, stage_solve.c, stage_publish.c
  *   path*.{h,c,cu}      the frame's data path (path.c picks host or cuda,
@@ -37,6 +39,8 @@
 #include "frame.h"
 #include "log.h"
 #include "metrics.h"
+#include "metrics_history.h"
+#include "metrics_http.h"
 #include "output.h"
 #include "path.h"
 #include "pipeline.h"
@@ -44,6 +48,10 @@
 #include "protocol.h"
 #include "queue.h"
 #include "recording.h"
+
+/* Largest HTTP document (/api/metrics: the JSON plus 300 history points of
+ * 12 series). */
+#define PIPELINE_HTTP_DOCUMENT_BYTES (160 * 1024)
 
 /* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
 #define PIPELINE_ZMQ_IO_THREADS 2
@@ -109,6 +117,9 @@ struct pipeline {
     pthread_cond_t metrics_wake;
     int ran;
     char metrics_text[32768];     /* metrics thread only */
+    metrics_http *http;           /* NULL when metrics.http is "" */
+    metrics_history history;      /* metrics thread only */
+    char http_text[PIPELINE_HTTP_DOCUMENT_BYTES]; /* metrics thread only: documents are formatted here */
 };
 
 /* err <- the formatted message (NULL or 0 bytes: nothing). */

@@ -70,13 +70,18 @@ static int send_output(pipeline *p, output_buffer **out)
 /* Counted last: a test that sees out == in knows every histogram is final. */
 static void count_published(pipeline *p, const frame *f, int late, uint64_t start)
 {
-    uint64_t failed = 0;
-    for (uint32_t b = 0; b < p->matrices; b++)
-        failed += f->info[b] != 0;
+    /* info > 0: did not converge; info < 0: an invalid argument (input). */
+    uint64_t nonconvergence = 0, invalid = 0;
+    for (uint32_t b = 0; b < p->matrices; b++) {
+        nonconvergence += f->info[b] > 0;
+        invalid += f->info[b] < 0;
+    }
     uint64_t end = metrics_now_ns();
     if (late)
         atomic_fetch_add_explicit(&p->stats.frames_late, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->stats.matrices_failed, failed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->stats.matrices_failed, nonconvergence + invalid, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->stats.matrices_nonconvergence, nonconvergence, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->stats.matrices_invalid, invalid, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_PUBLISH], end - start);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_END_TO_END], end - f->received_ns);
     atomic_fetch_add_explicit(&p->stats.frames_out, 1, memory_order_release);

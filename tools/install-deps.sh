@@ -6,7 +6,9 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
           libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev
-          python3 python3-numpy python3-zmq)
+          libmicrohttpd-dev
+          python3 python3-numpy python3-zmq
+          prometheus chromium)  # promtool and headless chromium: the monitoring tests
 
 missing=()
 for p in "${packages[@]}"; do

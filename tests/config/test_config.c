@@ -131,6 +131,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->form.forward_backward = PICK(0, 1);
     strcpy(c->metrics.endpoint, PICK("tcp://127.0.0.1:5552", "ipc:///tmp/eigstream-metrics"));
     c->metrics.interval_ms = PICK(1000, 250);
+    strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
     c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
 #undef PICK
 }
@@ -180,6 +181,7 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(form.forward_backward);
     SAME_STRING(metrics.endpoint);
     SAME_INT(metrics.interval_ms);
+    SAME_STRING(metrics.http);
     SAME_INT(log.level);
 #undef SAME_STRING
 #undef SAME_INT
@@ -195,7 +197,7 @@ static const char *const all_settings[] = {
     "solver.cpu_threads",
     "frame.deadline_ms", "frame.late_policy", "frame.queue_depth", "frame.overflow_policy",
     "form.diagonal_loading", "form.diagonal_loading_db", "form.forward_backward",
-    "metrics.endpoint", "metrics.interval_ms",
+    "metrics.endpoint", "metrics.interval_ms", "metrics.http",
     "log.level",
 };
 #define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
@@ -514,6 +516,17 @@ static void test_cross_checks(void)
                  ":2: input.endpoint: must not be empty");
     expect_error("cross_same.cfg", "output = {\n  endpoint = \"tcp://127.0.0.1:5550\";\n};\n",
                  CONFIG_EINVAL, ":2: output.endpoint: same as input.endpoint");
+    static const char *const bad_http[] = {"127.0.0.1", "localhost:65536", "http://127.0.0.1:9464/"};
+    for (size_t i = 0; i < sizeof bad_http / sizeof bad_http[0]; i++) {
+        char text[128], message[256];
+        snprintf(text, sizeof text, "metrics = {\n  http = \"%s\";\n};\n", bad_http[i]);
+        snprintf(message, sizeof message,
+                 ":2: metrics.http: expected HOST:PORT (\"127.0.0.1:9464\", \"0.0.0.0:9464\", "
+                 "\"[::1]:9464\"; port 0..65535), not \"%s\"", bad_http[i]);
+        expect_error("http_bad.cfg", text, CONFIG_EINVAL, message);
+    }
+    expect_error("http_type.cfg", "metrics = {\n  http = 9464;\n};\n", CONFIG_ETYPE,
+                 ":2: metrics.http: expected a string");
     expect_error("cross_metrics.cfg", "metrics = {\n  endpoint = \"tcp://127.0.0.1:5551\";\n};\n",
                  CONFIG_EINVAL, ":2: metrics.endpoint: same as output.endpoint");
     expect_error("cross_pgm.cfg", "input = {\n  endpoint = \"epgm://eth0;239.192.1.1:5555\";\n};\n",
@@ -542,12 +555,15 @@ static void test_cross_checks(void)
     eigstream_config cfg;
     expect_ok("cross_ok.cfg",
               "input = { endpoint = \"epgm://eth0;239.192.1.1:5555\"; pattern = \"sub\"; bind = false; };\n"
-              "metrics = { endpoint = \"\"; };\n"
+              "metrics = { endpoint = \"\"; http = \"\"; };\n"
               "solver = { n = 16; };\n"
               "output = { mode = \"noise\"; signal_dimension = 15; };\n",
               &cfg);
     CHECK(cfg.metrics.endpoint[0] == '\0', "metrics.endpoint \"%s\", want \"\"", cfg.metrics.endpoint);
+    CHECK(cfg.metrics.http[0] == '\0', "metrics.http \"%s\", want \"\" (off)", cfg.metrics.http);
     CHECK(cfg.output.signal_dimension == 15, "signal_dimension %d", cfg.output.signal_dimension);
+    expect_ok("http_ipv6.cfg", "metrics = { http = \"[::1]:0\"; };\n", &cfg);
+    CHECK(strcmp(cfg.metrics.http, "[::1]:0") == 0, "metrics.http \"%s\"", cfg.metrics.http);
 }
 
 /* Every setting away from its default, in an order and layout unlike the
@@ -555,7 +571,7 @@ static void test_cross_checks(void)
 static const char full_file[] =
     "// a hand-written file\n"
     "log: { level = \"debug\"; };\n"
-    "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; };\n"
+    "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\"; };\n"
     "input = {\n"
     "  endpoint = \"tcp://*:6000\";\n"
     "  pattern = \"sub\";\n"
@@ -748,6 +764,11 @@ static void test_validate_programmatic(void)
     expect_invalid("scheme", &cfg, CONFIG_EINVAL,
                    "metrics.endpoint: expected tcp://, ipc://, inproc://, pgm:// or epgm:// and an "
                    "address, not \"udp://x\"");
+    config_defaults(&cfg);
+    strcpy(cfg.metrics.http, "[::1:80");
+    expect_invalid("http bracket", &cfg, CONFIG_EINVAL,
+                   "metrics.http: expected HOST:PORT (\"127.0.0.1:9464\", \"0.0.0.0:9464\", "
+                   "\"[::1]:9464\"; port 0..65535), not \"[::1:80\"");
 }
 
 /* Each rule between settings, for a configuration built in code. */

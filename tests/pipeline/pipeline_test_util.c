@@ -33,6 +33,7 @@ void test_config(eigstream_config *cfg, int n, int matrices)
         eig_backend_parse(backend, &cfg->solver.backend);
     cfg->solver.cpu_threads = 1;
     cfg->metrics.endpoint[0] = '\0';
+    cfg->metrics.http[0] = '\0'; /* tests run in parallel: no shared default port */
     cfg->log.level = CONFIG_LOG_WARN;
     cfg->output.pattern = CONFIG_OUTPUT_PUSH;
     /* Tests send bursts: nothing may be dropped unless a test asks for it. */

@@ -66,7 +66,7 @@ input = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-in"; }};
 output = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-out"; pattern = "push"; }};
 solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ overflow_policy = "block"; deadline_ms = 60000; queue_depth = 2; }};
-metrics = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-metrics"; interval_ms = 100; }};
+metrics = {{ endpoint = "ipc:///tmp/eigstream-proc-{tag}-metrics"; interval_ms = 100; http = ""; }};
 '''
 
 

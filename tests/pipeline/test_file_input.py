@@ -61,7 +61,7 @@ input = {{ endpoint = "file:{recording}"; {extra} }};
 output = {{ endpoint = "ipc:///tmp/eigstream-file-{tag}-out"; pattern = "push"; }};
 solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ deadline_ms = 60000; queue_depth = 2; }};
-metrics = {{ endpoint = ""; }};
+metrics = {{ endpoint = ""; http = ""; }};
 ''')
     return path, f"ipc:///tmp/eigstream-file-{tag}-out"
 

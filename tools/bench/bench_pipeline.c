@@ -21,6 +21,9 @@
  *                    overlapping where the CPU solver takes every core (then
  *                    a transfer overlapping a solve slows both); pass --rate
  *                    to measure latency under load.
+ * --metrics-http on runs the daemon with its HTTP server and 10 clients
+ * scraping /metrics every second; both measures end to end without, then
+ * with, and prints the two side by side.
  * Ratios (the targets the daemon is designed for):
  *   latency     end-to-end p99 at the fixed rate / (input + solve + output alone)  <= 1.2
  *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.9
@@ -28,10 +31,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -61,12 +69,15 @@ typedef struct options {
     int per_matrix_parts;
     uint8_t storage;
     const char *json_path;
+    int metrics_http; /* 0 off, 1 on (scraped), 2 both */
+    int scraped;      /* this end-to-end run: HTTP server on, scrapers running */
 } options;
 
 static const char *const pipeline_transports[] = {"tcp", "ipc", NULL};
 static const char *const pipeline_storages[] = {"full", "packed", NULL};
 static const int pipeline_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER};
 static const char *const pipeline_parts[] = {"one", "per-matrix", NULL};
+static const char *const pipeline_http[] = {"off", "on", "both", NULL};
 
 /* Sets the defaults, then parses argv[2..] (argv[1] selected this mode) into
  * *o. Returns -1 to go on, else the exit status: 0 after --help, 1 after a
@@ -95,6 +106,9 @@ static int parse_options(int argc, char **argv, options *o)
                    "payload in one part or one part per matrix"),
         CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "T", "solver CPU threads, 0 = all cores"),
         CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
+        CLI_CHOICE("metrics-http", 0, &o->metrics_http, pipeline_http, NULL,
+                   "daemon HTTP metrics server with 10 clients scraping /metrics each second: "
+                   "off, on, or both (compared)"),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-bench pipeline", .synopsis = "[options]",
                            .description = pipeline_description, .options = table};
@@ -337,6 +351,7 @@ typedef struct run_result {
     int received;
     double stage_mean_ms[5];      /* the daemon's own histograms: receive form solve publish end_to_end */
     double in_lag_ms, out_lag_ms; /* medians: send -> daemon receipt, daemon hand-over -> received */
+    long scrapes;                 /* --metrics-http: /metrics responses read during the run */
 } run_result;
 
 static const char *const stage_names[5] = {"receive", "form", "solve", "publish", "end_to_end"};
@@ -356,6 +371,69 @@ static void read_stage_means(pipeline *p, run_result *r)
         if (at != NULL && sscanf(at + strlen(key), "%llu,\"mean\":%lf", &count, &mean_us) == 2)
             r->stage_mean_ms[s] = mean_us * 1e-3;
     }
+}
+
+/* ---- scrapers (--metrics-http) ------------------------------------------------------- */
+
+#define SCRAPERS 10
+
+typedef struct scraper {
+    int port;
+    atomic_int *stop;
+    long scrapes; /* complete responses read */
+} scraper;
+
+/* One GET /metrics over a fresh connection, read to the end; 0 or -1. */
+static int scrape_once(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    static const char request[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    char buf[16384];
+    ssize_t k = -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && write(fd, request, sizeof request - 1) > 0)
+        while ((k = read(fd, buf, sizeof buf)) > 0)
+            ;
+    close(fd);
+    return k == 0 ? 0 : -1;
+}
+
+static void *scraper_main(void *arg)
+{
+    scraper *s = arg;
+    while (!atomic_load(s->stop)) {
+        s->scrapes += scrape_once(s->port) == 0;
+        struct timespec tenth = {0, 100000000L}; /* a second in tenths: the stop is seen quickly */
+        for (int i = 0; i < 10 && !atomic_load(s->stop); i++)
+            nanosleep(&tenth, NULL);
+    }
+    return NULL;
+}
+
+/* Starts SCRAPERS clients of the daemon's /metrics (none when port is 0). */
+static int scrapers_start(pthread_t *threads, scraper *s, int port, atomic_int *stop)
+{
+    int started = 0;
+    for (; port > 0 && started < SCRAPERS; started++) {
+        s[started] = (scraper){port, stop, 0};
+        if (pthread_create(&threads[started], NULL, scraper_main, &s[started]) != 0)
+            break;
+    }
+    return started;
+}
+
+static long scrapers_stop(pthread_t *threads, scraper *s, int started, atomic_int *stop)
+{
+    long total = 0;
+    atomic_store(stop, 1);
+    for (int i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+        total += s[i].scrapes;
+    }
+    return total;
 }
 
 static void *pipeline_main(void *arg)
@@ -387,6 +465,7 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
     cfg.frame.deadline_ms = 3600 * 1000;
     cfg.metrics.endpoint[0] = '\0';
+    snprintf(cfg.metrics.http, CONFIG_STRING_MAX, "%s", o->scraped ? "127.0.0.1:0" : "");
     cfg.log.level = CONFIG_LOG_WARN;
 
     void *pull = zmq_socket(ctx, ZMQ_PULL), *push = zmq_socket(ctx, ZMQ_PUSH);
@@ -431,6 +510,10 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     double *out_lag = calloc((size_t)o->frames, sizeof *out_lag);
     feeder f = {push, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
     pthread_create(&runner, NULL, pipeline_main, p);
+    pthread_t scraper_threads[SCRAPERS];
+    scraper scrapers[SCRAPERS];
+    atomic_int scrapers_done = 0;
+    int scraping = scrapers_start(scraper_threads, scrapers, pipeline_metrics_http_port(p), &scrapers_done);
     pthread_create(&feed, NULL, feeder_main, &f);
 
     int timeout = 30000;
@@ -456,6 +539,7 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         out_lag[received] = now_real - (double)times.published_ns * 1e-6;
     }
     pthread_join(feed, NULL);
+    r->scrapes = scrapers_stop(scraper_threads, scrapers, scraping, &scrapers_done);
     zmq_close(push);
     pipeline_stop(p);
     pthread_join(runner, NULL);
@@ -645,6 +729,28 @@ static int report_json(const char *path, const options *o, const bench_frames *b
     return 0;
 }
 
+/* --metrics-http both: end to end again, HTTP server on and scraped, at
+ * the rate the first run used; 0 or 2. */
+static int measure_scraped(void *ctx, const options *o, const bench_frames *b, const bench_report *off,
+                           bench_report *on)
+{
+    options scraped = *o;
+    scraped.scraped = 1;
+    scraped.rate = off->rate;
+    *on = *off;
+    return measure_end_to_end(ctx, &scraped, b, on) != 0 ? 2 : 0;
+}
+
+static void report_compare(const bench_report *off, const bench_report *on)
+{
+    const run_result *runs[2][2] = {{&off->max_rate, &off->fixed}, {&on->max_rate, &on->fixed}};
+    printf("  metrics http        max rate frames/s | fixed %.2f/s latency p50 p99 max ms | scrapes\n", off->rate);
+    for (int k = 0; k < 2; k++)
+        printf("    %-17s %8.2f          | %8.2f %8.2f %8.2f                | %ld\n",
+               k ? "on, 10 scrapers" : "off", runs[k][0]->fps, runs[k][1]->p50, runs[k][1]->p99, runs[k][1]->max,
+               runs[k][0]->scrapes + runs[k][1]->scrapes);
+}
+
 int bench_pipeline_main(int argc, char **argv)
 {
     options o;
@@ -675,13 +781,18 @@ int bench_pipeline_main(int argc, char **argv)
     out_msg.bytes[1] = b.data_bytes;
     out_msg.parts = 2;
 
-    bench_report r = {.backend = "?"};
+    bench_report r = {.backend = "?"}, scraped;
+    o.scraped = o.metrics_http == 1;
     status = measure_alone(ctx, &o, &b, &in_msg, &out_msg, &r) != 0          ? 1
              : measure_end_to_end(ctx, &o, &b, &r) != 0                       ? 2
                                                                                : 0;
+    if (status == 0 && o.metrics_http == 2)
+        status = measure_scraped(ctx, &o, &b, &r, &scraped);
     zmq_ctx_term(ctx);
     if (status == 0) {
         report_print(&o, &b, &r);
+        if (o.metrics_http == 2)
+            report_compare(&r, &scraped);
         if (o.json_path != NULL)
             status = report_json(o.json_path, &o, &b, &r);
     }

@@ -1,0 +1,263 @@
+/*
+ * metrics_http.c - the HTTP server of the metrics (metrics_http.h).
+ *
+ * The listening socket is opened here rather than by libmicrohttpd, so that
+ * a failing bind is reported with the errno it failed with; the server then
+ * owns it (MHD_OPTION_LISTEN_SOCKET) and closes it when stopped.
+ */
+#include "metrics_http.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "metrics_prometheus.h"
+#include "pipeline_internal.h" /* pipeline_set_error */
+
+#define LISTEN_BACKLOG 64
+
+struct metrics_http {
+    struct MHD_Daemon *daemon;
+    int port;
+    pthread_mutex_t lock; /* guards documents; held only for a memcpy */
+    size_t cap;
+    struct {
+        char *text;
+        size_t len; /* 0: not published yet */
+    } documents[METRICS_HTTP_DOCUMENT_COUNT_];
+};
+
+/* ---- listening socket ---------------------------------------------------------------------- */
+
+/* Splits "HOST:PORT" (HOST may be "[v6]") into host and port; 0 or -1. */
+static int address_split(const char *address, char *host, size_t host_cap, char *port, size_t port_cap)
+{
+    const char *colon = strrchr(address, ':');
+    if (colon == NULL || (size_t)snprintf(port, port_cap, "%s", colon + 1) >= port_cap)
+        return -1;
+    const char *start = address;
+    size_t len = (size_t)(colon - address);
+    if (len >= 2 && address[0] == '[' && address[len - 1] == ']') {
+        start++;
+        len -= 2;
+    }
+    if (len == 0 || len >= host_cap)
+        return -1;
+    memcpy(host, start, len);
+    host[len] = '\0';
+    return 0;
+}
+
+/* A socket bound to the first address host:port resolves to, listening;
+ * its fd, or -1 with errno set. */
+static int listen_first(const struct addrinfo *list)
+{
+    int fd = -1;
+    for (const struct addrinfo *a = list; a != NULL; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, LISTEN_BACKLOG) == 0)
+            return fd;
+        int saved = errno;
+        close(fd);
+        fd = -1;
+        errno = saved;
+    }
+    return fd;
+}
+
+/* The port a listening socket has (the chosen one after port 0). */
+static int socket_port(int fd)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+        return -1;
+    if (sa.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&sa)->sin_port);
+}
+
+static pipeline_error address_listen(const char *address, int *fd_out, char *err, size_t err_bytes)
+{
+    char host[256], port[16];
+    if (address_split(address, host, sizeof host, port, sizeof port) != 0) {
+        pipeline_set_error(err, err_bytes, "metrics.http: \"%s\" is not HOST:PORT", address);
+        return PIPELINE_EINVAL;
+    }
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *list = NULL;
+    int rc = getaddrinfo(host, port, &hints, &list);
+    if (rc != 0) {
+        pipeline_set_error(err, err_bytes, "metrics.http: cannot resolve %s: %s", address, gai_strerror(rc));
+        return PIPELINE_ESOCKET;
+    }
+    errno = 0;
+    *fd_out = listen_first(list);
+    int saved = errno;
+    freeaddrinfo(list);
+    if (*fd_out < 0) {
+        pipeline_set_error(err, err_bytes, "metrics.http: cannot bind %s: %s", address, strerror(saved));
+        return PIPELINE_ESOCKET;
+    }
+    return PIPELINE_OK;
+}
+
+/* ---- requests -------------------------------------------------------------------------------- */
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type, void *body,
+                               size_t len, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+    if (r == NULL) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    enum MHD_Result result = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return result;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return respond(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+/* Serves a copy of document d, made under the lock (never the live buffer:
+ * the response outlives the lock). */
+static enum MHD_Result respond_document(metrics_http *h, struct MHD_Connection *c, metrics_http_document d,
+                                        const char *type)
+{
+    char *copy = NULL;
+    size_t len;
+    pthread_mutex_lock(&h->lock);
+    len = h->documents[d].len;
+    if (len > 0 && (copy = malloc(len)) != NULL)
+        memcpy(copy, h->documents[d].text, len);
+    pthread_mutex_unlock(&h->lock);
+    if (len == 0)
+        return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "metrics not formatted yet\n");
+    if (copy == NULL)
+        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return respond(c, MHD_HTTP_OK, type, copy, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* libmicrohttpd's access handler: one call per request is enough (GET and
+ * HEAD carry no body; a body of another method is never read: 405). */
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload_data, size_t *upload_data_size,
+                              void **request_state)
+{
+    (void)version, (void)upload_data, (void)upload_data_size, (void)request_state;
+    metrics_http *h = cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+    if (strcmp(url, "/metrics") == 0)
+        return respond_document(h, c, METRICS_HTTP_PROMETHEUS, METRICS_PROMETHEUS_CONTENT_TYPE);
+    if (strcmp(url, "/api/metrics") == 0)
+        return respond_document(h, c, METRICS_HTTP_API_JSON, "application/json");
+    for (const metrics_http_asset *a = metrics_http_assets; a->path != NULL; a++)
+        if (strcmp(url, a->path) == 0)
+            return respond(c, MHD_HTTP_OK, a->content_type, (void *)a->bytes, a->length, MHD_RESPMEM_PERSISTENT);
+    return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------- */
+
+static pipeline_error server_start(metrics_http *h, int fd, char *err, size_t err_bytes)
+{
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h,
+                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_CONNECTIONS,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_PER_IP,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY_BYTES,
+                                 MHD_OPTION_END);
+    if (h->daemon == NULL) {
+        pipeline_set_error(err, err_bytes, "metrics.http: cannot start the HTTP server: %s", strerror(errno));
+        return PIPELINE_ETHREAD;
+    }
+    return PIPELINE_OK;
+}
+
+pipeline_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
+                                  size_t err_bytes)
+{
+    *out = NULL;
+    metrics_http *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        pipeline_set_error(err, err_bytes, "metrics.http: out of memory");
+        return PIPELINE_ENOMEM;
+    }
+    pthread_mutex_init(&h->lock, NULL);
+    h->cap = document_cap;
+    for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
+        if ((h->documents[d].text = malloc(document_cap)) == NULL) {
+            pipeline_set_error(err, err_bytes, "metrics.http: out of memory");
+            metrics_http_stop(&h);
+            return PIPELINE_ENOMEM;
+        }
+    int fd = -1;
+    pipeline_error e = address_listen(address, &fd, err, err_bytes);
+    if (e == PIPELINE_OK) {
+        h->port = socket_port(fd);
+        if ((e = server_start(h, fd, err, err_bytes)) != PIPELINE_OK)
+            close(fd);
+    }
+    if (e != PIPELINE_OK) {
+        metrics_http_stop(&h);
+        return e;
+    }
+    *out = h;
+    return PIPELINE_OK;
+}
+
+int metrics_http_port(const metrics_http *h)
+{
+    return h->port;
+}
+
+int metrics_http_publish(metrics_http *h, metrics_http_document d, const char *text, size_t len)
+{
+    if (len > h->cap)
+        return -1;
+    pthread_mutex_lock(&h->lock);
+    memcpy(h->documents[d].text, text, len);
+    h->documents[d].len = len;
+    pthread_mutex_unlock(&h->lock);
+    return 0;
+}
+
+void metrics_http_stop(metrics_http **hp)
+{
+    metrics_http *h = hp != NULL ? *hp : NULL;
+    if (h == NULL)
+        return;
+    if (h->daemon != NULL)
+        MHD_stop_daemon(h->daemon); /* joins the server thread, closes the listening socket */
+    for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
+        free(h->documents[d].text);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+    *hp = NULL;
+}

@@ -1,0 +1,63 @@
+/*
+ * metrics_http.h - the read-only HTTP server of the metrics (libmicrohttpd):
+ *   GET /              the dashboard (pipeline/dashboard/, embedded at build time)
+ *   GET /metrics       Prometheus text format 0.0.4
+ *   GET /api/metrics   the metrics JSON plus the dashboard's history
+ * HEAD on each; any other method 405, any other path 404.
+ *
+ * Isolation from the stream: the server runs in its own thread (internal
+ * polling, epoll where available) and serves only copies of documents that
+ * the metrics thread handed over with metrics_http_publish: the copy is
+ * made under a mutex held for a memcpy, so a slow or hostile client can
+ * delay nothing but its own response. Connections are bounded in number
+ * (METRICS_HTTP_CONNECTIONS, per client address METRICS_HTTP_PER_IP), in
+ * idle time (METRICS_HTTP_TIMEOUT_S) and in request size
+ * (METRICS_HTTP_MEMORY_BYTES: a longer header is refused).
+ */
+#ifndef EIGSTREAM_METRICS_HTTP_H
+#define EIGSTREAM_METRICS_HTTP_H
+
+#include <stddef.h>
+
+#include "pipeline.h"
+
+#define METRICS_HTTP_CONNECTIONS 64
+#define METRICS_HTTP_PER_IP 32
+#define METRICS_HTTP_TIMEOUT_S 5
+#define METRICS_HTTP_MEMORY_BYTES (32 * 1024)
+
+typedef struct metrics_http metrics_http;
+
+typedef enum metrics_http_document {
+    METRICS_HTTP_PROMETHEUS = 0, /* /metrics */
+    METRICS_HTTP_API_JSON,       /* /api/metrics */
+    METRICS_HTTP_DOCUMENT_COUNT_
+} metrics_http_document;
+
+/* A file of the dashboard, embedded by CMake (dashboard_assets.c, generated
+ * from pipeline/dashboard/): the table ends with a NULL path. */
+typedef struct metrics_http_asset {
+    const char *path;         /* "/", "/dashboard.js" */
+    const char *content_type;
+    const unsigned char *bytes;
+    size_t length;
+} metrics_http_asset;
+extern const metrics_http_asset metrics_http_assets[];
+
+/* Listens on address ("HOST:PORT", as metrics.http: a name, an IPv4 address
+ * or a bracketed IPv6 one; port 0 = any free port) and starts the server
+ * thread; documents hold up to document_cap bytes each. Until the first
+ * metrics_http_publish a document is answered 503. Errors:
+ * PIPELINE_ESOCKET (address unresolvable, bind or listen refused: err names
+ * the address and the errno string), PIPELINE_ENOMEM, PIPELINE_ETHREAD. */
+pipeline_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
+                                  size_t err_bytes);
+/* The port listened on (the one chosen when the address said 0). */
+int metrics_http_port(const metrics_http *h);
+/* Replaces document d with text[0..len) (copied; len <= document_cap, a
+ * longer one is refused with -1 and the old one kept). Any thread. */
+int metrics_http_publish(metrics_http *h, metrics_http_document d, const char *text, size_t len);
+/* Stops the server (closing every connection), frees *h, sets it NULL. */
+void metrics_http_stop(metrics_http **h);
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * metrics_prometheus.c - the Prometheus text format (metrics_prometheus.h).
+ * Names follow the Prometheus conventions: eigstream_ prefix, base units
+ * (seconds, bytes), _total on counters, one label per dimension.
+ */
+#include "metrics_prometheus.h"
+
+#include <stdio.h>
+
+#define RELAXED memory_order_relaxed
+
+/* The exposed histogram edges: bucket indexes FIRST, FIRST + STEP, ... LAST
+ * of metrics.h's histogram, upper edges 2^(i/4) us: 16 us ... 2^24 us. */
+#define PROMETHEUS_BUCKET_FIRST 16
+#define PROMETHEUS_BUCKET_LAST 96
+#define PROMETHEUS_BUCKET_STEP 2
+
+static void put_family(metrics_writer *w, const char *name, const char *type, const char *help)
+{
+    metrics_put(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_counter(metrics_writer *w, const char *name, const char *help, const _Atomic uint64_t *value)
+{
+    put_family(w, name, "counter", help);
+    metrics_put(w, "%s %llu\n", name, (unsigned long long)atomic_load_explicit(value, RELAXED));
+}
+
+static void put_gauge(metrics_writer *w, const char *name, const char *help, double value)
+{
+    put_family(w, name, "gauge", help);
+    metrics_put(w, "%s %.17g\n", name, value);
+}
+
+/* A label value with \ " and newline escaped, as the format asks. */
+static void put_label_value(metrics_writer *w, const char *value)
+{
+    for (const char *c = value; *c != '\0'; c++) {
+        if (*c == '\\' || *c == '"')
+            metrics_put(w, "\\%c", *c);
+        else if (*c == '\n')
+            metrics_put(w, "\\n");
+        else
+            metrics_put(w, "%c", *c);
+    }
+}
+
+/* One histogram series; label is `stage="form"` or "" (no labels). */
+static void put_histogram(metrics_writer *w, const char *name, const char *label, const metrics_histogram *h)
+{
+    uint64_t counts[METRICS_BUCKETS];
+    uint64_t total = metrics_histogram_snapshot(h, counts);
+    const char *sep = label[0] != '\0' ? "," : "";
+    uint64_t cumulative = 0;
+    int next = 0;
+    for (int i = PROMETHEUS_BUCKET_FIRST; i <= PROMETHEUS_BUCKET_LAST; i += PROMETHEUS_BUCKET_STEP) {
+        while (next <= i)
+            cumulative += counts[next++];
+        metrics_put(w, "%s_bucket{%s%sle=\"%.9g\"} %llu\n", name, label, sep,
+                    (double)metrics_bucket_upper_ns(i) * 1e-9, (unsigned long long)cumulative);
+    }
+    metrics_put(w, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, label, sep, (unsigned long long)total);
+    const char *open = label[0] != '\0' ? "{" : "";
+    const char *close = label[0] != '\0' ? "}" : "";
+    metrics_put(w, "%s_sum%s%s%s %.9f\n", name, open, label, close,
+                (double)atomic_load_explicit(&h->sum_ns, RELAXED) * 1e-9);
+    metrics_put(w, "%s_count%s%s%s %llu\n", name, open, label, close, (unsigned long long)total);
+}
+
+static void put_frame_counters(metrics_writer *w, const metrics *m)
+{
+    put_counter(w, "eigstream_frames_received_total", "Frames accepted (passed validation).", &m->frames_in);
+    put_counter(w, "eigstream_frames_published_total", "Frames published, late ones included.",
+                &m->frames_out);
+    put_counter(w, "eigstream_frames_late_total", "Frames published past frame.deadline_ms (flagged late).",
+                &m->frames_late);
+    put_counter(w, "eigstream_overflow_blocked_total",
+                "Times the receiver waited for room (frame.overflow_policy block).", &m->overflow_blocked);
+    put_family(w, "eigstream_frames_dropped_total", "counter", "Accepted frames not published, by reason.");
+    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+        metrics_put(w, "eigstream_frames_dropped_total{reason=\"%s\"} %llu\n",
+                    pipeline_drop_name((pipeline_drop_reason)d),
+                    (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
+    put_family(w, "eigstream_frames_rejected_total", "counter", "Messages rejected by validation, by reason.");
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        metrics_put(w, "eigstream_frames_rejected_total{reason=\"%s\"} %llu\n",
+                    protocol_reject_name((protocol_reject)r),
+                    (unsigned long long)atomic_load_explicit(&m->rejected[r], RELAXED));
+    put_family(w, "eigstream_matrices_failed_total", "counter",
+               "Matrices published with a nonzero solver info, by status.");
+    metrics_put(w, "eigstream_matrices_failed_total{status=\"nonconvergence\"} %llu\n",
+                (unsigned long long)atomic_load_explicit(&m->matrices_nonconvergence, RELAXED));
+    metrics_put(w, "eigstream_matrices_failed_total{status=\"invalid_input\"} %llu\n",
+                (unsigned long long)atomic_load_explicit(&m->matrices_invalid, RELAXED));
+}
+
+static void put_latencies(metrics_writer *w, const metrics *m)
+{
+    put_family(w, "eigstream_stage_latency_seconds", "histogram",
+               "Time a frame spends in each stage (receive: first part to queued).");
+    for (int s = METRICS_STAGE_RECEIVE; s <= METRICS_STAGE_PUBLISH; s++) {
+        char label[32];
+        snprintf(label, sizeof label, "stage=\"%s\"", metrics_stage_name((metrics_stage)s));
+        put_histogram(w, "eigstream_stage_latency_seconds", label, &m->latency[s]);
+    }
+    put_family(w, "eigstream_end_to_end_latency_seconds", "histogram",
+               "First part received to output handed to ZeroMQ, per published frame.");
+    put_histogram(w, "eigstream_end_to_end_latency_seconds", "", &m->latency[METRICS_STAGE_END_TO_END]);
+}
+
+static void put_gauges(metrics_writer *w, const metrics *m, const metrics_context *c)
+{
+    put_family(w, "eigstream_queue_depth", "gauge", "Frames waiting in each inter-stage queue.");
+    metrics_put(w, "eigstream_queue_depth{queue=\"form\"} %zu\neigstream_queue_depth{queue=\"solve\"} %zu\n"
+                   "eigstream_queue_depth{queue=\"publish\"} %zu\n",
+                c->queue_form, c->queue_solve, c->queue_publish);
+    put_gauge(w, "eigstream_queue_capacity", "Capacity of each inter-stage queue (frame.queue_depth).",
+              (double)c->queue_capacity);
+    uint64_t in = atomic_load_explicit(&m->frames_in, RELAXED);
+    uint64_t done = atomic_load_explicit(&m->frames_out, RELAXED) + metrics_dropped_total(m);
+    put_gauge(w, "eigstream_frames_in_flight", "Frames accepted and not yet published or dropped.",
+              in > done ? (double)(in - done) : 0.0);
+    put_gauge(w, "eigstream_deadline_seconds", "The deadline of a frame (frame.deadline_ms).", c->deadline_s);
+    put_gauge(w, "eigstream_frame_buffers_free", "Free frame buffers in the pool.", (double)c->frames_free);
+    put_gauge(w, "eigstream_frame_buffers", "Frame buffers in the pool.", (double)c->frames_total);
+    put_gauge(w, "eigstream_output_buffers_free", "Free output buffers in the pool.", (double)c->outputs_free);
+    put_gauge(w, "eigstream_output_buffers", "Output buffers in the pool.", (double)c->outputs_total);
+    put_family(w, "eigstream_build_info", "gauge", "Version, solver backend, precision and GPU; always 1.");
+    metrics_put(w, "eigstream_build_info{version=\"");
+    put_label_value(w, c->version);
+    metrics_put(w, "\",backend=\"%s\",precision=\"%s\",gpu=\"", c->backend, c->precision);
+    put_label_value(w, c->gpu);
+    metrics_put(w, "\"} 1\n");
+}
+
+static void put_process(metrics_writer *w, const process_stats *ps)
+{
+    put_family(w, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+    metrics_put(w, "process_cpu_seconds_total %.2f\n", ps->cpu_seconds);
+    put_gauge(w, "process_resident_memory_bytes", "Resident memory size in bytes.", (double)ps->resident_bytes);
+    put_gauge(w, "process_virtual_memory_bytes", "Virtual memory size in bytes.", (double)ps->virtual_bytes);
+    put_gauge(w, "process_open_fds", "Number of open file descriptors.", (double)ps->open_fds);
+    put_gauge(w, "process_max_fds", "Maximum number of open file descriptors.", (double)ps->max_fds);
+    put_gauge(w, "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+              ps->start_time_s);
+}
+
+size_t metrics_format_prometheus(const metrics *m, const metrics_context *c, const process_stats *ps,
+                                 char *buf, size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    metrics_writer w = {buf, cap, 0, 0};
+    buf[0] = '\0';
+    put_frame_counters(&w, m);
+    put_latencies(&w, m);
+    put_gauges(&w, m, c);
+    put_process(&w, ps);
+    return w.overflow ? 0 : w.len;
+}
