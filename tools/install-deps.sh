@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
-          libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev
-          python3 python3-numpy python3-zmq)
+          libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev libncurses-dev
+          python3 python3-numpy python3-zmq python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do
