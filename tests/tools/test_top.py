@@ -32,19 +32,10 @@ sys.path.insert(0, sys.argv[3])
 import eigstream_client as ec  # noqa: E402
 from eigstream_check import check, report  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tools_daemon import start_daemon, stop_daemon  # noqa: E402
+
 N, MATRICES, FRAMES = 8, 2, 4
-
-
-def start_daemon(tmp, tag):
-    cfg = os.path.join(tmp, "top.cfg")
-    with open(cfg, "w") as f:
-        f.write(f'''
-input = {{ endpoint = "ipc://{tmp}/{tag}-in"; }};
-output = {{ endpoint = "ipc://{tmp}/{tag}-out"; pattern = "push"; }};
-solver = {{ n = {N}; matrices = {MATRICES}; backend = "lapack"; cpu_threads = 1; }};
-metrics = {{ endpoint = "ipc://{tmp}/{tag}-metrics"; interval_ms = 100; }};
-''')
-    return subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.DEVNULL), f"ipc://{tmp}/{tag}"
 
 
 def send_frames(base):
@@ -144,18 +135,14 @@ def test_errors(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    daemon, base = start_daemon(tmp, f"top{os.getpid()}")
+    base = f"ipc://{tmp}/top"
+    daemon = start_daemon(DAEMON, tmp, "top", N, MATRICES, "push", base + "-metrics")
     try:
         send_frames(base)
         test_once_json(base + "-metrics")
         test_live_view(base + "-metrics")
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+        stop_daemon(daemon)
     test_errors(tmp)
 
 report("test_top")

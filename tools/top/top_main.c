@@ -121,7 +121,7 @@ static int run_once(void *sock, const top_options *o, char *buf)
         json_t *summary = e == TOP_OK ? top_summary_json(&s, o->deadline_ms, NAN) : NULL;
         if (e != TOP_OK)
             return cli_fatal("eigstream-top", "%s: %s: %s", o->endpoint, top_strerror(e), why);
-        if (summary == NULL || json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
+        if (summary == NULL || json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12)) != 0 ||
             puts("") == EOF || fflush(stdout) != 0) {
             json_decref(summary);
             return cli_fatal("eigstream-top", "cannot write the summary");
