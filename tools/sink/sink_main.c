@@ -336,6 +336,58 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
     return pass ? 0 : 1;
 }
 
+/* Receives and checks frames until o->frames, o->duration_s or a signal;
+ * *elapsed: seconds from the first frame on (0 without one). Returns 0, or
+ * -1 after saying why on stderr (a socket error, out of memory, the
+ * latency CSV failing). */
+static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o, double *elapsed)
+{
+    double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
+    while (!cli_stop_requested && (o->frames == 0 || st->frames < o->frames)) {
+        double t = cli_monotonic_s();
+        if (o->duration_s > 0 && t - start >= o->duration_s)
+            break;
+        if (!o->quiet && t - last_report >= 1.0) {
+            if (st->window_frames)
+                report_window(st, t - last_report);
+            last_report = t;
+        }
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        int ready = zmq_poll(&item, 1, 200);
+        if (ready < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: poll: %s\n", zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        if (ready == 0)
+            continue;
+        zmq_msg_t parts[PARTS_MAX];
+        size_t count;
+        if (receive(sock, parts, &count) != 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
+            return -1;
+        }
+        uint64_t received_ns = cli_realtime_ns();
+        if (st->frames == 0)
+            first_frame = cli_monotonic_s();
+        int err = handle_frame(st, checker, o, parts, count, received_ns);
+        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
+            zmq_msg_close(&parts[i]);
+        if (err != 0) {
+            if (err == SINK_FAILED_CSV)
+                fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(errno));
+            else
+                fprintf(stderr, "eigstream-sink: out of memory\n");
+            return -1;
+        }
+    }
+    *elapsed = st->frames ? cli_monotonic_s() - first_frame : 0.0;
+    return 0;
+}
+
 /* Creates the --latency-csv file with its header line. Returns 0, or -1
  * after saying why on stderr. */
 static int latency_csv_open(const char *path, FILE **csv)
@@ -398,49 +450,9 @@ int main(int argc, char **argv)
     }
     cli_stop_on_signals();
 
-    double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
-    while (!cli_stop_requested && (o.frames == 0 || st.frames < o.frames)) {
-        double t = cli_monotonic_s();
-        if (o.duration_s > 0 && t - start >= o.duration_s)
-            break;
-        if (!o.quiet && t - last_report >= 1.0) {
-            if (st.window_frames)
-                report_window(&st, t - last_report);
-            last_report = t;
-        }
-        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
-        int ready = zmq_poll(&item, 1, 200);
-        if (ready < 0) {
-            if (zmq_errno() == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: poll: %s\n", zmq_strerror(zmq_errno()));
-            goto done;
-        }
-        if (ready == 0)
-            continue;
-        zmq_msg_t parts[PARTS_MAX];
-        size_t count;
-        if (receive(sock, parts, &count) != 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
-            goto done;
-        }
-        uint64_t received_ns = cli_realtime_ns();
-        if (st.frames == 0)
-            first_frame = cli_monotonic_s();
-        int err = handle_frame(&st, checker, &o, parts, count, received_ns);
-        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
-            zmq_msg_close(&parts[i]);
-        if (err != 0) {
-            if (err == SINK_FAILED_CSV)
-                fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o.latency_csv, strerror(errno));
-            else
-                fprintf(stderr, "eigstream-sink: out of memory\n");
-            goto done;
-        }
-    }
-    double elapsed = st.frames ? cli_monotonic_s() - first_frame : 0.0;
+    double elapsed;
+    if (receive_frames(sock, &st, checker, &o, &elapsed) != 0)
+        goto done;
     rc = verdict(&st, &o, sc, elapsed);
     if (latency_csv_close(o.latency_csv, &st.latency_csv) != 0)
         rc = 2;
