@@ -6,8 +6,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
           libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev
-          libmicrohttpd-dev
-          python3 python3-numpy python3-zmq
+          libmicrohttpd-dev libncurses-dev
+          python3 python3-numpy python3-zmq python3-matplotlib
           prometheus chromium)  # promtool and headless chromium: the monitoring tests
 
 missing=()

@@ -15,11 +15,12 @@
 #include "protocol.h"
 #include "scene.h"
 #include "sink_check.h"
+#include "sink_latency.h"
 
 #define PARTS_MAX 4 /* eigenspace frames have 3; one more detects extras */
 
 typedef struct sink_options {
-    const char *endpoint, *sources, *jammers, *json;
+    const char *endpoint, *sources, *jammers, *json, *latency_csv;
     int pull, bind, quiet;
     uint64_t frames;
     double duration_s, max_angle_deg, doa_tol_deg;
@@ -42,7 +43,11 @@ typedef struct sink_stats {
     series publish_ms, sink_ms, solve_ms; /* all frames */
     series window_publish_ms, window_sink_ms; /* since the last report */
     uint64_t window_frames, window_bytes;
+    FILE *latency_csv; /* --latency-csv, or NULL */
 } sink_stats;
+
+/* What ended the receive loop early. */
+typedef enum sink_failure { SINK_FAILED_MEMORY = -1, SINK_FAILED_CSV = -2 } sink_failure;
 
 static const char *const sink_patterns[] = {"sub", "pull", NULL};
 
@@ -69,6 +74,8 @@ static int parse_options(int argc, char **argv, sink_options *o)
         CLI_INT("doa-cells", 0, &o->doa_cells, 0, 1000000000, "C", "DOA on the first C matrices of a frame, 0 = all"),
         CLI_DOUBLE("doa-tol-deg", 0, &o->doa_tol_deg, 0.0, 180.0, "T", "DOA error threshold"),
         CLI_STRING("json", 0, &o->json, "FILE", "write the final statistics as JSON"),
+        CLI_STRING("latency-csv", 0, &o->latency_csv, "FILE",
+                   "write one line of stage times per frame (tools/latency/eigstream-latency-plot.py)"),
         CLI_FLAG("quiet", 0, &o->quiet, "no per-second lines"),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sink", .synopsis = "[options]",
@@ -112,12 +119,6 @@ static double series_percentile(series *s, double q)
     return s->x[rank > 0 ? rank - 1 : 0];
 }
 
-/* ns difference a - b in ms, signed. */
-static double diff_ms(uint64_t a, uint64_t b)
-{
-    return a >= b ? (double)(a - b) / 1e6 : -(double)(b - a) / 1e6;
-}
-
 static void count_reject(sink_stats *st, protocol_reject r, const sink_options *o)
 {
     st->rejects[r]++;
@@ -125,7 +126,8 @@ static void count_reject(sink_stats *st, protocol_reject r, const sink_options *
         fprintf(stderr, "eigstream-sink: rejected a message: %s\n", protocol_reject_name(r));
 }
 
-/* Decodes, size-checks and checks one received message. */
+/* Decodes, size-checks and checks one received message. Returns 0, or a
+ * sink_failure. */
 static int handle_frame(sink_stats *st, sink_checker *checker, const sink_options *o, zmq_msg_t *parts,
                         size_t count, uint64_t received_ns)
 {
@@ -143,7 +145,7 @@ static int handle_frame(sink_stats *st, sink_checker *checker, const sink_option
     }
     protocol_matrix_meta *meta = malloc(((size_t)h.count + 1) * sizeof *meta);
     if (meta == NULL)
-        return -1;
+        return SINK_FAILED_MEMORY;
     protocol_stage_times t;
     size_t sizes[2] = {zmq_msg_size(&parts[1]), zmq_msg_size(&parts[2])};
     const void *payload[2] = {zmq_msg_data(&parts[1]), zmq_msg_data(&parts[2])};
@@ -174,16 +176,20 @@ static int handle_frame(sink_stats *st, sink_checker *checker, const sink_option
     st->window_bytes += bytes;
     st->late += (h.flags & PROTOCOL_FLAG_LATE) != 0;
 
-    double publish = diff_ms(t.published_ns, h.timestamp_ns), sink = diff_ms(received_ns, h.timestamp_ns);
+    if (st->latency_csv != NULL && sink_latency_write_frame(st->latency_csv, &h, &t, received_ns) != 0) {
+        free(meta);
+        return SINK_FAILED_CSV;
+    }
+    double publish = sink_latency_diff_ms(t.published_ns, h.timestamp_ns), sink = sink_latency_diff_ms(received_ns, h.timestamp_ns);
     int fail = series_push(&st->publish_ms, publish) | series_push(&st->sink_ms, sink) |
-               series_push(&st->solve_ms, diff_ms(t.solve_end_ns, t.solve_start_ns)) |
+               series_push(&st->solve_ms, sink_latency_diff_ms(t.solve_end_ns, t.solve_start_ns)) |
                series_push(&st->window_publish_ms, publish) | series_push(&st->window_sink_ms, sink);
 
     sink_frame_result fr;
     scene_error e = sink_check_frame(checker, &h, meta, payload[1], &fr);
     free(meta);
     if (e != SCENE_OK || fail)
-        return -1;
+        return SINK_FAILED_MEMORY;
     st->matrices += fr.matrices;
     st->bad_status += fr.bad_status;
     st->not_ascending += fr.not_ascending;
@@ -330,6 +336,80 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
     return pass ? 0 : 1;
 }
 
+/* Receives and checks frames until o->frames, o->duration_s or a signal;
+ * *elapsed: seconds from the first frame on (0 without one). Returns 0, or
+ * -1 after saying why on stderr (a socket error, out of memory, the
+ * latency CSV failing). */
+static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o, double *elapsed)
+{
+    double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
+    while (!cli_stop_requested && (o->frames == 0 || st->frames < o->frames)) {
+        double t = cli_monotonic_s();
+        if (o->duration_s > 0 && t - start >= o->duration_s)
+            break;
+        if (!o->quiet && t - last_report >= 1.0) {
+            if (st->window_frames)
+                report_window(st, t - last_report);
+            last_report = t;
+        }
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        int ready = zmq_poll(&item, 1, 200);
+        if (ready < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: poll: %s\n", zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        if (ready == 0)
+            continue;
+        zmq_msg_t parts[PARTS_MAX];
+        size_t count;
+        if (receive(sock, parts, &count) != 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
+            return -1;
+        }
+        uint64_t received_ns = cli_realtime_ns();
+        if (st->frames == 0)
+            first_frame = cli_monotonic_s();
+        int err = handle_frame(st, checker, o, parts, count, received_ns);
+        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
+            zmq_msg_close(&parts[i]);
+        if (err != 0) {
+            if (err == SINK_FAILED_CSV)
+                fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(errno));
+            else
+                fprintf(stderr, "eigstream-sink: out of memory\n");
+            return -1;
+        }
+    }
+    *elapsed = st->frames ? cli_monotonic_s() - first_frame : 0.0;
+    return 0;
+}
+
+/* Creates the --latency-csv file with its header line. Returns 0, or -1
+ * after saying why on stderr. */
+static int latency_csv_open(const char *path, FILE **csv)
+{
+    *csv = fopen(path, "w");
+    if (*csv != NULL && sink_latency_write_header(*csv) == 0)
+        return 0;
+    fprintf(stderr, "eigstream-sink: cannot write %s: %s\n", path, strerror(errno));
+    return -1;
+}
+
+/* Closes *csv (NULL afterwards; nothing to do when NULL). Returns 0, or -1
+ * after saying on stderr that the report is incomplete. */
+static int latency_csv_close(const char *path, FILE **csv)
+{
+    int failed = *csv != NULL && fclose(*csv) != 0;
+    *csv = NULL;
+    if (failed)
+        fprintf(stderr, "eigstream-sink: error writing %s: %s\n", path, strerror(errno));
+    return failed ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     sink_options o;
@@ -351,6 +431,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
     }
+    if (o.latency_csv != NULL && latency_csv_open(o.latency_csv, &st.latency_csv) != 0)
+        goto done;
     if (cli_socket_create(&ctx, &sock, o.pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
         fprintf(stderr, "eigstream-sink: zmq: %s\n", zmq_strerror(zmq_errno()));
         goto done;
@@ -368,48 +450,14 @@ int main(int argc, char **argv)
     }
     cli_stop_on_signals();
 
-    double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
-    while (!cli_stop_requested && (o.frames == 0 || st.frames < o.frames)) {
-        double t = cli_monotonic_s();
-        if (o.duration_s > 0 && t - start >= o.duration_s)
-            break;
-        if (!o.quiet && t - last_report >= 1.0) {
-            if (st.window_frames)
-                report_window(&st, t - last_report);
-            last_report = t;
-        }
-        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
-        int ready = zmq_poll(&item, 1, 200);
-        if (ready < 0) {
-            if (zmq_errno() == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: poll: %s\n", zmq_strerror(zmq_errno()));
-            goto done;
-        }
-        if (ready == 0)
-            continue;
-        zmq_msg_t parts[PARTS_MAX];
-        size_t count;
-        if (receive(sock, parts, &count) != 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
-            goto done;
-        }
-        uint64_t received_ns = cli_realtime_ns();
-        if (st.frames == 0)
-            first_frame = cli_monotonic_s();
-        int err = handle_frame(&st, checker, &o, parts, count, received_ns);
-        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
-            zmq_msg_close(&parts[i]);
-        if (err != 0) {
-            fprintf(stderr, "eigstream-sink: out of memory\n");
-            goto done;
-        }
-    }
-    double elapsed = st.frames ? cli_monotonic_s() - first_frame : 0.0;
+    double elapsed;
+    if (receive_frames(sock, &st, checker, &o, &elapsed) != 0)
+        goto done;
     rc = verdict(&st, &o, sc, elapsed);
+    if (latency_csv_close(o.latency_csv, &st.latency_csv) != 0)
+        rc = 2;
 done:
+    latency_csv_close(o.latency_csv, &st.latency_csv);
     cli_socket_close(&ctx, &sock);
     free(st.publish_ms.x);
     free(st.sink_ms.x);
