@@ -47,6 +47,7 @@ typedef struct recorder {
     char name[RECORDING_PATH_MAX];         /* the current recording */
     uint64_t frames, bytes, rejected;      /* over all files */
     uint64_t files;                        /* recordings opened */
+    int failed;                            /* a write error was reported: closing repeats it, quietly */
     const void **part;                     /* payload part pointers of one message */
     size_t *part_bytes;
     size_t part_cap;
@@ -145,14 +146,15 @@ static recording_error recorder_open_next(recorder *r)
     return e;
 }
 
-/* Closes the current recording (meta written). Names a failure on stderr. */
+/* Closes the current recording (meta written). Names a failure on stderr
+ * unless it is the write error already reported. */
 static recording_error recorder_close(recorder *r)
 {
     char err[RECORDING_ERROR_MAX];
     if (r->w == NULL)
         return RECORDING_OK;
     recording_error e = recording_writer_close(&r->w, err, sizeof err);
-    if (e != RECORDING_OK)
+    if (e != RECORDING_OK && !r->failed)
         fprintf(stderr, RECORD_PROG ": closing %s: %s\n", r->name, err);
     return e;
 }
@@ -231,7 +233,9 @@ static recording_error recorder_write(recorder *r, const cli_message *m, uint64_
         return RECORDING_OK;
     }
     if (e != RECORDING_OK) {
-        fprintf(stderr, RECORD_PROG ": write error, recording stopped: %s\n", err);
+        fprintf(stderr, RECORD_PROG ": write error, recording stopped (%s stays valid up to its last complete "
+                        "frame): %s\n", r->name, err);
+        r->failed = 1;
         return e;
     }
     r->frames++;
