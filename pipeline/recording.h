@@ -106,7 +106,10 @@ recording_error recording_writer_open(recording_writer **out, const recording_wr
  * it and to fix the recording's format on the first frame) then `parts`
  * payload parts. Writes the bytes, then the journal record. On an I/O error
  * the data file is truncated back to the end of the last complete frame, the
- * writer refuses further frames, and what was recorded stays valid. */
+ * writer refuses further frames, and what was recorded stays valid. The
+ * caller ignores SIGXFSZ (signal(SIGXFSZ, SIG_IGN)) so that a file reaching
+ * RLIMIT_FSIZE gives EFBIG here instead of killing the process; the library
+ * changes no signal disposition. */
 recording_error recording_writer_append(recording_writer *w, const uint8_t *header, const void *const *part,
                                         const size_t *part_bytes, size_t parts, uint64_t received_ns,
                                         char *err, size_t err_bytes);
@@ -126,7 +129,10 @@ recording_error recording_writer_close(recording_writer **w, char *err, size_t e
  * records whose frames lie wholly in the data file, then any further complete
  * frames found by walking the data file's frame headers; *cut_bytes (may be
  * NULL) gets the bytes after the last complete frame, which the meta's
- * eigstream:truncated_bytes records. */
+ * eigstream:truncated_bytes records. Frames found by the walk have
+ * received_ns 0 (unknown) and parts 1 (covariance: the part boundaries are
+ * not in the data file) or 2 (eigenspace: meta and data); the rebuilt meta
+ * has core:description "" and core:recorder "eigstream recording_repair". */
 recording_error recording_repair(const char *path, uint64_t *frames, uint64_t *cut_bytes, char *err,
                                  size_t err_bytes);
 

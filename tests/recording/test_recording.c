@@ -1,0 +1,484 @@
+/*
+ * test_recording.c - unit tests of pipeline/recording: byte-exact round
+ * trips (covariance and eigenspace, float and double, full and packed, one
+ * part and one part per matrix), a refused mismatching frame, a write
+ * failure (RLIMIT_FSIZE in a child), repair after a recorder's death with a
+ * cut frame and a torn journal record, and a frame past 4 GiB (sparse file,
+ * journal built here from docs/recording.md).
+ *
+ * Usage: test_recording SCRATCH_DIR
+ * Leaves SCRATCH_DIR/sigmf/ with recordings for test_sigmf_meta.py.
+ */
+#define _FILE_OFFSET_BITS 64
+
+#include "recording.h"
+#include "test_check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define COUNT 3
+#define FRAME_MAX_PARTS COUNT
+
+static const char *scratch;
+
+/* One frame as a sender would send it: header part, then parts. */
+typedef struct test_frame {
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    uint8_t *payload;
+    size_t payload_bytes;
+    const void *part[FRAME_MAX_PARTS];
+    size_t part_bytes[FRAME_MAX_PARTS];
+    size_t parts;
+    uint64_t seq, timestamp_ns;
+} test_frame;
+
+/* Deterministic bytes (a fixed-seed LCG): the library never reads them as numbers. */
+static void fill_bytes(uint8_t *p, size_t bytes, uint32_t seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < bytes; i++) {
+        x = x * 1664525u + 1013904223u;
+        p[i] = (uint8_t)(x >> 24);
+    }
+}
+
+/* A covariance frame of COUNT n x n matrices; per_matrix: COUNT parts, else one. */
+static void make_covariance(test_frame *f, uint32_t n, uint8_t element, uint8_t storage, int per_matrix,
+                            uint64_t seq)
+{
+    size_t matrix = protocol_matrix_bytes(n, element, storage);
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.seq = f->seq = seq;
+    h.timestamp_ns = f->timestamp_ns = 1795445045123456789ull + seq * 1000;
+    h.n = n;
+    h.count = COUNT;
+    h.element = element;
+    h.storage = storage;
+    h.payload_bytes = f->payload_bytes = matrix * COUNT;
+    f->payload = malloc(f->payload_bytes);
+    fill_bytes(f->payload, f->payload_bytes, (uint32_t)seq);
+    h.flags = PROTOCOL_FLAG_CRC;
+    h.crc32c = protocol_crc32c(0, f->payload, f->payload_bytes);
+    protocol_header_encode(&h, f->header);
+    f->parts = per_matrix ? COUNT : 1;
+    for (size_t i = 0; i < f->parts; i++) {
+        f->part[i] = f->payload + i * matrix;
+        f->part_bytes[i] = per_matrix ? matrix : f->payload_bytes;
+    }
+}
+
+/* An eigenspace frame in signal mode, d = 1 + seq % n: sizes differ per frame. */
+static void make_eigenspace(test_frame *f, uint32_t n, uint8_t element, uint64_t seq)
+{
+    protocol_stage_times t = {seq + 1, seq + 2, seq + 3, seq + 4};
+    protocol_matrix_meta m[COUNT];
+    size_t data = 0;
+    for (int i = 0; i < COUNT; i++) {
+        m[i] = (protocol_matrix_meta){.status = 0, .signal_dim = 1 + (uint32_t)(seq % n)};
+        protocol_mode_layout(CONFIG_MODE_SIGNAL, n, m[i].signal_dim, &m[i].k_sent, &m[i].first_index);
+        data += protocol_eigenspace_matrix_bytes(n, element, m[i].k_sent);
+    }
+    size_t meta = protocol_meta_bytes(COUNT);
+    f->payload_bytes = meta + data;
+    f->payload = malloc(f->payload_bytes);
+    protocol_meta_encode(&t, m, COUNT, f->payload);
+    fill_bytes(f->payload + meta, data, (uint32_t)seq);
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
+    h.seq = f->seq = seq;
+    h.timestamp_ns = f->timestamp_ns = 1795445045000000000ull + seq;
+    h.n = n;
+    h.count = COUNT;
+    h.element = element;
+    h.mode = CONFIG_MODE_SIGNAL;
+    h.payload_bytes = f->payload_bytes;
+    protocol_header_encode(&h, f->header);
+    f->parts = 2;
+    f->part[0] = f->payload;
+    f->part_bytes[0] = meta;
+    f->part[1] = f->payload + meta;
+    f->part_bytes[1] = data;
+}
+
+static void frame_free(test_frame *f)
+{
+    free(f->payload);
+    f->payload = NULL;
+}
+
+static void scratch_path(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/%s", scratch, name);
+}
+
+static recording_writer *writer_open(const char *name)
+{
+    char path[RECORDING_PATH_MAX], err[RECORDING_ERROR_MAX] = "";
+    scratch_path(path, sizeof path, name);
+    recording_writer_params p = {.path = path, .description = "test recording", .recorder = "test_recording"};
+    recording_writer *w = NULL;
+    recording_error e = recording_writer_open(&w, &p, err, sizeof err);
+    CHECK(e == RECORDING_OK && w != NULL, "%s: open: %s", name, err);
+    return w;
+}
+
+static recording_error append(recording_writer *w, const test_frame *f, uint64_t received_ns)
+{
+    char err[RECORDING_ERROR_MAX] = "";
+    return recording_writer_append(w, f->header, f->part, f->part_bytes, f->parts, received_ns, err, sizeof err);
+}
+
+/* Compares frame i of r with f (index fields, part sizes, bytes); offset is where it must lie. */
+static void check_frame(recording_reader *r, uint64_t i, const test_frame *f, uint64_t offset, uint64_t received_ns,
+                        const char *name)
+{
+    const recording_frame *rf = recording_reader_frame(r, i);
+    if (rf == NULL) {
+        FAIL("%s: frame %" PRIu64 " missing", name, i);
+        return;
+    }
+    uint64_t bytes = PROTOCOL_HEADER_BYTES + f->payload_bytes;
+    CHECK(rf->seq == f->seq && rf->timestamp_ns == f->timestamp_ns && rf->received_ns == received_ns,
+          "%s frame %" PRIu64 ": seq/timestamp/received", name, i);
+    CHECK(rf->offset == offset && rf->bytes == bytes, "%s frame %" PRIu64 ": offset %" PRIu64 " bytes %" PRIu64, name,
+          i, rf->offset, rf->bytes);
+    CHECK(rf->parts == f->parts && rf->crc32c == protocol_crc32c(0, f->payload, f->payload_bytes),
+          "%s frame %" PRIu64 ": parts %u crc", name, i, rf->parts);
+    size_t sizes[FRAME_MAX_PARTS], parts = 0;
+    recording_error e = recording_reader_part_sizes(r, i, sizes, FRAME_MAX_PARTS, &parts);
+    CHECK(e == RECORDING_OK && parts == f->parts, "%s frame %" PRIu64 ": part sizes: %s", name, i,
+          recording_strerror(e));
+    for (size_t p = 0; e == RECORDING_OK && p < parts && p < f->parts; p++)
+        CHECK(sizes[p] == f->part_bytes[p], "%s frame %" PRIu64 " part %zu: %zu bytes, want %zu", name, i, p, sizes[p],
+              f->part_bytes[p]);
+    uint8_t *buf = malloc(bytes);
+    char err[RECORDING_ERROR_MAX] = "";
+    e = recording_reader_read(r, i, buf, bytes, err, sizeof err);
+    CHECK(e == RECORDING_OK, "%s frame %" PRIu64 ": read: %s", name, i, err);
+    CHECK(memcmp(buf, f->header, PROTOCOL_HEADER_BYTES) == 0 &&
+              memcmp(buf + PROTOCOL_HEADER_BYTES, f->payload, f->payload_bytes) == 0,
+          "%s frame %" PRIu64 ": bytes differ", name, i);
+    free(buf);
+}
+
+static recording_reader *reader_open(const char *name, const char *suffix)
+{
+    char path[RECORDING_PATH_MAX], err[RECORDING_ERROR_MAX] = "";
+    snprintf(path, sizeof path, "%s/%s%s", scratch, name, suffix);
+    recording_reader *r = NULL;
+    recording_error e = recording_reader_open(&r, path, err, sizeof err);
+    CHECK(e == RECORDING_OK, "%s: reader open: %s", name, err);
+    return r;
+}
+
+#define ROUND_FRAMES 5
+
+/* Writes ROUND_FRAMES frames (a seq gap after the second), closes, reads them back. */
+static void test_round_trip(uint8_t kind, uint8_t element, uint8_t storage, int per_matrix)
+{
+    char name[128];
+    snprintf(name, sizeof name, "sigmf/%s_%s_%s_%s", kind == PROTOCOL_KIND_COVARIANCE ? "cov" : "eig",
+             eig_precision_name(element), protocol_storage_name(storage), per_matrix ? "parts" : "one");
+    test_frame f[ROUND_FRAMES];
+    recording_writer *w = writer_open(name);
+    if (w == NULL)
+        return;
+    uint64_t offset[ROUND_FRAMES], at = 0;
+    for (int i = 0; i < ROUND_FRAMES; i++) {
+        uint64_t seq = 100 + (uint64_t)i + (i >= 2 ? 3 : 0);
+        if (kind == PROTOCOL_KIND_COVARIANCE)
+            make_covariance(&f[i], 5, element, storage, per_matrix, seq);
+        else
+            make_eigenspace(&f[i], 5, element, seq);
+        CHECK(append(w, &f[i], 7000 + (uint64_t)i) == RECORDING_OK, "%s: append %d", name, i);
+        offset[i] = at;
+        at += PROTOCOL_HEADER_BYTES + f[i].payload_bytes;
+    }
+    CHECK(recording_writer_frames(w) == ROUND_FRAMES && recording_writer_bytes(w) == at, "%s: counters", name);
+    char err[RECORDING_ERROR_MAX] = "";
+    CHECK(recording_writer_close(&w, err, sizeof err) == RECORDING_OK && w == NULL, "%s: close: %s", name, err);
+    recording_reader *r = reader_open(name, ".sigmf-meta");
+    if (r != NULL) {
+        const recording_format *fmt = recording_reader_format(r);
+        CHECK(fmt->kind == kind && fmt->n == 5 && fmt->count == COUNT && fmt->element == element,
+              "%s: format kind %u n %u count %u element %u", name, fmt->kind, fmt->n, fmt->count, fmt->element);
+        CHECK(recording_reader_frames(r) == ROUND_FRAMES, "%s: %" PRIu64 " frames", name, recording_reader_frames(r));
+        CHECK(strcmp(recording_reader_description(r), "test recording") == 0, "%s: description", name);
+        CHECK(recording_reader_truncated_bytes(r) == 0, "%s: truncated bytes", name);
+        for (int i = 0; i < ROUND_FRAMES; i++)
+            check_frame(r, (uint64_t)i, &f[i], offset[i], 7000 + (uint64_t)i, name);
+        uint8_t small[8];
+        CHECK(recording_reader_read(r, ROUND_FRAMES, small, sizeof small, NULL, 0) == RECORDING_ERANGE,
+              "%s: past the end", name);
+        recording_reader_close(&r);
+    }
+    for (int i = 0; i < ROUND_FRAMES; i++)
+        frame_free(&f[i]);
+}
+
+/* A frame of another n is refused; the frames before and after it stay. */
+static void test_mismatch(void)
+{
+    test_frame a, b, c;
+    make_covariance(&a, 4, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 1);
+    make_covariance(&b, 6, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 2);
+    make_covariance(&c, 4, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 2);
+    recording_writer *w = writer_open("mismatch");
+    if (w != NULL) {
+        CHECK(append(w, &a, 1) == RECORDING_OK, "mismatch: first frame");
+        CHECK(append(w, &b, 2) == RECORDING_EMISMATCH, "mismatch: n=6 after n=4 must be refused");
+        CHECK(append(w, &c, 3) == RECORDING_OK, "mismatch: a matching frame after the refused one");
+        CHECK(recording_writer_close(&w, NULL, 0) == RECORDING_OK, "mismatch: close");
+        recording_reader *r = reader_open("mismatch", "");
+        if (r != NULL) {
+            CHECK(recording_reader_frames(r) == 2, "mismatch: %" PRIu64 " frames, want 2", recording_reader_frames(r));
+            check_frame(r, 0, &a, 0, 1, "mismatch");
+            check_frame(r, 1, &c, PROTOCOL_HEADER_BYTES + a.payload_bytes, 3, "mismatch");
+            recording_reader_close(&r);
+        }
+    }
+    frame_free(&a);
+    frame_free(&b);
+    frame_free(&c);
+}
+
+/* Child: appends frames under an RLIMIT_FSIZE of 2.5 frames; exits with
+ * 10 + frames appended when the third append fails with EIO and close
+ * reports it, 1 otherwise. */
+static int write_failure_child(const test_frame *f)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    uint64_t frame_bytes = PROTOCOL_HEADER_BYTES + f->payload_bytes;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 2;
+    lim.rlim_cur = frame_bytes * 5 / 2;
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 2;
+    recording_writer *w = writer_open("fsize");
+    if (w == NULL)
+        return 3;
+    for (int i = 0; i < 2; i++)
+        if (append(w, f, (uint64_t)i) != RECORDING_OK)
+            return 4;
+    char err[RECORDING_ERROR_MAX] = "";
+    recording_error e = recording_writer_append(w, f->header, f->part, f->part_bytes, f->parts, 2, err, sizeof err);
+    if (e != RECORDING_EIO || strstr(err, strerror(EFBIG)) == NULL)
+        return 5;
+    if (append(w, f, 3) != RECORDING_EIO)
+        return 6;
+    if (recording_writer_close(&w, NULL, 0) != RECORDING_EIO)
+        return 7;
+    return 10 + 2;
+}
+
+static void test_write_failure(void)
+{
+    test_frame f;
+    make_covariance(&f, 16, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 1, 40);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(write_failure_child(&f));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 12, "write failure: child status %d (see write_failure_child)",
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    recording_reader *r = reader_open("fsize", ".sigmf-data");
+    if (r != NULL) {
+        CHECK(recording_reader_frames(r) == 2, "write failure: %" PRIu64 " frames, want 2", recording_reader_frames(r));
+        for (uint64_t i = 0; i < 2 && i < recording_reader_frames(r); i++)
+            check_frame(r, i, &f, i * (PROTOCOL_HEADER_BYTES + f.payload_bytes), i, "write failure");
+        recording_reader_close(&r);
+    }
+    char data[RECORDING_PATH_MAX];
+    struct stat st;
+    scratch_path(data, sizeof data, "fsize.sigmf-data");
+    CHECK(stat(data, &st) == 0 && (uint64_t)st.st_size == 2 * (PROTOCOL_HEADER_BYTES + f.payload_bytes),
+          "write failure: the data file must end at the last complete frame (%lld bytes)", (long long)st.st_size);
+    frame_free(&f);
+}
+
+/* Appends bytes to NAME+suffix in the scratch folder. */
+static void file_append(const char *name, const void *bytes, size_t size)
+{
+    char path[RECORDING_PATH_MAX];
+    scratch_path(path, sizeof path, name);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0 && write(fd, bytes, size) == (ssize_t)size, "append to %s", path);
+    if (fd >= 0)
+        close(fd);
+}
+
+#define CRASH_JOURNALED 3
+
+/* A recorder that dies after CRASH_JOURNALED frames; then a complete frame
+ * written but not journaled, a torn journal record and half a frame: repair
+ * keeps 4 frames and cuts the half. */
+static void test_crash(void)
+{
+    test_frame f[CRASH_JOURNALED + 2];
+    for (int i = 0; i < CRASH_JOURNALED + 2; i++)
+        make_covariance(&f[i], 6, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_PACKED_LOWER, 1, 10 + (uint64_t)i);
+    pid_t pid = fork();
+    if (pid == 0) {
+        recording_writer *w = writer_open("sigmf/crash");
+        for (int i = 0; w != NULL && i < CRASH_JOURNALED; i++)
+            if (append(w, &f[i], 500 + (uint64_t)i) != RECORDING_OK)
+                _exit(1);
+        _exit(w == NULL ? 1 : 0); /* dies without close: no meta */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "crash: child failed");
+    test_frame *walked = &f[CRASH_JOURNALED], *cut = &f[CRASH_JOURNALED + 1];
+    file_append("sigmf/crash.sigmf-data", walked->header, PROTOCOL_HEADER_BYTES);
+    file_append("sigmf/crash.sigmf-data", walked->payload, walked->payload_bytes);
+    uint8_t torn[40] = {'E', 'I', 'G', 'R', 1};
+    file_append("sigmf/crash.sigmf-index", torn, sizeof torn);
+    size_t half = (PROTOCOL_HEADER_BYTES + cut->payload_bytes) / 2;
+    file_append("sigmf/crash.sigmf-data", cut->header, PROTOCOL_HEADER_BYTES);
+    file_append("sigmf/crash.sigmf-data", cut->payload, half - PROTOCOL_HEADER_BYTES);
+
+    char path[RECORDING_PATH_MAX], err[RECORDING_ERROR_MAX] = "";
+    scratch_path(path, sizeof path, "sigmf/crash");
+    recording_reader *r = NULL;
+    CHECK(recording_reader_open(&r, path, err, sizeof err) == RECORDING_EIO && strstr(err, "repair") != NULL,
+          "crash: a missing meta must say to repair: %s", err);
+    uint64_t frames = 0, cut_bytes = 0;
+    recording_error e = recording_repair(path, &frames, &cut_bytes, err, sizeof err);
+    CHECK(e == RECORDING_OK, "crash: repair: %s", err);
+    CHECK(frames == CRASH_JOURNALED + 1 && cut_bytes == half, "crash: %" PRIu64 " frames %" PRIu64
+          " cut bytes, want %d and %zu", frames, cut_bytes, CRASH_JOURNALED + 1, half);
+    r = reader_open("sigmf/crash", "");
+    if (r != NULL) {
+        CHECK(recording_reader_frames(r) == CRASH_JOURNALED + 1, "crash: reader frames");
+        CHECK(recording_reader_truncated_bytes(r) == half, "crash: truncated bytes");
+        uint64_t frame_bytes = PROTOCOL_HEADER_BYTES + f[0].payload_bytes;
+        for (int i = 0; i < CRASH_JOURNALED; i++)
+            check_frame(r, (uint64_t)i, &f[i], (uint64_t)i * frame_bytes, 500 + (uint64_t)i, "crash");
+        walked->parts = 1; /* part boundaries are not in the data file */
+        walked->part_bytes[0] = walked->payload_bytes;
+        check_frame(r, CRASH_JOURNALED, walked, CRASH_JOURNALED * frame_bytes, 0, "crash (walked)");
+        recording_reader_close(&r);
+    }
+    for (int i = 0; i < CRASH_JOURNALED + 2; i++)
+        frame_free(&f[i]);
+}
+
+/* A journal record as docs/recording.md lays it out, encoded field by field
+ * from the documented offsets (an oracle independent of recording.c). */
+static void journal_record_build(uint8_t out[64], const recording_frame *f)
+{
+    const struct { size_t at, bytes; uint64_t value; } fields[] = {
+        {8, 8, f->seq}, {16, 8, f->timestamp_ns}, {24, 8, f->received_ns}, {32, 8, f->offset},
+        {40, 8, f->bytes}, {48, 4, f->parts}, {52, 4, f->crc32c}};
+    memset(out, 0, 64);
+    memcpy(out, "EIGR", 4);
+    out[4] = 1;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (size_t b = 0; b < fields[i].bytes; b++)
+            out[fields[i].at + b] = (uint8_t)(fields[i].value >> (8 * b));
+    uint32_t crc = protocol_crc32c(0, out, 60);
+    for (size_t b = 0; b < 4; b++)
+        out[60 + b] = (uint8_t)(crc >> (8 * b));
+}
+
+/* A frame at offset 2^32 + 4096 of a sparse data file, found by repair
+ * through a journal built here, read back through the reader. */
+static void test_large_offset(void)
+{
+    test_frame f;
+    make_covariance(&f, 8, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_PACKED_UPPER, 0, 77);
+    const uint64_t offset = (1ull << 32) + 4096;
+    char data[RECORDING_PATH_MAX], journal[RECORDING_PATH_MAX], name[RECORDING_PATH_MAX];
+    scratch_path(name, sizeof name, "large");
+    scratch_path(data, sizeof data, "large.sigmf-data");
+    scratch_path(journal, sizeof journal, "large.sigmf-index");
+    int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ok = fd >= 0 && ftruncate(fd, (off_t)offset) == 0 &&
+             pwrite(fd, f.header, PROTOCOL_HEADER_BYTES, (off_t)offset) == PROTOCOL_HEADER_BYTES &&
+             pwrite(fd, f.payload, f.payload_bytes, (off_t)(offset + PROTOCOL_HEADER_BYTES)) == (ssize_t)f.payload_bytes;
+    if (fd >= 0)
+        close(fd);
+    CHECK(ok, "large: building the sparse data file: %s", strerror(errno));
+    recording_frame rf = {.seq = 77, .timestamp_ns = f.timestamp_ns, .received_ns = 123, .offset = offset,
+                          .bytes = PROTOCOL_HEADER_BYTES + f.payload_bytes, .parts = 1,
+                          .crc32c = protocol_crc32c(0, f.payload, f.payload_bytes)};
+    uint8_t bytes[16 + 64] = {'E', 'I', 'G', 'S', 'J', 'R', 'N', 'L', 1};
+    journal_record_build(bytes + 16, &rf);
+    fd = open(journal, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && write(fd, bytes, sizeof bytes) == (ssize_t)sizeof bytes, "large: writing the journal");
+    if (fd >= 0)
+        close(fd);
+    uint64_t frames = 0, cut = 1;
+    char err[RECORDING_ERROR_MAX] = "";
+    CHECK(recording_repair(name, &frames, &cut, err, sizeof err) == RECORDING_OK, "large: repair: %s", err);
+    CHECK(frames == 1 && cut == 0, "large: %" PRIu64 " frames, %" PRIu64 " cut bytes", frames, cut);
+    recording_reader *r = reader_open("large", ".sigmf-meta");
+    if (r != NULL) {
+        CHECK(recording_reader_frames(r) == 1, "large: reader frames");
+        check_frame(r, 0, &f, offset, 123, "large");
+        recording_reader_close(&r);
+    }
+    CHECK(recording_remove(name, err, sizeof err) == RECORDING_OK && access(data, F_OK) != 0, "large: remove: %s", err);
+    frame_free(&f);
+}
+
+/* A recording closed before its first frame reads back with none. */
+static void test_empty(void)
+{
+    recording_writer *w = writer_open("empty");
+    if (w == NULL)
+        return;
+    CHECK(recording_writer_close(&w, NULL, 0) == RECORDING_OK, "empty: close");
+    recording_reader *r = reader_open("empty", "");
+    CHECK(r != NULL && recording_reader_frames(r) == 0, "empty: frames");
+    recording_reader_close(&r);
+}
+
+static void test_ring_name(void)
+{
+    char out[64];
+    recording_ring_name("/data/run", 1, out, sizeof out);
+    CHECK(strcmp(out, "/data/run-000001") == 0, "ring name %s", out);
+    recording_ring_name("run", 1234567, out, sizeof out);
+    CHECK(strcmp(out, "run-1234567") == 0, "ring name %s", out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_recording SCRATCH_DIR\n");
+        return 2;
+    }
+    scratch = argv[1];
+    char sigmf[RECORDING_PATH_MAX];
+    scratch_path(sigmf, sizeof sigmf, "sigmf");
+    mkdir(scratch, 0755);
+    mkdir(sigmf, 0755);
+    const uint8_t storages[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER, PROTOCOL_STORAGE_PACKED_UPPER};
+    for (uint8_t element = EIG_COMPLEX_FLOAT; element <= EIG_COMPLEX_DOUBLE; element++) {
+        for (size_t s = 0; s < sizeof storages; s++)
+            for (int per_matrix = 0; per_matrix <= 1; per_matrix++)
+                test_round_trip(PROTOCOL_KIND_COVARIANCE, element, storages[s], per_matrix);
+        test_round_trip(PROTOCOL_KIND_EIGENSPACE, element, PROTOCOL_STORAGE_FULL, 0);
+    }
+    test_mismatch();
+    test_write_failure();
+    test_crash();
+    test_large_offset();
+    test_empty();
+    test_ring_name();
+    return test_check_report("test_recording");
+}
