@@ -5,6 +5,8 @@
  *                                                backend against LAPACK zheev/zheevd
  *   eigstream-bench --backend cuda [options]     CUDA mode (bench_cuda.cu)
  *   eigstream-bench pipeline|--pipeline [opts]   pipeline mode (bench_pipeline.c)
+ *   eigstream-bench record [opts]                record mode (bench_record.c): the
+ *                                                recording tools against dd and the sim
  *
  * bench_main.c picks the mode from the whole command line and calls its
  * *_main with argc/argv unchanged: argv[0] is the program, and every mode
@@ -28,6 +30,7 @@ extern "C" {
 int bench_cpu_main(int argc, char **argv);
 int bench_cuda_main(int argc, char **argv);
 int bench_pipeline_main(int argc, char **argv);
+int bench_record_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }

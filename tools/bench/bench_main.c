@@ -24,6 +24,11 @@ static int (*const bench_pipeline_mode)(int, char **) = bench_pipeline_main;
 #else
 static int (*const bench_pipeline_mode)(int, char **) = NULL;
 #endif
+#if defined(EIGSTREAM_BENCH_RECORD)
+static int (*const bench_record_mode)(int, char **) = bench_record_main;
+#else
+static int (*const bench_record_mode)(int, char **) = NULL;
+#endif
 #if defined(EIGSTREAM_BENCH_CUDA)
 static int (*const bench_cuda_mode)(int, char **) = bench_cuda_main;
 #else
@@ -42,6 +47,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "pipeline") == 0 || strcmp(argv[1], "--pipeline") == 0))
         return bench_mode_run(bench_pipeline_mode, "pipeline mode", argc, argv);
+    if (argc > 1 && strcmp(argv[1], "record") == 0)
+        return bench_mode_run(bench_record_mode, "record mode (the recording library)", argc, argv);
     if (wants_cuda(argc, argv))
         return bench_mode_run(bench_cuda_mode, "CUDA", argc, argv);
     return bench_cpu_main(argc, argv);

@@ -5,6 +5,8 @@
 #include "cli_common.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zmq.h>
@@ -39,6 +41,34 @@ uint64_t cli_realtime_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+void cli_sleep_until(double t)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (!cli_stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static int cli_compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_percentile(double *values, size_t count, double q)
+{
+    if (count == 0)
+        return 0.0;
+    qsort(values, count, sizeof *values, cli_compare_doubles);
+    size_t rank = (size_t)ceil(q / 100.0 * (double)count);
+    return values[rank > 0 ? (rank <= count ? rank - 1 : count - 1) : 0];
 }
 
 int cli_parse_choice(const char *value, const char *off, const char *on, int *out)

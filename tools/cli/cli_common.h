@@ -10,6 +10,7 @@
 #define EIGSTREAM_CLI_COMMON_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Set (never cleared) by the handler that cli_stop_on_signals installs. */
@@ -25,6 +26,16 @@ double cli_monotonic_s(void);
 
 /* Nanoseconds since the epoch on CLOCK_REALTIME, the wire timestamps' clock. */
 uint64_t cli_realtime_ns(void);
+
+/* Sleeps until the absolute CLOCK_MONOTONIC time t (seconds, as
+ * cli_monotonic_s) with clock_nanosleep(TIMER_ABSTIME), so that a schedule
+ * kept against one start time accumulates no drift. Returns early, when
+ * cli_stop_requested is set by a signal. */
+void cli_sleep_until(double t);
+
+/* Nearest-rank percentile q in [0, 100] of count values (sorts them in
+ * place); 0 when count is 0. */
+double cli_percentile(double *values, size_t count, double q);
 
 /* Parses an option value that must be `off` or `on`: *out = 0 or 1 and
  * returns 0; any other value returns -1 and leaves *out alone. */

@@ -71,20 +71,6 @@ static int parse_options(int argc, char **argv, sim_options *o)
     return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
 }
 
-/* Sleeps until the absolute monotonic time t (seconds); returns early on a signal. */
-static void sleep_until(double t)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)t;
-    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    while (!cli_stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-    }
-}
-
 /* Zero-copy payload parts handed to ZeroMQ and not yet released by it. */
 static atomic_long parts_in_flight;
 
@@ -203,7 +189,7 @@ static int send_loop(void *sock, const sim_options *o, const pool_frame *pool, s
             sent_at_report = *sent;
         }
         if (o->rate > 0 && (o->frames == 0 || *sent < o->frames))
-            sleep_until(start + (double)*sent / o->rate);
+            cli_sleep_until(start + (double)*sent / o->rate);
     }
     return 0;
 }

@@ -1,0 +1,71 @@
+/*
+ * cli_message.c - receiving one whole multipart message (cli_message.h).
+ */
+#include "cli_message.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Makes room for one more kept part; 0, or -1 when out of memory. */
+static int cli_message_grow(cli_message *m)
+{
+    if (m->count < m->cap)
+        return 0;
+    size_t cap = m->cap ? 2 * m->cap : 8;
+    zmq_msg_t *part = realloc(m->part, cap * sizeof *part);
+    if (part == NULL)
+        return -1;
+    m->part = part;
+    m->cap = cap;
+    return 0;
+}
+
+int cli_message_receive(void *sock, cli_message *m, size_t limit)
+{
+    int more = 1, failed = 0;
+    while (more) {
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, sock, 0) < 0) {
+            int err = errno;
+            zmq_msg_close(&msg);
+            if (err == EINTR && (m->count > 0 || m->extra > 0))
+                continue; /* finish the message: its parts are already here */
+            cli_message_release(m);
+            errno = err;
+            return -1;
+        }
+        more = zmq_msg_more(&msg);
+        if (failed || m->count >= limit || cli_message_grow(m) != 0) {
+            failed |= m->count < limit; /* out of memory: drain, then report */
+            m->extra++;
+            zmq_msg_close(&msg);
+            continue;
+        }
+        m->bytes += zmq_msg_size(&msg);
+        zmq_msg_init(&m->part[m->count]);
+        zmq_msg_move(&m->part[m->count++], &msg);
+        zmq_msg_close(&msg);
+    }
+    if (failed) {
+        cli_message_release(m);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void cli_message_release(cli_message *m)
+{
+    for (size_t i = 0; i < m->count; i++)
+        zmq_msg_close(&m->part[i]);
+    m->count = m->extra = m->bytes = 0;
+}
+
+void cli_message_free(cli_message *m)
+{
+    cli_message_release(m);
+    free(m->part);
+    m->part = NULL;
+    m->cap = 0;
+}

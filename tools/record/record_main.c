@@ -1,0 +1,355 @@
+/*
+ * record_main.c - eigstream-record: records any eigstream stream (covariance
+ * frames from a receiver or eigstream-sim, eigenspace frames from the daemon)
+ * into a SigMF recording (pipeline/recording.h), or a ring of them.
+ *
+ * Every message is received whole; one whose header does not decode (or of
+ * another kind than --kind) is counted and skipped with a one-line reason,
+ * never recorded. The rest go to recording_writer_append with their
+ * CLOCK_REALTIME receipt time. SIGINT/SIGTERM end the recording cleanly (the
+ * meta is written); SIGXFSZ is ignored, so a file-size limit is a write error
+ * (RECORDING_EIO) like a full disk: the recorder stops, the recording stays
+ * valid up to the last complete frame, and the exit status is 1.
+ *
+ * Exit status: 0 stopped as asked (--frames, --duration, a signal) or
+ * repaired; 1 a socket, file or write error (named on stderr); 2 usage.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "cli_common.h"
+#include "cli_message.h"
+#include "cli_options.h"
+#include "protocol.h"
+#include "recording.h"
+
+#define RECORD_PROG "eigstream-record"
+
+typedef enum record_kind { RECORD_KIND_ANY = 0, RECORD_KIND_COVARIANCE, RECORD_KIND_EIGENSPACE } record_kind;
+
+typedef struct record_options {
+    const char *endpoint, *description, *repair, *name;
+    int sub, bind, kind, quiet;
+    uint64_t frames, max_bytes, max_files;
+    double duration_s;
+    uint32_t hwm;
+} record_options;
+
+/* The recording (or ring of recordings) being written, and the counts. */
+typedef struct recorder {
+    const record_options *o;
+    recording_writer *w;
+    uint64_t number;                       /* ring: the current file's number; 0 = one recording */
+    char name[RECORDING_PATH_MAX];         /* the current recording */
+    uint64_t frames, bytes, rejected;      /* over all files */
+    uint64_t files;                        /* recordings opened */
+    int failed;                            /* a write error was reported: closing repeats it, quietly */
+    const void **part;                     /* payload part pointers of one message */
+    size_t *part_bytes;
+    size_t part_cap;
+} recorder;
+
+static const char *const record_patterns[] = {"pull", "sub", NULL};
+static const char *const record_kinds[] = {"any", "covariance", "eigenspace", NULL};
+
+static const char record_epilogue[] =
+    "\nWith --max-bytes the recording is split into NAME-000001, NAME-000002, ...: a new\n"
+    "one starts when the current data file would pass B bytes; with --max-files K only\n"
+    "the last K are kept (a black-box ring).\n"
+    "Exit status: 0 stopped as asked (--frames, --duration, SIGINT/SIGTERM) or repaired;\n"
+    "1 a socket, file or write error (the recording stays valid up to its last complete\n"
+    "frame); 2 usage.\n";
+
+/* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
+ * exit status: 0 after --help, 2 after a bad argument (named on stderr). */
+static int parse_options(int argc, char **argv, record_options *o)
+{
+    *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000};
+    const cli_option table[] = {
+        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
+        CLI_CHOICE("pattern", 0, &o->sub, record_patterns, NULL, "socket type"),
+        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_CHOICE("kind", 0, &o->kind, record_kinds, NULL,
+                   "frames to record (sub: the 6-byte prefix to subscribe to)"),
+        CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "stop after N frames, 0 = no limit"),
+        CLI_DOUBLE("duration", 0, &o->duration_s, 0.0, 1e9, "S", "stop after S seconds, 0 = no limit"),
+        CLI_INT("max-bytes", 0, &o->max_bytes, 0, UINT64_MAX, "B", "split into files of at most B data bytes, 0 = one file"),
+        CLI_INT("max-files", 0, &o->max_files, 0, UINT64_MAX, "K", "with --max-bytes: keep only the last K files, 0 = all"),
+        CLI_STRING("description", 0, &o->description, "TEXT", "core:description of the recording"),
+        CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "receive high-water mark in messages"),
+        CLI_STRING("repair", 0, &o->repair, "NAME", "rebuild the meta of a recording whose recorder died, then exit"),
+        CLI_FLAG("quiet", 'q', &o->quiet, "no per-second lines, no reject lines"),
+        CLI_END};
+    const cli_spec spec = {.prog = RECORD_PROG, .synopsis = "[options] NAME | --repair NAME",
+                           .description = "Records an eigstream stream into the SigMF recording NAME\n"
+                                          "(NAME.sigmf-data, NAME.sigmf-meta, NAME.sigmf-index).\n",
+                           .options = table, .positional_max = 1, .epilogue = record_epilogue};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    if (status >= 0)
+        return status;
+    o->name = args.positional_count ? args.positional[0] : NULL;
+    if ((o->name == NULL) == (o->repair == NULL)) {
+        fprintf(stderr, RECORD_PROG ": give one recording NAME, or --repair NAME (try --help)\n");
+        return 2;
+    }
+    if (o->max_files && !o->max_bytes) {
+        fprintf(stderr, RECORD_PROG ": --max-files needs --max-bytes (try --help)\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* --repair NAME: rebuilds the meta and says what was recovered. Exit status. */
+static int repair_main(const char *name)
+{
+    char err[RECORDING_ERROR_MAX];
+    uint64_t frames = 0, cut = 0;
+    recording_error e = recording_repair(name, &frames, &cut, err, sizeof err);
+    if (e != RECORDING_OK)
+        return cli_fatal(RECORD_PROG, "repair %s: %s", name, err);
+    printf(RECORD_PROG ": repaired %s: %llu frames recovered, %llu bytes cut after the last complete frame\n",
+           name, (unsigned long long)frames, (unsigned long long)cut);
+    return 0;
+}
+
+/* Opens the next recording: NAME, or the ring's next NAME-%06u, deleting the
+ * one that falls out of the last max_files. Names the failure on stderr. */
+static recording_error recorder_open_next(recorder *r)
+{
+    char err[RECORDING_ERROR_MAX];
+    const record_options *o = r->o;
+    if (o->max_bytes == 0) {
+        snprintf(r->name, sizeof r->name, "%s", o->name);
+    } else {
+        r->number++;
+        recording_ring_name(o->name, r->number, r->name, sizeof r->name);
+    }
+    recording_writer_params params = {.path = r->name, .description = o->description,
+                                      .recorder = RECORD_PROG " " EIGSTREAM_VERSION};
+    recording_error e = recording_writer_open(&r->w, &params, err, sizeof err);
+    if (e != RECORDING_OK) {
+        fprintf(stderr, RECORD_PROG ": %s\n", err);
+        return e;
+    }
+    r->files++;
+    if (o->max_files && r->number > o->max_files) {
+        char old[RECORDING_PATH_MAX];
+        recording_ring_name(o->name, r->number - o->max_files, old, sizeof old);
+        if ((e = recording_remove(old, err, sizeof err)) != RECORDING_OK)
+            fprintf(stderr, RECORD_PROG ": %s\n", err);
+    }
+    return e;
+}
+
+/* Closes the current recording (meta written). Names a failure on stderr
+ * unless it is the write error already reported. */
+static recording_error recorder_close(recorder *r)
+{
+    char err[RECORDING_ERROR_MAX];
+    if (r->w == NULL)
+        return RECORDING_OK;
+    recording_error e = recording_writer_close(&r->w, err, sizeof err);
+    if (e != RECORDING_OK && !r->failed)
+        fprintf(stderr, RECORD_PROG ": closing %s: %s\n", r->name, err);
+    return e;
+}
+
+/* Counts a message that is not recorded and says why (unless quiet). */
+static void recorder_reject(recorder *r, const char *why)
+{
+    r->rejected++;
+    if (!r->o->quiet)
+        fprintf(stderr, RECORD_PROG ": skipped a message: %s\n", why);
+}
+
+/* Why a received message is not to be recorded (NULL: record it). */
+static const char *message_reject_reason(const record_options *o, const cli_message *m)
+{
+    if (m->extra > 0)
+        return "more parts than a recording takes";
+    if (m->count < 2)
+        return protocol_reject_name(PROTOCOL_REJECT_PARTS);
+    protocol_header h;
+    protocol_reject reason = protocol_header_decode(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]), &h);
+    if (reason != PROTOCOL_OK)
+        return protocol_reject_name(reason);
+    if ((o->kind == RECORD_KIND_COVARIANCE && h.kind != PROTOCOL_KIND_COVARIANCE) ||
+        (o->kind == RECORD_KIND_EIGENSPACE && h.kind != PROTOCOL_KIND_EIGENSPACE))
+        return "not of the --kind recorded";
+    return NULL;
+}
+
+/* Points r->part/part_bytes at the payload parts of m; -1 when out of memory. */
+static int recorder_gather(recorder *r, const cli_message *m)
+{
+    size_t parts = m->count - 1;
+    if (parts > r->part_cap) {
+        const void **part = realloc(r->part, parts * sizeof *part);
+        if (part != NULL)
+            r->part = part;
+        size_t *bytes = realloc(r->part_bytes, parts * sizeof *bytes);
+        if (bytes != NULL)
+            r->part_bytes = bytes;
+        if (part == NULL || bytes == NULL)
+            return -1;
+        r->part_cap = parts;
+    }
+    for (size_t i = 0; i < parts; i++) {
+        r->part[i] = zmq_msg_data(&m->part[i + 1]);
+        r->part_bytes[i] = zmq_msg_size(&m->part[i + 1]);
+    }
+    return 0;
+}
+
+/* Records one received message (or rejects it). Returns RECORDING_OK also
+ * for a rejected message; any other value is fatal and named on stderr. */
+static recording_error recorder_write(recorder *r, const cli_message *m, uint64_t received_ns)
+{
+    const char *why = message_reject_reason(r->o, m);
+    if (why != NULL) {
+        recorder_reject(r, why);
+        return RECORDING_OK;
+    }
+    if (recorder_gather(r, m) != 0) {
+        fprintf(stderr, RECORD_PROG ": out of memory\n");
+        return RECORDING_ENOMEM;
+    }
+    recording_error e;
+    if (r->o->max_bytes && recording_writer_frames(r->w) > 0 &&
+        recording_writer_bytes(r->w) + m->bytes > r->o->max_bytes) {
+        if ((e = recorder_close(r)) != RECORDING_OK || (e = recorder_open_next(r)) != RECORDING_OK)
+            return e;
+    }
+    char err[RECORDING_ERROR_MAX];
+    e = recording_writer_append(r->w, zmq_msg_data(&m->part[0]), r->part, r->part_bytes, m->count - 1,
+                                received_ns, err, sizeof err);
+    if (e == RECORDING_EMISMATCH || e == RECORDING_EINVAL) {
+        recorder_reject(r, err); /* a frame this recording cannot hold: skip it, go on */
+        return RECORDING_OK;
+    }
+    if (e != RECORDING_OK) {
+        fprintf(stderr, RECORD_PROG ": write error, recording stopped (%s stays valid up to its last complete "
+                        "frame): %s\n", r->name, err);
+        r->failed = 1;
+        return e;
+    }
+    r->frames++;
+    r->bytes += m->bytes;
+    return RECORDING_OK;
+}
+
+/* Creates the socket (SUB subscribed to everything or to --kind's prefix)
+ * and attaches it. 0, or -1 named on stderr. */
+static int record_socket_open(const record_options *o, void **ctx, void **sock)
+{
+    if (cli_socket_create(ctx, sock, o->sub ? ZMQ_SUB : ZMQ_PULL) != 0) {
+        fprintf(stderr, RECORD_PROG ": zmq: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    int hwm = (int)o->hwm, linger = 0;
+    zmq_setsockopt(*sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(*sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (o->sub) {
+        uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, 0};
+        prefix[5] = o->kind == RECORD_KIND_EIGENSPACE ? PROTOCOL_KIND_EIGENSPACE : PROTOCOL_KIND_COVARIANCE;
+        zmq_setsockopt(*sock, ZMQ_SUBSCRIBE, prefix, o->kind == RECORD_KIND_ANY ? 0 : sizeof prefix);
+    }
+    if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
+        fprintf(stderr, RECORD_PROG ": %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
+                zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return 0;
+}
+
+/* The per-second line: frames, MB, MB/s over the last window, rejected. */
+static void record_progress(const recorder *r, uint64_t window_bytes, double window_s)
+{
+    fprintf(stderr, RECORD_PROG ": %llu frames, %.1f MB, %.1f MB/s, %llu rejected, file %s\n",
+            (unsigned long long)r->frames, (double)r->bytes / 1e6, (double)window_bytes / 1e6 / window_s,
+            (unsigned long long)r->rejected, r->name);
+}
+
+/* Receives and records until --frames, --duration, a signal or an error.
+ * Returns 0, or -1 after an error named on stderr. */
+static int record_loop(recorder *r, void *sock)
+{
+    const record_options *o = r->o;
+    cli_message m = {0};
+    int rc = 0;
+    double start = cli_monotonic_s(), last_report = start;
+    uint64_t bytes_at_report = 0;
+    while (!cli_stop_requested && (o->frames == 0 || r->frames < o->frames)) {
+        double t = cli_monotonic_s();
+        if (o->duration_s > 0 && t - start >= o->duration_s)
+            break;
+        if (!o->quiet && t - last_report >= 1.0) {
+            record_progress(r, r->bytes - bytes_at_report, t - last_report);
+            last_report = t;
+            bytes_at_report = r->bytes;
+        }
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        int ready = zmq_poll(&item, 1, 200);
+        if (ready == 0 || (ready < 0 && zmq_errno() == EINTR))
+            continue;
+        if (ready < 0 || cli_message_receive(sock, &m, 1 + (size_t)RECORDING_PARTS_MAX) != 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, RECORD_PROG ": receive: %s\n", zmq_strerror(errno));
+            rc = -1;
+            break;
+        }
+        recording_error e = recorder_write(r, &m, cli_realtime_ns());
+        cli_message_release(&m);
+        if (e != RECORDING_OK) {
+            rc = -1;
+            break;
+        }
+    }
+    cli_message_free(&m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    record_options o;
+    int status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    if (o.repair != NULL)
+        return repair_main(o.repair);
+
+    struct sigaction ignore = {.sa_handler = SIG_IGN};
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGXFSZ, &ignore, NULL); /* past RLIMIT_FSIZE, write() fails with EFBIG instead */
+    recorder r = {.o = &o};
+    void *ctx = NULL, *sock = NULL;
+    int rc = 1;
+    if (record_socket_open(&o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
+        goto done;
+    cli_stop_on_signals();
+    double start = cli_monotonic_s();
+    int loop = record_loop(&r, sock);
+    double elapsed = cli_monotonic_s() - start;
+    cli_socket_close(&ctx, &sock);
+    int closed = recorder_close(&r) == RECORDING_OK;
+    printf(RECORD_PROG ": recorded %llu frames (%.1f MB) in %.2f s, %.1f MB/s, %llu rejected, into %llu "
+           "recording%s, the last %s%s\n",
+           (unsigned long long)r.frames, (double)r.bytes / 1e6, elapsed,
+           elapsed > 0 ? (double)r.bytes / 1e6 / elapsed : 0.0, (unsigned long long)r.rejected,
+           (unsigned long long)r.files, r.files == 1 ? "" : "s", r.name,
+           loop != 0 ? " (stopped by an error)" : cli_stop_requested ? " (interrupted)" : "");
+    fflush(stdout);
+    rc = loop == 0 && closed ? 0 : 1;
+done:
+    cli_socket_close(&ctx, &sock);
+    recorder_close(&r);
+    free(r.part);
+    free(r.part_bytes);
+    return rc;
+}
