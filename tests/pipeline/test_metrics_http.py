@@ -163,6 +163,20 @@ def check_histograms(samples, published):
               f"{name}{labels}: _count {count}, +Inf {counts[-1]}, published {published}")
 
 
+def check_exported_list(body):
+    """Every family of tests/tools/exported_metrics.txt (the list the Grafana
+    dashboard's test checks its queries against) is served by /metrics with
+    that type."""
+    served = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body.decode(), re.M))
+    listed = os.path.join(HERE, "..", "tools", "exported_metrics.txt")
+    with open(listed) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, kind = line.split()
+                check(served.get(name) == kind,
+                      f"exported_metrics.txt lists {name} {kind}; /metrics serves {served.get(name)}")
+
+
 def case_prometheus(daemon, sim, outdir, tmp):
     if shutil.which("promtool") is None:
         print("promtool not found (apt-get install prometheus): skipped", file=sys.stderr)
@@ -190,6 +204,7 @@ def case_prometheus(daemon, sim, outdir, tmp):
     print(f"promtool check metrics: exit {r.returncode} {r.stdout.decode()}{r.stderr.decode()}", file=sys.stderr)
     check(r.returncode == 0, f"promtool check metrics failed: {r.stdout!r} {r.stderr!r}")
 
+    check_exported_list(body)
     check(value(samples, "eigstream_frames_received_total") == len(frames), "received_total != frames sent")
     check(value(samples, "eigstream_frames_published_total") == len(frames), "published_total != frames sent")
     check_histograms(samples, len(frames))
