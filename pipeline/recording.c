@@ -30,6 +30,7 @@ const char *recording_strerror(recording_error e)
     case RECORDING_EMISMATCH: return "frame differs from the recording";
     case RECORDING_ENOMEM: return "out of memory";
     case RECORDING_ERANGE: return "frame index out of range";
+    case RECORDING_ECRC: return "frame CRC32C differs from the index";
     }
     return "unknown error";
 }

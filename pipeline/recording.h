@@ -61,7 +61,8 @@ typedef enum recording_error {
     RECORDING_EVERSION,  /* a recording of a protocol version this build does not read */
     RECORDING_EMISMATCH, /* a frame differs from the recording's kind, n, count, element, storage or mode */
     RECORDING_ENOMEM,
-    RECORDING_ERANGE     /* a frame index past the end */
+    RECORDING_ERANGE,    /* a frame index past the end */
+    RECORDING_ECRC       /* a frame's payload differs from the index's CRC32C (the data file changed) */
 } recording_error;
 
 const char *recording_strerror(recording_error e);
@@ -162,8 +163,9 @@ recording_error recording_reader_part_sizes(const recording_reader *r, uint64_t 
                                             size_t max_parts, size_t *parts);
 
 /* Reads frame index's bytes (header and payload, frame->bytes of them) into
- * buf (buf_bytes >= frame->bytes). Checks the CRC32C of the payload against
- * the index (RECORDING_EFORMAT naming the frame when it differs). */
+ * buf (buf_bytes >= frame->bytes). Checks the frame's header against the
+ * index (RECORDING_EFORMAT) and the CRC32C of the payload against the index
+ * (RECORDING_ECRC naming the frame when it differs). */
 recording_error recording_reader_read(recording_reader *r, uint64_t index, void *buf, size_t buf_bytes, char *err,
                                       size_t err_bytes);
 

@@ -386,7 +386,7 @@ recording_error recording_reader_read(recording_reader *r, uint64_t index, void 
                     "): its header disagrees with the index", r->name, index, f->offset);
     uint32_t crc = protocol_crc32c(0, bytes + PROTOCOL_HEADER_BYTES, (size_t)(f->bytes - PROTOCOL_HEADER_BYTES));
     if (crc != f->crc32c)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s.sigmf-data: frame %" PRIu64 " seq %" PRIu64
+        return recording_fail(err, err_bytes, RECORDING_ECRC, "%s.sigmf-data: frame %" PRIu64 " seq %" PRIu64
                     ": CRC32C 0x%08" PRIx32 ", index says 0x%08" PRIx32, r->name, index, f->seq, crc, f->crc32c);
     return RECORDING_OK;
 }

@@ -100,10 +100,13 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
     detail[0] = '\0';
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
-    if (recording_reader_read(p->recording, i, p->recorded_frame, p->recorded_frame_bytes, why, sizeof why) !=
-        RECORDING_OK) {
+    recording_error e = recording_reader_read(p->recording, i, p->recorded_frame, p->recorded_frame_bytes, why,
+                                              sizeof why);
+    if (e != RECORDING_OK) {
+        /* The payload changed since it was recorded, or the frame cannot be
+         * read back whole: counted like the network's CRC and truncation. */
         snprintf(detail, detail_bytes, "recorded frame %llu: %s", (unsigned long long)i, why);
-        return PROTOCOL_REJECT_CRC;
+        return e == RECORDING_ECRC ? PROTOCOL_REJECT_CRC : PROTOCOL_REJECT_TRUNCATED;
     }
     protocol_reject r = receive_check_header(p, f, p->recorded_frame, PROTOCOL_HEADER_BYTES, detail, detail_bytes);
     if (r != PROTOCOL_OK)

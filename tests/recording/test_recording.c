@@ -253,6 +253,44 @@ static void test_mismatch(void)
     frame_free(&c);
 }
 
+/* A payload byte changed in the data file after recording: reading that
+ * frame fails with RECORDING_ECRC, the frame before it still reads. */
+static void test_corrupted(void)
+{
+    test_frame a, b;
+    make_covariance(&a, 4, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 1);
+    make_covariance(&b, 4, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 2);
+    recording_writer *w = writer_open("corrupted");
+    if (w != NULL) {
+        CHECK(append(w, &a, 1) == RECORDING_OK && append(w, &b, 2) == RECORDING_OK, "corrupted: appends");
+        CHECK(recording_writer_close(&w, NULL, 0) == RECORDING_OK, "corrupted: close");
+        char path[RECORDING_PATH_MAX];
+        scratch_path(path, sizeof path, "corrupted.sigmf-data");
+        FILE *f = fopen(path, "r+b");
+        uint64_t at = PROTOCOL_HEADER_BYTES + a.payload_bytes + PROTOCOL_HEADER_BYTES + 5;
+        int c = EOF;
+        if (f != NULL && fseek(f, (long)at, SEEK_SET) == 0 && (c = fgetc(f)) != EOF && fseek(f, (long)at, SEEK_SET) == 0)
+            fputc(c ^ 0x40, f);
+        CHECK(f != NULL && c != EOF, "corrupted: flip a byte of %s", path);
+        if (f != NULL)
+            fclose(f);
+        recording_reader *r = reader_open("corrupted", "");
+        if (r != NULL) {
+            uint8_t *buf = malloc(PROTOCOL_HEADER_BYTES + b.payload_bytes);
+            char err[RECORDING_ERROR_MAX] = "";
+            size_t cap = PROTOCOL_HEADER_BYTES + b.payload_bytes;
+            CHECK(recording_reader_read(r, 0, buf, cap, err, sizeof err) == RECORDING_OK, "corrupted: frame 0: %s", err);
+            recording_error e = recording_reader_read(r, 1, buf, cap, err, sizeof err);
+            CHECK(e == RECORDING_ECRC && strstr(err, "CRC32C") != NULL, "corrupted: frame 1: %s (%s)",
+                  recording_strerror(e), err);
+            free(buf);
+            recording_reader_close(&r);
+        }
+    }
+    frame_free(&a);
+    frame_free(&b);
+}
+
 /* Child: appends frames under an RLIMIT_FSIZE of 2.5 frames; exits with
  * 10 + frames appended when the third append fails with EIO and close
  * reports it, 1 otherwise. */
@@ -475,6 +513,7 @@ int main(int argc, char **argv)
         test_round_trip(PROTOCOL_KIND_EIGENSPACE, element, PROTOCOL_STORAGE_FULL, 0);
     }
     test_mismatch();
+    test_corrupted();
     test_write_failure();
     test_crash();
     test_large_offset();

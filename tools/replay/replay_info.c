@@ -14,7 +14,7 @@
 
 /* What reading the frames found. */
 typedef struct replay_census {
-    uint64_t gaps, missing, crc_failures;
+    uint64_t gaps, missing, crc_failures, unreadable;
     uint64_t min_bytes, max_bytes, total_bytes;
     uint32_t min_parts, max_parts;
 } replay_census;
@@ -44,10 +44,13 @@ static int replay_census_take(recording_reader *r, replay_census *c)
         const recording_frame *f = recording_reader_frame(r, i);
         char err[RECORDING_ERROR_MAX];
         recording_error e = recording_reader_read(r, i, buf, cap, err, sizeof err);
-        if (e != RECORDING_OK || header_crc_fails(buf, f)) {
+        if (e == RECORDING_ECRC || (e == RECORDING_OK && header_crc_fails(buf, f))) {
             c->crc_failures++;
             fprintf(stderr, REPLAY_PROG ": frame %llu: %s\n", (unsigned long long)i,
                     e != RECORDING_OK ? err : "payload differs from the header's crc32c");
+        } else if (e != RECORDING_OK) {
+            c->unreadable++;
+            fprintf(stderr, REPLAY_PROG ": frame %llu: %s\n", (unsigned long long)i, err);
         }
         const recording_frame *prev = i ? recording_reader_frame(r, i - 1) : NULL;
         if (prev != NULL && f->seq != prev->seq + 1) {
@@ -113,7 +116,9 @@ int replay_info(const char *name)
     }
     printf("crc         %llu failures in %llu frames read\n", (unsigned long long)c.crc_failures,
            (unsigned long long)frames);
+    if (c.unreadable > 0)
+        printf("unreadable  %llu frames (header or I/O errors above)\n", (unsigned long long)c.unreadable);
     printf("truncated   %llu bytes\n", (unsigned long long)recording_reader_truncated_bytes(r));
     recording_reader_close(&r);
-    return c.crc_failures ? 1 : 0;
+    return c.crc_failures || c.unreadable ? 1 : 0;
 }
