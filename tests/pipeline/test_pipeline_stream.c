@@ -325,19 +325,23 @@ static void send_bad_payloads(malformed *x, protocol_header *h, uint64_t seq)
     free(nan_payload);
 }
 
-/* Every reject reason between good frames. */
-static void case_malformed(void)
+/* Sends `good` valid frames with CRC, calling send_after(x, h, f) after
+ * frame f with h a full-storage header of seq 100 + f; then checks every good
+ * frame out, every bad one counted under the reason it was sent for, and the
+ * accounting. */
+static void run_rejects(int m, int good, void (*send_after)(malformed *x, protocol_header *h, int f),
+                        const char *label)
 {
-    const int n = 8, m = 2, good = 6;
+    const int n = 8;
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
+        CHECK(0, "%s: start", label);
         return;
     }
     double complex *a = make_frames(good, n, m, Z, 0);
-    malformed x = {.push = d.push, .n = n, .m = m, .payload = (size_t)m * n * n * 16};
+    malformed x = {.push = d.push, .n = n, .m = (uint32_t)m, .payload = (size_t)m * n * n * 16};
     x.big = calloc(1, x.payload + 64);
     memcpy(x.big, a, x.payload);
     for (int f = 0; f < good; f++) {
@@ -345,30 +349,107 @@ static void case_malformed(void)
         test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
         protocol_header h;
         test_covariance_header(&h, 100 + f, n, m, Z);
-        if (f == 0)
-            send_bad_parts(&x, &h);
-        else if (f == 1)
-            send_bad_identity(&x, &h);
-        else if (f == 2)
-            send_bad_fields(&x, &h, 100 + f);
-        else if (f == 3)
-            send_bad_payloads(&x, &h, 100 + f);
+        send_after(&x, &h, f);
     }
-    CHECK(receive_and_check(&d, a, n, m, Z, good, "malformed") == good, "good frames through");
+    CHECK(receive_and_check(&d, a, n, m, Z, good, label) == good, "%s: good frames through", label);
     pipeline_counters c;
     test_wait_done(&d, good, 2000);
     /* Rejections of the last bad messages may trail the last good output. */
     test_sleep_ms(200);
     test_daemon_stop(&d, &c);
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        CHECK(c.rejected[r] == x.expect[r], "reject %s: counted %llu, sent %llu",
+        CHECK(c.rejected[r] == x.expect[r], "%s: reject %s: counted %llu, sent %llu", label,
               protocol_reject_name((protocol_reject)r), (unsigned long long)c.rejected[r],
               (unsigned long long)x.expect[r]);
-    CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "in=%llu out=%llu", (unsigned long long)c.in,
-          (unsigned long long)c.out);
-    check_accounting(&c, "malformed");
+    CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "%s: in=%llu out=%llu", label,
+          (unsigned long long)c.in, (unsigned long long)c.out);
+    check_accounting(&c, label);
     free(a);
     free(x.big);
+}
+
+static void malformed_after(malformed *x, protocol_header *h, int f)
+{
+    if (f == 0)
+        send_bad_parts(x, h);
+    else if (f == 1)
+        send_bad_identity(x, h);
+    else if (f == 2)
+        send_bad_fields(x, h, h->seq);
+    else if (f == 3)
+        send_bad_payloads(x, h, h->seq);
+}
+
+/* Every reject reason between good frames. */
+static void case_malformed(void)
+{
+    run_rejects(2, 6, malformed_after, "malformed");
+}
+
+/* docs/protocol.md's check order on the messages whose reason used to depend
+ * on the path through the code: an eigenspace frame (kind 2) at the input is
+ * bad_kind, whether or not its fields would be valid for a covariance frame;
+ * one extra part after a whole payload is `parts` for full and packed storage
+ * alike (3 matrices: 2 parts is neither 1 nor 3). */
+static void reject_order_after(malformed *x, protocol_header *h, int f)
+{
+    if (f == 0) { /* kind 2 with covariance fields (mode 0), then a whole eigenspace header */
+        h->kind = PROTOCOL_KIND_EIGENSPACE;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+        h->mode = CONFIG_MODE_FULL;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+    } else if (f == 1) { /* full payload + 16 bytes, packed payload + 16 bytes */
+        const void *parts[] = {x->hb, x->big, x->big};
+        size_t sizes[] = {64, x->payload, 16};
+        protocol_header_encode(h, x->hb);
+        CHECK(test_send_parts(x->push, parts, sizes, 3) == 0, "send full + 1");
+        x->expect[PROTOCOL_REJECT_PARTS]++;
+        h->storage = PROTOCOL_STORAGE_PACKED_UPPER;
+        h->payload_bytes = (uint64_t)x->m * protocol_matrix_bytes(x->n, Z, PROTOCOL_STORAGE_PACKED_UPPER);
+        sizes[1] = (size_t)h->payload_bytes;
+        protocol_header_encode(h, x->hb);
+        CHECK(test_send_parts(x->push, parts, sizes, 3) == 0, "send packed + 1");
+        x->expect[PROTOCOL_REJECT_PARTS]++;
+    }
+}
+
+static void case_reject_order(void)
+{
+    run_rejects(3, 3, reject_order_after, "reject_order");
+}
+
+/* Fault injection: a malformed message after every valid frame (a different
+ * reason each time): each bad one rejected with its reason, each good one
+ * published. */
+static void alternate_after(malformed *x, protocol_header *h, int f)
+{
+    switch (f % 4) {
+    case 0:
+        h->kind = PROTOCOL_KIND_EIGENSPACE;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+        break;
+    case 1:
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_TRUNCATED, 64, x->big, x->payload - 16);
+        break;
+    case 2:
+        protocol_header_encode(h, x->hb);
+        x->hb[0] = 'X';
+        send_bad(x, PROTOCOL_REJECT_MAGIC, 64, x->big, x->payload);
+        break;
+    default:
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_PARTS, 64, NULL, 0);
+        break;
+    }
+}
+
+static void case_malformed_alternate(void)
+{
+    run_rejects(2, 20, alternate_after, "malformed_alternate");
 }
 
 /* The solver is slower than the input: drop_oldest evicts, block pushes back. */
@@ -590,7 +671,8 @@ int main(int argc, char **argv)
         {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
         {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},
         {"late_drop", case_late_drop},        {"drain", case_drain},
-        {"metrics", case_metrics},
+        {"metrics", case_metrics},            {"reject_order", case_reject_order},
+        {"malformed_alternate", case_malformed_alternate},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
