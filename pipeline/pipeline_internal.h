@@ -110,6 +110,8 @@ struct pipeline {
     pthread_t stage_threads[PIPELINE_STAGE_COUNT_];
     pthread_t receive_thread, metrics_thread;
     pipeline_error receive_result;
+    uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
+    int seq_seen;                 /* ... once a frame was accepted */
 
     atomic_int stop_requested;
     atomic_int metrics_stop;

@@ -160,10 +160,26 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
 
+/* A seq that does not increase means the source restarted (or a second
+ * source shares the input): counted and logged once per restart, never a
+ * loss; the frame is accepted like any other. */
+static void receive_check_seq(pipeline *p, const frame *f)
+{
+    uint64_t seq = f->header.seq;
+    if (p->seq_seen && seq <= p->last_seq) {
+        atomic_fetch_add_explicit(&p->stats.source_restarts, 1, memory_order_relaxed);
+        LOG_WARN("receive", "source restart: seq %llu after %llu", (unsigned long long)seq,
+                 (unsigned long long)p->last_seq);
+    }
+    p->last_seq = seq;
+    p->seq_seen = 1;
+}
+
 /* Hands an accepted frame to the form stage under the overflow policy (file
  * input always blocks: a recording is read losslessly). */
 void receive_accept(pipeline *p, frame *f)
 {
+    receive_check_seq(p, f);
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
     if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {

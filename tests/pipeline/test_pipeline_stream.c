@@ -452,10 +452,141 @@ static void case_malformed_alternate(void)
     run_rejects(2, 20, alternate_after, "malformed_alternate");
 }
 
-/* The solver is slower than the input: drop_oldest evicts, block pushes back. */
+/* Receives outputs until none arrives for idle_ms; checks each output
+ * against its input (frame_at(a, seq)) and counts the times seq did not
+ * increase in *restarts. Returns the count. */
+static int receive_all(void *sub, const void *a, int n, int m, int idle_ms, int *restarts, const char *label)
+{
+    long last_seq = -1;
+    int got = 0;
+    test_output o;
+    while (test_receive_output(sub, &o, idle_ms) == 0) {
+        *restarts += (long)o.header.seq <= last_seq;
+        last_seq = (long)o.header.seq;
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
+        test_output_free(&o);
+        got++;
+    }
+    return got;
+}
+
+static void send_frames(test_daemon *d, const void *a, int n, int m, int first, int count)
+{
+    for (int f = first; f < first + count; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        CHECK(test_send_frame(d->push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+    }
+}
+
+/* Fault injection: a PUB subscriber that stops reading for 2.5 s, then
+ * resumes. XPUB NODROP: every frame is delivered to it or counted as
+ * subscriber_slow, none lost silently; the subscriber's count and gaps
+ * agree with the counters. */
+static void case_subscriber_stall(void)
+{
+    const int n = 32, m = 8, frames = 40;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.pattern = CONFIG_OUTPUT_PUB;
+    cfg.output.hwm = 2;
+    cfg.frame.deadline_ms = 300; /* the publisher's bounded wait per frame */
+    if (test_daemon_start(&d, &cfg, "stall") != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    zmq_close(d.pull); /* the default SUB buffers 1000 frames: one that holds 1 stalls sooner */
+    d.pull = test_subscribe(&d, cfg.output.endpoint, 1);
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, frames);
+    test_sleep_ms(2500); /* the stall */
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "subscriber_stall");
+    CHECK(restarts == 0, "subscriber_stall: outputs out of order");
+    CHECK(test_wait_done(&d, frames, 10000) == 0, "subscriber_stall: not all accounted for");
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    fprintf(stderr, "subscriber_stall: in=%llu out=%llu received=%d dropped(subscriber_slow)=%llu\n",
+            (unsigned long long)c.in, (unsigned long long)c.out, got,
+            (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+    CHECK(c.in == (uint64_t)frames && (uint64_t)got == c.out, "subscriber_stall: in=%llu out=%llu received %d",
+          (unsigned long long)c.in, (unsigned long long)c.out, got);
+    CHECK(c.dropped[PIPELINE_DROP_SUBSCRIBER] > 0 && c.dropped[PIPELINE_DROP_SUBSCRIBER] == (uint64_t)(frames - got),
+          "subscriber_stall: %d frames missing, %llu counted subscriber_slow", frames - got,
+          (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+    check_accounting(&c, "subscriber_stall");
+    free(a);
+}
+
+/* Fault injection: the subscriber disconnects and another connects. While
+ * it is connected a subscriber gets every frame; frames published while
+ * nobody subscribes are counted as published (PUB semantics). */
+static void case_subscriber_reconnect(void)
+{
+    const int n = 8, m = 2, phase = 10;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.pattern = CONFIG_OUTPUT_PUB;
+    if (test_daemon_start(&d, &cfg, "reconnect") != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(3 * phase, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, phase);
+    CHECK(receive_and_check(&d, a, n, m, Z, phase, "reconnect: first subscriber") == phase, "first subscriber");
+    zmq_close(d.pull);
+    d.pull = NULL;
+    send_frames(&d, a, n, m, phase, phase); /* published to nobody */
+    CHECK(test_wait_done(&d, 2 * phase, 10000) == 0, "reconnect: frames without a subscriber not accounted for");
+    d.pull = test_subscribe(&d, cfg.output.endpoint, 1000);
+    send_frames(&d, a, n, m, 2 * phase, phase);
+    test_output o;
+    for (int f = 2 * phase; f < 3 * phase; f++) {
+        if (test_receive_output(d.pull, &o, 10000) != 0) {
+            CHECK(0, "reconnect: seq %d missing", f);
+            break;
+        }
+        CHECK(o.header.seq == (uint64_t)f, "reconnect: seq %llu, expected %d", (unsigned long long)o.header.seq, f);
+        test_output_free(&o);
+    }
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    CHECK(c.in == (uint64_t)(3 * phase) && c.out == c.in, "reconnect: in=%llu out=%llu", (unsigned long long)c.in,
+          (unsigned long long)c.out);
+    check_accounting(&c, "reconnect");
+    free(a);
+}
+
+/* Fault injection: the source restarts (seq 0..9, then 0..4): counted once
+ * in source_restarts, every frame accepted and published. */
+static void case_source_restart(void)
+{
+    const int n = 8, m = 2, first = 10, second = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(first, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, first);
+    send_frames(&d, a, n, m, 0, second);
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "source_restart");
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    CHECK(got == first + second && c.out == (uint64_t)got && c.source_restarts == 1 && restarts == 1,
+          "source_restart: received %d (seq back %d times), out=%llu source_restarts=%llu", got, restarts,
+          (unsigned long long)c.out, (unsigned long long)c.source_restarts);
+    check_accounting(&c, "source_restart");
+    free(a);
+}
+
+/* A burst of 100 frames at once, faster than the solver: drop_oldest evicts
+ * (published + dropped(overflow) = 100), block pushes back (all published). */
 static void run_overflow(config_overflow_policy policy, const char *label)
 {
-    const int n = 48, m = 16, frames = 30;
+    const int n = 48, m = 16, frames = 100;
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
@@ -484,7 +615,9 @@ static void run_overflow(config_overflow_policy policy, const char *label)
             (unsigned long long)c.overflow_blocked);
     CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
     if (policy == CONFIG_OVERFLOW_DROP_OLDEST) {
-        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0, "%s: nothing dropped", label);
+        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0 && c.out + c.dropped[PIPELINE_DROP_OVERFLOW] == (uint64_t)frames,
+              "%s: out=%llu dropped(overflow)=%llu", label, (unsigned long long)c.out,
+              (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
         CHECK(c.overflow_blocked == 0, "%s: blocked", label);
     } else {
         CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
@@ -673,6 +806,8 @@ int main(int argc, char **argv)
         {"late_drop", case_late_drop},        {"drain", case_drain},
         {"metrics", case_metrics},            {"reject_order", case_reject_order},
         {"malformed_alternate", case_malformed_alternate},
+        {"subscriber_stall", case_subscriber_stall}, {"subscriber_reconnect", case_subscriber_reconnect},
+        {"source_restart", case_source_restart},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
