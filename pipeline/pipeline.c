@@ -38,7 +38,7 @@ int pipeline_metrics_http_port(const pipeline *p)
 
 const char *pipeline_backend_name(const pipeline *p)
 {
-    return eig_backend_name(p->path->backend);
+    return eig_backend_name(pipeline_active_path(p)->backend);
 }
 
 /* ---- create / destroy ---------------------------------------------------------------- */
@@ -152,6 +152,7 @@ void pipeline_destroy(pipeline **pp)
     pipeline_sockets_close(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
+    path_destroy(&p->fallback_path);
     path_destroy(&p->path);
     pipeline_recording_close(p);
     pthread_cond_destroy(&p->metrics_wake);

@@ -122,7 +122,7 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
 {
     uint64_t start = metrics_now_ns();
     char err[192];
-    if (path_output_wait(p->path, f, err, sizeof err) != PIPELINE_OK) {
+    if (path_output_wait(f->path, f, err, sizeof err) != PIPELINE_OK) {
         LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
         *reason = PIPELINE_DROP_SOLVER;
         return STAGE_DROP;

@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include "eig.h"
+#include "path_fault.h"
 #include "pipeline_test_util.h"
 #include "workload.h"
 
@@ -638,7 +639,79 @@ static void case_overflow_block(void)
     run_overflow(CONFIG_OVERFLOW_BLOCK, "overflow_block");
 }
 
-/* A 1 ms deadline that no frame can meet. */
+/* Sends frames one at a time, each accounted for (published or dropped)
+ * before the next, so that which frame meets a fault is deterministic. */
+static void send_each_done(test_daemon *d, const void *a, int n, int m, int frames, const char *label)
+{
+    for (int f = 0; f < frames; f++) {
+        send_frames(d, a, n, m, f, 1);
+        CHECK(test_wait_done(d, (uint64_t)f + 1, 10000) == 0, "%s: frame %d not accounted for", label, f);
+    }
+}
+
+/* Fault injection: two solves fail as a whole (solver.fallback none): those
+ * frames are dropped as solver_error, the daemon keeps publishing. */
+static void case_solver_error(void)
+{
+    const int n = 8, m = 2, frames = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    path_fault_arm(&(path_fault_spec){.failing_solves = 2});
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, "solver_error");
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_error");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_error: run result");
+    CHECK(got == frames - 2 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 2 &&
+              c.solver_fallbacks == 0,
+          "solver_error: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.solver_fallbacks);
+    check_accounting(&c, "solver_error");
+    free(a);
+}
+
+/* solver.fallback cpu: every solve on the first path fails (the injected
+ * fault stands in for a GPU error); the first frame is dropped as
+ * solver_error, the daemon switches to the host path with the cpu backend
+ * once and publishes the rest. */
+static void case_solver_fallback(void)
+{
+    const int n = 8, m = 2, frames = 6;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.solver.backend = EIG_BACKEND_AUTO;
+    cfg.solver.fallback = CONFIG_FALLBACK_CPU;
+    path_fault_arm(&(path_fault_spec){.failing_solves = 1000000});
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, "solver_fallback");
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_fallback");
+    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "solver_fallback: backend %s after the fallback",
+          pipeline_backend_name(d.p));
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_fallback: run result");
+    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
+              c.solver_fallbacks == 1,
+          "solver_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.solver_fallbacks);
+    check_accounting(&c, "solver_fallback");
+    free(a);
+}
+
+/* A 1 ms deadline that no frame can meet, whatever the solver's speed:
+ * forming starts 20 ms after receipt (path_fault.h), so every frame is late
+ * when the solve stage takes it (late_policy drop drops it there). */
 static void run_late(config_late_policy policy, const char *label)
 {
     const int n = 48, m = 8, frames = 5;
@@ -648,15 +721,13 @@ static void run_late(config_late_policy policy, const char *label)
     cfg.frame.deadline_ms = 1;
     cfg.frame.late_policy = policy;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    path_fault_arm(&(path_fault_spec){.form_delay_ms = 20});
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
         CHECK(0, "start");
         return;
     }
     void *a = make_frames(frames, n, m, Z, 0);
-    for (int f = 0; f < frames; f++) {
-        test_frame_spec s = {.seq = (uint64_t)f};
-        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
-    }
+    send_frames(&d, a, n, m, 0, frames);
     CHECK(test_wait_done(&d, frames, 20000) == 0, "%s: not all accounted for", label);
     pipeline_counters c;
     if (policy == CONFIG_LATE_PUBLISH) {
@@ -807,7 +878,8 @@ int main(int argc, char **argv)
         {"metrics", case_metrics},            {"reject_order", case_reject_order},
         {"malformed_alternate", case_malformed_alternate},
         {"subscriber_stall", case_subscriber_stall}, {"subscriber_reconnect", case_subscriber_reconnect},
-        {"source_restart", case_source_restart},
+        {"source_restart", case_source_restart}, {"solver_error", case_solver_error},
+        {"solver_fallback", case_solver_fallback},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
