@@ -65,6 +65,8 @@ typedef enum config_replay_timing {
     CONFIG_REPLAY_ORIGINAL  /* the recorded inter-frame times, scaled by 1/input.replay_speed */
 } config_replay_timing;
 typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } config_late_policy;
+/* solver.fallback: what a frame path error leads to (backends cuda, auto). */
+typedef enum config_fallback { CONFIG_FALLBACK_NONE = 0, CONFIG_FALLBACK_CPU } config_fallback;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
 typedef enum config_log_level {
     CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
@@ -96,6 +98,7 @@ typedef struct eigstream_config {
         int matrices;                      /* matrices per frame, 180 */
         int gpu_device;                    /* 0 */
         int cpu_threads;                   /* 0 = all cores */
+        config_fallback fallback;          /* none */
     } solver;
     struct {
         int deadline_ms;                   /* receipt to publish, 1000 */
@@ -174,6 +177,7 @@ const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);
 const char *config_late_policy_name(config_late_policy p);
+const char *config_fallback_name(config_fallback f);
 const char *config_replay_timing_name(config_replay_timing t);
 const char *config_overflow_policy_name(config_overflow_policy p);
 

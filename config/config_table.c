@@ -15,6 +15,7 @@
 static const char *const input_pattern_names[] = {"pull", "sub"};
 static const char *const output_pattern_names[] = {"pub", "push"};
 static const char *const late_policy_names[] = {"publish", "drop"};
+static const char *const fallback_names[] = {"none", "cpu"};
 static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
@@ -49,6 +50,11 @@ const char *config_late_policy_name(config_late_policy p)
     return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
 }
 
+const char *config_fallback_name(config_fallback f)
+{
+    return choice_name(fallback_names, NAME_COUNT(fallback_names), (int)f);
+}
+
 const char *config_replay_timing_name(config_replay_timing t)
 {
     return choice_name(replay_timing_names, NAME_COUNT(replay_timing_names), (int)t);
@@ -76,6 +82,7 @@ CONFIG_CHOICE(replay_timing, config_replay_timing, config_replay_timing_name, CO
               CONFIG_REPLAY_ORIGINAL);
 CONFIG_CHOICE(late_policy, config_late_policy, config_late_policy_name, CONFIG_LATE_PUBLISH,
               CONFIG_LATE_DROP);
+CONFIG_CHOICE(fallback, config_fallback, config_fallback_name, CONFIG_FALLBACK_NONE, CONFIG_FALLBACK_CPU);
 CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_name,
               CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
 CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERROR,
@@ -86,6 +93,7 @@ _Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int
 _Static_assert(sizeof(eig_backend) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(eig_precision) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(config_fallback) == sizeof(int), "enum settings are int-sized");
 
 #define FIELD(member) offsetof(eigstream_config, member)
 #define KIB ((int64_t)1024)
@@ -200,6 +208,14 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "solver", .name = "cpu_threads", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.cpu_threads), .min = 0, .max = 1024, .default_int = 0,
      .help = "Threads for backends cpu and lapack. 0 = all cores."},
+    {.group = "solver", .name = "fallback", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(solver.fallback), .choice = &fallback_choice,
+     .default_int = CONFIG_FALLBACK_NONE,
+     .help = "Backends cuda and auto: what a frame path error (a solve failing as a whole) "
+             "leads to. none = the frame is dropped as solver_error and the path is kept; "
+             "cpu = the daemon switches to the host path with the cpu backend for good "
+             "(logged once, counted in solver_fallbacks); frames already formed on the "
+             "failed path are dropped as solver_error."},
 
     /* ---- frame ---- */
     {.group = "frame", .name = "deadline_ms", .kind = CONFIG_KIND_INT,

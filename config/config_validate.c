@@ -169,6 +169,18 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
 
 /* ---- rules between settings ------------------------------------------------------ */
 
+/* solver.fallback cpu replaces a GPU path: meaningful with backends cuda and
+ * auto only (cpu and lapack already run on the host). */
+static config_error check_fallback(const eigstream_config *cfg, config_violation *v)
+{
+    eig_backend b = cfg->solver.backend;
+    if (cfg->solver.fallback == CONFIG_FALLBACK_NONE || b == EIG_BACKEND_CUDA || b == EIG_BACKEND_AUTO)
+        return CONFIG_OK;
+    return violation(v, CONFIG_EINVAL, config_spec_find("solver", "fallback"), config_spec_find("solver", "backend"),
+                     NULL, "%s needs backend %s or %s, not %s", config_fallback_name(cfg->solver.fallback),
+                     eig_backend_name(EIG_BACKEND_CUDA), eig_backend_name(EIG_BACKEND_AUTO), eig_backend_name(b));
+}
+
 /* d against n and the mode; n against the backend's limit. */
 static config_error check_dimensions(const eigstream_config *cfg, config_violation *v)
 {
@@ -249,6 +261,8 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     if ((rc = check_dimensions(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
         return rc;
     return check_message_size(cfg, v);
 }

@@ -32,6 +32,8 @@ typedef struct output_buffer {
     protocol_matrix_meta *matrix_meta; /* per matrix, before encoding */
 } output_buffer;
 
+struct path;
+
 typedef struct frame {
     protocol_header header; /* as received */
     void *a;                /* payload as received, then (host path) formed full matrices in place */
@@ -43,6 +45,7 @@ typedef struct frame {
     uint64_t received_ns;   /* CLOCK_MONOTONIC at the first part */
     uint64_t received_real_ns, solve_start_real_ns, solve_end_real_ns; /* for the meta part */
     int slot;               /* what the path holds for this frame (a device slot), -1 for nothing */
+    struct path *path;      /* the path that formed it (set by the form stage), NULL before */
     output_buffer *out;     /* owned from the solve stage until sent or released */
 } frame;
 

@@ -115,6 +115,7 @@ const char *pipeline_drop_name(pipeline_drop_reason d)
     case PIPELINE_DROP_LATE: return "late";
     case PIPELINE_DROP_SOLVER: return "solver_error";
     case PIPELINE_DROP_SEND: return "send_failed";
+    case PIPELINE_DROP_SUBSCRIBER: return "subscriber_slow";
     case PIPELINE_DROP_COUNT_: break;
     }
     return "unknown";
@@ -226,7 +227,7 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
         c->backend, c->precision, c->mode, c->n, c->matrices);
     metrics_put(&w, "\"frames\":{\"in\":%llu,\"out\":%llu,\"late\":%llu,\"dropped\":%llu,\"rejected\":%llu,"
             "\"in_flight\":%llu,\"matrices_failed\":%llu,\"matrices_nonconvergence\":%llu,"
-            "\"matrices_invalid\":%llu,\"overflow_blocked\":%llu},",
+            "\"matrices_invalid\":%llu,\"overflow_blocked\":%llu,\"source_restarts\":%llu},",
         (unsigned long long)in, (unsigned long long)out,
         (unsigned long long)atomic_load_explicit(&m->frames_late, RELAXED),
         (unsigned long long)dropped, (unsigned long long)metrics_rejected_total(m),
@@ -234,7 +235,10 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
         (unsigned long long)atomic_load_explicit(&m->matrices_failed, RELAXED),
         (unsigned long long)atomic_load_explicit(&m->matrices_nonconvergence, RELAXED),
         (unsigned long long)atomic_load_explicit(&m->matrices_invalid, RELAXED),
-        (unsigned long long)atomic_load_explicit(&m->overflow_blocked, RELAXED));
+        (unsigned long long)atomic_load_explicit(&m->overflow_blocked, RELAXED),
+        (unsigned long long)atomic_load_explicit(&m->source_restarts, RELAXED));
+    metrics_put(&w, "\"solver_fallbacks\":%llu,",
+        (unsigned long long)atomic_load_explicit(&m->solver_fallbacks, RELAXED));
     metrics_put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
         m->rate_out, m->rate_rejected);
     metrics_put(&w, "\"dropped\":{");

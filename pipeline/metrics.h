@@ -71,6 +71,8 @@ typedef struct metrics {
     _Atomic uint64_t matrices_nonconvergence; /* ... with info > 0 (did not converge) */
     _Atomic uint64_t matrices_invalid;        /* ... with info < 0 (invalid input) */
     _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
+    _Atomic uint64_t source_restarts;  /* accepted frames whose seq did not increase (the source restarted) */
+    _Atomic uint64_t solver_fallbacks; /* solver.fallback: switches to the host path after a path error */
     _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     metrics_histogram latency[METRICS_STAGE_COUNT_];

@@ -76,6 +76,11 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
                 &m->frames_late);
     put_counter(w, "eigstream_overflow_blocked_total",
                 "Times the receiver waited for room (frame.overflow_policy block).", &m->overflow_blocked);
+    put_counter(w, "eigstream_source_restarts_total",
+                "Accepted frames whose seq did not increase: the source restarted (not a loss).",
+                &m->source_restarts);
+    put_counter(w, "eigstream_solver_fallbacks_total",
+                "Switches to the host path after a frame path error (solver.fallback cpu).", &m->solver_fallbacks);
     put_family(w, "eigstream_frames_dropped_total", "counter", "Accepted frames not published, by reason.");
     for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
         metrics_put(w, "eigstream_frames_dropped_total{reason=\"%s\"} %llu\n",

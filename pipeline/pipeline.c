@@ -27,6 +27,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->in_flight = c->in > done ? c->in - done : 0;
     c->matrices_failed = atomic_load(&m->matrices_failed);
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
+    c->source_restarts = atomic_load(&m->source_restarts);
+    c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
 }
 
 int pipeline_metrics_http_port(const pipeline *p)
@@ -36,7 +38,7 @@ int pipeline_metrics_http_port(const pipeline *p)
 
 const char *pipeline_backend_name(const pipeline *p)
 {
-    return eig_backend_name(p->path->backend);
+    return eig_backend_name(pipeline_active_path(p)->backend);
 }
 
 /* ---- create / destroy ---------------------------------------------------------------- */
@@ -150,6 +152,7 @@ void pipeline_destroy(pipeline **pp)
     pipeline_sockets_close(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
+    path_destroy(&p->fallback_path);
     path_destroy(&p->path);
     pipeline_recording_close(p);
     pthread_cond_destroy(&p->metrics_wake);
@@ -170,15 +173,18 @@ static void log_accounting(pipeline *p)
     pipeline_counters c;
     pipeline_get_counters(p, &c);
     uint64_t dropped = 0;
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+    char reasons[256];
+    size_t len = 0;
+    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++) {
         dropped += c.dropped[d];
-    LOG_INFO("pipeline",
-             "accounting: in=%llu out=%llu (late %llu) dropped=%llu (overflow=%llu late=%llu solver_error=%llu "
-             "send_failed=%llu) in_flight=%llu rejected=%llu",
+        int w = snprintf(reasons + len, sizeof reasons - len, "%s%s=%llu", d ? " " : "",
+                         pipeline_drop_name((pipeline_drop_reason)d), (unsigned long long)c.dropped[d]);
+        if (w > 0 && (size_t)w < sizeof reasons - len)
+            len += (size_t)w;
+    }
+    LOG_INFO("pipeline", "accounting: in=%llu out=%llu (late %llu) dropped=%llu (%s) in_flight=%llu rejected=%llu",
              (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.late,
-             (unsigned long long)dropped, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
-             (unsigned long long)c.dropped[PIPELINE_DROP_LATE], (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
-             (unsigned long long)c.dropped[PIPELINE_DROP_SEND], (unsigned long long)c.in_flight,
+             (unsigned long long)dropped, reasons, (unsigned long long)c.in_flight,
              (unsigned long long)c.rejected_total);
 }
 

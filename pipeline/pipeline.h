@@ -57,7 +57,10 @@ typedef enum pipeline_drop_reason {
     PIPELINE_DROP_OVERFLOW = 0, /* "overflow": evicted by overflow_policy drop_oldest */
     PIPELINE_DROP_LATE,         /* "late": past the deadline with late_policy drop */
     PIPELINE_DROP_SOLVER,       /* "solver_error": forming or the solver failed as a whole */
-    PIPELINE_DROP_SEND,         /* "send_failed": the output socket refused it */
+    PIPELINE_DROP_SEND,         /* "send_failed": the output socket refused it (PUSH: no peer
+                                   took it within frame.deadline_ms) */
+    PIPELINE_DROP_SUBSCRIBER,   /* "subscriber_slow": PUB output, a subscriber stayed at its
+                                   HWM for frame.deadline_ms (XPUB NODROP refused the send) */
     PIPELINE_DROP_COUNT_
 } pipeline_drop_reason;
 
@@ -73,10 +76,13 @@ typedef struct pipeline_counters {
     uint64_t in_flight;        /* accepted, not yet published or dropped */
     uint64_t matrices_failed;  /* matrices published with info != 0 */
     uint64_t overflow_blocked; /* overflow_policy block: times the receiver waited */
+    uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
+    uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
-/* "overflow", "late", "solver_error", "send_failed"; "unknown" for a bad value. */
+/* "overflow", "late", "solver_error", "send_failed", "subscriber_slow";
+ * "unknown" for a bad value. */
 const char *pipeline_drop_name(pipeline_drop_reason r);
 /* The backend the solver plan resolved to ("cpu", "lapack", "cuda"). */
 const char *pipeline_backend_name(const pipeline *p);

@@ -111,7 +111,8 @@ void pipeline_frames_destroy(pipeline *p)
 void pipeline_frame_release(pipeline *p, frame *f)
 {
     /* First the path: its work may still read f->a or write f->out. */
-    path_release(p->path, f);
+    path_release(f->path != NULL ? f->path : p->path, f);
+    f->path = NULL;
     if (f->out != NULL)
         pool_put(&p->outputs, f->out);
     f->out = NULL;
@@ -126,6 +127,30 @@ void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason)
         LOG_WARN("pipeline", "dropped frame seq %llu: %s (%llu more suppressed)",
                  (unsigned long long)f->header.seq, pipeline_drop_name(reason), (unsigned long long)suppressed);
     pipeline_frame_release(p, f);
+}
+
+path *pipeline_active_path(const pipeline *p)
+{
+    /* Acquire: fallback_path is written before fallen_back is set. */
+    return atomic_load_explicit(&p->fallen_back, memory_order_acquire) ? p->fallback_path : p->path;
+}
+
+int pipeline_path_fall_back(pipeline *p)
+{
+    char err[192];
+    if (p->cfg.solver.fallback != CONFIG_FALLBACK_CPU || atomic_load(&p->fallen_back))
+        return 0;
+    path_params params = p->path->params;
+    params.backend = EIG_BACKEND_CPU;
+    if (path_create(&p->fallback_path, &params, err, sizeof err) != PIPELINE_OK) {
+        LOG_ERROR("solve", "solver.fallback cpu: cannot create the host path: %s", err);
+        return 0;
+    }
+    atomic_store_explicit(&p->fallen_back, 1, memory_order_release);
+    atomic_fetch_add_explicit(&p->stats.solver_fallbacks, 1, memory_order_relaxed);
+    LOG_WARN("solve", "%s path failed: falling back to the host path with the cpu backend (solver.fallback)",
+             path_name(p->path));
+    return 1;
 }
 
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns)

@@ -92,7 +92,9 @@ struct pipeline {
     output_format format;
     size_t max_payload_bytes;
 
-    path *path;
+    path *path;                  /* created first: owns every frame and output buffer */
+    path *fallback_path;         /* solver.fallback cpu: the host path, once switched to */
+    atomic_int fallen_back;      /* 1 once fallback_path is the path new frames take */
     recording_reader *recording; /* file input (input.endpoint = "file:NAME"), else NULL */
     uint8_t *recorded_frame;     /* file input: one recorded frame's bytes */
     size_t recorded_frame_bytes;
@@ -110,6 +112,8 @@ struct pipeline {
     pthread_t stage_threads[PIPELINE_STAGE_COUNT_];
     pthread_t receive_thread, metrics_thread;
     pipeline_error receive_result;
+    uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
+    int seq_seen;                 /* ... once a frame was accepted */
 
     atomic_int stop_requested;
     atomic_int metrics_stop;
@@ -181,6 +185,14 @@ void pipeline_frame_release(pipeline *p, frame *f);
 void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason);
 /* Time since receipt has passed the deadline. */
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns);
+
+/* The path new frames are formed and solved on: p->path, or the fallback
+ * path once the solve stage has switched (pipeline_frames.c). */
+path *pipeline_active_path(const pipeline *p);
+/* Solve stage only: after a path error, with solver.fallback cpu, switches
+ * to the host path with the cpu backend (created here, logged, counted);
+ * once only. Returns 1 when the active path changed. */
+int pipeline_path_fall_back(pipeline *p);
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /*
  * pipeline_sockets.c - the daemon's ZeroMQ context and its three sockets:
- * input (PULL or SUB), output (PUB or PUSH), metrics (PUB, optional).
+ * input (PULL or SUB), output (output.pattern pub: an XPUB with
+ * ZMQ_XPUB_NODROP; push: a PUSH), metrics (PUB, optional).
  */
 #include <errno.h>
 #include <time.h>
@@ -79,14 +80,19 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
-    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_PUB, "output", OUTPUT_LINGER_MS,
+    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_XPUB, "output", OUTPUT_LINGER_MS,
                                      ZMQ_SNDHWM, cfg->output.hwm, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    /* PUSH blocks without a peer; a bounded wait turns that into a counted drop. */
-    int timeout = cfg->frame.deadline_ms;
-    if (push)
-        SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
+    /* A PUB drops silently for a subscriber at its HWM; an XPUB with NODROP
+     * refuses the send instead (EAGAIN), so that the publish stage counts
+     * the frame as subscriber_slow. PUSH blocks without a peer. Either way
+     * a bounded wait, the frame's deadline, turns the refusal into a
+     * counted drop. */
+    int timeout = cfg->frame.deadline_ms, nodrop = 1;
+    if (!push)
+        SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
+    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 

@@ -134,6 +134,13 @@ static protocol_reject check_kind_fields(const protocol_header *h)
 
 protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h)
 {
+    return protocol_header_decode_kind(part, part_bytes, 0, h);
+}
+
+/* expect_kind 0: either known kind. */
+protocol_reject protocol_header_decode_kind(const uint8_t *part, size_t part_bytes, uint8_t expect_kind,
+                                            protocol_header *h)
+{
     if (part == NULL || part_bytes != PROTOCOL_HEADER_BYTES)
         return PROTOCOL_REJECT_HEADER_SIZE;
     if (memcmp(part, PROTOCOL_MAGIC, 4) != 0)
@@ -141,6 +148,8 @@ protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, p
     if (part[4] != PROTOCOL_VERSION)
         return PROTOCOL_REJECT_VERSION;
     if (part[5] != PROTOCOL_KIND_COVARIANCE && part[5] != PROTOCOL_KIND_EIGENSPACE)
+        return PROTOCOL_REJECT_KIND;
+    if (expect_kind != 0 && part[5] != expect_kind)
         return PROTOCOL_REJECT_KIND;
 
     protocol_header d;

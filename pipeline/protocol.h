@@ -127,6 +127,12 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
  * element, storage, mode, flags, zero reserved bytes. Does not check the
  * payload. Returns PROTOCOL_OK and fills *h, or the reason. */
 protocol_reject protocol_header_decode(const uint8_t *part, size_t part_bytes, protocol_header *h);
+/* The same for a receiver that takes one kind only: a known kind other than
+ * expect_kind is PROTOCOL_REJECT_KIND, checked right after the kind byte and
+ * before the kind's fields (docs/protocol.md's check order), so that an
+ * eigenspace frame sent to a covariance input is bad_kind, never bad_field. */
+protocol_reject protocol_header_decode_kind(const uint8_t *part, size_t part_bytes, uint8_t expect_kind,
+                                            protocol_header *h);
 
 /* The solver's storage and triangle for a frame's protocol_storage; -1 for
  * a bad value (0 otherwise). */

@@ -3,14 +3,17 @@
  * the solver reads (the path's forming: in place on the host, or the upload
  * and forming kernels enqueued on a device slot, so that the copy overlaps
  * the solve of the previous frame). A frame whose forming fails is dropped
- * as solver_error, with the reason in the log.
+ * as solver_error, with the reason in the log. The frame remembers the path
+ * that formed it (f->path): after a solver.fallback switch, frames formed on
+ * the old path are dropped by the solve stage.
  */
 #include "pipeline_internal.h"
 
 stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
 {
     char err[192];
-    if (path_form(p->path, f, err, sizeof err) == PIPELINE_OK)
+    f->path = pipeline_active_path(p);
+    if (path_form(f->path, f, err, sizeof err) == PIPELINE_OK)
         return STAGE_PASS;
     LOG_ERROR("form", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
     *reason = PIPELINE_DROP_SOLVER;

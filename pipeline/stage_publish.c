@@ -8,6 +8,13 @@
  * through output_release (from its I/O thread) once it is on the wire or
  * discarded. The output frame carries the input's seq and source timestamp,
  * and a CRC32C when the input carried one.
+ *
+ * Delivery (docs/daemon.md): a send waits at most frame.deadline_ms for
+ * room (SNDTIMEO); PUB output is an XPUB with NODROP, so a subscriber at its
+ * HWM makes the send fail rather than lose the frame silently: the frame is
+ * then dropped as subscriber_slow (for every subscriber: ZeroMQ sends a
+ * message to all matching subscribers or none), PUSH without a peer as
+ * send_failed.
  */
 #include <errno.h>
 #include <zmq.h>
@@ -67,6 +74,30 @@ static int send_output(pipeline *p, output_buffer **out)
     return 0;
 }
 
+/* PUB output: reads what the XPUB received, the subscribe (first byte 1) and
+ * unsubscribe (0) messages of its subscribers, so that they do not pile up;
+ * a frame with no subscriber is sent to nobody and counted as published
+ * (ZeroMQ's PUB semantics, docs/daemon.md). */
+static void subscriptions_drain(pipeline *p)
+{
+    uint8_t msg[PROTOCOL_PREFIX_BYTES + 1];
+    int bytes;
+    if (p->cfg.output.pattern != CONFIG_OUTPUT_PUB)
+        return;
+    while ((bytes = zmq_recv(p->output, msg, sizeof msg, ZMQ_DONTWAIT)) >= 0)
+        LOG_DEBUG("publish", "subscriber %s (%d-byte prefix)", bytes > 0 && msg[0] == 1 ? "subscribed" : "left",
+                  bytes > 0 ? bytes - 1 : 0);
+}
+
+/* Why a send failed: EAGAIN on the XPUB is a subscriber at its HWM for the
+ * whole bounded wait (NODROP); anything else, or PUSH, is send_failed. */
+static pipeline_drop_reason send_failure_reason(const pipeline *p, int error)
+{
+    if (error == EAGAIN && p->cfg.output.pattern == CONFIG_OUTPUT_PUB)
+        return PIPELINE_DROP_SUBSCRIBER;
+    return PIPELINE_DROP_SEND;
+}
+
 /* Counted last: a test that sees out == in knows every histogram is final. */
 static void count_published(pipeline *p, const frame *f, int late, uint64_t start)
 {
@@ -91,7 +122,7 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
 {
     uint64_t start = metrics_now_ns();
     char err[192];
-    if (path_output_wait(p->path, f, err, sizeof err) != PIPELINE_OK) {
+    if (path_output_wait(f->path, f, err, sizeof err) != PIPELINE_OK) {
         LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
         *reason = PIPELINE_DROP_SOLVER;
         return STAGE_DROP;
@@ -109,9 +140,11 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
     };
     protocol_meta_encode(&times, f->out->matrix_meta, p->matrices, f->out->meta);
     encode_header(p, f, f->out, late);
+    subscriptions_drain(p);
     if (send_output(p, &f->out) != 0) {
-        LOG_DEBUG("publish", "send failed: %s", zmq_strerror(errno));
-        *reason = PIPELINE_DROP_SEND;
+        int error = errno;
+        LOG_DEBUG("publish", "send failed: %s", zmq_strerror(error));
+        *reason = send_failure_reason(p, error);
         return STAGE_DROP;
     }
     count_published(p, f, late, start);

@@ -63,11 +63,9 @@ void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, si
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes)
 {
-    protocol_reject r = protocol_header_decode(part, part_bytes, &f->header);
-    if (r == PROTOCOL_OK && f->header.kind != PROTOCOL_KIND_COVARIANCE) {
-        r = PROTOCOL_REJECT_KIND;
-        snprintf(detail, detail_bytes, "kind %u is not covariance", f->header.kind);
-    }
+    protocol_reject r = protocol_header_decode_kind(part, part_bytes, PROTOCOL_KIND_COVARIANCE, &f->header);
+    if (r == PROTOCOL_REJECT_KIND)
+        snprintf(detail, detail_bytes, "kind %u is not covariance", part_bytes > 5 ? ((const uint8_t *)part)[5] : 0);
     if (r == PROTOCOL_OK) {
         r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
         if (r != PROTOCOL_OK)
@@ -81,7 +79,10 @@ protocol_reject receive_check_header(const pipeline *p, frame *f, const void *pa
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
                                       const payload_scan *scan, char *detail, size_t detail_bytes)
 {
-    protocol_reject r = protocol_covariance_check_sizes(&f->header, f->part_bytes, parts, p->max_payload_bytes);
+    /* More parts than matrices: f->part_bytes holds only the first ones;
+     * checking no parts gives the header's size checks, then `parts`. */
+    size_t listed = parts > p->matrices ? 0 : parts;
+    protocol_reject r = protocol_covariance_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
     if (r != PROTOCOL_OK) {
         snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts, copied,
                  (unsigned long long)f->header.payload_bytes, protocol_storage_name(f->header.storage),
@@ -124,14 +125,14 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     more = zmq_msg_more(&part);
 
     r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
-    if (r == PROTOCOL_OK && !more) {
-        r = PROTOCOL_REJECT_PARTS;
-        snprintf(detail, detail_bytes, "header without payload parts");
-    }
     zmq_msg_close(&part);
 
     /* The payload parts: copied once, back to back, into the frame buffer
-     * while the message still looks valid; always drained. */
+     * while the message still looks valid and they fit; always drained.
+     * Whether the parts are too many or too large is decided only once
+     * all of them are counted (receive_check_payload), in the order of
+     * docs/protocol.md, whatever the storage. */
+    int overflow = 0;
     while (more) {
         zmq_msg_init(&part);
         if (zmq_msg_recv(&part, p->input, 0) < 0) {
@@ -145,16 +146,10 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         if (parts < p->matrices)
             f->part_bytes[parts] = bytes;
         parts++;
-        if (r == PROTOCOL_OK) {
-            if (parts > p->matrices) {
-                r = PROTOCOL_REJECT_PARTS;
-                snprintf(detail, detail_bytes, "more than %u payload parts", p->matrices);
-            } else if (bytes > f->a_bytes - copied) {
-                r = copied + bytes > f->header.payload_bytes ? PROTOCOL_REJECT_OVERSIZED : PROTOCOL_REJECT_SIZE;
-                snprintf(detail, detail_bytes, "payload exceeds %zu bytes", f->a_bytes);
-            } else {
+        if (r == PROTOCOL_OK && !overflow) {
+            overflow = bytes > f->a_bytes - copied; /* then the sizes check rejects it */
+            if (!overflow)
                 receive_copy_and_check(f, &scan, zmq_msg_data(&part), bytes, &copied);
-            }
         }
         zmq_msg_close(&part);
     }
@@ -165,10 +160,26 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
 
+/* A seq that does not increase means the source restarted (or a second
+ * source shares the input): counted and logged once per restart, never a
+ * loss; the frame is accepted like any other. */
+static void receive_check_seq(pipeline *p, const frame *f)
+{
+    uint64_t seq = f->header.seq;
+    if (p->seq_seen && seq <= p->last_seq) {
+        atomic_fetch_add_explicit(&p->stats.source_restarts, 1, memory_order_relaxed);
+        LOG_WARN("receive", "source restart: seq %llu after %llu", (unsigned long long)seq,
+                 (unsigned long long)p->last_seq);
+    }
+    p->last_seq = seq;
+    p->seq_seen = 1;
+}
+
 /* Hands an accepted frame to the form stage under the overflow policy (file
  * input always blocks: a recording is read losslessly). */
 void receive_accept(pipeline *p, frame *f)
 {
+    receive_check_seq(p, f);
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
     if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {

@@ -10,6 +10,14 @@
  * drop before spending a solve on it (stage.c). A solve that fails as a
  * whole drops the frame as solver_error; per-matrix failures travel in the
  * output's status fields.
+ *
+ * solver.fallback cpu: after such a path error the solve stage switches the
+ * pipeline to the host path (pipeline_path_fall_back) between frames. The
+ * failed frame, and every frame the form stage formed on the old path
+ * (in the solve queue, or being formed during the switch: on the cuda path
+ * their matrices live in the old path's device slots), are dropped as
+ * solver_error: none is re-formed. The old path stays alive, unused, until
+ * pipeline_destroy: it owns the frame buffers and releases those frames.
  */
 #include <stdio.h>
 
@@ -20,8 +28,12 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reas
     char err[192];
     *reason = PIPELINE_DROP_SOLVER;
     f->solve_start_real_ns = metrics_realtime_ns();
-    if (path_solve(p->path, f, err, sizeof err) != PIPELINE_OK)
+    if (f->path != pipeline_active_path(p)) {
+        snprintf(err, sizeof err, "formed on the %s path before the fallback", path_name(f->path));
         goto failed;
+    }
+    if (path_solve(f->path, f, err, sizeof err) != PIPELINE_OK)
+        goto path_failed;
     output_signal_dimensions(&p->format, f);
     /* The pool holds output.hwm + 2 buffers; one is free once ZeroMQ has
      * sent the oldest output. Closed only after every stage has ended. */
@@ -30,10 +42,12 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reas
         goto failed;
     }
     output_describe(&p->format, f, f->out);
-    if (path_output_start(p->path, f, f->out, err, sizeof err) != PIPELINE_OK)
-        goto failed;
+    if (path_output_start(f->path, f, f->out, err, sizeof err) != PIPELINE_OK)
+        goto path_failed;
     f->solve_end_real_ns = metrics_realtime_ns();
     return STAGE_PASS;
+path_failed:
+    pipeline_path_fall_back(p);
 failed:
     LOG_ERROR("solve", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
     return STAGE_DROP;

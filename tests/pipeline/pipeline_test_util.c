@@ -105,6 +105,23 @@ int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag
     return 0;
 }
 
+void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm)
+{
+    void *sub = zmq_socket(d->zmq, ZMQ_SUB);
+    int linger = 0;
+    if (sub == NULL)
+        return NULL;
+    zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(sub, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "EIGS\x01\x02", PROTOCOL_PREFIX_BYTES);
+    if (zmq_connect(sub, endpoint) != 0) {
+        zmq_close(sub);
+        return NULL;
+    }
+    test_sleep_ms(300);
+    return sub;
+}
+
 pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters)
 {
     pipeline_stop(d->p);

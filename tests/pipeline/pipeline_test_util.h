@@ -34,6 +34,11 @@ void test_config(eigstream_config *cfg, int n, int matrices);
  * and starts the pipeline in a thread. Output is PUSH->PULL unless
  * cfg->output.pattern is PUB (then a SUB with a short join delay). */
 int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag);
+/* PUB output bound by the daemon (ipc_tag): a new SUB on d's context,
+ * receive HWM rcvhwm, subscribed to eigenspace frames and connected to the
+ * daemon's output endpoint, after the subscription has had time to reach
+ * the publisher. NULL on failure. */
+void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm);
 /* pipeline_stop, join, then destroy everything. Returns pipeline_run's result. */
 pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters);
 

@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include "eig.h"
+#include "path_fault.h"
 #include "pipeline_test_util.h"
 #include "workload.h"
 
@@ -325,19 +326,23 @@ static void send_bad_payloads(malformed *x, protocol_header *h, uint64_t seq)
     free(nan_payload);
 }
 
-/* Every reject reason between good frames. */
-static void case_malformed(void)
+/* Sends `good` valid frames with CRC, calling send_after(x, h, f) after
+ * frame f with h a full-storage header of seq 100 + f; then checks every good
+ * frame out, every bad one counted under the reason it was sent for, and the
+ * accounting. */
+static void run_rejects(int m, int good, void (*send_after)(malformed *x, protocol_header *h, int f),
+                        const char *label)
 {
-    const int n = 8, m = 2, good = 6;
+    const int n = 8;
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
+        CHECK(0, "%s: start", label);
         return;
     }
     double complex *a = make_frames(good, n, m, Z, 0);
-    malformed x = {.push = d.push, .n = n, .m = m, .payload = (size_t)m * n * n * 16};
+    malformed x = {.push = d.push, .n = n, .m = (uint32_t)m, .payload = (size_t)m * n * n * 16};
     x.big = calloc(1, x.payload + 64);
     memcpy(x.big, a, x.payload);
     for (int f = 0; f < good; f++) {
@@ -345,36 +350,244 @@ static void case_malformed(void)
         test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
         protocol_header h;
         test_covariance_header(&h, 100 + f, n, m, Z);
-        if (f == 0)
-            send_bad_parts(&x, &h);
-        else if (f == 1)
-            send_bad_identity(&x, &h);
-        else if (f == 2)
-            send_bad_fields(&x, &h, 100 + f);
-        else if (f == 3)
-            send_bad_payloads(&x, &h, 100 + f);
+        send_after(&x, &h, f);
     }
-    CHECK(receive_and_check(&d, a, n, m, Z, good, "malformed") == good, "good frames through");
+    CHECK(receive_and_check(&d, a, n, m, Z, good, label) == good, "%s: good frames through", label);
     pipeline_counters c;
     test_wait_done(&d, good, 2000);
     /* Rejections of the last bad messages may trail the last good output. */
     test_sleep_ms(200);
     test_daemon_stop(&d, &c);
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        CHECK(c.rejected[r] == x.expect[r], "reject %s: counted %llu, sent %llu",
+        CHECK(c.rejected[r] == x.expect[r], "%s: reject %s: counted %llu, sent %llu", label,
               protocol_reject_name((protocol_reject)r), (unsigned long long)c.rejected[r],
               (unsigned long long)x.expect[r]);
-    CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "in=%llu out=%llu", (unsigned long long)c.in,
-          (unsigned long long)c.out);
-    check_accounting(&c, "malformed");
+    CHECK(c.in == (uint64_t)good && c.out == (uint64_t)good, "%s: in=%llu out=%llu", label,
+          (unsigned long long)c.in, (unsigned long long)c.out);
+    check_accounting(&c, label);
     free(a);
     free(x.big);
 }
 
-/* The solver is slower than the input: drop_oldest evicts, block pushes back. */
+static void malformed_after(malformed *x, protocol_header *h, int f)
+{
+    if (f == 0)
+        send_bad_parts(x, h);
+    else if (f == 1)
+        send_bad_identity(x, h);
+    else if (f == 2)
+        send_bad_fields(x, h, h->seq);
+    else if (f == 3)
+        send_bad_payloads(x, h, h->seq);
+}
+
+/* Every reject reason between good frames. */
+static void case_malformed(void)
+{
+    run_rejects(2, 6, malformed_after, "malformed");
+}
+
+/* docs/protocol.md's check order on the messages whose reason used to depend
+ * on the path through the code: an eigenspace frame (kind 2) at the input is
+ * bad_kind, whether or not its fields would be valid for a covariance frame;
+ * one extra part after a whole payload is `parts` for full and packed storage
+ * alike (3 matrices: 2 parts is neither 1 nor 3). */
+static void reject_order_after(malformed *x, protocol_header *h, int f)
+{
+    if (f == 0) { /* kind 2 with covariance fields (mode 0), then a whole eigenspace header */
+        h->kind = PROTOCOL_KIND_EIGENSPACE;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+        h->mode = CONFIG_MODE_FULL;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+    } else if (f == 1) { /* full payload + 16 bytes, packed payload + 16 bytes */
+        const void *parts[] = {x->hb, x->big, x->big};
+        size_t sizes[] = {64, x->payload, 16};
+        protocol_header_encode(h, x->hb);
+        CHECK(test_send_parts(x->push, parts, sizes, 3) == 0, "send full + 1");
+        x->expect[PROTOCOL_REJECT_PARTS]++;
+        h->storage = PROTOCOL_STORAGE_PACKED_UPPER;
+        h->payload_bytes = (uint64_t)x->m * protocol_matrix_bytes(x->n, Z, PROTOCOL_STORAGE_PACKED_UPPER);
+        sizes[1] = (size_t)h->payload_bytes;
+        protocol_header_encode(h, x->hb);
+        CHECK(test_send_parts(x->push, parts, sizes, 3) == 0, "send packed + 1");
+        x->expect[PROTOCOL_REJECT_PARTS]++;
+    }
+}
+
+static void case_reject_order(void)
+{
+    run_rejects(3, 3, reject_order_after, "reject_order");
+}
+
+/* Fault injection: a malformed message after every valid frame (a different
+ * reason each time): each bad one rejected with its reason, each good one
+ * published. */
+static void alternate_after(malformed *x, protocol_header *h, int f)
+{
+    switch (f % 4) {
+    case 0:
+        h->kind = PROTOCOL_KIND_EIGENSPACE;
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
+        break;
+    case 1:
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_TRUNCATED, 64, x->big, x->payload - 16);
+        break;
+    case 2:
+        protocol_header_encode(h, x->hb);
+        x->hb[0] = 'X';
+        send_bad(x, PROTOCOL_REJECT_MAGIC, 64, x->big, x->payload);
+        break;
+    default:
+        protocol_header_encode(h, x->hb);
+        send_bad(x, PROTOCOL_REJECT_PARTS, 64, NULL, 0);
+        break;
+    }
+}
+
+static void case_malformed_alternate(void)
+{
+    run_rejects(2, 20, alternate_after, "malformed_alternate");
+}
+
+/* Receives outputs until none arrives for idle_ms; checks each output
+ * against its input (frame_at(a, seq)) and counts the times seq did not
+ * increase in *restarts. Returns the count. */
+static int receive_all(void *sub, const void *a, int n, int m, int idle_ms, int *restarts, const char *label)
+{
+    long last_seq = -1;
+    int got = 0;
+    test_output o;
+    while (test_receive_output(sub, &o, idle_ms) == 0) {
+        *restarts += (long)o.header.seq <= last_seq;
+        last_seq = (long)o.header.seq;
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
+        test_output_free(&o);
+        got++;
+    }
+    return got;
+}
+
+static void send_frames(test_daemon *d, const void *a, int n, int m, int first, int count)
+{
+    for (int f = first; f < first + count; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        CHECK(test_send_frame(d->push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+    }
+}
+
+/* Fault injection: a PUB subscriber that stops reading for 2.5 s, then
+ * resumes. XPUB NODROP: every frame is delivered to it or counted as
+ * subscriber_slow, none lost silently; the subscriber's count and gaps
+ * agree with the counters. */
+static void case_subscriber_stall(void)
+{
+    const int n = 32, m = 8, frames = 40;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.pattern = CONFIG_OUTPUT_PUB;
+    cfg.output.hwm = 2;
+    cfg.frame.deadline_ms = 300; /* the publisher's bounded wait per frame */
+    if (test_daemon_start(&d, &cfg, "stall") != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    zmq_close(d.pull); /* the default SUB buffers 1000 frames: one that holds 1 stalls sooner */
+    d.pull = test_subscribe(&d, cfg.output.endpoint, 1);
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, frames);
+    test_sleep_ms(2500); /* the stall */
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "subscriber_stall");
+    CHECK(restarts == 0, "subscriber_stall: outputs out of order");
+    CHECK(test_wait_done(&d, frames, 10000) == 0, "subscriber_stall: not all accounted for");
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    fprintf(stderr, "subscriber_stall: in=%llu out=%llu received=%d dropped(subscriber_slow)=%llu\n",
+            (unsigned long long)c.in, (unsigned long long)c.out, got,
+            (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+    CHECK(c.in == (uint64_t)frames && (uint64_t)got == c.out, "subscriber_stall: in=%llu out=%llu received %d",
+          (unsigned long long)c.in, (unsigned long long)c.out, got);
+    CHECK(c.dropped[PIPELINE_DROP_SUBSCRIBER] > 0 && c.dropped[PIPELINE_DROP_SUBSCRIBER] == (uint64_t)(frames - got),
+          "subscriber_stall: %d frames missing, %llu counted subscriber_slow", frames - got,
+          (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+    check_accounting(&c, "subscriber_stall");
+    free(a);
+}
+
+/* Fault injection: the subscriber disconnects and another connects. While
+ * it is connected a subscriber gets every frame; frames published while
+ * nobody subscribes are counted as published (PUB semantics). */
+static void case_subscriber_reconnect(void)
+{
+    const int n = 8, m = 2, phase = 10;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.pattern = CONFIG_OUTPUT_PUB;
+    if (test_daemon_start(&d, &cfg, "reconnect") != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(3 * phase, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, phase);
+    CHECK(receive_and_check(&d, a, n, m, Z, phase, "reconnect: first subscriber") == phase, "first subscriber");
+    zmq_close(d.pull);
+    d.pull = NULL;
+    send_frames(&d, a, n, m, phase, phase); /* published to nobody */
+    CHECK(test_wait_done(&d, 2 * phase, 10000) == 0, "reconnect: frames without a subscriber not accounted for");
+    d.pull = test_subscribe(&d, cfg.output.endpoint, 1000);
+    send_frames(&d, a, n, m, 2 * phase, phase);
+    test_output o;
+    for (int f = 2 * phase; f < 3 * phase; f++) {
+        if (test_receive_output(d.pull, &o, 10000) != 0) {
+            CHECK(0, "reconnect: seq %d missing", f);
+            break;
+        }
+        CHECK(o.header.seq == (uint64_t)f, "reconnect: seq %llu, expected %d", (unsigned long long)o.header.seq, f);
+        test_output_free(&o);
+    }
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    CHECK(c.in == (uint64_t)(3 * phase) && c.out == c.in, "reconnect: in=%llu out=%llu", (unsigned long long)c.in,
+          (unsigned long long)c.out);
+    check_accounting(&c, "reconnect");
+    free(a);
+}
+
+/* Fault injection: the source restarts (seq 0..9, then 0..4): counted once
+ * in source_restarts, every frame accepted and published. */
+static void case_source_restart(void)
+{
+    const int n = 8, m = 2, first = 10, second = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(first, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, first);
+    send_frames(&d, a, n, m, 0, second);
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "source_restart");
+    pipeline_counters c;
+    test_daemon_stop(&d, &c);
+    CHECK(got == first + second && c.out == (uint64_t)got && c.source_restarts == 1 && restarts == 1,
+          "source_restart: received %d (seq back %d times), out=%llu source_restarts=%llu", got, restarts,
+          (unsigned long long)c.out, (unsigned long long)c.source_restarts);
+    check_accounting(&c, "source_restart");
+    free(a);
+}
+
+/* A burst of 100 frames at once, faster than the solver: drop_oldest evicts
+ * (published + dropped(overflow) = 100), block pushes back (all published). */
 static void run_overflow(config_overflow_policy policy, const char *label)
 {
-    const int n = 48, m = 16, frames = 30;
+    const int n = 48, m = 16, frames = 100;
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
@@ -403,7 +616,9 @@ static void run_overflow(config_overflow_policy policy, const char *label)
             (unsigned long long)c.overflow_blocked);
     CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
     if (policy == CONFIG_OVERFLOW_DROP_OLDEST) {
-        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0, "%s: nothing dropped", label);
+        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0 && c.out + c.dropped[PIPELINE_DROP_OVERFLOW] == (uint64_t)frames,
+              "%s: out=%llu dropped(overflow)=%llu", label, (unsigned long long)c.out,
+              (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
         CHECK(c.overflow_blocked == 0, "%s: blocked", label);
     } else {
         CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
@@ -424,7 +639,79 @@ static void case_overflow_block(void)
     run_overflow(CONFIG_OVERFLOW_BLOCK, "overflow_block");
 }
 
-/* A 1 ms deadline that no frame can meet. */
+/* Sends frames one at a time, each accounted for (published or dropped)
+ * before the next, so that which frame meets a fault is deterministic. */
+static void send_each_done(test_daemon *d, const void *a, int n, int m, int frames, const char *label)
+{
+    for (int f = 0; f < frames; f++) {
+        send_frames(d, a, n, m, f, 1);
+        CHECK(test_wait_done(d, (uint64_t)f + 1, 10000) == 0, "%s: frame %d not accounted for", label, f);
+    }
+}
+
+/* Fault injection: two solves fail as a whole (solver.fallback none): those
+ * frames are dropped as solver_error, the daemon keeps publishing. */
+static void case_solver_error(void)
+{
+    const int n = 8, m = 2, frames = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    path_fault_arm(&(path_fault_spec){.failing_solves = 2});
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, "solver_error");
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_error");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_error: run result");
+    CHECK(got == frames - 2 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 2 &&
+              c.solver_fallbacks == 0,
+          "solver_error: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.solver_fallbacks);
+    check_accounting(&c, "solver_error");
+    free(a);
+}
+
+/* solver.fallback cpu: every solve on the first path fails (the injected
+ * fault stands in for a GPU error); the first frame is dropped as
+ * solver_error, the daemon switches to the host path with the cpu backend
+ * once and publishes the rest. */
+static void case_solver_fallback(void)
+{
+    const int n = 8, m = 2, frames = 6;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.solver.backend = EIG_BACKEND_AUTO;
+    cfg.solver.fallback = CONFIG_FALLBACK_CPU;
+    path_fault_arm(&(path_fault_spec){.failing_solves = 1000000});
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, "solver_fallback");
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_fallback");
+    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "solver_fallback: backend %s after the fallback",
+          pipeline_backend_name(d.p));
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_fallback: run result");
+    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
+              c.solver_fallbacks == 1,
+          "solver_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.solver_fallbacks);
+    check_accounting(&c, "solver_fallback");
+    free(a);
+}
+
+/* A 1 ms deadline that no frame can meet, whatever the solver's speed:
+ * forming starts 20 ms after receipt (path_fault.h), so every frame is late
+ * when the solve stage takes it (late_policy drop drops it there). */
 static void run_late(config_late_policy policy, const char *label)
 {
     const int n = 48, m = 8, frames = 5;
@@ -434,15 +721,13 @@ static void run_late(config_late_policy policy, const char *label)
     cfg.frame.deadline_ms = 1;
     cfg.frame.late_policy = policy;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    path_fault_arm(&(path_fault_spec){.form_delay_ms = 20});
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
         CHECK(0, "start");
         return;
     }
     void *a = make_frames(frames, n, m, Z, 0);
-    for (int f = 0; f < frames; f++) {
-        test_frame_spec s = {.seq = (uint64_t)f};
-        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
-    }
+    send_frames(&d, a, n, m, 0, frames);
     CHECK(test_wait_done(&d, frames, 20000) == 0, "%s: not all accounted for", label);
     pipeline_counters c;
     if (policy == CONFIG_LATE_PUBLISH) {
@@ -590,7 +875,11 @@ int main(int argc, char **argv)
         {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
         {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},
         {"late_drop", case_late_drop},        {"drain", case_drain},
-        {"metrics", case_metrics},
+        {"metrics", case_metrics},            {"reject_order", case_reject_order},
+        {"malformed_alternate", case_malformed_alternate},
+        {"subscriber_stall", case_subscriber_stall}, {"subscriber_reconnect", case_subscriber_reconnect},
+        {"source_restart", case_source_restart}, {"solver_error", case_solver_error},
+        {"solver_fallback", case_solver_fallback},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

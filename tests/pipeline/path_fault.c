@@ -1,0 +1,120 @@
+/*
+ * path_fault.c - the test path of path_fault.h: wraps whatever the real
+ * path_create made (host or cuda) and forwards every path_ops call to it,
+ * adding a delay before forming and whole-solve failures.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "path.h"
+#include "path_fault.h"
+#include "pipeline_test_util.h"
+
+pipeline_error __real_path_create(path **out, const path_params *params, char *err, size_t err_bytes);
+pipeline_error __wrap_path_create(path **out, const path_params *params, char *err, size_t err_bytes);
+
+typedef struct path_fault {
+    path base;
+    path *inner;
+    int form_delay_ms;
+    atomic_int failing_solves;
+} path_fault;
+
+static path_fault_spec armed;
+static int is_armed;
+
+void path_fault_arm(const path_fault_spec *spec)
+{
+    armed = *spec;
+    is_armed = 1;
+}
+
+static path *inner_of(path *p)
+{
+    return ((path_fault *)p)->inner;
+}
+
+static void *fault_buffer_alloc(path *p, size_t bytes)
+{
+    return path_buffer_alloc(inner_of(p), bytes);
+}
+
+static void fault_buffer_free(path *p, void *ptr)
+{
+    path_buffer_free(inner_of(p), ptr);
+}
+
+static pipeline_error fault_form(path *p, frame *f, char *err, size_t err_bytes)
+{
+    int delay = ((path_fault *)p)->form_delay_ms;
+    if (delay > 0)
+        test_sleep_ms(delay);
+    return path_form(inner_of(p), f, err, err_bytes);
+}
+
+static pipeline_error fault_solve(path *p, frame *f, char *err, size_t err_bytes)
+{
+    path_fault *q = (path_fault *)p;
+    if (atomic_fetch_sub(&q->failing_solves, 1) > 0) {
+        snprintf(err, err_bytes, "injected solve failure (tests/pipeline/path_fault.c)");
+        return PIPELINE_ESOLVER;
+    }
+    return path_solve(q->inner, f, err, err_bytes);
+}
+
+static pipeline_error fault_output_start(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes)
+{
+    return path_output_start(inner_of(p), f, out, err, err_bytes);
+}
+
+static pipeline_error fault_output_wait(path *p, frame *f, char *err, size_t err_bytes)
+{
+    return path_output_wait(inner_of(p), f, err, err_bytes);
+}
+
+static void fault_release(path *p, frame *f)
+{
+    path_release(inner_of(p), f);
+}
+
+static void fault_destroy(path *p)
+{
+    path_fault *q = (path_fault *)p;
+    path_destroy(&q->inner);
+    free(q);
+}
+
+static const path_ops fault_ops = {
+    .name = "fault",
+    .buffer_alloc = fault_buffer_alloc,
+    .buffer_free = fault_buffer_free,
+    .form = fault_form,
+    .solve = fault_solve,
+    .output_start = fault_output_start,
+    .output_wait = fault_output_wait,
+    .release = fault_release,
+    .destroy = fault_destroy,
+};
+
+/* The real path; wrapped when armed (then disarmed). */
+pipeline_error __wrap_path_create(path **out, const path_params *params, char *err, size_t err_bytes)
+{
+    pipeline_error e = __real_path_create(out, params, err, err_bytes);
+    if (e != PIPELINE_OK || !is_armed)
+        return e;
+    is_armed = 0;
+    path_fault *q = calloc(1, sizeof *q);
+    if (q == NULL) {
+        path_destroy(out);
+        snprintf(err, err_bytes, "out of memory");
+        return PIPELINE_ENOMEM;
+    }
+    q->inner = *out;
+    q->base = *q->inner; /* params, resolved backend, device name */
+    q->base.ops = &fault_ops;
+    q->form_delay_ms = armed.form_delay_ms;
+    atomic_init(&q->failing_solves, armed.failing_solves);
+    *out = &q->base;
+    return PIPELINE_OK;
+}
