@@ -9,7 +9,8 @@
  * (recording_reader_read) are read.
  *
  * Invariants: every indexed frame lies inside the data file, after the
- * previous one; its part sizes sum to its payload (bytes - 64), in the part
+ * previous one; its part sizes, each within its payload (bytes - 64), sum to
+ * that payload, in the part
  * count the index gives; a frame read whole has a header that decodes, with
  * the index's seq, and a payload of the index's CRC32C.
  */
@@ -52,8 +53,11 @@ static void frame_check(recording_reader *r, uint64_t i, uint64_t previous_end)
                  "an indexed frame lies outside the data file");
     if (recording_reader_part_sizes(r, i, part_bytes, RECORDING_PARTS_MAX, &parts) == RECORDING_OK) {
         FUZZ_REQUIRE(parts == f->parts, "part sizes of another part count than the index");
-        for (size_t p = 0; p < parts; p++)
+        for (size_t p = 0; p < parts; p++) {
+            /* Checked one by one: huge sizes can wrap around to the right sum. */
+            FUZZ_REQUIRE(part_bytes[p] <= f->bytes - PROTOCOL_HEADER_BYTES, "a part larger than its frame's payload");
             sum += part_bytes[p];
+        }
         FUZZ_REQUIRE(sum == f->bytes - PROTOCOL_HEADER_BYTES, "part sizes do not sum to the frame's payload");
     }
     if (recording_reader_read(r, i, buf, sizeof buf, err, sizeof err) != RECORDING_OK)
