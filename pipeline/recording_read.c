@@ -169,7 +169,9 @@ static int part_sizes(const recording_format *f, uint64_t bytes, uint32_t parts,
         size_t matrix = protocol_matrix_bytes(f->n, f->element, f->storage);
         for (uint32_t i = 0; part_bytes != NULL && i < parts; i++)
             part_bytes[i] = matrix;
-        return matrix != 0 && payload == (uint64_t)matrix * parts ? 0 : -1;
+        /* Divided, not multiplied: matrix * parts wraps for a hostile n (2^29
+         * complex floats x 8 parts is 2^64 bytes, "equal" to an empty payload). */
+        return matrix != 0 && payload % matrix == 0 && payload / matrix == parts ? 0 : -1;
     }
     if (f->kind == PROTOCOL_KIND_EIGENSPACE && parts == 2 && payload >= protocol_meta_bytes(f->count)) {
         if (part_bytes) {

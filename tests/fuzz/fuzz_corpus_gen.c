@@ -1,0 +1,187 @@
+/*
+ * fuzz_corpus_gen.c - writes the seed corpora of tests/fuzz/corpus/ with the
+ * real encoders (protocol_header_encode, protocol_meta_encode,
+ * config_write_default, npy_write, the recording writer), so the seeds are
+ * valid inputs the fuzzer mutates from.
+ *
+ *   fuzz_corpus_gen tests/fuzz/corpus     # rewrites every seed
+ *
+ * Writes OUT/<target>/<seed> for the targets covariance, eigenspace, config,
+ * npy and recording_meta (the folders must exist). Exit 0, or 1 naming the
+ * file that could not be written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "fuzz_recording_fixture.h"
+#include "fuzz_support.h"
+#include "npy.h"
+#include "protocol.h"
+
+static const char *out_dir;
+
+/* Writes bytes to OUT/target/name; exits 1 on failure (a generator, not a library). */
+static void seed_write(const char *target, const char *name, const void *bytes, size_t size)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", out_dir, target, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(bytes, 1, size, f) != size || fclose(f) != 0) {
+        fprintf(stderr, "fuzz_corpus_gen: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+/* Frames header + parts with fuzz_parts_join and writes it as a seed. */
+static void seed_message(const char *target, const char *name, const protocol_header *h, const void *const *part,
+                         const size_t *part_bytes, size_t parts)
+{
+    static uint8_t out[1 << 16];
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    const uint8_t *all[FUZZ_PARTS_MAX];
+    size_t all_bytes[FUZZ_PARTS_MAX];
+    protocol_header_encode(h, header);
+    all[0] = header;
+    all_bytes[0] = sizeof header;
+    for (size_t i = 0; i < parts; i++) {
+        all[i + 1] = part[i];
+        all_bytes[i + 1] = part_bytes[i];
+    }
+    seed_write(target, name, out, fuzz_parts_join(all, all_bytes, parts + 1, out, sizeof out));
+}
+
+/* A covariance frame of count n x n matrices (values 1, 2, ...), one part or one per matrix. */
+static void seed_covariance(const char *name, uint32_t n, uint32_t count, uint8_t element, uint8_t storage,
+                            int per_matrix, int crc)
+{
+    static uint8_t payload[1 << 14];
+    size_t matrix = protocol_matrix_bytes(n, element, storage), bytes = matrix * count;
+    for (size_t i = 0; i < bytes / 4; i++) {
+        float v = (float)(i % 7);
+        memcpy(payload + 4 * i, &v, 4);
+    }
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.seq = 7;
+    h.n = n;
+    h.count = count;
+    h.element = element;
+    h.storage = storage;
+    h.payload_bytes = bytes;
+    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
+    h.crc32c = crc ? protocol_crc32c(0, payload, bytes) : 0;
+    h.snapshots = 32;
+    const void *part[FUZZ_PARTS_MAX - 1];
+    size_t part_bytes[FUZZ_PARTS_MAX - 1];
+    size_t parts = per_matrix ? count : 1;
+    for (size_t i = 0; i < parts; i++) {
+        part[i] = payload + i * matrix;
+        part_bytes[i] = per_matrix ? matrix : bytes;
+    }
+    seed_message("covariance", name, &h, part, part_bytes, parts);
+}
+
+/* An eigenspace frame of count matrices of order n in mode, signal dimension d. */
+static void seed_eigenspace(const char *name, uint32_t n, uint32_t count, uint8_t element, uint8_t mode,
+                            uint32_t d, int crc)
+{
+    static uint8_t meta[1 << 10], data[1 << 14];
+    protocol_matrix_meta m[8];
+    protocol_stage_times t = {1000, 2000, 3000, 4000};
+    size_t data_bytes = 0;
+    for (uint32_t b = 0; b < count; b++) {
+        m[b].status = 0;
+        m[b].signal_dim = d;
+        protocol_mode_layout(mode, n, d, &m[b].k_sent, &m[b].first_index);
+        data_bytes += protocol_eigenspace_matrix_bytes(n, element, m[b].k_sent);
+    }
+    memset(data, 0, data_bytes);
+    protocol_meta_encode(&t, m, count, meta);
+    const void *part[2] = {meta, data};
+    size_t part_bytes[2] = {protocol_meta_bytes(count), data_bytes};
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
+    h.seq = 9;
+    h.n = n;
+    h.count = count;
+    h.element = element;
+    h.mode = mode;
+    h.payload_bytes = part_bytes[0] + part_bytes[1];
+    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
+    h.crc32c = crc ? protocol_payload_crc32c(part, part_bytes, 2) : 0;
+    seed_message("eigenspace", name, &h, part, part_bytes, 2);
+}
+
+/* Writes an .npy seed with npy_write (through a temporary file). */
+static void seed_npy(const char *name, npy_dtype dtype, int fortran_order, int ndim, const size_t *shape)
+{
+    static double values[64];
+    char path[1024], detail[NPY_DETAIL_SIZE];
+    snprintf(path, sizeof path, "%s/npy/%s", out_dir, name);
+    if (npy_write(path, dtype, fortran_order, ndim, shape, values, detail) != NPY_OK) {
+        fprintf(stderr, "fuzz_corpus_gen: %s: %s\n", path, detail);
+        exit(1);
+    }
+}
+
+static void seed_configs(void)
+{
+    char *text = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&text, &bytes);
+    if (f == NULL)
+        exit(1);
+    config_write_default(f);
+    fclose(f);
+    seed_write("config", "default.cfg", text, bytes);
+    free(text);
+    static const char partial[] = "solver: { n = 16; matrices = 4; precision = \"complex_float\"; };\n"
+                                  "output: { mode = \"signal\"; signal_dimension = 2; };\n";
+    seed_write("config", "partial.cfg", partial, sizeof partial - 1);
+    seed_write("config", "empty.cfg", "", 0);
+}
+
+/* The fixture's own .sigmf-meta, read back from a temporary recording. */
+static void seed_recording_meta(void)
+{
+    char name[1024], path[1100], err[RECORDING_ERROR_MAX];
+    static char meta[1 << 16];
+    snprintf(name, sizeof name, "%s/fixture", fuzz_temp_dir());
+    snprintf(path, sizeof path, "%s.sigmf-meta", name);
+    FILE *f = NULL;
+    size_t bytes = 0;
+    if (fuzz_recording_fixture_write(name, err, sizeof err) != RECORDING_OK || (f = fopen(path, "rb")) == NULL) {
+        fprintf(stderr, "fuzz_corpus_gen: fixture: %s\n", err);
+        exit(1);
+    }
+    bytes = fread(meta, 1, sizeof meta, f);
+    fclose(f);
+    seed_write("recording_meta", "fixture.sigmf-meta", meta, bytes);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_corpus_gen OUT_DIR\n");
+        return 2;
+    }
+    out_dir = argv[1];
+    seed_covariance("float_full_one_part_crc", 2, 2, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_FULL, 0, 1);
+    seed_covariance("float_full_per_matrix", 2, 3, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_FULL, 1, 0);
+    seed_covariance("double_packed_lower_crc", 3, 2, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_PACKED_LOWER, 1, 1);
+    seed_covariance("double_packed_upper", 4, 1, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_PACKED_UPPER, 0, 0);
+    seed_eigenspace("full_crc", 3, 2, EIG_COMPLEX_DOUBLE, CONFIG_MODE_FULL, 1, 1);
+    seed_eigenspace("values", 4, 2, EIG_COMPLEX_FLOAT, CONFIG_MODE_VALUES, 2, 0);
+    seed_eigenspace("signal", 4, 3, EIG_COMPLEX_FLOAT, CONFIG_MODE_SIGNAL, 1, 1);
+    seed_eigenspace("noise", 3, 1, EIG_COMPLEX_DOUBLE, CONFIG_MODE_NOISE, 2, 0);
+    seed_configs();
+    static const size_t shape2[2] = {2, 3}, shape1[1] = {4};
+    seed_npy("c16_2x3.npy", NPY_COMPLEX128, 0, 2, shape2);
+    seed_npy("c8_2x3_fortran.npy", NPY_COMPLEX64, 1, 2, shape2);
+    seed_npy("f4_4.npy", NPY_FLOAT32, 0, 1, shape1);
+    seed_npy("f8_scalar.npy", NPY_FLOAT64, 0, 0, NULL);
+    seed_recording_meta();
+    return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * fuzz_covariance.c - fuzzes what the daemon does with a covariance message
+ * from the network.
+ *
+ * Contract: the input is split into a multipart message (fuzz_parts_split:
+ * part 0 the header, the rest the payload parts) and goes through the
+ * receive stage's checks in its order (pipeline/stage_receive.c,
+ * docs/protocol.md "What a receiver must reject"): protocol_header_decode,
+ * the kind, protocol_covariance_check_sizes (with a 1 MiB maximum),
+ * protocol_check_crc, then protocol_check_finite over the payload.
+ *
+ * Invariants: a decoded header re-encodes to the same 64 bytes; an accepted
+ * message's part sizes add up to payload_bytes = count * matrix bytes, in one
+ * part or one matrix per part; the SSE4.2 and table CRC32C agree; an
+ * accepted CRC matches the payload's CRC32C.
+ */
+#include "fuzz_support.h"
+#include "protocol.h"
+
+#define FUZZ_MAX_PAYLOAD_BYTES (1u << 20)
+
+/* Checks the sizes of a message that passed protocol_covariance_check_sizes. */
+static void require_sizes_add_up(const protocol_header *h, const size_t *part_bytes, size_t parts)
+{
+    size_t matrix = protocol_matrix_bytes(h->n, h->element, h->storage), sum = 0;
+    FUZZ_REQUIRE(matrix > 0 && h->count > 0, "accepted sizes of an empty matrix or frame");
+    for (size_t i = 0; i < parts; i++) {
+        FUZZ_REQUIRE(parts == 1 || part_bytes[i] == matrix, "a per-matrix part of another size");
+        sum += part_bytes[i];
+    }
+    FUZZ_REQUIRE(parts == 1 || parts == h->count, "accepted a part count neither 1 nor count");
+    FUZZ_REQUIRE(sum == h->payload_bytes, "parts do not sum to payload_bytes");
+    FUZZ_REQUIRE(h->payload_bytes == (uint64_t)h->count * matrix, "payload_bytes is not count * matrix bytes");
+    FUZZ_REQUIRE(sum <= FUZZ_MAX_PAYLOAD_BYTES, "accepted a payload over the maximum");
+}
+
+/* The CRC of the payload parts, with both implementations. */
+static uint32_t payload_crc(const void *const *part, const size_t *part_bytes, size_t parts)
+{
+    uint32_t fast = 0, portable = 0;
+    for (size_t i = 0; i < parts; i++) {
+        fast = protocol_crc32c(fast, part[i], part_bytes[i]);
+        portable = protocol_crc32c_portable(portable, part[i], part_bytes[i]);
+    }
+    FUZZ_REQUIRE(fast == portable, "the two CRC32C implementations disagree");
+    FUZZ_REQUIRE(fast == protocol_payload_crc32c(part, part_bytes, parts), "protocol_payload_crc32c differs");
+    return fast;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *part[FUZZ_PARTS_MAX];
+    size_t part_bytes[FUZZ_PARTS_MAX];
+    protocol_header h;
+    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h);
+    if (parts == 0 || h.kind != PROTOCOL_KIND_COVARIANCE)
+        return 0;
+
+    const void *payload[FUZZ_PARTS_MAX];
+    for (size_t i = 1; i < parts; i++)
+        payload[i - 1] = part[i];
+    uint32_t crc = payload_crc(payload, part_bytes + 1, parts - 1);
+    if (protocol_covariance_check_sizes(&h, part_bytes + 1, parts - 1, FUZZ_MAX_PAYLOAD_BYTES) != PROTOCOL_OK)
+        return 0;
+    require_sizes_add_up(&h, part_bytes + 1, parts - 1);
+    if (protocol_check_crc(&h, payload, part_bytes + 1, parts - 1) != PROTOCOL_OK) {
+        FUZZ_REQUIRE((h.flags & PROTOCOL_FLAG_CRC) && crc != h.crc32c, "rejected a matching CRC");
+        return 0;
+    }
+    FUZZ_REQUIRE(!(h.flags & PROTOCOL_FLAG_CRC) || crc == h.crc32c, "accepted a CRC that does not match");
+    for (size_t i = 1; i < parts; i++)
+        if (protocol_check_finite(part[i], part_bytes[i], h.element) != PROTOCOL_OK)
+            return 0;
+    return 0;
+}
