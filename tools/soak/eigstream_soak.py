@@ -59,6 +59,8 @@ def parse_args():
 
 
 def daemon_config(a, eps):
+    """The daemon's config text: ipc endpoints eps, output PUSH (lossless to
+    the sink), metrics every second on the ZeroMQ socket, HTTP off."""
     return f'''
 input = {{ endpoint = "{eps['in']}"; }};
 output = {{ endpoint = "{eps['out']}"; pattern = "push"; }};
@@ -68,6 +70,7 @@ metrics = {{ endpoint = "{eps['metrics']}"; interval_ms = 1000; http = ""; }};
 
 
 def read_rss_kb(pid):
+    """VmRSS of pid in kB (-1 when the line is missing)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
@@ -76,6 +79,7 @@ def read_rss_kb(pid):
 
 
 def count_fds(pid):
+    """Open file descriptors of pid (entries of /proc/PID/fd)."""
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
@@ -89,6 +93,7 @@ def latest_metrics(sub, last):
 
 
 def sample_row(t, pid, doc):
+    """One samples.csv row at t seconds: /proc figures and the counters of doc."""
     frames = (doc or {}).get("frames", {})
     e2e = (doc or {}).get("latency_us", {}).get("end_to_end", {})
     return {"t_s": round(t, 3), "rss_kb": read_rss_kb(pid), "fds": count_fds(pid),
@@ -143,6 +148,7 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
 
 
 def stop(proc, sig=signal.SIGTERM, timeout=30):
+    """Signals proc unless it has exited, kills it after timeout s; its exit status."""
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
@@ -223,6 +229,7 @@ def analyse(a, samples, minutes, sent, received, doc, daemon_rc, sink_rc):
 
 
 def write_reports(out, r, minutes):
+    """minutes.csv, report.json and report.txt under out; prints the text."""
     with open(os.path.join(out, "minutes.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["minute", "frames", "p50_ms", "p99_ms", "max_ms"])
@@ -249,6 +256,7 @@ def write_reports(out, r, minutes):
 
 
 def plot(out, samples, minutes, a):
+    """out/soak.png: RSS over time (warm-up marked) above p50/p99 per minute."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -267,6 +275,7 @@ def plot(out, samples, minutes, a):
 
 
 def received_frames(out):
+    """Frames the sink counted (its --json file; 0 when it wrote none)."""
     try:
         with open(os.path.join(out, "sink.json")) as f:
             return json.load(f)["frames"]
@@ -275,6 +284,7 @@ def received_frames(out):
 
 
 def main():
+    """Runs the soak; exit status 0 PASS, 1 FAIL (2: argparse usage error)."""
     a = parse_args()
     os.makedirs(a.out, exist_ok=True)
     eps = {k: f"ipc:///tmp/eigstream-soak-{a.tag}-{k}" for k in ("in", "out", "metrics")}
