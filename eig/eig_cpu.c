@@ -37,8 +37,11 @@ struct eig_cpu_plan {
 /* The hot loops (rotations, Householder updates, Q formation) would be SSE2
  * only without -march. GCC's function clones pick an AVX2 or AVX-512 build
  * of each at load time on CPUs that have one, and the baseline elsewhere, so
- * the binary stays portable. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+ * the binary stays portable. Not under the sanitizers: the clones' ifunc
+ * resolvers run during relocation, before the sanitizer runtime starts, and
+ * ThreadSanitizer's instrumentation of them crashes the process at load. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define EIG_CPU_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
 #define EIG_CPU_CLONES
@@ -47,7 +50,8 @@ struct eig_cpu_plan {
 /* The back-transformation kernel is built once per vector width rather than
  * cloned (eig_cpu.proto.c says why): an explicit AVX-512 build chosen at run
  * time, and the 32-byte build cloned for AVX2 and the baseline. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define EIG_CPU_CLONES_AVX2 __attribute__((target_clones("default", "avx2")))
 #define EIG_CPU_TARGET_AVX512 __attribute__((target("avx512f")))
 static int eig_cpu_has_avx512(void)
