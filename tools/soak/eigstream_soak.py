@@ -142,7 +142,10 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
         if sim_done is not None and now - sim_done > 30:
             break  # frames were lost: the sink would wait for them forever
         if now >= next_t:
-            row = sample_row(now - t0, daemon.pid, doc)
+            try:
+                row = sample_row(now - t0, daemon.pid, doc)
+            except OSError:
+                break  # the daemon exited between the poll and /proc: its status tells
             samples.append(row)
             writer.writerow(row)
             samples_csv.flush()
