@@ -11,6 +11,7 @@
 
 #define OUTPUT_LINGER_MS 2000 /* how long shutdown waits for the last outputs to leave */
 #define METRICS_LINGER_MS 200
+#define OUTPUT_SEND_WAIT_MIN_MS 100 /* the shortest bounded wait of a refused send */
 
 /* One integer socket option; an error names the socket and the option. */
 static pipeline_error set_option(void *s, const char *role, int option, const char *name, const void *value,
@@ -87,9 +88,13 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     /* A PUB drops silently for a subscriber at its HWM; an XPUB with NODROP
      * refuses the send instead (EAGAIN), so that the publish stage counts
      * the frame as subscriber_slow. PUSH blocks without a peer. Either way
-     * a bounded wait, the frame's deadline, turns the refusal into a
-     * counted drop. */
-    int timeout = cfg->frame.deadline_ms, nodrop = 1;
+     * a bounded wait, the frame's deadline but at least
+     * OUTPUT_SEND_WAIT_MIN_MS (a peer's reconnection or a busy machine must
+     * not turn a millisecond deadline into lost frames), turns the refusal
+     * into a counted drop. */
+    int timeout = cfg->frame.deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? cfg->frame.deadline_ms
+                                                                   : OUTPUT_SEND_WAIT_MIN_MS,
+        nodrop = 1;
     if (!push)
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
     SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);

@@ -9,8 +9,8 @@
  * discarded. The output frame carries the input's seq and source timestamp,
  * and a CRC32C when the input carried one.
  *
- * Delivery (docs/daemon.md): a send waits at most frame.deadline_ms for
- * room (SNDTIMEO); PUB output is an XPUB with NODROP, so a subscriber at its
+ * Delivery (docs/daemon.md): a send waits at most frame.deadline_ms (but at
+ * least 100 ms) for room (SNDTIMEO); PUB output is an XPUB with NODROP, so a subscriber at its
  * HWM makes the send fail rather than lose the frame silently: the frame is
  * then dropped as subscriber_slow (for every subscriber: ZeroMQ sends a
  * message to all matching subscribers or none), PUSH without a peer as

@@ -13,13 +13,15 @@ frame (--latency-csv), from which the end-to-end p99 of each minute comes.
 Verdict (exit 1 on any, 0 otherwise, 2 on a usage or startup error):
   - frames lost: sent by the simulator - received by the sink != 0, or the
     daemon's accounting (in = out, no drop, no reject) disagrees;
-  - RSS growth after --warmup-s: least-squares slope x the post-warm-up span
+  - RSS growth after --warmup-s: least-squares slope of the RSS floor (the
+    minimum of each minute: rss_baseline says why) x the post-warm-up span
     beyond +-rss_bound_mb (default 1 MB);
   - fds growth: the last sample after warm-up above the first one;
   - the daemon exiting non-zero at SIGTERM, or the sink's VERDICT FAIL.
 Writes OUT/samples.csv (t_s, rss_kb, fds, frames_in, frames_out, dropped,
 e2e_p99_us), OUT/minutes.csv (minute, frames, p50_ms, p99_ms, max_ms),
 OUT/report.json, OUT/report.txt, and with --plot OUT/soak.png.
+--report-only recomputes the reports of an earlier run in OUT.
 """
 import argparse
 import csv
@@ -50,6 +52,8 @@ def parse_args():
     p.add_argument("--out", default="soak-results", help="directory for the CSVs and reports")
     p.add_argument("--plot", action="store_true", help="write OUT/soak.png (matplotlib)")
     p.add_argument("--tag", default=str(os.getpid()), help="ipc endpoint suffix")
+    p.add_argument("--report-only", action="store_true",
+                   help="recompute OUT's reports from its CSVs and report.json (no run)")
     a = p.parse_args()
     if a.warmup_s is None:
         a.warmup_s = min(300.0, a.duration / 4)
@@ -138,7 +142,10 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
         if sim_done is not None and now - sim_done > 30:
             break  # frames were lost: the sink would wait for them forever
         if now >= next_t:
-            row = sample_row(now - t0, daemon.pid, doc)
+            try:
+                row = sample_row(now - t0, daemon.pid, doc)
+            except OSError:
+                break  # the daemon exited between the poll and /proc: its status tells
             samples.append(row)
             writer.writerow(row)
             samples_csv.flush()
@@ -168,13 +175,30 @@ def slope_per_s(ts, ys):
     return float(np.polyfit(t - t.mean(), y, 1)[0])
 
 
+def rss_baseline(ts, rss_mb):
+    """The RSS floor: the minimum of each window of min(60 s, span / 10) (at
+    least one sample), at the window's mid time; (times, MB). A leak raises
+    every sample, the floor included; a frame that libzmq holds while the
+    daemon catches up (~47 MB at 180 x 128 complex double) raises only some,
+    and would swing a fit of the raw samples by more than the bound."""
+    if len(ts) < 2:
+        return ts, rss_mb
+    width = max(min(60.0, (ts[-1] - ts[0]) / 10), 1e-9)
+    windows = {}
+    for t, y in zip(ts, rss_mb):
+        windows.setdefault(int((t - ts[0]) // width), []).append((t, y))
+    mids = [(w[0][0] + w[-1][0]) / 2 for w in windows.values()]
+    return mids, [min(y for _, y in w) for w in windows.values()]
+
+
 def minute_percentiles(latency_path):
     """End-to-end ms (published - received in the daemon) per minute of sink
     receipt: [(minute, frames, p50, p99, max)]."""
     rows = []
     with open(latency_path) as f:
         for r in csv.DictReader(f):
-            rows.append((int(r["sink_ns"]), float(r["end_to_end_ms"])))
+            if r.get("end_to_end_ms"):  # a line cut short while the sink writes
+                rows.append((int(r["sink_ns"]), float(r["end_to_end_ms"])))
     if not rows:
         return []
     t0 = rows[0][0]
@@ -190,7 +214,7 @@ def analyse(a, samples, minutes, sent, received, doc, daemon_rc, sink_rc):
     warm = [s for s in samples if s["t_s"] >= a.warmup_s]
     ts = [s["t_s"] for s in warm]
     rss_mb = [s["rss_kb"] / 1024.0 for s in warm]
-    slope = slope_per_s(ts, rss_mb)
+    slope = slope_per_s(*rss_baseline(ts, rss_mb))
     span = (ts[-1] - ts[0]) if len(ts) > 1 else 0.0
     fds = [s["fds"] for s in warm]
     frames = (doc or {}).get("frames", {})
@@ -203,6 +227,7 @@ def analyse(a, samples, minutes, sent, received, doc, daemon_rc, sink_rc):
          "rss_mb_start": samples[0]["rss_kb"] / 1024.0 if samples else None,
          "rss_mb_after_warmup": rss_mb[0] if rss_mb else None,
          "rss_mb_end": samples[-1]["rss_kb"] / 1024.0 if samples else None,
+         "rss_mb_max_after_warmup": max(rss_mb) if rss_mb else None,
          "rss_slope_mb_per_hour": slope * 3600.0, "rss_growth_after_warmup_mb": slope * span,
          "fds_after_warmup": fds[0] if fds else None, "fds_end": fds[-1] if fds else None,
          "fds_min": min(fds) if fds else None, "fds_max": max(fds) if fds else None,
@@ -283,9 +308,36 @@ def received_frames(out):
         return 0
 
 
+def read_samples(out):
+    """OUT/samples.csv as rows of floats."""
+    with open(os.path.join(out, "samples.csv")) as f:
+        return [{k: float(v) if k in ("t_s", "e2e_p99_us") else int(float(v)) for k, v in r.items()}
+                for r in csv.DictReader(f)]
+
+
+def report_again(a):
+    """--report-only: the verdict of an earlier run in a.out, recomputed from
+    its samples and latencies (the counts and exit statuses from its
+    report.json); exit status as main's."""
+    with open(os.path.join(a.out, "report.json")) as f:
+        old = json.load(f)
+    for key in ("duration_s", "rate", "n", "cells", "backend", "cpu_threads", "warmup_s"):
+        setattr(a, key.replace("duration_s", "duration"), old[key])
+    samples = read_samples(a.out)
+    minutes = minute_percentiles(os.path.join(a.out, "latency.csv"))
+    r = analyse(a, samples, minutes, old["frames_sent"], old["frames_received"], {"frames": old["daemon"]},
+                old["daemon_exit"], old["sink_exit"])
+    write_reports(a.out, r, minutes)
+    if a.plot:
+        plot(a.out, samples, minutes, a)
+    return 0 if r["verdict"] == "PASS" else 1
+
+
 def main():
     """Runs the soak; exit status 0 PASS, 1 FAIL (2: argparse usage error)."""
     a = parse_args()
+    if a.report_only:
+        return report_again(a)
     os.makedirs(a.out, exist_ok=True)
     eps = {k: f"ipc:///tmp/eigstream-soak-{a.tag}-{k}" for k in ("in", "out", "metrics")}
     cfg = os.path.join(a.out, "daemon.cfg")
