@@ -46,19 +46,15 @@ void output_signal_dimensions(const output_format *o, frame *f)
     }
 }
 
-int output_describe(const output_format *o, const frame *f, output_buffer *out)
+void output_describe(const output_format *o, const frame *f, output_buffer *out)
 {
     size_t bytes = 0;
-    int uniform = 1;
     for (uint32_t b = 0; b < o->matrices; b++) {
         protocol_matrix_meta *m = &out->matrix_meta[b];
         m->status = f->info[b];
         m->signal_dim = f->signal_dim[b];
         protocol_mode_layout(o->mode, o->n, m->signal_dim, &m->k_sent, &m->first_index);
-        if (m->k_sent != out->matrix_meta[0].k_sent || m->first_index != out->matrix_meta[0].first_index)
-            uniform = 0;
         bytes += output_matrix_bytes(o, m->k_sent);
     }
     out->data_bytes = bytes;
-    return uniform;
 }

@@ -41,9 +41,8 @@ size_t output_data_capacity(const output_format *o);
 void output_signal_dimensions(const output_format *o, frame *f);
 
 /* Fills out->matrix_meta (status, signal_dim, k_sent, first_index) from f
- * and sets out->data_bytes to the data part's size. Returns 1 when every
- * matrix sends the same columns (one strided copy can move them all). */
-int output_describe(const output_format *o, const frame *f, output_buffer *out);
+ * and sets out->data_bytes to the data part's size. */
+void output_describe(const output_format *o, const frame *f, output_buffer *out);
 
 #ifdef __cplusplus
 }
