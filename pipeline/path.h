@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "eig.h"
+#include "form_iq.h"
 #include "frame.h"
 #include "pipeline.h"
 
@@ -51,6 +52,9 @@ typedef struct path_params {
     int forward_backward;  /* R <- (R + J conj(R) J) / 2 */
     int diagonal_loading;  /* R <- R + loading_factor * trace(R)/n * I */
     double loading_factor; /* linear, 10^(dB/10) */
+    int iq_input;          /* frames carry raw IQ cubes, formed per iq (form_iq.h);
+                              0 = covariance input */
+    form_iq_params iq;
 } path_params;
 
 typedef struct path path;
