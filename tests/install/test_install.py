@@ -8,12 +8,13 @@ usage: test_install.py install BUILD SOURCE PREFIX
            CMake package and the pkg-config module at the project's version,
            the default configuration identical to config/eigstream.cfg, the
            Python package; the shared library exports exactly eig.h's functions
-       test_install.py consumer SOURCE PREFIX SCRATCH
+       test_install.py consumer SOURCE PREFIX SCRATCH [SYSROOT]
            builds tests/install/consumer against PREFIX with find_package
            (shared and static targets) and with pkg-config (shared and
            --static), and runs each on the cpu and lapack backends; the
            consumer checks an analytic spectrum. A shared build must load
-           PREFIX's library (ldd).
+           PREFIX's library (ldd). SYSROOT: PREFIX is a package's /usr
+           unpacked under SYSROOT, whose .pc names /usr (PKG_CONFIG_SYSROOT_DIR).
 Each failure is printed with what was expected; exit 1 after any.
 """
 import filecmp
@@ -118,7 +119,7 @@ def install(build, source, prefix):
     check(os.path.isfile(os.path.join(prefix, "share", "doc", "eigstream", "README.md")), "README not installed")
 
 
-def consumer(source, prefix, scratch):
+def consumer(source, prefix, scratch, sysroot=None):
     src = os.path.join(source, "tests", "install", "consumer")
     libdir = libdir_of(prefix)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -130,6 +131,8 @@ def consumer(source, prefix, scratch):
     pc = os.path.join(scratch, "pkg-config")
     os.makedirs(pc)
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+    if sysroot:
+        env["PKG_CONFIG_SYSROOT_DIR"] = sysroot
     run(["make", "-f", os.path.join(src, "Makefile"), f"SRC={os.path.join(src, 'consumer.c')}"], env=env, cwd=pc)
     programs = {"cmake shared": os.path.join(build, "consumer"),
                 "cmake static": os.path.join(build, "consumer_static"),
@@ -154,9 +157,9 @@ def consumer(source, prefix, scratch):
 
 
 def main():
-    mode, paths = sys.argv[1], [os.path.abspath(p) for p in sys.argv[2:5]]
+    mode, paths = sys.argv[1], [os.path.abspath(p) for p in sys.argv[2:6]]
     if mode == "install":
-        install(*paths)
+        install(*paths[:3])
     elif mode == "consumer":
         consumer(*paths)
     else:
