@@ -15,6 +15,10 @@ usage: test_install.py install BUILD SOURCE PREFIX
            consumer checks an analytic spectrum. A shared build must load
            PREFIX's library (ldd). SYSROOT: PREFIX is a package's /usr
            unpacked under SYSROOT, whose .pc names /usr (PKG_CONFIG_SYSROOT_DIR).
+       test_install.py pip SOURCE PREFIX SCRATCH
+           pip-installs tools/python (its pyproject.toml, at the project's
+           version) into a fresh venv, offline, and runs test_python_eigh.py
+           with the venv's python on PREFIX's library (EIGSTREAM_LIB)
 Each failure is printed with what was expected; exit 1 after any.
 """
 import filecmp
@@ -156,12 +160,36 @@ def consumer(source, prefix, scratch, sysroot=None):
             print(f"{how} {backend}: {r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ''}")
 
 
+def pip_install(source, prefix, scratch):
+    version = project_version(source)
+    pyproject = open(os.path.join(source, "tools", "python", "pyproject.toml")).read()
+    got = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    check(got and got.group(1) == version, f"pyproject.toml version {got and got.group(1)}, project {version}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    tree = os.path.join(scratch, "python")
+    # A copy: pip builds in the tree it is given (build/, egg-info).
+    shutil.copytree(os.path.join(source, "tools", "python"), tree,
+                    ignore=shutil.ignore_patterns("__pycache__", "test_*"))
+    venv = os.path.join(scratch, "venv")
+    run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-deps", "--no-index", tree])
+    so = os.path.join(libdir_of(prefix), "libeigstream-eig.so.0")
+    env = dict(os.environ, EIGSTREAM_LIB=so, OMP_NUM_THREADS="2")
+    env.pop("PYTHONPATH", None)
+    r = run([os.path.join(venv, "bin", "python"), os.path.join(source, "tests", "install", "test_python_eigh.py"),
+             os.path.join(source, "eig", "eig.h"), "--backends", "cpu", "--expect-lib-under", prefix], env=env)
+    check(f"package: {venv}" in r.stdout, f"the venv's package was not the one imported:\n{r.stdout[:500]}")
+    print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "")
+
+
 def main():
     mode, paths = sys.argv[1], [os.path.abspath(p) for p in sys.argv[2:6]]
     if mode == "install":
         install(*paths[:3])
     elif mode == "consumer":
         consumer(*paths)
+    elif mode == "pip":
+        pip_install(*paths[:3])
     else:
         sys.exit(f"unknown mode {mode}")
     if failures:
