@@ -12,7 +12,8 @@ usage: test_deb.py BUILD SOURCE SCRATCH
    CMake and pkg-config packages, the Python package, the configuration in
    /etc (nothing under /usr/local or /usr/etc).
 4. dpkg -x into a scratch root: the daemon's --version and --help, every
-   tool's --help, --check-config on the shipped configuration; the consumer
+   tool's --help (eigstream-bench record defaulting to the sim and replay
+   beside it), --check-config on the shipped configuration; the consumer
    (test_install.py consumer) and the Python tests against that root.
 5. dpkg --root on a scratch root with its own database (maintainer scripts
    outside a chroot, ldconfig replaced by a stub that records its calls):
@@ -132,6 +133,10 @@ def check_extracted(deb, version):
     for p in programs:
         r = run([os.path.join(bindir, p), "--help"])
         check("usage:" in r.stdout, f"{p} --help: no usage line")
+    # The bench's record mode runs the sim and replay installed beside it.
+    r = run([os.path.join(bindir, "eigstream-bench"), "record", "--help"])
+    check(f"(default {bindir}/eigstream-sim)" in r.stdout and f"(default {bindir}/eigstream-replay)" in r.stdout,
+          f"eigstream-bench record does not default to the installed sim and replay:\n{r.stdout}")
     run([os.path.join(bindir, "eigstream"), "--check-config", os.path.join(root, "etc", "eigstream", "eigstream.cfg")])
     python = os.path.join(root, "usr", "lib", "python3", "dist-packages")
     env = dict(os.environ, PYTHONPATH=python, EIGSTREAM_LIB="", OMP_NUM_THREADS="2")
