@@ -107,7 +107,7 @@ class Plan:
     def __init__(self, n, batch=None, dtype=np.complex128, backend="auto", UPLO="L",
                  vectors=True, threads=0, device=0):
         self._plan = ctypes.c_void_p()
-        lib = lib_.load()
+        self._lib = lib = lib_.load()
         self.dtype = np.dtype(dtype)
         if self.dtype not in _PRECISION:
             raise TypeError(f"dtype {self.dtype}: eigstream solves complex64 and complex128")
@@ -130,7 +130,6 @@ class Plan:
                               f"backend={backend!r})")
         resolved = lib.eig_plan_get_params(self._plan).contents.backend
         self.backend = lib.eig_backend_name(resolved).decode()
-        self._lib = lib
         self._shape = (self.n, self.n) if self.batch is None else (self.batch, self.n, self.n)
         self._w = np.empty((count, self.n), real)
         self._z = np.empty((count, self.n, self.n), self.dtype) if self.vectors else None
