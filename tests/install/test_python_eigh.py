@@ -14,6 +14,7 @@ that asking for it fails with EigError. Fixed seeds.
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 try:
@@ -193,6 +194,18 @@ def test_binding_matches_header(eig_h):
     check(f".so.{soversion}" in loaded, f"loaded {loaded}, binding expects SONAME {_library.SONAME}")
 
 
+def test_library_error():
+    """A wrong EIGSTREAM_LIB is an error naming it, not a reason to load
+    another copy (a fresh interpreter: the library loads once per process)."""
+    code = ("import numpy, eigstream\n"
+            "try:\n    eigstream.eigh(numpy.eye(2, dtype=complex))\n"
+            "except eigstream.LibraryError as e:\n    print('LibraryError:', e)\n")
+    env = dict(os.environ, EIGSTREAM_LIB="/nonexistent/libeigstream-eig.so.0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 0 and "LibraryError: libeigstream-eig not loaded; tried: EIGSTREAM_LIB "
+          "/nonexistent/libeigstream-eig.so.0" in r.stdout, f"bad EIGSTREAM_LIB: {r.stdout}{r.stderr}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("eig_h")
@@ -206,6 +219,7 @@ def main():
               f"library {lib} not under {args.expect_lib_under}")
     test_binding_matches_header(args.eig_h)
     test_errors()
+    test_library_error()
     skipped = False
     for backend in args.backends.split(","):
         if backend == "cuda" and eigstream.cuda_device_count() == 0:
