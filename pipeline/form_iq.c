@@ -37,15 +37,12 @@
 /* eig_threads_resolve and the OpenBLAS thread hold the host solvers use:
  * the covariance loop calls herk from an OpenMP team, as they do. */
 #include "eig_internal.h"
+#include "protocol.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "form_iq.c reads ci16_le and cf32_le samples in place: a little-endian host is assumed"
 #endif
 
-/* The wire codes of protocol_iq_format and protocol_iq_layout (protocol.h,
- * docs/protocol.md). */
-enum { IQ_CF32_LE = 1, IQ_CI16_LE = 3 };
-enum { IQ_CPG = 0, IQ_PCG = 1, IQ_PGC = 2 };
 
 /* Element strides of the zero-padded cube (pulse extent F) for a layout. */
 typedef struct iq_strides {
@@ -113,16 +110,14 @@ uint32_t form_iq_snapshots(const form_iq_params *p)
     return p->gates / p->segments - count;
 }
 
-static int format_known(uint8_t f) { return f == IQ_CF32_LE || f == IQ_CI16_LE; }
-
 form_iq_error form_iq_params_check(const form_iq_params *p, char *err, size_t err_bytes)
 {
 #define BAD(...) return (snprintf(err, err_bytes, __VA_ARGS__), FORM_IQ_EINVAL)
     if (p->channels == 0 || p->pulses == 0 || p->gates == 0)
         BAD("channels %u, pulses %u, gates %u: each must be at least 1", p->channels, p->pulses, p->gates);
-    if (!format_known(p->format))
+    if (protocol_iq_sample_bytes(p->format) == 0)
         BAD("sample format %u: expected 1 (cf32_le) or 3 (ci16_le)", p->format);
-    if (p->layout > IQ_PGC)
+    if (p->layout > PROTOCOL_IQ_PGC)
         BAD("layout %u: expected 0 (cpg), 1 (pcg) or 2 (pgc)", p->layout);
     if (p->precision != EIG_COMPLEX_FLOAT && p->precision != EIG_COMPLEX_DOUBLE)
         BAD("precision %d: expected complex float or complex double", (int)p->precision);
@@ -153,8 +148,8 @@ static iq_strides padded_strides(const form_iq_params *p)
 {
     ptrdiff_t c = p->channels, f = p->fft_size, g = p->gates;
     switch (p->layout) {
-    case IQ_CPG: return (iq_strides){.pulse = g, .channel = f * g, .gate = 1};
-    case IQ_PCG: return (iq_strides){.pulse = c * g, .channel = g, .gate = 1};
+    case PROTOCOL_IQ_CPG: return (iq_strides){.pulse = g, .channel = f * g, .gate = 1};
+    case PROTOCOL_IQ_PCG: return (iq_strides){.pulse = c * g, .channel = g, .gate = 1};
     default: return (iq_strides){.pulse = g * c, .channel = 1, .gate = c};
     }
 }

@@ -34,7 +34,7 @@ static int FIQ_NAME(plan_make)(form_iq *q)
 static void FIQ_NAME(convert)(const form_iq *q, const void *cube, double scale)
 {
     const form_iq_params *p = &q->p;
-    int by_channel = p->layout == IQ_CPG;
+    int by_channel = p->layout == PROTOCOL_IQ_CPG;
     size_t row_len = by_channel ? p->gates : (size_t)p->channels * p->gates;
     size_t rows = by_channel ? (size_t)p->channels * p->pulses : p->pulses;
     FIQ_COMPLEX *padded = q->padded;
@@ -44,7 +44,7 @@ static void FIQ_NAME(convert)(const form_iq *q, const void *cube, double scale)
         size_t dst_row = by_channel ? (r / p->pulses) * p->fft_size + pulse : r;
         FIQ_REAL k = (FIQ_REAL)(scale * q->window[pulse]);
         FIQ_COMPLEX *dst = padded + dst_row * row_len;
-        if (p->format == IQ_CI16_LE) {
+        if (p->format == PROTOCOL_IQ_CI16_LE) {
             const int16_t *src = (const int16_t *)cube + 2 * r * row_len;
             for (size_t t = 0; t < row_len; t++)
                 dst[t] = k * (FIQ_REAL)src[2 * t] + I * (k * (FIQ_REAL)src[2 * t + 1]);

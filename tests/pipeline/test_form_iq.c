@@ -8,7 +8,11 @@
  * precisions, on small cubes whose fft size, bins (wrapping past F-1),
  * segments and guard gates vary per case; guard cells clipped at a
  * segment's edge; the parameter validator; the wisdom file (missing,
- * corrupt, saved). Usage: test_form_iq DIR (a scratch directory).
+ * corrupt, saved). The host frame path with IQ input (path_host.c): a
+ * frame's cube in f->a formed into f->formed, then forward-backward
+ * averaging and diagonal loading (applied to the oracle here by their
+ * definitions), then solved: the eigenvalues against LAPACK zheev of the
+ * oracle's matrices. Usage: test_form_iq DIR (a scratch directory).
  *
  * Tolerance. Let B = max over (channel, gate) of sum_p |w_p x_p| (x the
  * scaled samples): every |X[c][b][g]| <= B, so every |R(j,k)| <= B^2 and
@@ -33,12 +37,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "eig.h"
 #include "form_iq.h"
+#include "path.h"
+#include "protocol.h"
 #include "test_check.h"
 
-enum { CF32 = 1, CI16 = 3 };          /* wire sample formats (docs/protocol.md) */
-enum { CPG = 0, PCG = 1, PGC = 2 };   /* wire layouts */
+enum { CF32 = PROTOCOL_IQ_CF32_LE, CI16 = PROTOCOL_IQ_CI16_LE };
+enum { CPG = PROTOCOL_IQ_CPG, PCG = PROTOCOL_IQ_PCG, PGC = PROTOCOL_IQ_PGC };
 
 static const char *const window_names[] = {"none", "hann", "hamming", "chebyshev", "taylor"};
 static const char *const layout_names[] = {"cpg", "pcg", "pgc"};
@@ -365,11 +373,109 @@ static void test_wisdom(const char *dir)
     form_iq_destroy(&plan);
 }
 
+/* R <- (R + J conj(R) J)/2, then R <- R + factor trace(R)/n I, on a full
+ * complex double matrix, by the definitions (form.h). */
+static void oracle_forward_backward_loading(double complex *r, size_t n, double factor)
+{
+    double complex *t = malloc(n * n * sizeof *t);
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < n; j++)
+            t[j + k * n] = (r[j + k * n] + conj(r[(n - 1 - j) + (n - 1 - k) * n])) / 2;
+    double trace = 0;
+    for (size_t j = 0; j < n; j++)
+        trace += creal(t[j + j * n]);
+    for (size_t j = 0; j < n; j++)
+        t[j + j * n] += factor * trace / (double)n;
+    memcpy(r, t, n * n * sizeof *t);
+    free(t);
+}
+
+/* The host path with IQ input: form (IQ, forward-backward, loading) and solve
+ * one frame; formed lower triangles against the oracle, eigenvalues against
+ * LAPACK's of the oracle's matrices. */
+static void test_host_path(void)
+{
+    form_iq_params q = {.channels = 6, .pulses = 8, .gates = 20, .format = CI16, .layout = PCG,
+                        .precision = EIG_COMPLEX_DOUBLE, .window = FORM_WINDOW_CHEBYSHEV, .sidelobe_db = 40,
+                        .fft_size = 10, .bin_first = 8, .bin_count = 4, .segments = 2, .guard_gates = 1,
+                        .threads = 2};
+    uint32_t n = q.channels, count = form_iq_matrices(&q);
+    path_params pp = {.n = n, .matrices = count, .precision = EIG_COMPLEX_DOUBLE, .backend = EIG_BACKEND_CPU,
+                      .cpu_threads = 1, .forward_backward = 1, .diagonal_loading = 1, .loading_factor = 0.05,
+                      .iq_input = 1, .iq = q};
+    char err[256];
+    path *p = NULL;
+    pipeline_error pe = path_create(&p, &pp, err, sizeof err);
+    CHECK(pe == PIPELINE_OK && p != NULL, "path_create: %s", err);
+    if (p == NULL)
+        return;
+    CHECK(strcmp(path_name(p), "host") == 0, "path %s, want host", path_name(p));
+    frame f = {.slot = -1};
+    size_t cube_bytes = protocol_iq_cube_bytes(n, q.pulses, q.gates, q.format);
+    f.a = random_cube(&q);
+    f.a_bytes = cube_bytes;
+    f.formed_bytes = (size_t)count * n * n * 16;
+    f.formed = path_buffer_alloc(p, f.formed_bytes);
+    f.w = malloc((size_t)count * n * sizeof(double));
+    f.info = malloc(count * sizeof *f.info);
+    protocol_header_init(&f.header, PROTOCOL_KIND_IQ);
+    f.header.n = n;
+    f.header.count = q.pulses;
+    f.header.gates = q.gates;
+    f.header.element = q.format;
+    f.header.storage = q.layout;
+    f.header.payload_bytes = cube_bytes;
+    f.header.scale = 0.125f;
+    double complex *want = malloc((size_t)count * n * n * sizeof *want);
+    double b2 = oracle(&q, f.a, f.header.scale, want);
+    for (uint32_t m = 0; m < count; m++)
+        oracle_forward_backward_loading(want + (size_t)m * n * n, n, pp.loading_factor);
+    CHECK(path_form(p, &f, err, sizeof err) == PIPELINE_OK, "path_form: %s", err);
+    CHECK(path_solve(p, &f, err, sizeof err) == PIPELINE_OK, "path_solve: %s", err);
+    /* Loading adds at most factor * B^2 per diagonal: the tolerance of
+     * test_form_iq's header, on (1 + factor) B^2. */
+    double u = 0x1p-53, tol = 4 * u * (2 * log2(q.fft_size) + q.pulses + form_iq_snapshots(&q) + 5) * b2 * 1.05;
+    double worst = 0, worst_w = 0;
+    double *lapack_w = malloc(n * sizeof *lapack_w);
+    for (uint32_t m = 0; m < count; m++) {
+        const double complex *got = (const double complex *)f.formed + (size_t)m * n * n;
+        double complex *r = want + (size_t)m * n * n;
+        for (uint32_t k = 0; k < n; k++)
+            for (uint32_t j = k; j < n; j++)
+                worst = fmax(worst, cabs(got[j + k * n] - r[j + k * n]));
+        CHECK(f.info[m] == 0, "matrix %u: info %d", m, f.info[m]);
+        CHECK(LAPACKE_zheev(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int)n, (lapack_complex_double *)r, (lapack_int)n,
+                            lapack_w) == 0, "zheev matrix %u", m);
+        for (uint32_t j = 0; j < n; j++)
+            worst_w = fmax(worst_w, fabs(((double *)f.w)[(size_t)m * n + j] - lapack_w[j]));
+    }
+    CHECK(worst <= tol, "host path: formed |R - oracle| %.3g > tol %.3g", worst, tol);
+    /* Weyl: each eigenvalue moves by at most ||dR||_2 <= n max|dR_jk|, plus
+     * the solvers' own backward errors, a few n u ||R|| each (||R|| <= n B^2). */
+    double tol_w = n * tol + 100.0 * n * u * n * b2 * 1.05;
+    CHECK(worst_w <= tol_w, "host path: eigenvalues off LAPACK's of the oracle by %.3g > %.3g", worst_w, tol_w);
+    f.header.payload_bytes = cube_bytes - 4;
+    CHECK(path_form(p, &f, err, sizeof err) == PIPELINE_EINVAL && strstr(err, "IQ frame") != NULL,
+          "a cube of the wrong size: %s", err);
+    free(lapack_w);
+    free(want);
+    free(f.a);
+    free(f.w);
+    free(f.info);
+    path_buffer_free(p, f.formed);
+    path_destroy(&p);
+
+    pp.matrices = count + 1;
+    CHECK(path_create(&p, &pp, err, sizeof err) == PIPELINE_EINVAL && p == NULL && strstr(err, "matrices") != NULL,
+          "matrices mismatch: %s", err);
+}
+
 int main(int argc, char **argv)
 {
     test_all_cases();
     test_geometry_edges();
     test_params_check();
     test_wisdom(argc > 1 ? argv[1] : ".");
+    test_host_path();
     return test_check_report("test_form_iq");
 }
