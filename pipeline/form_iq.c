@@ -84,9 +84,7 @@ uint32_t form_iq_matrices(const form_iq_params *p)
     return p->bin_count * p->segments;
 }
 
-/* The guard cells of a segment of L gates: the centre L/2 and G either side,
- * clipped to the segment. */
-static void guard_hole(const form_iq_params *p, uint32_t *first, uint32_t *count)
+void form_iq_guard_cells(const form_iq_params *p, uint32_t *first, uint32_t *count)
 {
     uint32_t l = p->gates / p->segments, centre = l / 2;
     if (p->guard_gates == 0) {
@@ -106,7 +104,7 @@ uint32_t form_iq_snapshots(const form_iq_params *p)
     if (p->segments == 0 || p->gates < p->segments)
         return 0;
     uint32_t first, count;
-    guard_hole(p, &first, &count);
+    form_iq_guard_cells(p, &first, &count);
     return p->gates / p->segments - count;
 }
 
@@ -142,6 +140,17 @@ form_iq_error form_iq_params_check(const form_iq_params *p, char *err, size_t er
         BAD("fft size %u x channels %u x gates %u exceeds 2^31 samples", p->fft_size, p->channels, p->gates);
 #undef BAD
     return FORM_IQ_OK;
+}
+
+form_iq_error form_iq_check_solver(const form_iq_params *p, uint32_t n, uint32_t matrices, eig_precision precision,
+                                   char *err, size_t err_bytes)
+{
+    if (p->channels == n && form_iq_matrices(p) == matrices && p->precision == precision)
+        return FORM_IQ_OK;
+    snprintf(err, err_bytes, "IQ forming gives %u matrices (%u bins x %u segments) of %u channels in %s, the solver "
+             "takes %u of %u in %s", form_iq_matrices(p), p->bin_count, p->segments, p->channels,
+             eig_precision_name(p->precision), matrices, n, eig_precision_name(precision));
+    return FORM_IQ_EINVAL;
 }
 
 static iq_strides padded_strides(const form_iq_params *p)
@@ -288,7 +297,7 @@ form_iq_error form_iq_create(form_iq **out, const form_iq_params *params, char *
     q->matrices = form_iq_matrices(params);
     q->snapshots = form_iq_snapshots(params);
     q->segment_gates = params->gates / params->segments;
-    guard_hole(params, &q->hole_first, &q->hole_count);
+    form_iq_guard_cells(params, &q->hole_first, &q->hole_count);
     q->padded_elements = (size_t)params->fft_size * params->channels * params->gates;
     q->in = padded_strides(params);
     e = workspace_alloc(q, err, err_bytes);

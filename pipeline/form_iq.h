@@ -87,6 +87,18 @@ typedef enum form_iq_error {
 /* "ok", "invalid argument", ...; never NULL. */
 const char *form_iq_strerror(form_iq_error e);
 
+/* The guard cells of every segment, relative to the segment's first gate:
+ * gates first .. first+count-1 (the centre L/2 and guard_gates either side,
+ * clipped to the segment; count 0 without guard gates). K = L - count.
+ * p must have segments in 1..gates. */
+void form_iq_guard_cells(const form_iq_params *p, uint32_t *first, uint32_t *count);
+
+/* Checks that forming gives what the solver takes: n = channels, matrices =
+ * bins x segments, the same precision. FORM_IQ_OK, or FORM_IQ_EINVAL with
+ * err naming both sides. */
+form_iq_error form_iq_check_solver(const form_iq_params *p, uint32_t n, uint32_t matrices, eig_precision precision,
+                                   char *err, size_t err_bytes);
+
 /* The one validator of form_iq_params: FORM_IQ_OK, or FORM_IQ_EINVAL with err
  * naming the first bad field and its value (dimensions 0, an unknown format,
  * layout, precision or window, sidelobe_db not in (0, 300] for chebyshev or
@@ -170,8 +182,8 @@ form_iq_error form_iq_cuda_create(form_iq_cuda **out, const form_iq_params *para
                                   size_t err_bytes);
 
 /* Enqueues the forming of d_cube (device memory, as received) into
- * d_out (device, form_iq_matrices full n x n column-major matrices: lower
- * triangle and diagonal written) on the plan's stream. Returns FORM_IQ_OK
+ * d_out (device, form_iq_matrices full n x n column-major matrices, both
+ * triangles written) on the plan's stream. Returns FORM_IQ_OK
  * when everything was enqueued, else FORM_IQ_EDEVICE with err naming the
  * failed call. */
 form_iq_error form_iq_cuda_execute(form_iq_cuda *plan, const void *d_cube, float scale, void *d_out, char *err,

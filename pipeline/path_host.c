@@ -162,12 +162,8 @@ static const path_ops host_ops = {
 static pipeline_error host_iq_create(path_host *h, char *err, size_t err_bytes)
 {
     const path_params *q = &h->base.params;
-    if (q->iq.channels != q->n || form_iq_matrices(&q->iq) != q->matrices || q->iq.precision != q->precision) {
-        snprintf(err, err_bytes, "IQ forming gives %u matrices of %u (%s), the solver takes %u of %u (%s)",
-                 form_iq_matrices(&q->iq), q->iq.channels, eig_precision_name(q->iq.precision), q->matrices, q->n,
-                 eig_precision_name(q->precision));
+    if (form_iq_check_solver(&q->iq, q->n, q->matrices, q->precision, err, err_bytes) != FORM_IQ_OK)
         return PIPELINE_EINVAL;
-    }
     char why[224];
     form_iq_error e = form_iq_create(&h->iq, &q->iq, why, sizeof why);
     if (e != FORM_IQ_OK) {
