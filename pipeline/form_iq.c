@@ -4,14 +4,18 @@
  * to one precision of form_iq.proto.c.
  *
  * The steps of form_iq_execute, for a cube of C channels, P pulses, G gates
- * and fft_size F:
- *   1. convert: raw samples * scale * w[p] into `padded`, complex of the
- *      precision, in the cube's own layout with the pulse extent F (pulses
- *      P..F-1 are zero: written once after planning, never again);
- *   2. FFT: one FFTW guru plan, rank 1 of size F along the pulses, batched
- *      over channels x gates with the layout's strides, out of place into
- *      `spectrum`, ordered [bin][gate][channel] (channel fastest): every
- *      (bin, gate range) is then an n x K column-major block with ld = n;
+ * and fft_size F, in one workspace `work` of F*G*C complex elements:
+ *   1. convert: raw samples * scale * w[p] into work[p][g][c] (channel
+ *      fastest) whatever the cube's layout, pulses P..F-1 zeroed (the
+ *      padding). The conversion reads every sample once anyway; reordering
+ *      there keeps the FFT at unit vector stride: FFTW's guru plan reading
+ *      the cpg layout's strides and writing [bin][gate][channel] took 250 to
+ *      680 ms per cube at the issue's sizes on the development VM, against
+ *      45 ms at unit stride, and the covariances need channels fastest;
+ *   2. FFT: one FFTW guru plan, in place, rank 1 of size F at stride G*C,
+ *      batched over the G*C (gate, channel) pairs at distance 1: work becomes
+ *      the spectrum [bin][gate][channel], in which every (bin, gate range)
+ *      is an n x K column-major block with ld = n;
  *   3. covariances: per matrix (bin major, then segment) one or two BLAS
  *      herk (lower) over the training gates left and right of the guard
  *      cells, alpha = 1/K, straight into the caller's matrix.
@@ -44,11 +48,6 @@
 #endif
 
 
-/* Element strides of the zero-padded cube (pulse extent F) for a layout. */
-typedef struct iq_strides {
-    ptrdiff_t pulse, channel, gate;
-} iq_strides;
-
 struct form_iq {
     form_iq_params p;       /* wisdom_file cleared: not kept */
     int threads;            /* resolved, >= 1 */
@@ -56,10 +55,8 @@ struct form_iq {
     uint32_t segment_gates; /* L = gates / segments */
     uint32_t hole_first, hole_count; /* guard cells within a segment, relative to its start */
     double *window;         /* P coefficients */
-    void *padded;           /* F x C x G complex, layout order */
-    void *spectrum;         /* [bin][gate][channel] complex */
-    size_t padded_elements;
-    iq_strides in;          /* strides of padded */
+    void *work;             /* F*G*C complex: [pulse][gate][channel], then [bin][gate][channel] */
+    size_t work_elements;
     union {
         fftw_plan z;
         fftwf_plan c;
@@ -153,16 +150,6 @@ form_iq_error form_iq_check_solver(const form_iq_params *p, uint32_t n, uint32_t
     return FORM_IQ_EINVAL;
 }
 
-static iq_strides padded_strides(const form_iq_params *p)
-{
-    ptrdiff_t c = p->channels, f = p->fft_size, g = p->gates;
-    switch (p->layout) {
-    case PROTOCOL_IQ_CPG: return (iq_strides){.pulse = g, .channel = f * g, .gate = 1};
-    case PROTOCOL_IQ_PCG: return (iq_strides){.pulse = c * g, .channel = g, .gate = 1};
-    default: return (iq_strides){.pulse = g * c, .channel = 1, .gate = c};
-    }
-}
-
 /* ---- the two precisions ------------------------------------------------------ */
 
 #define FIQ_REAL float
@@ -240,8 +227,8 @@ static void wisdom_save(form_iq *q, const char *file)
     }
 }
 
-/* Makes the FFT plan (FFTW_MEASURE overwrites both buffers), then zeroes
- * the padding. Under planner_lock. */
+/* Makes the FFT plan (FFTW_MEASURE overwrites the workspace: convert
+ * rewrites all of it every frame). */
 static form_iq_error plan_fft(form_iq *q, const char *wisdom_file, char *err, size_t err_bytes)
 {
     int is_double = q->p.precision == EIG_COMPLEX_DOUBLE;
@@ -262,19 +249,17 @@ static form_iq_error plan_fft(form_iq *q, const char *wisdom_file, char *err, si
                  q->p.channels, q->p.gates);
         return FORM_IQ_EPLAN;
     }
-    memset(q->padded, 0, q->padded_elements * eig_element_bytes(q->p.precision));
     return FORM_IQ_OK;
 }
 
 static form_iq_error workspace_alloc(form_iq *q, char *err, size_t err_bytes)
 {
-    size_t bytes = q->padded_elements * eig_element_bytes(q->p.precision);
+    size_t bytes = q->work_elements * eig_element_bytes(q->p.precision);
     q->window = malloc(q->p.pulses * sizeof *q->window);
     /* fftw_malloc: the alignment FFTW's SIMD codelets want. */
-    q->padded = fftw_malloc(bytes);
-    q->spectrum = fftw_malloc(bytes);
-    if (q->window == NULL || q->padded == NULL || q->spectrum == NULL) {
-        snprintf(err, err_bytes, "cannot allocate the forming workspace (2 x %.1f MB)", (double)bytes / 1e6);
+    q->work = fftw_malloc(bytes);
+    if (q->window == NULL || q->work == NULL) {
+        snprintf(err, err_bytes, "cannot allocate the forming workspace (%.1f MB)", (double)bytes / 1e6);
         return FORM_IQ_ENOMEM;
     }
     return FORM_IQ_OK;
@@ -298,8 +283,7 @@ form_iq_error form_iq_create(form_iq **out, const form_iq_params *params, char *
     q->snapshots = form_iq_snapshots(params);
     q->segment_gates = params->gates / params->segments;
     form_iq_guard_cells(params, &q->hole_first, &q->hole_count);
-    q->padded_elements = (size_t)params->fft_size * params->channels * params->gates;
-    q->in = padded_strides(params);
+    q->work_elements = (size_t)params->fft_size * params->channels * params->gates;
     e = workspace_alloc(q, err, err_bytes);
     if (e == FORM_IQ_OK)
         e = form_iq_window_coefficients(params->window, params->sidelobe_db, params->pulses, q->window);
@@ -340,8 +324,7 @@ void form_iq_destroy(form_iq **plan)
     else if (q->p.precision == EIG_COMPLEX_FLOAT && q->fft.c != NULL)
         fftwf_destroy_plan(q->fft.c);
     pthread_mutex_unlock(&planner_lock);
-    fftw_free(q->padded);
-    fftw_free(q->spectrum);
+    fftw_free(q->work);
     free(q->window);
     free(q);
     *plan = NULL;

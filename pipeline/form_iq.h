@@ -115,10 +115,10 @@ form_iq_error form_iq_params_check(const form_iq_params *p, char *err, size_t er
 form_iq_error form_iq_window_coefficients(form_window window, double sidelobe_db, uint32_t length, double *out);
 
 /*
- * The CPU plan (form_iq.c): FFTW plans made once at create (FFTW_MEASURE,
- * batched over channels x gates by the guru interface, reading the cube's
- * layout through its strides), covariances by BLAS herk (lower), OpenMP
- * over matrices.
+ * The CPU plan (form_iq.c): the cube converted and reordered to channel
+ * fastest, an FFTW plan made once at create (FFTW_MEASURE, in place, batched
+ * over channels x gates by the guru interface), covariances by BLAS herk
+ * (lower), OpenMP over matrices.
  *
  *     form_iq *plan = NULL;
  *     char err[256];
@@ -142,7 +142,7 @@ form_iq_error form_iq_window_coefficients(form_window window, double sidelobe_db
 typedef struct form_iq form_iq;
 
 /* Validates params (form_iq_params_check), allocates the workspace (the
- * zero-padded cube and its spectrum, 2 * fft_size * channels * gates complex
+ * zero-padded cube, then its spectrum: fft_size * channels * gates complex
  * elements of the precision) and makes the FFT plan. On failure *out is NULL
  * and err says why. The plan keeps no pointer into params (wisdom_file is
  * used during create only). */
@@ -170,8 +170,8 @@ void form_iq_destroy(form_iq **plan);
  * covariances by cuBLAS strided-batched GEMM (A A^H of every bin of a
  * segment in one call; the device has no batched HERK) written straight into
  * the solver's device input. Every call enqueues on the plan's stream and
- * returns without waiting. Workspace: 2 * fft_size * channels * gates
- * complex elements of the precision, on the device.
+ * returns without waiting. Workspace: fft_size * channels * gates complex
+ * elements of the precision, on the device.
  */
 typedef struct form_iq_cuda form_iq_cuda;
 

@@ -9,49 +9,64 @@
  *   FIQ_NAME(x)   x##_c / x##_z
  */
 
-/* The guru plan of form_iq.c's step 2: F points along the pulses (stride
- * in.pulse in, G*C out), batched over channels (in.channel in, 1 out) and
- * gates (in.gate in, C out). 1 when made. Under planner_lock. */
+/* The guru plan of form_iq.c's step 2: F points at stride G*C, batched over
+ * the G*C (gate, channel) pairs at distance 1, in place. 1 when made.
+ * Under planner_lock. */
 static int FIQ_NAME(plan_make)(form_iq *q)
 {
-    const form_iq_params *p = &q->p;
-    ptrdiff_t c = p->channels, g = p->gates;
-    FIQ_FFTW(iodim64) dft = {.n = p->fft_size, .is = q->in.pulse, .os = g * c};
-    FIQ_FFTW(iodim64) batch[2] = {
-        {.n = c, .is = q->in.channel, .os = 1},
-        {.n = g, .is = q->in.gate, .os = c},
-    };
+    ptrdiff_t pairs = (ptrdiff_t)q->p.gates * q->p.channels;
+    FIQ_FFTW(iodim64) dft = {.n = q->p.fft_size, .is = pairs, .os = pairs};
+    FIQ_FFTW(iodim64) batch = {.n = pairs, .is = 1, .os = 1};
     FIQ_FFTW(plan_with_nthreads)(q->threads);
-    q->FIQ_PLAN = FIQ_FFTW(plan_guru64_dft)(1, &dft, 2, batch, (FIQ_FFTW(complex) *)q->padded,
-                                             (FIQ_FFTW(complex) *)q->spectrum, FFTW_FORWARD, FFTW_MEASURE);
+    q->FIQ_PLAN = FIQ_FFTW(plan_guru64_dft)(1, &dft, 1, &batch, (FIQ_FFTW(complex) *)q->work,
+                                             (FIQ_FFTW(complex) *)q->work, FFTW_FORWARD, FFTW_MEASURE);
     return q->FIQ_PLAN != NULL;
 }
 
-/* Step 1: raw * scale * w[p] into the padded cube. The cube is a sequence
- * of rows of the fastest index that share one pulse: cpg has C*P rows of G
- * samples (pulse = row mod P), pcg and pgc P rows of C*G samples (pulse =
- * row). Row r lands at padded row (r div P) * F + r mod P, resp. r. */
+/* Raw sample i of the cube (ci16_le or cf32_le), times k. */
+static inline FIQ_COMPLEX FIQ_NAME(sample)(const void *cube, int ci16, size_t i, FIQ_REAL k)
+{
+    if (ci16) {
+        const int16_t *s = (const int16_t *)cube + 2 * i;
+        return k * (FIQ_REAL)s[0] + I * (k * (FIQ_REAL)s[1]);
+    }
+    const float *s = (const float *)cube + 2 * i;
+    return k * (FIQ_REAL)s[0] + I * (k * (FIQ_REAL)s[1]);
+}
+
+/* Step 1: raw * scale * w[p] into work[p][g][c] (channel fastest), pulses
+ * P..F-1 zeroed (the in-place FFT overwrote them). pgc is that order: one
+ * contiguous run per pulse. cpg and pcg have gates fastest: per pulse, a
+ * transpose of the C x G slab, in blocks of kGateBlock gates so that the
+ * kGateBlock destination lines of a block stay in L1 while every channel
+ * writes its element into each. */
 static void FIQ_NAME(convert)(const form_iq *q, const void *cube, double scale)
 {
+    enum { kGateBlock = 64 };
     const form_iq_params *p = &q->p;
-    int by_channel = p->layout == PROTOCOL_IQ_CPG;
-    size_t row_len = by_channel ? p->gates : (size_t)p->channels * p->gates;
-    size_t rows = by_channel ? (size_t)p->channels * p->pulses : p->pulses;
-    FIQ_COMPLEX *padded = q->padded;
+    const size_t nc = p->channels, np = p->pulses, ng = p->gates, slab = nc * ng;
+    const int ci16 = p->format == PROTOCOL_IQ_CI16_LE;
+    FIQ_COMPLEX *work = q->work;
 #pragma omp parallel for schedule(static) num_threads(q->threads)
-    for (size_t r = 0; r < rows; r++) {
-        size_t pulse = by_channel ? r % p->pulses : r;
-        size_t dst_row = by_channel ? (r / p->pulses) * p->fft_size + pulse : r;
-        FIQ_REAL k = (FIQ_REAL)(scale * q->window[pulse]);
-        FIQ_COMPLEX *dst = padded + dst_row * row_len;
-        if (p->format == PROTOCOL_IQ_CI16_LE) {
-            const int16_t *src = (const int16_t *)cube + 2 * r * row_len;
-            for (size_t t = 0; t < row_len; t++)
-                dst[t] = k * (FIQ_REAL)src[2 * t] + I * (k * (FIQ_REAL)src[2 * t + 1]);
-        } else {
-            const float *src = (const float *)cube + 2 * r * row_len;
-            for (size_t t = 0; t < row_len; t++)
-                dst[t] = k * (FIQ_REAL)src[2 * t] + I * (k * (FIQ_REAL)src[2 * t + 1]);
+    for (size_t t = 0; t < p->fft_size; t++) {
+        FIQ_COMPLEX *dst = work + t * slab;
+        if (t >= np) {
+            memset(dst, 0, slab * sizeof *dst);
+            continue;
+        }
+        FIQ_REAL k = (FIQ_REAL)(scale * q->window[t]);
+        if (p->layout == PROTOCOL_IQ_PGC) {
+            for (size_t i = 0; i < slab; i++)
+                dst[i] = FIQ_NAME(sample)(cube, ci16, t * slab + i, k);
+            continue;
+        }
+        for (size_t g0 = 0; g0 < ng; g0 += kGateBlock) {
+            size_t g1 = g0 + kGateBlock < ng ? g0 + kGateBlock : ng;
+            for (size_t c = 0; c < nc; c++) {
+                size_t row = p->layout == PROTOCOL_IQ_CPG ? (c * np + t) * ng : (t * nc + c) * ng;
+                for (size_t g = g0; g < g1; g++)
+                    dst[g * nc + c] = FIQ_NAME(sample)(cube, ci16, row + g, k);
+            }
         }
     }
 }
@@ -68,7 +83,7 @@ static void FIQ_NAME(covariances)(const form_iq *q, FIQ_COMPLEX *out)
     const FIQ_REAL alpha = (FIQ_REAL)(1.0 / q->snapshots);
     const int team = eig_threads_team(q->threads, (int)q->matrices);
     const int blas_before = eig_blas_threads_enter(team, q->threads);
-    const FIQ_COMPLEX *spectrum = q->spectrum;
+    const FIQ_COMPLEX *spectrum = q->work;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (uint32_t m = 0; m < q->matrices; m++) {
         uint32_t bin = (p->bin_first + m / p->segments) % p->fft_size, segment = m % p->segments;

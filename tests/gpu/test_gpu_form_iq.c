@@ -94,29 +94,12 @@ done:
 
 static void test_all_cases(void)
 {
-    int index = 0;
-    for (int window = FORM_WINDOW_NONE; window <= FORM_WINDOW_TAYLOR; window++)
-        for (int fmt = 0; fmt < 2; fmt++)
-            for (int layout = PROTOCOL_IQ_CPG; layout <= PROTOCOL_IQ_PGC; layout++)
-                for (int dbl = 0; dbl < 2; dbl++, index++) {
-                    form_iq_params q = {.channels = 5, .pulses = 7, .gates = 12};
-                    q.format = fmt ? PROTOCOL_IQ_CI16_LE : PROTOCOL_IQ_CF32_LE;
-                    q.layout = (uint8_t)layout;
-                    q.precision = dbl ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
-                    q.window = (form_window)window;
-                    q.sidelobe_db = 25 + 5 * (index % 3);
-                    q.fft_size = q.pulses + (uint32_t)(index % 3) * 2;
-                    q.segments = 1 + (uint32_t)(index % 3);
-                    q.guard_gates = (uint32_t)(index % 2);
-                    q.bin_count = 3 + (uint32_t)(index % 4);
-                    q.bin_first = q.fft_size - 1 - (uint32_t)(index % 2);
-                    char label[160];
-                    snprintf(label, sizeof label, "window %s, %s, %s, %s, F=%u bins %u+%u, %u segments, guard %u",
-                             form_iq_oracle_window_names[window], fmt ? "ci16" : "cf32",
-                             form_iq_oracle_layout_names[layout], dbl ? "c128" : "c64", q.fft_size, q.bin_first,
-                             q.bin_count, q.segments, q.guard_gates);
-                    check_case(&q, label, 0);
-                }
+    for (int index = 0; index < FORM_IQ_ORACLE_CASES; index++) {
+        form_iq_params q;
+        char label[160];
+        form_iq_oracle_case(index, &q, label, sizeof label);
+        check_case(&q, label, 0);
+    }
 }
 
 int main(void)

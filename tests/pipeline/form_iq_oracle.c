@@ -6,6 +6,7 @@
 
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +158,26 @@ void form_iq_oracle_fb_loading(double complex *r, size_t n, double factor)
     free(t);
 }
 
+
+void form_iq_oracle_case(int index, form_iq_params *q, char *label, size_t label_bytes)
+{
+    int dbl = index % 2, layout = index / 2 % 3, ci16 = index / 6 % 2, window = index / 12;
+    *q = (form_iq_params){.channels = 5, .pulses = 7, .gates = 12};
+    q->format = ci16 ? PROTOCOL_IQ_CI16_LE : PROTOCOL_IQ_CF32_LE;
+    q->layout = (uint8_t)layout;
+    q->precision = dbl ? EIG_COMPLEX_DOUBLE : EIG_COMPLEX_FLOAT;
+    q->window = (form_window)window;
+    q->sidelobe_db = 25 + 5 * (index % 3);
+    q->fft_size = q->pulses + (uint32_t)(index % 3) * 2; /* 7, 9, 11 */
+    q->segments = 1 + (uint32_t)(index % 3);            /* 12, 6, 4 gates */
+    q->guard_gates = (uint32_t)(index % 2);
+    q->bin_count = 3 + (uint32_t)(index % 4);
+    q->bin_first = q->fft_size - 1 - (uint32_t)(index % 2); /* wraps past F-1 */
+    q->threads = 1 + index % 2;
+    snprintf(label, label_bytes, "window %s, %s, %s, %s, F=%u bins %u+%u, %u segments, guard %u",
+             form_iq_oracle_window_names[window], ci16 ? "ci16" : "cf32", form_iq_oracle_layout_names[layout],
+             dbl ? "c128" : "c64", q->fft_size, q->bin_first, q->bin_count, q->segments, q->guard_gates);
+}
 
 double form_iq_oracle_tolerance(const form_iq_params *q, eig_precision precision, double b2)
 {

@@ -40,6 +40,14 @@ extern const char *const form_iq_oracle_layout_names[]; /* by layout code */
  * the bound B^2 of the tolerance. */
 double form_iq_oracle(const form_iq_params *q, const void *cube, float scale, double complex *r);
 
+/* Case index (0 .. FORM_IQ_ORACLE_CASES-1) of the shared sweep: every
+ * window x format x layout x precision on a 5 x 7 x 12 cube, with the fft
+ * size (7, 9, 11: equal to P and padded), wrapping bin ranges, 1..3
+ * segments, guard gates and 1..2 threads varying with the index so that
+ * they meet every combination often; label names the case. */
+#define FORM_IQ_ORACLE_CASES 60
+void form_iq_oracle_case(int index, form_iq_params *q, char *label, size_t label_bytes);
+
 /* The tolerance on |R - R_oracle| for a result in `precision` (above). */
 double form_iq_oracle_tolerance(const form_iq_params *q, eig_precision precision, double b2);
 
