@@ -16,7 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "eig.h" /* eig_backend, eig_precision: the solver owns them */
+#include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
+#include "form_iq.h"  /* form_window: the IQ forming owns it (header only) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,11 @@ typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } co
 /* solver.fallback: what a frame path error leads to (backends cuda, auto). */
 typedef enum config_fallback { CONFIG_FALLBACK_NONE = 0, CONFIG_FALLBACK_CPU } config_fallback;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
+/* form.input: what the input frames carry. */
+typedef enum config_form_input {
+    CONFIG_FORM_INPUT_COVARIANCE = 0, /* covariance frames (kind 1): the receiver formed the matrices */
+    CONFIG_FORM_INPUT_IQ              /* IQ cube frames (kind 3): the daemon forms them (form_iq.h) */
+} config_form_input;
 typedef enum config_log_level {
     CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
 } config_log_level;
@@ -110,6 +116,21 @@ typedef struct eigstream_config {
         int diagonal_loading;              /* 0 = off (default) */
         double diagonal_loading_db;        /* loading = 10^(dB/10) * trace/n, default -30 */
         int forward_backward;              /* forward-backward averaging, default 0 */
+        /* IQ cube input (form.input = iq); unused with covariance input. */
+        config_form_input input;           /* covariance */
+        int iq_format;                     /* protocol_iq_format wire code the cubes carry, ci16_le */
+        int iq_layout;                     /* protocol_iq_layout of the cubes, cpg */
+        int pulses;                        /* P per cube, 180 */
+        int range_gates;                   /* G per pulse, 256 */
+        form_window window;                /* slow-time window, hann */
+        double sidelobe_db;                /* chebyshev, taylor: sidelobe level in dB, 40 */
+        int fft_size;                      /* Doppler FFT size F >= pulses; 0 = pulses */
+        int doppler_first;                 /* first Doppler bin made into matrices, 0 */
+        int doppler_bins;                  /* bins made into matrices; 0 = all F */
+        int range_segments;                /* gates split into this many segments, 1 */
+        int guard_gates;                   /* excluded on each side of a segment's centre gate, 0 */
+        int fft_threads;                   /* CPU forming threads, 0 = all cores */
+        char fft_wisdom_file[CONFIG_STRING_MAX]; /* FFTW wisdom file, "" = none */
     } form;
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* metrics PUB, "tcp://127.0.0.1:5552"; "" = off */
@@ -180,6 +201,17 @@ const char *config_late_policy_name(config_late_policy p);
 const char *config_fallback_name(config_fallback f);
 const char *config_replay_timing_name(config_replay_timing t);
 const char *config_overflow_policy_name(config_overflow_policy p);
+const char *config_form_input_name(config_form_input i);
+const char *config_form_window_name(form_window w);
+
+/* IQ input: the effective FFT size (form.fft_size, 0 = form.pulses), Doppler
+ * bins (form.doppler_bins, 0 = all of them) and the snapshot count K of each
+ * matrix (form_iq.h: the segment's gates less the cell under test and its
+ * guards), from valid settings. form_iq_snapshots computes K from the forming
+ * parameters path_params_from_config fills from these. */
+uint32_t config_form_fft_size(const eigstream_config *cfg);
+uint32_t config_form_doppler_bins(const eigstream_config *cfg);
+uint32_t config_form_snapshots(const eigstream_config *cfg);
 
 #ifdef __cplusplus
 }

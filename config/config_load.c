@@ -57,6 +57,7 @@ void config_defaults(eigstream_config *cfg)
             break;
         case CONFIG_KIND_ENDPOINT:
         case CONFIG_KIND_HOST_PORT:
+        case CONFIG_KIND_PATH:
             snprintf((char *)field, CONFIG_STRING_MAX, "%s", spec->default_string);
             break;
         }
@@ -170,7 +171,8 @@ static config_error load_fail_value(load_context *ctx, unsigned line, const conf
 static config_error load_choice(const config_choice *choice, const char *text, int *value)
 {
     for (int candidate = choice->min; candidate <= choice->max; ++candidate) {
-        if (strcmp(text, choice->name(candidate)) == 0) {
+        const char *name = choice->name(candidate);
+        if (name != NULL && strcmp(text, name) == 0) {
             *value = candidate;
             return CONFIG_OK;
         }
@@ -240,7 +242,8 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
     }
 
     case CONFIG_KIND_ENDPOINT:
-    case CONFIG_KIND_HOST_PORT: {
+    case CONFIG_KIND_HOST_PORT:
+    case CONFIG_KIND_PATH: {
         if (type != CONFIG_TYPE_STRING)
             return load_fail(ctx, CONFIG_ETYPE, line, spec->group, spec->name,
                              "expected a string");

@@ -19,7 +19,8 @@ typedef enum config_kind {
     CONFIG_KIND_REAL,     /* double in [min_real, max_real]; file: number */
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
-    CONFIG_KIND_HOST_PORT /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_PATH      /* char[CONFIG_STRING_MAX]; file: a file name, "" only with EMPTY_OK */
 } config_kind;
 
 enum {
@@ -27,9 +28,10 @@ enum {
     CONFIG_FLAG_FILE_OK = 1u << 1   /* ENDPOINT: "file:NAME" (a recording) is allowed */
 };
 
-/* A choice setting's concept: its one name function (owned by eig/ or
- * config/) and the values a setting may take. The
- * file's names are name(min), ..., name(max), in that order. */
+/* A choice setting's concept: its one name function (owned by eig/,
+ * config/ or the wire protocol) and the values a setting may take. The
+ * file's names are name(min), ..., name(max), in that order; a value whose
+ * name is NULL is a gap (not a choice: wire codes need not be contiguous). */
 typedef struct config_choice {
     const char *(*name)(int value); /* the owner's name for a value in [min, max] */
     int min, max;
@@ -55,7 +57,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 32
+#define CONFIG_SPEC_COUNT 46
 #define CONFIG_GROUP_COUNT 7
 
 /* Settings in file order; the settings of one group are contiguous and the

@@ -99,12 +99,13 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
         return;
     case CONFIG_KIND_CHOICE: {
         int value = *(const int *)field;
-        int valid = value >= spec->choice->min && value <= spec->choice->max;
+        int valid = value >= spec->choice->min && value <= spec->choice->max && spec->choice->name(value) != NULL;
         format_string(valid ? spec->choice->name(value) : "?", out, out_bytes);
         return;
     }
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
+    case CONFIG_KIND_PATH:
         format_string((const char *)field, out, out_bytes);
         return;
     }
@@ -137,6 +138,9 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
         return;
     case CONFIG_KIND_HOST_PORT:
         snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
+    case CONFIG_KIND_PATH:
+        snprintf(out, out_bytes, "file name%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
     }
     snprintf(out, out_bytes, "?");

@@ -57,24 +57,26 @@ static void pipeline_formats_set(pipeline *p, const eigstream_config *cfg)
         .mode = (uint8_t)cfg->output.mode,
         .signal_dimension = (uint32_t)cfg->output.signal_dimension,
         .snapshots = (uint32_t)cfg->output.snapshots,
+        .iq_snapshots = cfg->form.input == CONFIG_FORM_INPUT_IQ ? config_form_snapshots(cfg) : 0,
     };
+    p->iq_input = cfg->form.input == CONFIG_FORM_INPUT_IQ;
+    p->iq_pulses = (uint32_t)cfg->form.pulses;
+    p->iq_gates = (uint32_t)cfg->form.range_gates;
+    p->iq_format = (uint8_t)cfg->form.iq_format;
+    p->iq_layout = (uint8_t)cfg->form.iq_layout;
+    p->part_capacity = p->matrices;
+    if (p->iq_input) {
+        if (p->part_capacity < p->n)
+            p->part_capacity = p->n;
+        if (p->part_capacity < p->iq_pulses)
+            p->part_capacity = p->iq_pulses;
+    }
 }
 
 static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_bytes)
 {
-    const eigstream_config *cfg = &p->cfg;
-    path_params params = {
-        .n = p->n,
-        .matrices = p->matrices,
-        .precision = p->precision,
-        .need_vectors = output_sends_vectors(&p->format),
-        .backend = cfg->solver.backend,
-        .cpu_threads = cfg->solver.cpu_threads,
-        .gpu_device = cfg->solver.gpu_device,
-        .forward_backward = cfg->form.forward_backward,
-        .diagonal_loading = cfg->form.diagonal_loading,
-        .loading_factor = pow(10.0, cfg->form.diagonal_loading_db / 10.0),
-    };
+    path_params params;
+    path_params_from_config(&params, &p->cfg, output_sends_vectors(&p->format));
     return path_create(&p->path, &params, err, err_bytes);
 }
 

@@ -12,11 +12,30 @@ static void frame_free(void *item, void *ctx)
     frame *f = item;
     path *path = ctx;
     path_buffer_free(path, f->a);
+    path_buffer_free(path, f->formed);
     path_buffer_free(path, f->w);
     path_buffer_free(path, f->info);
     free(f->signal_dim);
     free(f->part_bytes);
     free(f);
+}
+
+/* Bytes of the payload buffer: a frame's full matrices (formed in place on
+ * the host path), or with IQ input one cube, received into it and formed
+ * from it (into f->formed on the host path, on the device on the cuda path). */
+static size_t frame_payload_capacity(const pipeline *p)
+{
+    if (p->iq_input)
+        return protocol_iq_cube_bytes(p->n, p->iq_pulses, p->iq_gates, p->iq_format);
+    return (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+}
+
+/* IQ frames formed on the host need f->formed (frame.h): the host path,
+ * or the cuda path with solver.fallback cpu (the host path may take over). */
+static int frame_needs_formed(const pipeline *p)
+{
+    return p->path->params.iq_input &&
+           (strcmp(path_name(p->path), "host") == 0 || p->cfg.solver.fallback == CONFIG_FALLBACK_CPU);
 }
 
 /* The payload buffer holds a full frame, formed in place on the host path;
@@ -28,12 +47,20 @@ static frame *frame_alloc(pipeline *p)
     if (f == NULL)
         return NULL;
     f->slot = -1;
-    f->a_bytes = (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+    f->a_bytes = frame_payload_capacity(p);
     f->a = path_buffer_alloc(p->path, f->a_bytes);
     f->w = path_buffer_alloc(p->path, (size_t)p->matrices * p->n * eig_element_bytes(p->precision) / 2);
     f->info = path_buffer_alloc(p->path, p->matrices * sizeof *f->info);
+    if (frame_needs_formed(p)) {
+        f->formed_bytes = (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+        f->formed = path_buffer_alloc(p->path, f->formed_bytes);
+        if (f->formed == NULL) {
+            frame_free(f, p->path);
+            return NULL;
+        }
+    }
     f->signal_dim = calloc(p->matrices, sizeof *f->signal_dim);
-    f->part_bytes = calloc(p->matrices, sizeof *f->part_bytes);
+    f->part_bytes = calloc(p->part_capacity, sizeof *f->part_bytes);
     if (f->a == NULL || f->w == NULL || f->info == NULL || f->signal_dim == NULL || f->part_bytes == NULL) {
         frame_free(f, p->path);
         return NULL;
@@ -94,7 +121,7 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
     return PIPELINE_OK;
 nomem:
     pipeline_set_error(err, err_bytes, "cannot allocate %zu frame buffers of %.1f MB and %zu output buffers of %.1f MB (%s path)",
-                       frames, (double)p->matrices * p->n * p->n * eig_element_bytes(p->precision) / 1e6, outputs,
+                       frames, (double)frame_payload_capacity(p) / 1e6, outputs,
                        (double)output_data_capacity(&p->format) / 1e6, path_name(p->path));
     return PIPELINE_ENOMEM;
 }

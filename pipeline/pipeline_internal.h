@@ -91,6 +91,12 @@ struct pipeline {
     eig_precision precision;
     output_format format;
     size_t max_payload_bytes;
+    /* IQ input (form.input = iq): what every cube must be, besides n = channels. */
+    int iq_input;
+    uint32_t iq_pulses, iq_gates;
+    uint8_t iq_format, iq_layout;
+    size_t part_capacity;        /* entries of each frame's part_bytes: the most payload
+                                    parts a valid frame has (matrices; IQ: channels or pulses) */
 
     path *path;                  /* created first: owns every frame and output buffer */
     path *fallback_path;         /* solver.fallback cpu: the host path, once switched to */
@@ -152,13 +158,16 @@ typedef struct payload_scan {
 } payload_scan;
 
 /* Decodes a header part into f->header and checks it against what the
- * daemon takes (a covariance frame of its n, matrices and precision). */
+ * daemon takes: a covariance frame of its n, matrices and precision, or
+ * with form.input = iq an IQ cube of its channels, pulses, gates, format and
+ * layout (the other kind is bad_kind). */
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes);
 /* Copies bytes from src to f->a + *copied, scanning them; *copied grows. */
 void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied);
 /* The checks once the payload is in f->a (f->part_bytes holds the part
- * sizes): sizes against the header, CRC, finite entries, MDL's K. */
+ * sizes): sizes against the header, CRC, finite entries (none for ci16_le
+ * cubes), MDL's K (IQ input always has it). */
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
                                       const payload_scan *scan, char *detail, size_t detail_bytes);
 /* Counts and logs (rate-limited) a rejected message. */

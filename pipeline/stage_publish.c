@@ -41,6 +41,7 @@ static void encode_header(const pipeline *p, const frame *f, output_buffer *out,
     h.element = p->precision;
     h.storage = PROTOCOL_STORAGE_FULL;
     h.mode = p->format.mode;
+    h.snapshots = output_frame_snapshots(&p->format, f);
     h.flags = late ? PROTOCOL_FLAG_LATE : 0;
     h.payload_bytes = meta_bytes + out->data_bytes;
     if (f->header.flags & PROTOCOL_FLAG_CRC) {
