@@ -165,6 +165,13 @@ void metrics_tick(metrics *m, uint64_t now_ns)
         m->rate_out = (double)(out - m->last_out) / seconds;
         m->rate_rejected = (double)(rejected - m->last_rejected) / seconds;
     }
+    for (int w = 0; w < m->workers; w++) {
+        metrics_worker *k = &m->worker[w];
+        uint64_t busy = atomic_load_explicit(&k->busy_ns, RELAXED);
+        if (now_ns > m->last_tick_ns)
+            k->load = (double)(busy - k->last_busy_ns) / (double)(now_ns - m->last_tick_ns);
+        k->last_busy_ns = busy;
+    }
     m->last_tick_ns = now_ns;
     m->last_in = in;
     m->last_out = out;
