@@ -33,7 +33,10 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->out_of_order = atomic_load(&m->out_of_order);
     c->workers = p->worker_count;
     for (int w = 0; w < p->worker_count; w++)
+    {
         c->worker_frames[w] = atomic_load(&m->worker[w].frames);
+        c->worker_in_flight[w] = atomic_load(&m->worker[w].in_flight);
+    }
 }
 
 int pipeline_metrics_http_port(const pipeline *p)

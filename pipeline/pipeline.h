@@ -87,6 +87,7 @@ typedef struct pipeline_counters {
     int workers;               /* solver workers */
     uint64_t worker_frames[PIPELINE_WORKERS_MAX]; /* frames dealt to each worker; they sum to the
                                   frames that left the form queue */
+    int worker_in_flight[PIPELINE_WORKERS_MAX]; /* dealt, not yet through the worker's solve stage */
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);

@@ -73,6 +73,8 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
     /* pipeline_internal.h: why these counts. */
     size_t frames = p->worker_count == 1 ? 3 * depth + 4 : depth + 3 + p->window_capacity;
     size_t outputs = (size_t)(p->cfg.output.hwm > 0 ? p->cfg.output.hwm : 4) + 2;
+    if (p->worker_count > 1)
+        outputs += p->window_capacity; /* held by frames the reorder window holds */
     if (queue_init(&p->to_form, depth) != QUEUE_OK || queue_init(&p->to_publish, depth) != QUEUE_OK || pool_init(&p->frames, frames) != POOL_OK ||
         pool_init(&p->outputs, outputs) != POOL_OK)
         goto nomem;

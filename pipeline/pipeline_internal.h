@@ -25,7 +25,7 @@
  *   Each worker has its own path (plan, streams, device slots) and its own
  *   form and solve stage threads. With several workers the dispatch thread
  *   deals each frame to the worker with the fewest frames in flight (ties:
- *   the lowest index) and waits while every worker holds worker_capacity
+ *   the lowest index) and waits while every worker holds worker_capacity (3)
  *   frames or window_capacity frames are unpublished, so that the reorder
  *   window can never be full. With one worker there is no dispatch thread:
  *   its form stage takes frames from to_form itself, as before.
@@ -37,9 +37,11 @@
  *            receive queue's overflow policy decides what happens under
  *            overload. Several workers: queue_depth + 3 + window_capacity
  *            (receiver, form queue, dispatcher, everything unpublished).
- *   outputs  pool of output.hwm + 2 output buffers: a published frame's data
- *            part is sent zero-copy and its buffer comes back through
- *            ZeroMQ's release callback (any thread) once sent or discarded.
+ *   outputs  pool of output.hwm + 2 output buffers (several workers: plus
+ *            window_capacity, pipeline_workers.c says why): a published
+ *            frame's data part is sent zero-copy and its buffer comes back
+ *            through ZeroMQ's release callback (any thread) once sent or
+ *            discarded.
  * Both are the path's host memory (pinned on the cuda path).
  */
 #ifndef EIGSTREAM_PIPELINE_INTERNAL_H
@@ -121,7 +123,7 @@ struct pipeline {
     path *path;                  /* worker 0's path: allocates every frame and output buffer */
     pipeline_worker workers[PIPELINE_WORKERS_MAX];
     int worker_count;
-    size_t worker_capacity;      /* frames one worker may hold: queue_depth + 2 */
+    size_t worker_capacity;      /* frames dealt to one worker at a time (pipeline_workers.c) */
     size_t window_capacity;      /* the reorder window: everything that may be unpublished */
     pthread_mutex_t dispatch_lock; /* worker loads (stats.worker[].in_flight) and unpublished */
     pthread_cond_t dispatch_room;
@@ -143,6 +145,7 @@ struct pipeline {
     metrics stats;
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
     log_limiter drop_limit[PIPELINE_DROP_COUNT_];
+    log_limiter gap_limit;        /* publish stage: reorder gaps */
 
     stage publish;
     pthread_t publish_thread;

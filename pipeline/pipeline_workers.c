@@ -4,16 +4,21 @@
  * bookkeeping the dispatcher deals by; the per-worker solver.fallback.
  *
  * Bounds (docs/daemon.md, "Several solver workers"):
- *   worker_capacity = queue_depth + 2   frames one worker holds (its queues
- *                                       and its two stages), as one worker
- *                                       always has
- *   window_capacity = workers * worker_capacity + queue_depth + 1
- *                                       everything dealt and not yet closed
- *                                       by the publish stage: the workers,
- *                                       the publish queue and the stage
- * The dispatcher waits while unpublished == window_capacity, so the reorder
- * window (which spans at most the unpublished tickets) is never full; with
- * one worker the queues bound the same.
+ *   one worker: nothing changes: its queues (queue_depth each) bound what it
+ *     holds; frames come in order, so the window never holds one back;
+ *     window_capacity = 2 * queue_depth + 3 covers everything after the form
+ *     queue.
+ *   several workers:
+ *     worker_capacity = 3               frames dealt to one worker at a time:
+ *                                       one forming, one solving, one waiting
+ *     window_capacity = workers * 3 + 2 frames dealt and not yet closed by
+ *                                       the publish stage
+ *   The dispatcher waits while unpublished == window_capacity, so the reorder
+ *   window (it spans at most the unpublished tickets) is never full. Every
+ *   frame held in the window keeps its output buffer (the host path's
+ *   vectors live in one per-path workspace; the cuda path copies into it
+ *   from the device), so the output pool gets window_capacity buffers more
+ *   (pipeline_frames.c): the frame the window waits for always finds one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,8 +69,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
 {
     size_t depth = (size_t)p->cfg.frame.queue_depth;
     p->worker_count = config_solver_worker_count(&p->cfg);
-    p->worker_capacity = depth + 2;
-    p->window_capacity = (size_t)p->worker_count * p->worker_capacity + depth + 1;
+    p->worker_capacity = p->worker_count == 1 ? depth + 2 : 3;
+    p->window_capacity = p->worker_count == 1 ? 2 * depth + 3 : (size_t)p->worker_count * p->worker_capacity + 2;
     p->publish = (stage){.name = "publish", .p = p, .in = &p->to_publish, .metric = METRICS_STAGE_PUBLISH};
     atomic_store(&p->publish_producers, 2 * p->worker_count);
     for (int i = 0; i < p->worker_count; i++) {
@@ -84,7 +89,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
             goto nomem;
         worker_stages_set(p, w);
     }
-    if (reorder_create(&p->window, p->window_capacity) != REORDER_OK)
+    /* Tickets start at 0: a later ticket arriving first must wait for it. */
+    if (reorder_create(&p->window, p->window_capacity) != REORDER_OK || reorder_start(p->window, 0) != REORDER_OK)
         goto nomem;
     return PIPELINE_OK;
 nomem:

@@ -174,10 +174,12 @@ static void publish_frame(pipeline *p, frame *f, int overtaken)
 static void publish_release(pipeline *p, const reorder_release *r)
 {
     if (r->kind == REORDER_GAP) {
-        uint64_t count = r->last - r->seq + 1;
+        uint64_t count = r->last - r->seq + 1, suppressed;
         atomic_fetch_add_explicit(&p->stats.reorder_gaps, count, memory_order_relaxed);
-        LOG_WARN("publish", "%llu frame(s) still solving past a later frame's deadline: published out of order or "
-                 "dropped as late (frame.late_policy) when they come", (unsigned long long)count);
+        if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->gap_limit, &suppressed))
+            LOG_WARN("publish", "%llu frame(s) still solving past a later frame's deadline: published out of order "
+                     "or dropped as late (frame.late_policy) when they come (%llu more suppressed)",
+                     (unsigned long long)count, (unsigned long long)suppressed);
         return;
     }
     if (r->item != NULL)
