@@ -940,9 +940,15 @@ static void case_workers(void)
               (unsigned long long)c.worker_frames[w], c.worker_in_flight[w], capacity);
     for (int w = workers - 1; w >= 1; w--)
         path_fault_open(w);
-    CHECK(wait_counters(&d, others_idle, workers, 20000) == 0, "workers: workers 1.. did not finish");
-    pipeline_get_counters(d.p, &c);
-    CHECK(c.out == 0, "workers: %llu published while seq 0 is still gated on worker 0", (unsigned long long)c.out);
+    /* Host path: workers 1.. finish all they hold. (The cuda path keeps a
+     * device slot per frame until it is published: there a worker stops
+     * after two frames, and the in-order check below is what remains.) */
+    if (cfg.solver.backend != EIG_BACKEND_CUDA) {
+        CHECK(wait_counters(&d, others_idle, workers, 20000) == 0, "workers: workers 1.. did not finish");
+        pipeline_get_counters(d.p, &c);
+        CHECK(c.out == 0, "workers: %llu published while seq 0 is still gated on worker 0",
+              (unsigned long long)c.out);
+    }
     path_fault_open(0);
     CHECK(receive_and_check(&d, a, n, m, Z, frames, "workers") == frames, "workers: all frames out");
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "workers: run result");
