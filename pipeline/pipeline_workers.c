@@ -65,6 +65,24 @@ static void worker_stages_set(pipeline *p, pipeline_worker *w)
                        .last_in_worker = 1};
 }
 
+/* "3 solver workers: 0 cuda device 0, 1 cuda device 0, ..." (info). */
+static void workers_log(const pipeline *p)
+{
+    char text[1024];
+    size_t used = 0;
+    for (int i = 0; i < p->worker_count && used < sizeof text; i++) {
+        const path *q = p->workers[i].path;
+        int w = snprintf(text + used, sizeof text - used, "%s%d %s", i ? ", " : "", i, path_name(q));
+        used += w > 0 ? (size_t)w : 0;
+        if (used < sizeof text && q->backend == EIG_BACKEND_CUDA) {
+            w = snprintf(text + used, sizeof text - used, " device %d", p->workers[i].device);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    LOG_INFO("pipeline", "%d solver workers: %s; reorder window %zu frames", p->worker_count, text,
+             p->window_capacity);
+}
+
 pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
 {
     size_t depth = (size_t)p->cfg.frame.queue_depth;
@@ -89,6 +107,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
             goto nomem;
         worker_stages_set(p, w);
     }
+    if (p->worker_count > 1)
+        workers_log(p);
     /* Tickets start at 0: a later ticket arriving first must wait for it. */
     if (reorder_create(&p->window, p->window_capacity) != REORDER_OK || reorder_start(p->window, 0) != REORDER_OK)
         goto nomem;

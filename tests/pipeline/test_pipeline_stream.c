@@ -853,6 +853,9 @@ static void case_metrics(void)
     size_t len = pipeline_metrics_json(d.p, doc, sizeof doc);
     CHECK(len > 0 && strstr(doc, "\"latency_us\":{\"receive\":{\"count\":3") && strstr(doc, "\"end_to_end\""),
           "introspection JSON: %.300s", doc);
+    CHECK(strstr(doc, "\"reorder\":{\"gaps\":0,\"out_of_order\":0},\"workers\":[{\"worker\":0,\"device\":\"none\","
+                      "\"frames\":3,\"in_flight\":0,") != NULL,
+          "introspection JSON: one worker, 3 frames dealt: %.600s", doc);
     zmq_close(sub);
     pipeline_counters c;
     test_daemon_stop(&d, &c);
@@ -1023,6 +1026,41 @@ static void run_workers_late(config_late_policy policy, const char *label)
     free(a);
 }
 
+/* solver.fallback cpu with two workers: worker 0's solves fail (the fault
+ * stands in for a GPU error); frames are sent one at a time, so each goes
+ * to worker 0 (both idle: the lower index). The first is dropped as
+ * solver_error and worker 0 alone switches to its host path; the rest are
+ * published in order. */
+static void case_workers_fallback(void)
+{
+    const int n = 8, m = 2, frames = 5;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.solver.backend = EIG_BACKEND_AUTO;
+    cfg.solver.fallback = CONFIG_FALLBACK_CPU;
+    set_workers(&cfg, 2);
+    path_fault_arm_paths(&(path_fault_spec){.failing_solves = 1000000}, 1);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, "workers_fallback");
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "workers_fallback");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "workers_fallback: run result");
+    CHECK(restarts == 0, "workers_fallback: %d outputs out of order", restarts);
+    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
+              c.solver_fallbacks == 1 && c.worker_frames[0] == (uint64_t)frames && c.worker_frames[1] == 0,
+          "workers_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu dealt %llu/%llu", got,
+          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.solver_fallbacks, (unsigned long long)c.worker_frames[0],
+          (unsigned long long)c.worker_frames[1]);
+    check_accounting(&c, "workers_fallback");
+    free(a);
+}
+
 static void case_workers_late_publish(void)
 {
     run_workers_late(CONFIG_LATE_PUBLISH, "workers_late_publish");
@@ -1055,6 +1093,7 @@ int main(int argc, char **argv)
         {"source_restart", case_source_restart}, {"solver_error", case_solver_error},
         {"solver_fallback", case_solver_fallback}, {"workers", case_workers},
         {"workers_late_publish", case_workers_late_publish}, {"workers_late_drop", case_workers_late_drop},
+        {"workers_fallback", case_workers_fallback},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
