@@ -229,9 +229,10 @@ static void publish_accept(pipeline *p, frame *f)
  * waiting for a missing ticket, else indefinitely (-1). */
 static int publish_wait_ms(const pipeline *p)
 {
-    uint64_t deadline, now = metrics_now_ns();
+    uint64_t deadline;
     if (!reorder_next_deadline(p->window, &deadline))
         return -1;
+    uint64_t now = metrics_now_ns();
     if (deadline <= now)
         return 0;
     uint64_t ms = (deadline - now + 999999u) / 1000000u;
