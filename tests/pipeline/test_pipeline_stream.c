@@ -676,11 +676,13 @@ static void case_solver_error(void)
     free(a);
 }
 
-/* solver.fallback cpu: every solve on the first path fails (the injected
- * fault stands in for a GPU error); the first frame is dropped as
- * solver_error, the daemon switches to the host path with the cpu backend
- * once and publishes the rest. */
-static void case_solver_fallback(void)
+/* solver.fallback cpu: every solve on worker 0's path fails (the injected
+ * fault stands in for a GPU error); frames are sent one at a time, so with
+ * two workers each goes to worker 0 too (both idle: the lower index). The
+ * first frame is dropped as solver_error, worker 0 alone switches to its
+ * host path with the cpu backend, once, and the rest are published in
+ * order. */
+static void run_fallback(int workers, const char *label)
 {
     const int n = 8, m = 2, frames = 6;
     eigstream_config cfg;
@@ -688,25 +690,32 @@ static void case_solver_fallback(void)
     test_config(&cfg, n, m);
     cfg.solver.backend = EIG_BACKEND_AUTO;
     cfg.solver.fallback = CONFIG_FALLBACK_CPU;
+    cfg.solver.workers = workers;
     path_fault_arm(&(path_fault_spec){.failing_solves = 1000000});
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
         CHECK(0, "start");
         return;
     }
     void *a = make_frames(frames, n, m, Z, 0);
-    send_each_done(&d, a, n, m, frames, "solver_fallback");
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_fallback");
-    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "solver_fallback: backend %s after the fallback",
+    send_each_done(&d, a, n, m, frames, label);
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, label);
+    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "%s: backend %s after the fallback", label,
           pipeline_backend_name(d.p));
     pipeline_counters c;
-    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_fallback: run result");
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "%s: run result", label);
+    CHECK(restarts == 0, "%s: %d outputs out of order", label, restarts);
     CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
-              c.solver_fallbacks == 1,
-          "solver_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+              c.solver_fallbacks == 1 && c.worker_frames[0] == (uint64_t)frames,
+          "%s: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu dealt to worker 0 %llu", label, got,
           (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
-          (unsigned long long)c.solver_fallbacks);
-    check_accounting(&c, "solver_fallback");
+          (unsigned long long)c.solver_fallbacks, (unsigned long long)c.worker_frames[0]);
+    check_accounting(&c, label);
     free(a);
+}
+
+static void case_solver_fallback(void)
+{
+    run_fallback(1, "solver_fallback");
 }
 
 /* A 1 ms deadline that no frame can meet, whatever the solver's speed:
@@ -1026,39 +1035,9 @@ static void run_workers_late(config_late_policy policy, const char *label)
     free(a);
 }
 
-/* solver.fallback cpu with two workers: worker 0's solves fail (the fault
- * stands in for a GPU error); frames are sent one at a time, so each goes
- * to worker 0 (both idle: the lower index). The first is dropped as
- * solver_error and worker 0 alone switches to its host path; the rest are
- * published in order. */
 static void case_workers_fallback(void)
 {
-    const int n = 8, m = 2, frames = 5;
-    eigstream_config cfg;
-    test_daemon d;
-    test_config(&cfg, n, m);
-    cfg.solver.backend = EIG_BACKEND_AUTO;
-    cfg.solver.fallback = CONFIG_FALLBACK_CPU;
-    set_workers(&cfg, 2);
-    path_fault_arm_paths(&(path_fault_spec){.failing_solves = 1000000}, 1);
-    if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
-        return;
-    }
-    void *a = make_frames(frames, n, m, Z, 0);
-    send_each_done(&d, a, n, m, frames, "workers_fallback");
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "workers_fallback");
-    pipeline_counters c;
-    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "workers_fallback: run result");
-    CHECK(restarts == 0, "workers_fallback: %d outputs out of order", restarts);
-    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
-              c.solver_fallbacks == 1 && c.worker_frames[0] == (uint64_t)frames && c.worker_frames[1] == 0,
-          "workers_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu dealt %llu/%llu", got,
-          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
-          (unsigned long long)c.solver_fallbacks, (unsigned long long)c.worker_frames[0],
-          (unsigned long long)c.worker_frames[1]);
-    check_accounting(&c, "workers_fallback");
-    free(a);
+    run_fallback(2, "workers_fallback");
 }
 
 static void case_workers_late_publish(void)
