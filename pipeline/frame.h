@@ -57,6 +57,10 @@ typedef struct frame {
     uint64_t received_real_ns, solve_start_real_ns, solve_end_real_ns; /* for the meta part */
     int slot;               /* what the path holds for this frame (a device slot), -1 for nothing */
     struct path *path;      /* the path that formed it (set by the form stage), NULL before */
+    uint64_t ticket;        /* order taken from the form queue (0, 1, ...): the publish order */
+    int worker;             /* the solver worker it was dealt to */
+    int drop_reason;        /* -1, or the pipeline_drop_reason a worker stage dropped it for: the
+                               publish stage counts the drop and closes its ticket */
     output_buffer *out;     /* owned from the solve stage until sent or released */
 } frame;
 

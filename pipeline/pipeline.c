@@ -29,6 +29,14 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
     c->source_restarts = atomic_load(&m->source_restarts);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
+    c->reorder_gaps = atomic_load(&m->reorder_gaps);
+    c->out_of_order = atomic_load(&m->out_of_order);
+    c->workers = p->worker_count;
+    for (int w = 0; w < p->worker_count; w++)
+    {
+        c->worker_frames[w] = atomic_load(&m->worker[w].frames);
+        c->worker_in_flight[w] = atomic_load(&m->worker[w].in_flight);
+    }
 }
 
 int pipeline_metrics_http_port(const pipeline *p)
@@ -73,13 +81,6 @@ static void pipeline_formats_set(pipeline *p, const eigstream_config *cfg)
     }
 }
 
-static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_bytes)
-{
-    path_params params;
-    path_params_from_config(&params, &p->cfg, output_sends_vectors(&p->format));
-    return path_create(&p->path, &params, err, err_bytes);
-}
-
 /* The HTTP server when metrics.http is set; logs the dashboard's URL. */
 static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_bytes)
 {
@@ -91,16 +92,6 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
         LOG_INFO("metrics", "dashboard: http://%.*s:%d/", (int)(strrchr(address, ':') - address), address,
                  metrics_http_port(p->http));
     return e;
-}
-
-static void pipeline_stages_set(pipeline *p)
-{
-    p->stages[PIPELINE_STAGE_FORM] = (stage){"form", p, &p->to_form, &p->to_solve, METRICS_STAGE_FORM, 0,
-                                             stage_form_step, PIPELINE_OK};
-    p->stages[PIPELINE_STAGE_SOLVE] = (stage){"solve", p, &p->to_solve, &p->to_publish, METRICS_STAGE_SOLVE, 1,
-                                              stage_solve_step, PIPELINE_OK};
-    p->stages[PIPELINE_STAGE_PUBLISH] = (stage){"publish", p, &p->to_publish, NULL, METRICS_STAGE_PUBLISH, 0,
-                                                stage_publish_step, PIPELINE_OK};
 }
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err, size_t err_bytes)
@@ -123,14 +114,15 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pthread_mutex_init(&p->metrics_lock, NULL);
     pthread_cond_init(&p->metrics_wake, &attr);
     pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&p->dispatch_lock, NULL);
+    pthread_cond_init(&p->dispatch_room, NULL);
 
     p->cfg = *cfg;
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
-    pipeline_stages_set(p);
     const char *recording = config_input_file(cfg);
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
-        (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_workers_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
@@ -138,9 +130,11 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
         return e;
     }
     metrics_init(&p->stats, metrics_now_ns());
+    p->stats.workers = p->worker_count;
     metrics_history_init(&p->history, p->stats.start_ns);
-    LOG_DEBUG("pipeline", "%s path, %zu frame buffers, %zu output buffers (%.1f MB each)", path_name(p->path),
-              p->frames.count, p->outputs.count, (double)output_data_capacity(&p->format) / 1e6);
+    LOG_DEBUG("pipeline", "%s path, %d solver worker(s), %zu frame buffers, %zu output buffers (%.1f MB each)",
+              path_name(p->path), p->worker_count, p->frames.count, p->outputs.count,
+              (double)output_data_capacity(&p->format) / 1e6);
     *out = p;
     return PIPELINE_OK;
 }
@@ -154,9 +148,10 @@ void pipeline_destroy(pipeline **pp)
     pipeline_sockets_close(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
-    path_destroy(&p->fallback_path);
-    path_destroy(&p->path);
+    pipeline_workers_destroy(p);
     pipeline_recording_close(p);
+    pthread_cond_destroy(&p->dispatch_room);
+    pthread_mutex_destroy(&p->dispatch_lock);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
     free(p);
@@ -208,22 +203,17 @@ static pipeline_error threads_start(pipeline *p)
         LOG_ERROR("pipeline", "cannot start the metrics thread: %s", strerror(rc));
         return PIPELINE_ETHREAD;
     }
-    int started = 0;
-    while (started < PIPELINE_STAGE_COUNT_ &&
-           (rc = pthread_create(&p->stage_threads[started], NULL, stage_main, &p->stages[started])) == 0)
-        started++;
-    if (rc == 0)
+    rc = pipeline_workers_start(p);
+    if (rc == 0) {
         rc = pthread_create(&p->receive_thread, NULL,
                             p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
-    if (rc == 0)
-        return PIPELINE_OK;
+        if (rc == 0)
+            return PIPELINE_OK;
+        /* The stages run: closing the form queue drains and ends them. */
+        queue_close(&p->to_form);
+        pipeline_workers_join(p);
+    }
     LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));
-    /* Nothing downstream of the gap would drain: close every queue. */
-    queue_close(&p->to_form);
-    queue_close(&p->to_solve);
-    queue_close(&p->to_publish);
-    for (int i = 0; i < started; i++)
-        pthread_join(p->stage_threads[i], NULL);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);
     return PIPELINE_ETHREAD;
@@ -241,11 +231,9 @@ pipeline_error pipeline_run(pipeline *p)
      * is closed and empty, then closes its output queue. */
     pthread_join(p->receive_thread, NULL);
     e = p->receive_result;
-    for (int i = 0; i < PIPELINE_STAGE_COUNT_; i++) {
-        pthread_join(p->stage_threads[i], NULL);
-        if (e == PIPELINE_OK)
-            e = p->stages[i].result;
-    }
+    pipeline_error stages = pipeline_workers_join(p);
+    if (e == PIPELINE_OK)
+        e = stages;
     pipeline_sockets_flush(p);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);

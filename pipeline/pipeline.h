@@ -64,6 +64,9 @@ typedef enum pipeline_drop_reason {
     PIPELINE_DROP_COUNT_
 } pipeline_drop_reason;
 
+/* Most solver workers (solver.gpu_devices entries, solver.workers). */
+#define PIPELINE_WORKERS_MAX 16
+
 /* A snapshot of the counters (each exact; not atomic as a whole while running).
  * After pipeline_run returns: in == out + sum(dropped), in_flight == 0. */
 typedef struct pipeline_counters {
@@ -78,6 +81,13 @@ typedef struct pipeline_counters {
     uint64_t overflow_blocked; /* overflow_policy block: times the receiver waited */
     uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
+    uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's
+                                  deadline passed): each is published out of order or dropped late */
+    uint64_t out_of_order;     /* frames published after a later one (flagged late) */
+    int workers;               /* solver workers */
+    uint64_t worker_frames[PIPELINE_WORKERS_MAX]; /* frames dealt to each worker; they sum to the
+                                  frames that left the form queue */
+    int worker_in_flight[PIPELINE_WORKERS_MAX]; /* dealt, not yet through the worker's solve stage */
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
