@@ -45,6 +45,10 @@ def parse_args():
     p.add_argument("--cells", type=int, default=180, help="matrices per frame")
     p.add_argument("--backend", default="cpu", choices=["cpu", "lapack", "cuda", "auto"])
     p.add_argument("--cpu-threads", type=int, default=1)
+    p.add_argument("--overflow", default="drop_oldest", choices=["drop_oldest", "block"],
+                   help="the daemon's frame.overflow_policy: drop_oldest (the default, as deployed) "
+                        "or block (back-pressure the simulator instead of dropping: what a soak on a "
+                        "shared machine uses so that nothing is lost to other jobs' CPU load)")
     p.add_argument("--warmup-s", type=float, default=None,
                    help="samples before this are not in the slope (default: min(300, duration/4))")
     p.add_argument("--sample-s", type=float, default=5.0, help="seconds between RSS/fd samples")
@@ -64,12 +68,14 @@ def parse_args():
 
 def daemon_config(a, eps):
     """The daemon's config text: ipc endpoints eps, output PUSH (lossless to
-    the sink), metrics every second on the ZeroMQ socket, HTTP off."""
+    the sink), metrics every second on the ZeroMQ socket, HTTP off, the
+    overflow policy of --overflow."""
     return f'''
 input = {{ endpoint = "{eps['in']}"; }};
 output = {{ endpoint = "{eps['out']}"; pattern = "push"; }};
 solver = {{ n = {a.n}; matrices = {a.cells}; backend = "{a.backend}"; cpu_threads = {a.cpu_threads}; }};
 metrics = {{ endpoint = "{eps['metrics']}"; interval_ms = 1000; http = ""; }};
+frame = {{ overflow_policy = "{a.overflow}"; }};
 '''
 
 
