@@ -119,6 +119,13 @@ typedef struct eigstream_config {
     struct {
         config_log_level level;            /* info */
     } log;
+    struct {
+        int stall_ms;                      /* a stage step longer than this stops WATCHDOG=1, 30000 */
+    } service;
+    struct {
+        char curve_secret_key[CONFIG_STRING_MAX]; /* the server's key_secret file; "" = CURVE off */
+        char curve_allow[CONFIG_STRING_MAX];      /* client public keys: a file or a directory */
+    } security;
 } eigstream_config;
 
 typedef enum config_error {

@@ -109,6 +109,11 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
     {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket "
                 "and over HTTP (Prometheus /metrics, JSON /api/metrics, the dashboard at /)."},
     {"log", "Logging to stderr."},
+    {"service", "Running under systemd (Type=notify): the watchdog's notion of a healthy pipeline."},
+    {"security", "ZeroMQ CURVE on every ZeroMQ socket of the daemon (input, output, metrics): "
+                 "encryption, and only the listed client keys get through. The HTTP metrics "
+                 "server is not ZeroMQ and is not covered: keep metrics.http on 127.0.0.1 or "
+                 "\"\"."},
 };
 
 const config_spec config_specs[CONFIG_SPEC_COUNT] = {
@@ -220,10 +225,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     /* ---- frame ---- */
     {.group = "frame", .name = "deadline_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(frame.deadline_ms), .min = 1, .max = 3600000, .default_int = 1000,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Time from receipt to publication that a frame is allowed, in milliseconds."},
     {.group = "frame", .name = "late_policy", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(frame.late_policy), .choice = &late_policy_choice,
      .default_int = CONFIG_LATE_PUBLISH,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "A frame past its deadline: publish = publish it flagged late; "
              "drop = drop it (counted in the metrics)."},
     {.group = "frame", .name = "queue_depth", .kind = CONFIG_KIND_INT,
@@ -233,6 +240,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "frame", .name = "overflow_policy", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(frame.overflow_policy), .choice = &overflow_policy_choice,
      .default_int = CONFIG_OVERFLOW_DROP_OLDEST,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "A full queue: drop_oldest = drop its oldest frame (counted) so that the "
              "newest data goes on; block = wait, which pushes back to the input hwm."},
 
@@ -257,6 +265,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "ZeroMQ PUB endpoint (bound) that metrics are published on. \"\" = off."},
     {.group = "metrics", .name = "interval_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(metrics.interval_ms), .min = 10, .max = 3600000, .default_int = 1000,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Period of the metrics messages and of the rate computation, in milliseconds."},
     {.group = "metrics", .name = "http", .kind = CONFIG_KIND_HOST_PORT,
      .offset = FIELD(metrics.http), .flags = CONFIG_FLAG_EMPTY_OK,
@@ -270,7 +279,36 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(log.level), .choice = &log_level_choice,
      .default_int = CONFIG_LOG_INFO,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Least severe level that is printed: error, warn, info or debug."},
+
+    /* ---- service ---- */
+    {.group = "service", .name = "stall_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(service.stall_ms), .min = 10, .max = 3600000, .default_int = 30000,
+     .flags = CONFIG_FLAG_LIVE,
+     .help = "A stage is stalled when one frame has been in its step (forming; the solve; "
+             "the output wait and the send) for longer than this, in milliseconds. While a "
+             "stage is stalled the daemon stops its WATCHDOG=1 pings to systemd (which "
+             "then restarts it, with WatchdogSec set) and says so in STATUS and the log. "
+             "A stage waiting for work, or for room in the next stage's queue, is not "
+             "stalled. The publish stage's send waits at most max(frame.deadline_ms, 100 "
+             "ms) for a consumer: keep stall_ms above that if a missing consumer should "
+             "count as send_failed drops rather than as a stall."},
+
+    /* ---- security ---- */
+    {.group = "security", .name = "curve_secret_key", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(security.curve_secret_key), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "The daemon's CURVE key pair: a NAME.key_secret file from eigstream-keygen "
+             "(owner-only permissions, else the daemon refuses to start). Set: the input, "
+             "output and metrics sockets are CURVE servers and need security.curve_allow. "
+             "\"\" = CURVE off (plain text, anyone who can reach a socket may use it)."},
+    {.group = "security", .name = "curve_allow", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(security.curve_allow), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "The client public keys let in: a file with one key per line (Z85, 40 "
+             "characters, or public-key = \"...\" lines), or a directory whose *.key files "
+             "(eigstream-keygen's public files) each hold one. Any other client, and every "
+             "plain-text client, gets nothing, and is counted in "
+             "eigstream_auth_rejected_total and logged once."},
 };
 
 const config_spec *config_spec_find(const char *group, const char *name)

@@ -19,12 +19,15 @@ typedef enum config_kind {
     CONFIG_KIND_REAL,     /* double in [min_real, max_real]; file: number */
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
-    CONFIG_KIND_HOST_PORT /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_PATH      /* char[CONFIG_STRING_MAX]; file: a file or directory name */
 } config_kind;
 
 enum {
     CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT, HOST_PORT: "" is allowed and means off */
-    CONFIG_FLAG_FILE_OK = 1u << 1   /* ENDPOINT: "file:NAME" (a recording) is allowed */
+    CONFIG_FLAG_FILE_OK = 1u << 1,  /* ENDPOINT: "file:NAME" (a recording) is allowed */
+    CONFIG_FLAG_LIVE = 1u << 2      /* SIGHUP applies a new value to the running daemon
+                                       (app/service_reload.c); any other setting needs a restart */
 };
 
 /* A choice setting's concept: its one name function (owned by eig/ or
@@ -55,8 +58,8 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 32
-#define CONFIG_GROUP_COUNT 7
+#define CONFIG_SPEC_COUNT 35
+#define CONFIG_GROUP_COUNT 9
 
 /* Settings in file order; the settings of one group are contiguous and the
  * groups appear in config_groups order. */

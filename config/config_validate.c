@@ -134,6 +134,8 @@ config_error config_check_string(const config_spec *spec, const char *text, size
                    : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
     if (spec->kind == CONFIG_KIND_HOST_PORT)
         return check_host_port(spec, text, length, v);
+    if (spec->kind == CONFIG_KIND_PATH)
+        return CONFIG_OK; /* whether it exists, and its permissions, are checked where it is opened */
     return check_endpoint(spec, text, length, v);
 }
 
@@ -159,7 +161,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
         return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%d is not one of %s", value, names);
     }
     case CONFIG_KIND_ENDPOINT:
-    case CONFIG_KIND_HOST_PORT: {
+    case CONFIG_KIND_HOST_PORT:
+    case CONFIG_KIND_PATH: {
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }
@@ -250,6 +253,20 @@ static config_error check_message_size(const eigstream_config *cfg, config_viola
                      smallest_payload, eig_precision_name(cfg->solver.precision));
 }
 
+/* CURVE needs both halves: the server's key pair and the clients it lets in. */
+static config_error check_security(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *secret = config_spec_find("security", "curve_secret_key");
+    const config_spec *allow = config_spec_find("security", "curve_allow");
+    if (cfg->security.curve_secret_key[0] != '\0' && cfg->security.curve_allow[0] == '\0')
+        return violation(v, CONFIG_EINVAL, allow, secret, NULL,
+                         "must name the allowed client keys when security.curve_secret_key is set");
+    if (cfg->security.curve_secret_key[0] == '\0' && cfg->security.curve_allow[0] != '\0')
+        return violation(v, CONFIG_EINVAL, secret, allow, NULL,
+                         "must name the daemon's key pair when security.curve_allow is set");
+    return CONFIG_OK;
+}
+
 config_error config_find_violation(const eigstream_config *cfg, config_violation *v)
 {
     memset(v, 0, sizeof *v);
@@ -263,6 +280,8 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_security(cfg, v)) != CONFIG_OK)
         return rc;
     return check_message_size(cfg, v);
 }

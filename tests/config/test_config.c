@@ -133,6 +133,9 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->metrics.interval_ms = PICK(1000, 250);
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
     c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
+    c->service.stall_ms = PICK(30000, 500);
+    strcpy(c->security.curve_secret_key, PICK("", "/etc/eigstream/server.key_secret"));
+    strcpy(c->security.curve_allow, PICK("", "/etc/eigstream/clients"));
 #undef PICK
 }
 
@@ -183,6 +186,9 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(metrics.interval_ms);
     SAME_STRING(metrics.http);
     SAME_INT(log.level);
+    SAME_INT(service.stall_ms);
+    SAME_STRING(security.curve_secret_key);
+    SAME_STRING(security.curve_allow);
 #undef SAME_STRING
 #undef SAME_INT
 #undef SAME_REAL
@@ -199,6 +205,7 @@ static const char *const all_settings[] = {
     "form.diagonal_loading", "form.diagonal_loading_db", "form.forward_backward",
     "metrics.endpoint", "metrics.interval_ms", "metrics.http",
     "log.level",
+    "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
 };
 #define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
 
@@ -455,6 +462,12 @@ static void test_bad_choice(void)
          CONFIG_ERANGE, ":14: output.mode: expected one of full|values|signal|noise"},
         {"choice_backend.cfg", "solver = {\n  backend = \"gpu\";\n};\n",
          CONFIG_ERANGE, ":2: solver.backend: expected one of auto|cpu|lapack|cuda"},
+        {"curve_no_allow.cfg", "security = {\n  curve_secret_key = \"s.key_secret\";\n};\n",
+         CONFIG_EINVAL, ":2: security.curve_allow: must name the allowed client keys when "
+                        "security.curve_secret_key is set"},
+        {"curve_no_secret.cfg", "security = {\n  curve_allow = \"clients\";\n};\n",
+         CONFIG_EINVAL, ":2: security.curve_secret_key: must name the daemon's key pair when "
+                        "security.curve_allow is set"},
         {"choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n",
          CONFIG_ERANGE, ":2: log.level: expected one of error|warn|info|debug"},
         {"choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
@@ -571,6 +584,8 @@ static void test_cross_checks(void)
 static const char full_file[] =
     "// a hand-written file\n"
     "log: { level = \"debug\"; };\n"
+    "service = { stall_ms = 500; };\n"
+    "security = { curve_allow = \"/etc/eigstream/clients\"; curve_secret_key = \"/etc/eigstream/server.key_secret\"; };\n"
     "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\"; };\n"
     "input = {\n"
     "  endpoint = \"tcp://*:6000\";\n"
