@@ -172,6 +172,19 @@ void config_write_settings(FILE *out, const eigstream_config *cfg);
 
 const char *config_strerror(config_error e);
 
+/* A setting whose value differs between two configurations (config_diff). */
+typedef struct config_change {
+    const char *group, *name; /* "frame", "deadline_ms" */
+    int live;                 /* SIGHUP may apply it to the running daemon */
+} config_change;
+
+/* Compares before and after setting by setting, in table order; writes the
+ * first max differences into changes and returns how many there are. */
+size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
+                   size_t max);
+/* dst's live settings (CONFIG_FLAG_LIVE rows) <- src's; the rest of dst stays. */
+void config_copy_live(eigstream_config *dst, const eigstream_config *src);
+
 /* The recording input.endpoint names ("file:NAME" -> "NAME"), or NULL when
  * the input is a ZeroMQ endpoint. */
 const char *config_input_file(const eigstream_config *cfg);

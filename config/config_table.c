@@ -367,3 +367,43 @@ const char *config_input_file(const eigstream_config *cfg)
 {
     return strncmp(cfg->input.endpoint, "file:", 5) == 0 ? cfg->input.endpoint + 5 : NULL;
 }
+
+/* Bytes of a row's field in eigstream_config. */
+static size_t field_bytes(const config_spec *spec)
+{
+    switch (spec->kind) {
+    case CONFIG_KIND_INT64: return sizeof(int64_t);
+    case CONFIG_KIND_REAL: return sizeof(double);
+    case CONFIG_KIND_ENDPOINT:
+    case CONFIG_KIND_HOST_PORT:
+    case CONFIG_KIND_PATH: return CONFIG_STRING_MAX;
+    default: return sizeof(int); /* BOOL, INT, CHOICE */
+    }
+}
+
+size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
+                   size_t max)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i) {
+        const config_spec *spec = &config_specs[i];
+        const char *a = (const char *)before + spec->offset, *b = (const char *)after + spec->offset;
+        size_t bytes = field_bytes(spec);
+        /* Strings up to their NUL: what follows it is not part of the value. */
+        int differs = bytes == CONFIG_STRING_MAX ? strncmp(a, b, bytes) != 0 : memcmp(a, b, bytes) != 0;
+        if (!differs)
+            continue;
+        if (count < max)
+            changes[count] = (config_change){spec->group, spec->name, (spec->flags & CONFIG_FLAG_LIVE) != 0};
+        count++;
+    }
+    return count;
+}
+
+void config_copy_live(eigstream_config *dst, const eigstream_config *src)
+{
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i)
+        if (config_specs[i].flags & CONFIG_FLAG_LIVE)
+            memcpy((char *)dst + config_specs[i].offset, (const char *)src + config_specs[i].offset,
+                   field_bytes(&config_specs[i]));
+}

@@ -94,11 +94,11 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
 static void pipeline_stages_set(pipeline *p)
 {
     p->stages[PIPELINE_STAGE_FORM] = (stage){"form", p, &p->to_form, &p->to_solve, METRICS_STAGE_FORM, 0,
-                                             stage_form_step, PIPELINE_OK};
+                                             stage_form_step, PIPELINE_OK, 0, 0};
     p->stages[PIPELINE_STAGE_SOLVE] = (stage){"solve", p, &p->to_solve, &p->to_publish, METRICS_STAGE_SOLVE, 1,
-                                              stage_solve_step, PIPELINE_OK};
+                                              stage_solve_step, PIPELINE_OK, 0, 0};
     p->stages[PIPELINE_STAGE_PUBLISH] = (stage){"publish", p, &p->to_publish, NULL, METRICS_STAGE_PUBLISH, 0,
-                                                stage_publish_step, PIPELINE_OK};
+                                                stage_publish_step, PIPELINE_OK, 0, 0};
 }
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err, size_t err_bytes)
@@ -127,6 +127,11 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pipeline_formats_set(p, cfg);
     pipeline_stages_set(p);
     const char *recording = config_input_file(cfg);
+    if ((e = pipeline_live_init(p)) != PIPELINE_OK) {
+        pipeline_set_error(err, err_bytes, "out of memory");
+        pipeline_destroy(&p);
+        return e;
+    }
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
@@ -157,6 +162,7 @@ void pipeline_destroy(pipeline **pp)
     pipeline_recording_close(p);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
+    pipeline_live_free(p);
     free(p);
     *pp = NULL;
 }

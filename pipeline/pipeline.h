@@ -92,6 +92,42 @@ int pipeline_metrics_http_port(const pipeline *p);
  * its length, 0 when none was formatted yet or cap is too small. */
 size_t pipeline_metrics_json(pipeline *p, char *buf, size_t cap);
 
+/* ---- running as a service (pipeline_service.c; app/service_*.c use them) ----- */
+
+/* One solve on the path before the first frame, so that the first frame
+ * does not pay for first-touch costs (the CUDA context, kernel loading, the
+ * solver's workspace): a frame buffer from the pool holds `matrices`
+ * diagonal matrices diag(1, 2, ..., n), which is formed and solved like a
+ * received frame; the eigenvalues must come back as 1..n with info 0, else
+ * PIPELINE_ESOLVER and err says what came back. Call after pipeline_create
+ * and before pipeline_run, from one thread. */
+pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes);
+
+/* The pipeline's health for the service watchdog. A stage (form, solve,
+ * publish) is stalled when the frame in its step (forming; the solve; the
+ * output wait and the send) entered it more than stall_ns ago. A stage
+ * waiting for a frame (idle) or for room in the next stage's queue
+ * (back-pressure: the stage downstream is then busy or stalled itself, and
+ * is judged on its own) is never stalled; neither is the receiver, which
+ * only waits on its socket, copies one message, or waits for queue room.
+ * healthy = no stage stalled; else the first stalled stage in flow order. */
+typedef struct pipeline_health {
+    int healthy;
+    const char *stalled_stage; /* "form", "solve", "publish"; NULL when healthy */
+    uint64_t stalled_ns;       /* how long its frame has been in the step */
+    uint64_t stalled_seq;      /* that frame's seq */
+} pipeline_health;
+
+void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health *h);
+
+/* Applies the CONFIG_FLAG_LIVE settings of cfg (log.level, frame.deadline_ms,
+ * frame.late_policy, frame.overflow_policy, metrics.interval_ms) to the
+ * running pipeline, all at once: a stage reads either the old set or the new
+ * one, never a mix. cfg must have passed config_validate; the other
+ * settings of cfg are ignored (the caller refuses their changes). One caller
+ * at a time. PIPELINE_ENOMEM leaves the old set in force. */
+pipeline_error pipeline_apply_live(pipeline *p, const eigstream_config *cfg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -155,5 +155,5 @@ int pipeline_path_fall_back(pipeline *p)
 
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns)
 {
-    return now_ns - f->received_ns > (uint64_t)p->cfg.frame.deadline_ms * 1000000u;
+    return now_ns - f->received_ns > (uint64_t)pipeline_live_get(p)->deadline_ms * 1000000u;
 }

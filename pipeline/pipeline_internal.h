@@ -75,7 +75,24 @@ typedef struct stage {
     int drop_late;           /* check the deadline before the step */
     stage_outcome (*step)(struct pipeline *p, frame *f, pipeline_drop_reason *reason);
     pipeline_error result;   /* what the thread ended with */
+    /* Health (pipeline_service.c): CLOCK_MONOTONIC ns at which the frame
+     * now in the step entered it, 0 while the stage waits for a frame or
+     * for room in its output queue; the seq of that frame. */
+    _Atomic uint64_t busy_since_ns;
+    _Atomic uint64_t busy_seq;
 } stage;
+
+/* The settings SIGHUP may change while the pipeline runs (CONFIG_FLAG_LIVE
+ * rows). Immutable once published: pipeline_apply_live publishes a new one
+ * and keeps the old ones (retired) until pipeline_destroy, so that a stage
+ * holding a pointer always reads one consistent set. */
+typedef struct pipeline_live {
+    int deadline_ms;
+    config_late_policy late_policy;
+    config_overflow_policy overflow_policy;
+    int metrics_interval_ms;
+    struct pipeline_live *retired; /* the set this one replaced */
+} pipeline_live;
 
 typedef enum pipeline_stage_index {
     PIPELINE_STAGE_FORM = 0,
@@ -85,7 +102,9 @@ typedef enum pipeline_stage_index {
 } pipeline_stage_index;
 
 struct pipeline {
-    eigstream_config cfg;
+    eigstream_config cfg;            /* as created; the live settings are in live */
+    _Atomic(pipeline_live *) live;   /* pipeline_live_get */
+    int output_wait_ms;              /* publish thread only: the output's SNDTIMEO now */
     /* What every frame must be, from the configuration. */
     uint32_t n, matrices;
     eig_precision precision;
@@ -194,12 +213,24 @@ path *pipeline_active_path(const pipeline *p);
  * once only. Returns 1 when the active path changed. */
 int pipeline_path_fall_back(pipeline *p);
 
+/* ---- pipeline_service.c ------------------------------------------------------- */
+
+/* The live settings now (never NULL after pipeline_create): read once per
+ * decision, so one decision sees one consistent set. */
+const pipeline_live *pipeline_live_get(const pipeline *p);
+/* The first set, from p->cfg (pipeline_create), and every set at the end. */
+pipeline_error pipeline_live_init(pipeline *p);
+void pipeline_live_free(pipeline *p);
+
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 
 /* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
 /* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
 void pipeline_sockets_flush(pipeline *p);
+/* Publish thread only: sets the output's bounded send wait from the live
+ * deadline when that changed (ZeroMQ sockets belong to one thread). */
+void pipeline_sockets_output_wait_update(pipeline *p);
 /* Closes the sockets and terminates the context (waits for queued outputs). */
 void pipeline_sockets_close(pipeline *p);
 

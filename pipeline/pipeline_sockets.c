@@ -77,6 +77,24 @@ static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
     return socket_attach(p->input, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
 }
 
+/* The bounded wait of a refused send for a deadline (see output_open). */
+static int output_wait_ms(int deadline_ms)
+{
+    return deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? deadline_ms : OUTPUT_SEND_WAIT_MIN_MS;
+}
+
+void pipeline_sockets_output_wait_update(pipeline *p)
+{
+    int wait = output_wait_ms(pipeline_live_get(p)->deadline_ms);
+    if (wait == p->output_wait_ms)
+        return;
+    if (zmq_setsockopt(p->output, ZMQ_SNDTIMEO, &wait, sizeof wait) != 0) {
+        LOG_ERROR("publish", "cannot set the output's send wait to %d ms: %s", wait, zmq_strerror(errno));
+        return;
+    }
+    p->output_wait_ms = wait;
+}
+
 static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
@@ -92,12 +110,11 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
      * OUTPUT_SEND_WAIT_MIN_MS (a peer's reconnection or a busy machine must
      * not turn a millisecond deadline into lost frames), turns the refusal
      * into a counted drop. */
-    int timeout = cfg->frame.deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? cfg->frame.deadline_ms
-                                                                   : OUTPUT_SEND_WAIT_MIN_MS,
-        nodrop = 1;
+    int nodrop = 1;
+    p->output_wait_ms = output_wait_ms(cfg->frame.deadline_ms);
     if (!push)
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
-    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
+    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 

@@ -18,11 +18,14 @@ void *stage_main(void *arg)
     while (queue_pop(s->in, (void **)&f) == QUEUE_OK) {
         uint64_t start = metrics_now_ns();
         pipeline_drop_reason reason = PIPELINE_DROP_SOLVER;
-        if (s->drop_late && p->cfg.frame.late_policy == CONFIG_LATE_DROP && pipeline_frame_is_late(p, f, start)) {
+        if (s->drop_late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP && pipeline_frame_is_late(p, f, start)) {
             pipeline_frame_drop(p, f, PIPELINE_DROP_LATE);
             continue;
         }
+        atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
+        atomic_store_explicit(&s->busy_since_ns, start, memory_order_release);
         stage_outcome outcome = s->step(p, f, &reason);
+        atomic_store_explicit(&s->busy_since_ns, 0, memory_order_release);
         if (outcome == STAGE_DROP) {
             pipeline_frame_drop(p, f, reason);
             continue;

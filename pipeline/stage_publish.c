@@ -128,7 +128,7 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
         return STAGE_DROP;
     }
     int late = pipeline_frame_is_late(p, f, start);
-    if (late && p->cfg.frame.late_policy == CONFIG_LATE_DROP) {
+    if (late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP) {
         *reason = PIPELINE_DROP_LATE;
         return STAGE_DROP;
     }
@@ -141,6 +141,7 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
     protocol_meta_encode(&times, f->out->matrix_meta, p->matrices, f->out->meta);
     encode_header(p, f, f->out, late);
     subscriptions_drain(p);
+    pipeline_sockets_output_wait_update(p);
     if (send_output(p, &f->out) != 0) {
         int error = errno;
         LOG_DEBUG("publish", "send failed: %s", zmq_strerror(error));

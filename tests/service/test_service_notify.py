@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""The daemon under systemd's notify protocol, with this test as the service
+manager (label integration).
+
+  test_service_notify.py PATH_TO_EIGSTREAM
+
+The test binds an AF_UNIX datagram socket, as systemd does, and runs the
+daemon with NOTIFY_SOCKET naming it and WATCHDOG_USEC=200000 (sd_notify(3),
+sd_watchdog_enabled(3): pings due every 100 ms). It checks, in order:
+
+1. READY=1 arrives, and when it does the input and output ipc endpoints
+   exist (bound before READY), and a frame sent right after READY is
+   accepted (it shows in STATUS).
+2. STATUS= lines with rates ("in R/s out R/s") and counts; WATCHDOG=1 pings
+   while the pipeline idles (an idle stage is healthy).
+3. A stuck stage stops the pings: the output is PUSH with no consumer and
+   frame.deadline_ms is an hour, so the publish stage's send waits (at most
+   an hour) with the frame in its step; service.stall_ms = 300 makes that a
+   stall. After the STATUS that says STALLED, no WATCHDOG=1 may come (the
+   test listens for 1.5 s: a slow machine only sends fewer datagrams).
+   Nothing here depends on speed: without a consumer the send cannot end.
+4. A consumer connects: the frame is delivered (its eigenvalues checked
+   against numpy.linalg.eigvalsh) and the pings resume.
+5. SIGTERM: STOPPING=1, exit status 0.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import zmq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+import eigstream_client as ec  # noqa: E402
+
+DAEMON = sys.argv[1]
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+        print("FAIL", message, file=sys.stderr)
+    return cond
+
+
+class Manager:
+    """The notify socket: every datagram in arrival order."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.messages = []
+
+    def wait_for(self, predicate, timeout):
+        """Reads datagrams until one satisfies predicate; returns it or None."""
+        end = time.time() + timeout
+        while time.time() < end:
+            self.sock.settimeout(max(0.01, end - time.time()))
+            try:
+                data = self.sock.recv(4096).decode()
+            except socket.timeout:
+                break
+            self.messages.append(data)
+            if predicate(data):
+                return data
+        return None
+
+    def collect(self, seconds):
+        """Every datagram arriving within seconds."""
+        got = []
+        end = time.time() + seconds
+        while True:
+            left = end - time.time()
+            if left <= 0:
+                return got
+            self.sock.settimeout(left)
+            try:
+                got.append(self.sock.recv(4096).decode())
+            except socket.timeout:
+                return got
+
+
+def stderr_reader(stream, lines):
+    for line in stream:
+        lines.append(line)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="eigstream-notify-")
+    tag = f"notify{os.getpid()}"
+    inp, out = f"/tmp/eigstream-{tag}-in", f"/tmp/eigstream-{tag}-out"
+    for path in (inp, out):
+        if os.path.exists(path):
+            os.unlink(path)
+    cfg = os.path.join(tmp, "notify.cfg")
+    with open(cfg, "w") as f:
+        f.write(f'''
+input = {{ endpoint = "ipc://{inp}"; }};
+output = {{ endpoint = "ipc://{out}"; pattern = "push"; }};
+solver = {{ n = 8; matrices = 2; backend = "lapack"; cpu_threads = 1; }};
+frame = {{ deadline_ms = 3600000; }};
+metrics = {{ endpoint = ""; http = ""; interval_ms = 100; }};
+service = {{ stall_ms = 300; }};
+''')
+    manager = Manager(os.path.join(tmp, "notify"))
+    env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), WATCHDOG_USEC="200000")
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True, env=env)
+    lines = []
+    threading.Thread(target=stderr_reader, args=(daemon.stderr, lines), daemon=True).start()
+    ctx = zmq.Context()
+    try:
+        run(manager, daemon, ctx, inp, out)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+        daemon.wait()
+        ctx.destroy(linger=0)
+    if failures:
+        print("".join(lines[-40:]), file=sys.stderr)
+        print("datagrams:", manager.messages[-20:], file=sys.stderr)
+        sys.exit(1)
+    print("service notify: ok")
+
+
+def run(manager, daemon, ctx, inp, out):
+    # 1. READY after the binds.
+    ready = manager.wait_for(lambda m: "READY=1" in m, 60)
+    if not check(ready is not None, "no READY=1 within 60 s"):
+        return
+    check(os.path.exists(inp) and os.path.exists(out), "READY=1 before the ipc endpoints were bound")
+    early = [m for m in manager.messages[:-1] if "WATCHDOG=1" in m]
+    check(not early, f"WATCHDOG=1 before READY=1: {early}")
+
+    # 2. STATUS and pings while idle.
+    got = manager.collect(1.0)
+    statuses = [m for m in got if m.startswith("STATUS=")]
+    check(sum("WATCHDOG=1" in m for m in got) >= 2, f"fewer than 2 WATCHDOG=1 in 1 s while idle: {got}")
+    check(statuses and re.match(r"STATUS=in \d+\.\d/s out \d+\.\d/s; frames in 0 out 0 dropped 0 rejected 0",
+                                statuses[-1]), f"STATUS format: {statuses[-1:]}")
+
+    # 3. One frame, no consumer: the publish stage's send cannot finish.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 8, 8)) + 1j * rng.standard_normal((2, 8, 8))
+    a = (x + x.conj().transpose(0, 2, 1)) / 2
+    push = ctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.connect(f"ipc://{inp}")
+    push.send_multipart(ec.encode_covariance(41, time.time_ns(), a, crc=True))
+    stalled = manager.wait_for(lambda m: "STALLED: publish stage on frame seq 41" in m, 60)
+    if not check(stalled is not None, "no STATUS with STALLED: publish within 60 s of the frame"):
+        return
+    check(re.search(r"frames in 1 out 0", stalled) is not None, f"stalled STATUS counts: {stalled}")
+    after = manager.collect(1.5)
+    check(not any("WATCHDOG=1" in m for m in after), f"WATCHDOG=1 while the publish stage is stalled: {after}")
+    check(any("STALLED" in m for m in after if m.startswith("STATUS=")) or not after,
+          f"STATUS stopped saying STALLED while stalled: {after}")
+
+    # 4. A consumer: the frame leaves, the pings resume.
+    pull = ctx.socket(zmq.PULL)
+    pull.setsockopt(zmq.LINGER, 0)
+    pull.connect(f"ipc://{out}")
+    if check(pull.poll(60000), "no eigenspace within 60 s of connecting a consumer"):
+        h, _, results = ec.decode_eigenspace(pull.recv_multipart())
+        check(h["seq"] == 41, f"seq {h['seq']}, want 41")
+        for b, r in enumerate(results):
+            want = np.linalg.eigvalsh(a[b])
+            err = np.max(np.abs(np.asarray(r.values) - want)) / np.max(np.abs(want))
+            check(err < 1e-12, f"matrix {b}: eigenvalue error {err:.3g} against numpy.linalg.eigvalsh")
+    check(manager.wait_for(lambda m: "WATCHDOG=1" in m, 30) is not None, "WATCHDOG=1 did not resume")
+
+    # 5. SIGTERM: STOPPING=1 and a clean exit.
+    daemon.send_signal(signal.SIGTERM)
+    check(manager.wait_for(lambda m: "STOPPING=1" in m, 30) is not None, "no STOPPING=1 after SIGTERM")
+    try:
+        daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        check(False, "no exit within 30 s of SIGTERM")
+        return
+    check(daemon.returncode == 0, f"exit status {daemon.returncode}")
+    push.close()
+    pull.close()
+
+
+if __name__ == "__main__":
+    main()
