@@ -29,6 +29,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
     c->source_restarts = atomic_load(&m->source_restarts);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
+    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
+        c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
 }
 
 int pipeline_metrics_http_port(const pipeline *p)
@@ -142,6 +144,10 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     }
     metrics_init(&p->stats, metrics_now_ns());
     metrics_history_init(&p->history, p->stats.start_ns);
+    if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK) {
+        pipeline_destroy(&p);
+        return e;
+    }
     LOG_DEBUG("pipeline", "%s path, %zu frame buffers, %zu output buffers (%.1f MB each)", path_name(p->path),
               p->frames.count, p->outputs.count, (double)output_data_capacity(&p->format) / 1e6);
     *out = p;

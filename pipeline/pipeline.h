@@ -64,6 +64,17 @@ typedef enum pipeline_drop_reason {
     PIPELINE_DROP_COUNT_
 } pipeline_drop_reason;
 
+/* Why a client was refused by the CURVE sockets (security.*; auth_zap.h);
+ * pipeline_auth_reject_name gives the metrics key. */
+typedef enum pipeline_auth_reject {
+    PIPELINE_AUTH_KEY_NOT_ALLOWED = 0, /* "key_not_allowed": a CURVE key not in security.curve_allow */
+    PIPELINE_AUTH_PLAINTEXT,           /* "plaintext": a client without CURVE */
+    PIPELINE_AUTH_HANDSHAKE,           /* "handshake": any other failed handshake */
+    PIPELINE_AUTH_COUNT_
+} pipeline_auth_reject;
+
+const char *pipeline_auth_reject_name(pipeline_auth_reject r);
+
 /* A snapshot of the counters (each exact; not atomic as a whole while running).
  * After pipeline_run returns: in == out + sum(dropped), in_flight == 0. */
 typedef struct pipeline_counters {
@@ -78,6 +89,7 @@ typedef struct pipeline_counters {
     uint64_t overflow_blocked; /* overflow_policy block: times the receiver waited */
     uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
+    uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients (security.*) */
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);

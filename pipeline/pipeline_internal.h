@@ -34,6 +34,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "auth_zap.h"
 #include "config.h"
 #include "eig.h"
 #include "frame.h"
@@ -120,6 +121,8 @@ struct pipeline {
 
     void *zmq;
     void *input, *output, *metrics_socket;
+    auth_zap *auth;              /* security.* set: the ZAP handler, else NULL */
+    char curve_secret[CURVE_KEY_Z85_LENGTH + 1]; /* the server's secret key until the sockets are open */
 
     queue to_form, to_solve, to_publish;
     pool frames, outputs;
@@ -226,6 +229,8 @@ void pipeline_live_free(pipeline *p);
 
 /* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
+/* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */
+pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes);
 /* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
 void pipeline_sockets_flush(pipeline *p);
 /* Publish thread only: sets the output's bounded send wait from the live
