@@ -2,7 +2,7 @@
 """CURVE security of the daemon's ZeroMQ sockets, and eigstream-keygen
 (label integration).
 
-  test_service_curve.py PATH_TO_EIGSTREAM PATH_TO_KEYGEN
+  test_service_curve.py PATH_TO_EIGSTREAM PATH_TO_KEYGEN [PATH_TO_SIM PATH_TO_SINK]
 
 Oracles: pyzmq/libzmq (zmq.curve_public derives a public key from a secret
 one; zmq.auth.load_certificate reads the files; pyzmq clients do the CURVE
@@ -21,7 +21,10 @@ handshakes), os.stat for the modes, numpy.linalg.eigvalsh for the frames.
      (eigstream_auth_rejected_total{reason="key_not_allowed"|"plaintext"});
      the unlisted key is logged once though refused more than once, each
      socket's plain-text refusal once; no frame of theirs is accepted.
-4. SIGTERM: exit 0.
+4. The tools as CURVE clients (--curve-server-key, --curve-key):
+   eigstream-sim feeds the daemon and eigstream-sink, listed, receives two
+   eigenspaces and checks them against the scene (VERDICT: PASS).
+5. SIGTERM: exit 0.
 """
 import json
 import os
@@ -45,6 +48,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
 import eigstream_client as ec  # noqa: E402
 
 DAEMON, KEYGEN = sys.argv[1], sys.argv[2]
+SIM, SINK = (sys.argv[3], sys.argv[4]) if len(sys.argv) > 4 else (None, None)
 failures = []
 
 
@@ -210,6 +214,27 @@ def run(daemon, lines, tag, keys):
     for s in refused_subs + [sub, metrics_sub, push]:
         s.close()
     ctx.destroy(linger=0)
+    if SIM is not None:
+        test_tools(keys, out, inp)
+
+
+def test_tools(keys, out, inp):
+    curve = ["--curve-server-key", os.path.join(keys, "server.key"),
+             "--curve-key", os.path.join(keys, "client.key_secret")]
+    sink = subprocess.Popen([SINK, "--endpoint", out, "--n", "8", "--frames", "2", "--quiet"] + curve,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sim = subprocess.Popen([SIM, "--endpoint", inp, "--n", "8", "--cells", "2", "--rate", "20", "--quiet"] + curve,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        text, _ = sink.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        sink.kill()
+        text, _ = sink.communicate()
+    sim.send_signal(signal.SIGINT)
+    _, sim_err = sim.communicate(timeout=60)
+    check(sink.returncode == 0 and "VERDICT: PASS frames=2" in text,
+          f"eigstream-sink over CURVE: exit {sink.returncode}: {text[-500:]!r}")
+    check(sim.returncode == 0, f"eigstream-sim over CURVE: exit {sim.returncode}: {sim_err[-500:]!r}")
 
 
 def main():

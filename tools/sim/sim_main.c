@@ -16,6 +16,7 @@
 
 #include "cli_choices.h"
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
@@ -29,6 +30,7 @@ typedef struct sim_options {
     double rate;
     uint64_t frames, seed;
     int linger_ms;
+    cli_curve curve;
 } sim_options;
 
 static const char *const sim_patterns[] = {"push", "pub", NULL};
@@ -63,6 +65,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
         CLI_FLAG("quiet", 0, &o->quiet, "only the summary line"),
+        CLI_CURVE_OPTIONS(&o->curve),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sim", .synopsis = "[options]",
                            .description = "Publishes covariance frames of a synthetic radar scene.\n",
@@ -237,6 +240,11 @@ int main(int argc, char **argv)
     if (zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms) != 0) {
         fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
+        goto done;
+    }
+    char curve_err[640];
+    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, "eigstream-sim: %s\n", curve_err);
         goto done;
     }
     if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {

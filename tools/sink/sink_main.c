@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
@@ -25,6 +26,7 @@ typedef struct sink_options {
     uint64_t frames;
     double duration_s, max_angle_deg, doa_tol_deg;
     uint32_t doa_fft_size, doa_cells, n;
+    cli_curve curve;
 } sink_options;
 
 /* Latencies in ms, growable. */
@@ -77,6 +79,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
         CLI_STRING("latency-csv", 0, &o->latency_csv, "FILE",
                    "write one line of stage times per frame (tools/latency/eigstream-latency-plot.py)"),
         CLI_FLAG("quiet", 0, &o->quiet, "no per-second lines"),
+        CLI_CURVE_OPTIONS(&o->curve),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sink", .synopsis = "[options]",
                            .description = "Receives eigenspace frames, checks them against the scene, reports\n"
@@ -443,6 +446,11 @@ int main(int argc, char **argv)
     }
     int linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    char curve_err[640];
+    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, "eigstream-sink: %s\n", curve_err);
+        goto done;
+    }
     if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
         fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
                 zmq_strerror(zmq_errno()));
