@@ -68,6 +68,12 @@ typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } co
 /* solver.fallback: what a frame path error leads to (backends cuda, auto). */
 typedef enum config_fallback { CONFIG_FALLBACK_NONE = 0, CONFIG_FALLBACK_CPU } config_fallback;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
+/* realtime.on_failure: a real-time setting the system does not permit. */
+typedef enum config_realtime_failure { CONFIG_REALTIME_WARN = 0, CONFIG_REALTIME_ERROR } config_realtime_failure;
+/* The threads realtime.cpu_affinity_* pins, in this order. */
+typedef enum config_realtime_thread {
+    CONFIG_THREAD_RECEIVE = 0, CONFIG_THREAD_FORM, CONFIG_THREAD_SOLVE, CONFIG_THREAD_PUBLISH, CONFIG_THREAD_COUNT_
+} config_realtime_thread;
 typedef enum config_log_level {
     CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
 } config_log_level;
@@ -122,6 +128,13 @@ typedef struct eigstream_config {
     struct {
         int stall_ms;                      /* a stage step longer than this stops WATCHDOG=1, 30000 */
     } service;
+    struct {
+        int mlockall;                      /* lock every page in memory, default 0 */
+        int priority;                      /* SCHED_FIFO priority of the stage threads, 0 = off */
+        char cpu_affinity[CONFIG_THREAD_COUNT_][CONFIG_STRING_MAX]; /* CPU lists, "" = any */
+        int gpu_numa;                      /* threads and host memory on the GPU's NUMA node, 0 */
+        config_realtime_failure on_failure; /* warn */
+    } realtime;
     struct {
         char curve_secret_key[CONFIG_STRING_MAX]; /* the server's key_secret file; "" = CURVE off */
         char curve_allow[CONFIG_STRING_MAX];      /* client public keys: a file or a directory */
@@ -200,6 +213,13 @@ const char *config_late_policy_name(config_late_policy p);
 const char *config_fallback_name(config_fallback f);
 const char *config_replay_timing_name(config_replay_timing t);
 const char *config_overflow_policy_name(config_overflow_policy p);
+const char *config_realtime_failure_name(config_realtime_failure f);
+
+/* A CPU list ("0-3,8,10-11": CPU numbers below CONFIG_CPU_MAX, ranges
+ * ascending): 0 and the CPUs set in mask (bit c of mask[c / 64]), or -1
+ * when text is not one. "" is the empty set. */
+#define CONFIG_CPU_MAX 1024
+int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64]);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@ static const char *const fallback_names[] = {"none", "cpu"};
 static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
+static const char *const realtime_failure_names[] = {"warn", "error"};
 
 #define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]))
 
@@ -65,6 +66,11 @@ const char *config_overflow_policy_name(config_overflow_policy p)
     return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
 }
 
+const char *config_realtime_failure_name(config_realtime_failure f)
+{
+    return choice_name(realtime_failure_names, NAME_COUNT(realtime_failure_names), (int)f);
+}
+
 /* A choice row's concept: an int adapter of the owner's name function and
  * the enum's first and last value a setting may take. */
 #define CONFIG_CHOICE(concept, type, name_function, first, last)                                   \
@@ -87,6 +93,8 @@ CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_na
               CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
 CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERROR,
               CONFIG_LOG_DEBUG);
+CONFIG_CHOICE(realtime_failure, config_realtime_failure, config_realtime_failure_name, CONFIG_REALTIME_WARN,
+              CONFIG_REALTIME_ERROR);
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
 _Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int-sized");
@@ -109,6 +117,10 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
     {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket "
                 "and over HTTP (Prometheus /metrics, JSON /api/metrics, the dashboard at /)."},
     {"log", "Logging to stderr."},
+    {"realtime", "Real-time scheduling of the daemon's threads (receive, form, solve, publish). "
+                 "Under systemd they need the eigstream-realtime.conf drop-in (CAP_SYS_NICE, "
+                 "CAP_IPC_LOCK). A setting the system does not permit is never ignored silently: "
+                 "realtime.on_failure says whether it is a warning or stops the start."},
     {"service", "Running under systemd (Type=notify): the watchdog's notion of a healthy pipeline."},
     {"security", "ZeroMQ CURVE on every ZeroMQ socket of the daemon (input, output, metrics): "
                  "encryption, and only the listed client keys get through. The HTTP metrics "
@@ -282,6 +294,52 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .flags = CONFIG_FLAG_LIVE,
      .help = "Least severe level that is printed: error, warn, info or debug."},
 
+    /* ---- realtime ---- */
+    {.group = "realtime", .name = "mlockall", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(realtime.mlockall), .default_int = 0,
+     .help = "Lock every page of the daemon in memory (mlockall MCL_CURRENT | MCL_FUTURE) "
+             "once its buffers are allocated, so that no page fault stalls a frame. Needs "
+             "CAP_IPC_LOCK or an RLIMIT_MEMLOCK above everything the daemon will use "
+             "(LimitMEMLOCK=infinity in the drop-in): past the limit, later allocations fail."},
+    {.group = "realtime", .name = "priority", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(realtime.priority), .min = 0, .max = 99, .default_int = 0,
+     .help = "SCHED_FIFO priority 1..99 of the receive, form, solve and publish threads; 0 = "
+             "off (the normal scheduler). Needs CAP_SYS_NICE or RLIMIT_RTPRIO at least this "
+             "high."},
+    {.group = "realtime", .name = "cpu_affinity_receive", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_RECEIVE]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the receiver (socket reads, validation) may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "cpu_affinity_form", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_FORM]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the form stage may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "cpu_affinity_solve", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_SOLVE]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the solve stage may run on, as a list (\"2\", \"2-3,6\"); \"\" = any (or the "
+             "GPU's NUMA node with realtime.gpu_numa). The solver's own worker threads "
+             "(backends cpu and lapack) are not pinned."},
+    {.group = "realtime", .name = "cpu_affinity_publish", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_PUBLISH]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the publish stage may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "gpu_numa", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(realtime.gpu_numa), .default_int = 0,
+     .help = "With the cuda path: allocate the host buffers on the GPU's NUMA node "
+             "(/sys/bus/pci/devices/BUS/numa_node) and run the threads above on its CPUs, "
+             "unless their own cpu_affinity says otherwise. Without a GPU path it does not "
+             "apply, which realtime.on_failure reports."},
+    {.group = "realtime", .name = "on_failure", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(realtime.on_failure), .choice = &realtime_failure_choice,
+     .default_int = CONFIG_REALTIME_WARN,
+     .help = "A real-time setting the system does not permit (EPERM, a CPU that is not "
+             "there, no GPU): warn = log a warning naming the setting and the cause and run "
+             "without it; error = refuse to start."},
+
     /* ---- service ---- */
     {.group = "service", .name = "stall_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(service.stall_ms), .min = 10, .max = 3600000, .default_int = 30000,
@@ -376,7 +434,8 @@ static size_t field_bytes(const config_spec *spec)
     case CONFIG_KIND_REAL: return sizeof(double);
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
-    case CONFIG_KIND_PATH: return CONFIG_STRING_MAX;
+    case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST: return CONFIG_STRING_MAX;
     default: return sizeof(int); /* BOOL, INT, CHOICE */
     }
 }

@@ -20,7 +20,8 @@ typedef enum config_kind {
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
     CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
-    CONFIG_KIND_PATH      /* char[CONFIG_STRING_MAX]; file: a file or directory name */
+    CONFIG_KIND_PATH,     /* char[CONFIG_STRING_MAX]; file: a file or directory name */
+    CONFIG_KIND_CPU_LIST  /* char[CONFIG_STRING_MAX]; file: "0-3,8" (config_cpu_list_parse) */
 } config_kind;
 
 enum {
@@ -58,8 +59,8 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 35
-#define CONFIG_GROUP_COUNT 9
+#define CONFIG_SPEC_COUNT 43
+#define CONFIG_GROUP_COUNT 10
 
 /* Settings in file order; the settings of one group are contiguous and the
  * groups appear in config_groups order. */

@@ -122,6 +122,29 @@ static config_error check_host_port(const config_spec *spec, const char *text, s
     return CONFIG_OK;
 }
 
+int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64])
+{
+    memset(mask, 0, CONFIG_CPU_MAX / 8);
+    const char *p = text;
+    while (*p != '\0') {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return -1;
+        long first = strtol(p, &end, 10), last = first;
+        if (*end == '-') {
+            if (end[1] < '0' || end[1] > '9')
+                return -1;
+            last = strtol(end + 1, &end, 10);
+        }
+        if (first > last || last >= CONFIG_CPU_MAX || (*end != ',' && *end != '\0') || (*end == ',' && end[1] == '\0'))
+            return -1;
+        for (long c = first; c <= last; c++)
+            mask[c / 64] |= (uint64_t)1 << (c % 64);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 config_error config_check_string(const config_spec *spec, const char *text, size_t length,
                                  config_violation *v)
 {
@@ -136,6 +159,14 @@ config_error config_check_string(const config_spec *spec, const char *text, size
         return check_host_port(spec, text, length, v);
     if (spec->kind == CONFIG_KIND_PATH)
         return CONFIG_OK; /* whether it exists, and its permissions, are checked where it is opened */
+    if (spec->kind == CONFIG_KIND_CPU_LIST) {
+        uint64_t mask[CONFIG_CPU_MAX / 64];
+        if (config_cpu_list_parse(text, mask) == 0)
+            return CONFIG_OK; /* whether the CPUs exist is the machine's answer, at start-up */
+        return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                         "expected a CPU list such as \"2\" or \"0-3,8\" (CPUs 0..%d), not \"%.*s\"",
+                         CONFIG_CPU_MAX - 1, (int)length, text);
+    }
     return check_endpoint(spec, text, length, v);
 }
 
@@ -162,7 +193,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
     }
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
-    case CONFIG_KIND_PATH: {
+    case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST: {
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }

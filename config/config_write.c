@@ -106,6 +106,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST:
         format_string((const char *)field, out, out_bytes);
         return;
     }
@@ -138,6 +139,9 @@ static void format_kind(const config_spec *spec, char *out, size_t out_bytes)
         return;
     case CONFIG_KIND_HOST_PORT:
         snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
+    case CONFIG_KIND_CPU_LIST:
+        snprintf(out, out_bytes, "CPU list%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
     case CONFIG_KIND_PATH:
         snprintf(out, out_bytes, "file name%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");

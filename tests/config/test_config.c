@@ -134,6 +134,14 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
     c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
     c->service.stall_ms = PICK(30000, 500);
+    c->realtime.mlockall = PICK(0, 1);
+    c->realtime.priority = PICK(0, 40);
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_RECEIVE], PICK("", "0"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_FORM], PICK("", "1-2"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_SOLVE], PICK("", "2-5,8"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_PUBLISH], PICK("", "1023"));
+    c->realtime.gpu_numa = PICK(0, 1);
+    c->realtime.on_failure = PICK(CONFIG_REALTIME_WARN, CONFIG_REALTIME_ERROR);
     strcpy(c->security.curve_secret_key, PICK("", "/etc/eigstream/server.key_secret"));
     strcpy(c->security.curve_allow, PICK("", "/etc/eigstream/clients"));
 #undef PICK
@@ -187,6 +195,12 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_STRING(metrics.http);
     SAME_INT(log.level);
     SAME_INT(service.stall_ms);
+    SAME_INT(realtime.mlockall);
+    SAME_INT(realtime.priority);
+    for (int t = 0; t < CONFIG_THREAD_COUNT_; t++)
+        SAME_STRING(realtime.cpu_affinity[t]);
+    SAME_INT(realtime.gpu_numa);
+    SAME_INT(realtime.on_failure);
     SAME_STRING(security.curve_secret_key);
     SAME_STRING(security.curve_allow);
 #undef SAME_STRING
@@ -206,6 +220,8 @@ static const char *const all_settings[] = {
     "metrics.endpoint", "metrics.interval_ms", "metrics.http",
     "log.level",
     "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
+    "realtime.mlockall", "realtime.priority", "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form",
+    "realtime.cpu_affinity_solve", "realtime.cpu_affinity_publish", "realtime.gpu_numa", "realtime.on_failure",
 };
 #define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
 
@@ -468,6 +484,17 @@ static void test_bad_choice(void)
         {"curve_no_secret.cfg", "security = {\n  curve_allow = \"clients\";\n};\n",
          CONFIG_EINVAL, ":2: security.curve_secret_key: must name the daemon's key pair when "
                         "security.curve_allow is set"},
+        {"cpu_list_range.cfg", "realtime = {\n  cpu_affinity_solve = \"3-1\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_solve: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"3-1\""},
+        {"cpu_list_big.cfg", "realtime = {\n  cpu_affinity_form = \"1024\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_form: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"1024\""},
+        {"cpu_list_comma.cfg", "realtime = {\n  cpu_affinity_form = \"1,\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_form: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"1,\""},
+        {"rt_priority.cfg", "realtime = {\n  priority = 100;\n};\n",
+         CONFIG_ERANGE, ":2: realtime.priority: 100 is out of range 0..99"},
         {"choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n",
          CONFIG_ERANGE, ":2: log.level: expected one of error|warn|info|debug"},
         {"choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
@@ -585,6 +612,8 @@ static const char full_file[] =
     "// a hand-written file\n"
     "log: { level = \"debug\"; };\n"
     "service = { stall_ms = 500; };\n"
+    "realtime = { mlockall = true; priority = 40; cpu_affinity_receive = \"0\"; cpu_affinity_form = \"1-2\";\n"
+    "  cpu_affinity_solve = \"2-5,8\"; cpu_affinity_publish = \"1023\"; gpu_numa = true; on_failure = \"error\"; };\n"
     "security = { curve_allow = \"/etc/eigstream/clients\"; curve_secret_key = \"/etc/eigstream/server.key_secret\"; };\n"
     "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\"; };\n"
     "input = {\n"
