@@ -125,6 +125,7 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pthread_condattr_destroy(&attr);
 
     p->cfg = *cfg;
+    p->realtime.numa_node = -1;
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
     pipeline_stages_set(p);
@@ -136,6 +137,7 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     }
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_realtime_numa(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
@@ -144,7 +146,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     }
     metrics_init(&p->stats, metrics_now_ns());
     metrics_history_init(&p->history, p->stats.start_ns);
-    if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK) {
+    if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
         return e;
     }
@@ -220,13 +223,18 @@ static pipeline_error threads_start(pipeline *p)
     }
     int started = 0;
     while (started < PIPELINE_STAGE_COUNT_ &&
-           (rc = pthread_create(&p->stage_threads[started], NULL, stage_main, &p->stages[started])) == 0)
+           (rc = pthread_create(&p->stage_threads[started], NULL, stage_main, &p->stages[started])) == 0) {
+        /* stages[] is form, solve, publish: realtime's threads after receive */
+        pipeline_realtime_thread(p, p->stage_threads[started], (config_realtime_thread)(CONFIG_THREAD_FORM + started));
         started++;
+    }
     if (rc == 0)
         rc = pthread_create(&p->receive_thread, NULL,
                             p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
-    if (rc == 0)
+    if (rc == 0) {
+        pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE);
         return PIPELINE_OK;
+    }
     LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));
     /* Nothing downstream of the gap would drain: close every queue. */
     queue_close(&p->to_form);

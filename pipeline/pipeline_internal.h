@@ -122,6 +122,13 @@ struct pipeline {
     void *zmq;
     void *input, *output, *metrics_socket;
     auth_zap *auth;              /* security.* set: the ZAP handler, else NULL */
+    struct {                     /* realtime.*: what pipeline_realtime_prepare found permitted */
+        int numa_node;           /* the GPU's node (realtime.gpu_numa), -1 when not used */
+        uint64_t numa_cpus[CONFIG_CPU_MAX / 64];
+        int pinned[CONFIG_THREAD_COUNT_];
+        uint64_t cpus[CONFIG_THREAD_COUNT_][CONFIG_CPU_MAX / 64];
+        int priority;            /* SCHED_FIFO, 0 = none */
+    } realtime;
     char curve_secret[CURVE_KEY_Z85_LENGTH + 1]; /* the server's secret key until the sockets are open */
 
     queue to_form, to_solve, to_publish;
@@ -224,6 +231,17 @@ const pipeline_live *pipeline_live_get(const pipeline *p);
 /* The first set, from p->cfg (pipeline_create), and every set at the end. */
 pipeline_error pipeline_live_init(pipeline *p);
 void pipeline_live_free(pipeline *p);
+
+/* ---- pipeline_realtime.c ------------------------------------------------------ */
+
+/* realtime.gpu_numa: after the path, before the host buffers (they follow
+ * the memory policy set here). */
+pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes);
+/* Once every buffer is allocated: mlockall, and the priority and the CPU
+ * sets tried; a refusal warns (left out) or, on_failure error, fails. */
+pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_bytes);
+/* threads_start, right after creating a thread: its name, CPU set, priority. */
+void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which);
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 
