@@ -220,11 +220,12 @@ static int service_start(signal_context *ctx, const eigstream_config *cfg)
         LOG_ERROR("main", "cannot start: %s", err);
         return -1;
     }
-    if (service_notify_start(&ctx->notify, ctx->p, cfg, err, sizeof err) != 0) {
+    if (service_notify_start(&ctx->notify, ctx->p, cfg, err, sizeof err) != 0 ||
+        service_notify_ready(ctx->notify, err, sizeof err) != 0) {
         LOG_ERROR("main", "cannot start: %s", err);
+        service_notify_stop(&ctx->notify);
         return -1;
     }
-    service_notify_ready(ctx->notify);
     return 0;
 }
 

@@ -30,6 +30,7 @@ struct service_notify {
     atomic_int stall_ms;       /* service.stall_ms (live) */
     atomic_int status_ms;      /* metrics.interval_ms (live) */
     atomic_int stopping_sent;
+    int started;               /* the thread runs (service_notify_ready) */
     uint64_t watchdog_ns;      /* ping period: WATCHDOG_USEC / 2, 0 = no watchdog */
     int stalled;               /* thread only: the last check's verdict */
     pipeline_counters last;    /* thread only: the counters at the last STATUS */
@@ -152,25 +153,28 @@ int service_notify_start(service_notify **out, pipeline *p, const eigstream_conf
     pthread_cond_init(&s->wake, &attr);
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&s->lock, NULL);
-    int rc = pthread_create(&s->thread, NULL, service_main, s);
-    if (rc != 0) {
-        snprintf(err, err_bytes, "cannot start the service notifier thread: %s", strerror(rc));
-        pthread_cond_destroy(&s->wake);
-        pthread_mutex_destroy(&s->lock);
-        free(s);
-        return -1;
-    }
-    if (s->watchdog_ns > 0)
-        LOG_INFO("service", "systemd watchdog: pings every %llu ms while no stage is stalled for %d ms",
-                 (unsigned long long)(s->watchdog_ns / 1000000u), cfg->service.stall_ms);
     *out = s;
     return 0;
 }
 
-void service_notify_ready(service_notify *s)
+int service_notify_ready(service_notify *s, char *err, size_t err_bytes)
 {
-    if (s != NULL)
-        notify("READY=1");
+    if (s == NULL)
+        return 0;
+    notify("READY=1");
+    if (s->started)
+        return 0;
+    /* After READY=1: no STATUS or WATCHDOG=1 precedes it. */
+    int rc = pthread_create(&s->thread, NULL, service_main, s);
+    if (rc != 0) {
+        snprintf(err, err_bytes, "cannot start the service notifier thread: %s", strerror(rc));
+        return -1;
+    }
+    s->started = 1;
+    if (s->watchdog_ns > 0)
+        LOG_INFO("service", "systemd watchdog: pings every %llu ms while no stage is stalled for %d ms",
+                 (unsigned long long)(s->watchdog_ns / 1000000u), atomic_load(&s->stall_ms));
+    return 0;
 }
 
 void service_notify_reloading(service_notify *s)
@@ -202,7 +206,8 @@ void service_notify_stop(service_notify **sp)
     s->stop = 1;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
+    if (s->started)
+        pthread_join(s->thread, NULL);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s);

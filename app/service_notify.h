@@ -22,12 +22,14 @@
 
 typedef struct service_notify service_notify;
 
-/* *out <- NULL when NOTIFY_SOCKET is unset, else a notifier whose thread
- * sends STATUS (and WATCHDOG when WATCHDOG_USEC is set for this process).
- * Returns 0, or -1 with err set (the thread could not start). */
+/* *out <- NULL when NOTIFY_SOCKET is unset, else a notifier whose thread,
+ * started by the first service_notify_ready, sends STATUS (and WATCHDOG
+ * when WATCHDOG_USEC is set for this process). 0, or -1 with err set. */
 int service_notify_start(service_notify **out, pipeline *p, const eigstream_config *cfg, char *err,
                          size_t err_bytes);
-void service_notify_ready(service_notify *s);
+/* READY=1; the first call then starts the thread. 0, or -1 with err set
+ * (the thread could not start). */
+int service_notify_ready(service_notify *s, char *err, size_t err_bytes);
 void service_notify_reloading(service_notify *s);
 /* The live settings the notifier reads (service.stall_ms, metrics.interval_ms). */
 void service_notify_apply(service_notify *s, const eigstream_config *cfg);

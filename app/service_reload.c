@@ -72,6 +72,8 @@ int service_reload_run(service_reload *r, pipeline *p, service_notify *notify)
             LOG_INFO("reload", "%s: no live setting changed", r->path);
         }
     }
-    service_notify_ready(notify);
+    char err[128];
+    if (service_notify_ready(notify, err, sizeof err) != 0)
+        LOG_ERROR("reload", "%s", err);
     return applied;
 }

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -82,7 +83,14 @@ class Log:
 
 
 def deadline_seconds(port):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    """eigstream_deadline_seconds on /metrics; None before the first document
+    (503 until the metrics thread has published one)."""
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    except urllib.error.HTTPError as e:
+        if e.code == 503:
+            return None
+        raise
     m = re.search(r"^eigstream_deadline_seconds (\S+)$", text, re.M)
     return float(m.group(1)) if m else None
 
