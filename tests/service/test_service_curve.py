@@ -28,36 +28,22 @@ handshakes), os.stat for the modes, numpy.linalg.eigvalsh for the frames.
 """
 import json
 import os
-import re
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 import zmq
 import zmq.auth
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
-import eigstream_client as ec  # noqa: E402
+from service_util import Daemon, check, check_eigenspace, covariance, finish, hermitian, scrape, wait_metric
 
 DAEMON, KEYGEN = sys.argv[1], sys.argv[2]
 SIM, SINK = (sys.argv[3], sys.argv[4]) if len(sys.argv) > 4 else (None, None)
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
-    return cond
 
 
 def keygen(base):
@@ -107,31 +93,6 @@ def test_loose_permissions(tmp, keys, allow):
           f"(chmod 600 {loose})" in r.stderr, f"loose secret key message: {r.stderr!r}")
 
 
-def scrape(port):
-    """The eigstream_* samples of /metrics; {} before the first document (503)."""
-    try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
-    except urllib.error.HTTPError as e:
-        if e.code == 503:
-            return {}
-        raise
-    values = {}
-    for m in re.finditer(r"^(eigstream_\w+)(\{[^}]*\})? (\S+)$", text, re.M):
-        values[m.group(1) + (m.group(2) or "")] = float(m.group(3))
-    return values
-
-
-def wait_metric(port, name, predicate, timeout=60):
-    end = time.time() + timeout
-    value = None
-    while time.time() < end:
-        value = scrape(port).get(name)
-        if value is not None and predicate(value):
-            return value
-        time.sleep(0.05)
-    return value
-
-
 def client(ctx, kind, server_public, keys=None):
     s = ctx.socket(kind)
     s.setsockopt(zmq.LINGER, 0)
@@ -141,15 +102,10 @@ def client(ctx, kind, server_public, keys=None):
     return s
 
 
-def run(daemon, lines, tag, keys):
-    line = None
-    end = time.time() + 60
-    while line is None and time.time() < end and daemon.poll() is None:
-        line = next((x for x in lines if "dashboard: http://" in x), None)
-        time.sleep(0.05)
-    if not check(line is not None, f"daemon did not start: {''.join(lines)}"):
+def run(daemon, tag, keys):
+    port = daemon.http_port()
+    if not check(port is not None, "the daemon did not start"):
         return
-    port = int(re.search(r":(\d+)/", line).group(1))
     server_public, _ = zmq.auth.load_certificate(os.path.join(keys, "server.key"))
     listed = zmq.auth.load_certificate(os.path.join(keys, "client.key_secret"))
     stranger = zmq.auth.load_certificate(os.path.join(keys, "stranger.key_secret"))
@@ -167,7 +123,7 @@ def run(daemon, lines, tag, keys):
         push.setsockopt(zmq.SNDTIMEO, 0)
         push.connect(inp)
         try:
-            push.send_multipart(ec.encode_covariance(900, time.time_ns(), np.eye(8)[None].repeat(2, 0) + 0j))
+            push.send_multipart(covariance(900, np.eye(8)[None].repeat(2, 0) + 0j))
         except zmq.Again:
             pass  # no handshake completed: PUSH has no peer to queue for
         refused_subs.append(push)
@@ -189,18 +145,13 @@ def run(daemon, lines, tag, keys):
     sent, got = {}, None
     end = time.time() + 60
     while got is None and time.time() < end:  # PUB: resend until the subscription has arrived
-        x = rng.standard_normal((2, 8, 8)) + 1j * rng.standard_normal((2, 8, 8))
         seq = len(sent)
-        sent[seq] = (x + x.conj().transpose(0, 2, 1)) / 2
-        push.send_multipart(ec.encode_covariance(seq, time.time_ns(), sent[seq], crc=True))
+        sent[seq] = hermitian(rng, 2, 8)
+        push.send_multipart(covariance(seq, sent[seq]))
         if sub.poll(200):
             got = sub.recv_multipart()
     if check(got is not None, "the listed client received no eigenspace"):
-        h, _, results = ec.decode_eigenspace(got)
-        for b, r in enumerate(results):
-            want = np.linalg.eigvalsh(sent[h["seq"]][b])
-            err = np.max(np.abs(np.asarray(r.values) - want)) / np.max(np.abs(want))
-            check(err < 1e-12, f"seq {h['seq']} matrix {b}: eigenvalue error {err:.3g}")
+        check_eigenspace(got, sent)
     check(metrics_sub.poll(30000) and "frames" in json.loads(metrics_sub.recv()),
           "the listed client received no metrics document")
     published = wait_metric(port, "eigstream_frames_published_total", lambda v: v >= len(sent))
@@ -213,6 +164,7 @@ def run(daemon, lines, tag, keys):
             check(not s.poll(500), "a refused subscriber received an eigenspace")
 
     # Logged once: the stranger's key however often refused; plain text once per socket.
+    lines = list(daemon.lines)
     key_lines = [x for x in lines if stranger[0].decode() in x]
     check(len(key_lines) == 1, f"stranger's key logged {len(key_lines)} times (refused {key_rejects}): {key_lines}")
     for role in ("input", "output"):
@@ -257,24 +209,13 @@ def main():
     cfg = os.path.join(tmp, "curve.cfg")
     with open(cfg, "w") as f:
         f.write(config(tag, os.path.join(keys, "server.key_secret"), allow))
-    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True)
-    lines = []
-    threading.Thread(target=lambda: [lines.append(x) for x in daemon.stderr], daemon=True).start()
+    daemon = Daemon([DAEMON, "-c", cfg])
     try:
-        run(daemon, lines, tag, keys)
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=60)
-        check(daemon.returncode == 0, f"exit status {daemon.returncode} after SIGTERM")
+        run(daemon, tag, keys)
+        check(daemon.stop() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
     finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait()
-    if failures:
-        print("".join(lines[-40:]), file=sys.stderr)
-        sys.exit(1)
-    if os.environ.get("EIGSTREAM_TEST_VERBOSE"):
-        print("".join(lines), file=sys.stderr)
-    print("service curve: ok")
+        daemon.kill()
+    finish("service curve", daemon)
 
 
 if __name__ == "__main__":

@@ -27,28 +27,16 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
 import zmq
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
-import eigstream_client as ec  # noqa: E402
+from service_util import Daemon, check, check_eigenspace, covariance, failures, finish, hermitian
 
 DAEMON = sys.argv[1]
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
-    return cond
 
 
 class Manager:
@@ -88,11 +76,6 @@ class Manager:
                 return got
 
 
-def stderr_reader(stream, lines):
-    for line in stream:
-        lines.append(line)
-
-
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-notify-")
     tag = f"notify{os.getpid()}"
@@ -112,22 +95,16 @@ service = {{ stall_ms = 300; }};
 ''')
     manager = Manager(os.path.join(tmp, "notify"))
     env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), WATCHDOG_USEC="200000")
-    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True, env=env)
-    lines = []
-    threading.Thread(target=stderr_reader, args=(daemon.stderr, lines), daemon=True).start()
+    daemon = Daemon([DAEMON, "-c", cfg], env=env)
     ctx = zmq.Context()
     try:
         run(manager, daemon, ctx, inp, out)
     finally:
-        if daemon.poll() is None:
-            daemon.kill()
-        daemon.wait()
+        daemon.kill()
         ctx.destroy(linger=0)
     if failures:
-        print("".join(lines[-40:]), file=sys.stderr)
         print("datagrams:", manager.messages[-20:], file=sys.stderr)
-        sys.exit(1)
-    print("service notify: ok")
+    finish("service notify", daemon)
 
 
 def run(manager, daemon, ctx, inp, out):
@@ -148,13 +125,11 @@ def run(manager, daemon, ctx, inp, out):
                                           r"rejected 0 in flight 0$", status), f"STATUS format: {status!r}")
 
     # 3. One frame, no consumer: the publish stage's send cannot finish.
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 8, 8)) + 1j * rng.standard_normal((2, 8, 8))
-    a = (x + x.conj().transpose(0, 2, 1)) / 2
+    a = hermitian(np.random.default_rng(3), 2, 8)
     push = ctx.socket(zmq.PUSH)
     push.setsockopt(zmq.LINGER, 0)
     push.connect(f"ipc://{inp}")
-    push.send_multipart(ec.encode_covariance(41, time.time_ns(), a, crc=True))
+    push.send_multipart(covariance(41, a))
     stalled = manager.wait_for(lambda m: "STALLED: publish stage on frame seq 41" in m, 60)
     if not check(stalled is not None, "no STATUS with STALLED: publish within 60 s of the frame"):
         return
@@ -169,23 +144,13 @@ def run(manager, daemon, ctx, inp, out):
     pull.setsockopt(zmq.LINGER, 0)
     pull.connect(f"ipc://{out}")
     if check(pull.poll(60000), "no eigenspace within 60 s of connecting a consumer"):
-        h, _, results = ec.decode_eigenspace(pull.recv_multipart())
-        check(h["seq"] == 41, f"seq {h['seq']}, want 41")
-        for b, r in enumerate(results):
-            want = np.linalg.eigvalsh(a[b])
-            err = np.max(np.abs(np.asarray(r.values) - want)) / np.max(np.abs(want))
-            check(err < 1e-12, f"matrix {b}: eigenvalue error {err:.3g} against numpy.linalg.eigvalsh")
+        check_eigenspace(pull.recv_multipart(), {41: a})
     check(manager.wait_for(lambda m: "WATCHDOG=1" in m, 30) is not None, "WATCHDOG=1 did not resume")
 
     # 5. SIGTERM: STOPPING=1 and a clean exit.
-    daemon.send_signal(signal.SIGTERM)
+    daemon.p.send_signal(signal.SIGTERM)
     check(manager.wait_for(lambda m: "STOPPING=1" in m, 30) is not None, "no STOPPING=1 after SIGTERM")
-    try:
-        daemon.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        check(False, "no exit within 30 s of SIGTERM")
-        return
-    check(daemon.returncode == 0, f"exit status {daemon.returncode}")
+    check(daemon.exit_status() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
     push.close()
     pull.close()
 

@@ -26,24 +26,16 @@ import os
 import re
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
+from service_util import Daemon, check, finish
+
 DAEMON = sys.argv[1]
-failures = []
 NAMES = ("eigs-receive", "eigs-form", "eigs-solve", "eigs-publish")
 SETTINGS = ("receive", "form", "solve", "publish")
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
-    return cond
 
 
 def config(tag, realtime):
@@ -88,18 +80,15 @@ def threads(pid):
     return out
 
 
-class Daemon:
+class RealtimeDaemon(Daemon):
+    """The daemon with a realtime group; unpriv: the refusals made certain."""
+
     def __init__(self, tmp, name, realtime, unpriv=False):
-        tag = f"rt{os.getpid()}{name}"
         self.cfg = os.path.join(tmp, name + ".cfg")
         with open(self.cfg, "w") as f:
-            f.write(config(tag, realtime))
+            f.write(config(f"rt{os.getpid()}{name}", realtime))
         prefix, preexec = unprivileged() if unpriv else ([], None)
-        self.p = subprocess.Popen(prefix + [DAEMON, "-c", self.cfg], stderr=subprocess.PIPE, text=True,
-                                  preexec_fn=preexec)
-        self.lines = []
-        self.reader = threading.Thread(target=lambda: [self.lines.append(x) for x in self.p.stderr], daemon=True)
-        self.reader.start()
+        super().__init__(prefix + [DAEMON, "-c", self.cfg], preexec_fn=preexec)
 
     def running_threads(self, timeout=60):
         """The four named threads once they all exist, or None if the daemon ended."""
@@ -110,23 +99,6 @@ class Daemon:
                 return t
             time.sleep(0.02)
         return None
-
-    def exit_status(self, timeout=60):
-        try:
-            self.p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-        self.reader.join(10)
-        return self.p.returncode
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-        return self.exit_status()
-
-    def text(self):
-        return "".join(self.lines)
 
 
 def cpu_list(cpus):
@@ -146,7 +118,7 @@ def test_affinity(tmp):
     first, last = allowed[0], allowed[-1]
     want = {"receive": str(first), "form": str(last), "solve": str(first), "publish": f"{first}" if first == last
             else f"{first},{last}"}
-    d = Daemon(tmp, "affinity", {f"cpu_affinity_{k}": f'"{v}"' for k, v in want.items()})
+    d = RealtimeDaemon(tmp, "affinity", {f"cpu_affinity_{k}": f'"{v}"' for k, v in want.items()})
     t = d.running_threads()
     if check(t is not None, f"affinity: threads never appeared: {d.text()[-1500:]}"):
         for k, name in zip(SETTINGS, NAMES):
@@ -159,14 +131,14 @@ def test_absent_cpu(tmp):
     process = cpu_list(os.sched_getaffinity(0))
     message = ('realtime.cpu_affinity_solve: the solve thread on CPUs "1000": Invalid argument '
                f"(this process may use CPUs {process})")
-    d = Daemon(tmp, "cpu_warn", {"cpu_affinity_solve": '"1000"'})
+    d = RealtimeDaemon(tmp, "cpu_warn", {"cpu_affinity_solve": '"1000"'})
     t = d.running_threads()
     if check(t is not None, f"absent CPU, warn: did not run: {d.text()[-1500:]}"):
         check(t["eigs-solve"][1] == process, f"absent CPU, warn: solve thread on {t['eigs-solve'][1]}")
     d.stop()
     check(message + "; running without it (realtime.on_failure = warn)" in d.text(),
           f"absent CPU, warn: message: {d.text()[-1500:]!r}")
-    d = Daemon(tmp, "cpu_error", {"cpu_affinity_solve": '"1000"', "on_failure": '"error"'})
+    d = RealtimeDaemon(tmp, "cpu_error", {"cpu_affinity_solve": '"1000"', "on_failure": '"error"'})
     check(d.exit_status() == 1, "absent CPU, error: exit status")
     check(message + " (realtime.on_failure = error)" in d.text(), f"absent CPU, error: {d.text()[-1500:]!r}")
 
@@ -178,7 +150,7 @@ def test_refused(tmp):
     prio = ("realtime.priority: SCHED_FIFO priority 10: Operation not permitted (needs CAP_SYS_NICE or "
             "RLIMIT_RTPRIO >= 10, now 0;")
     lock = "realtime.mlockall: mlockall: Operation not permitted (needs CAP_IPC_LOCK, or RLIMIT_MEMLOCK"
-    d = Daemon(tmp, "refused_warn", {"priority": 10, "mlockall": "true"}, unpriv=True)
+    d = RealtimeDaemon(tmp, "refused_warn", {"priority": 10, "mlockall": "true"}, unpriv=True)
     t = d.running_threads()
     if check(t is not None, f"refused, warn: did not run: {d.text()[-1500:]}"):
         for name in NAMES:
@@ -187,7 +159,7 @@ def test_refused(tmp):
     check(prio in d.text() and lock in d.text() and d.text().count("running without it") == 2,
           f"refused, warn: messages: {d.text()[-2000:]!r}")
     for setting, rows, message in (("priority", {"priority": 10}, prio), ("mlockall", {"mlockall": "true"}, lock)):
-        d = Daemon(tmp, f"refused_error_{setting}", dict(rows, on_failure='"error"'), unpriv=True)
+        d = RealtimeDaemon(tmp, f"refused_error_{setting}", dict(rows, on_failure='"error"'), unpriv=True)
         check(d.exit_status() == 1, f"refused {setting}, error: exit status {d.p.returncode}")
         check(message in d.text() and "(realtime.on_failure = error)" in d.text(),
               f"refused {setting}, error: {d.text()[-1500:]!r}")
@@ -195,11 +167,11 @@ def test_refused(tmp):
 
 def test_gpu_numa(tmp):
     message = "realtime.gpu_numa: not applicable: the lapack backend runs on the host, not on a GPU"
-    d = Daemon(tmp, "numa_warn", {"gpu_numa": "true"})
+    d = RealtimeDaemon(tmp, "numa_warn", {"gpu_numa": "true"})
     check(d.running_threads() is not None, "gpu_numa, warn: did not run")
     d.stop()
     check(message + "; running without it" in d.text(), f"gpu_numa, warn: {d.text()[-1500:]!r}")
-    d = Daemon(tmp, "numa_error", {"gpu_numa": "true", "on_failure": '"error"'})
+    d = RealtimeDaemon(tmp, "numa_error", {"gpu_numa": "true", "on_failure": '"error"'})
     check(d.exit_status() == 1 and message + " (realtime.on_failure = error)" in d.text(),
           f"gpu_numa, error: {d.text()[-1500:]!r}")
 
@@ -211,7 +183,7 @@ def test_fifo(tmp):
     if probe.returncode != 0:
         print("skipped SCHED_FIFO success: this machine does not permit it (probe failed)")
         return
-    d = Daemon(tmp, "fifo", {"priority": 10})
+    d = RealtimeDaemon(tmp, "fifo", {"priority": 10})
     t = d.running_threads()
     if check(t is not None, f"fifo: did not run: {d.text()[-1500:]}"):
         for name in NAMES:
@@ -226,9 +198,7 @@ def main():
     test_refused(tmp)
     test_gpu_numa(tmp)
     test_fifo(tmp)
-    if failures:
-        sys.exit(1)
-    print("service realtime: ok")
+    finish("service realtime")
 
 
 if __name__ == "__main__":

@@ -18,14 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+from service_util import check, finish
+
 UNIT_DIR, DROPIN = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
 
 
 def verify(unit_path_dir, *units):
@@ -84,9 +79,7 @@ def main():
     dropin = settings(DROPIN)
     check(sorted(dropin.get("AmbientCapabilities", [""])[0].split()) == ["CAP_IPC_LOCK", "CAP_SYS_NICE"],
           f"drop-in capabilities {dropin.get('AmbientCapabilities')}")
-    if failures:
-        sys.exit(1)
-    print("systemd units: ok")
+    finish("systemd units")
 
 
 if __name__ == "__main__":
