@@ -67,12 +67,7 @@ static int key_line_parse(char *line, const char **name, char **value)
     while (end > 0 && (p[end - 1] == ' ' || p[end - 1] == '\t'))
         p[--end] = '\0';
     *name = NULL;
-    /* '#' is a Z85 digit too: a line that is a whole key is a key. */
-    if (z85_key_valid(p, NULL)) {
-        *name = "";
-        *value = p;
-        return 0;
-    }
+    /* '#' is a Z85 digit, but never the first of a key: 4 bytes < 85^4 * 83. */
     if (*p == '\0' || *p == '#' || strcmp(p, "metadata") == 0 || strcmp(p, "curve") == 0)
         return 0;
     const char *names[] = {"public-key", "secret-key"};
