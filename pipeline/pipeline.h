@@ -122,7 +122,9 @@ pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes);
  * (back-pressure: the stage downstream is then busy or stalled itself, and
  * is judged on its own) is never stalled; neither is the receiver, which
  * only waits on its socket, copies one message, or waits for queue room.
- * healthy = no stage stalled; else the first stalled stage in flow order. */
+ * healthy = no stage stalled; else the stalled stage furthest downstream
+ * (one upstream of it may only be waiting for it: the solve step waits for
+ * a free output buffer, which the publish stage and ZeroMQ give back). */
 typedef struct pipeline_health {
     int healthy;
     const char *stalled_stage; /* "form", "solve", "publish"; NULL when healthy */

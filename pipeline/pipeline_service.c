@@ -88,7 +88,9 @@ void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health
     uint64_t now = metrics_now_ns();
     memset(h, 0, sizeof *h);
     h->healthy = 1;
-    for (int i = 0; i < PIPELINE_STAGE_COUNT_; i++) {
+    /* Downstream first: a stage upstream of a stalled one may only be
+     * waiting for it (the solve step waits for a free output buffer). */
+    for (int i = PIPELINE_STAGE_COUNT_ - 1; i >= 0; i--) {
         const stage *s = &p->stages[i];
         uint64_t since = atomic_load_explicit(&s->busy_since_ns, memory_order_acquire);
         if (since == 0 || now < since || now - since <= stall_ns)
