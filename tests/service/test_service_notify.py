@@ -18,9 +18,13 @@ sd_watchdog_enabled(3): pings due every 100 ms). It checks, in order:
    an hour) with the frame in its step; service.stall_ms = 300 makes that a
    stall. After the STATUS that says STALLED, no WATCHDOG=1 may come (the
    test listens for 1.5 s: a slow machine only sends fewer datagrams).
+   Eleven more frames back up behind it (overflow block: none is dropped);
+   with 3 output buffers (output.hwm = 1) the solve step waits for one,
+   stalled too, but only because of publish: STATUS keeps naming the
+   publish stage, the one furthest downstream.
    Nothing here depends on speed: without a consumer the send cannot end.
-4. A consumer connects: the frame is delivered (its eigenvalues checked
-   against numpy.linalg.eigvalsh) and the pings resume.
+4. A consumer connects: the twelve frames are delivered in order (their
+   eigenvalues checked against numpy.linalg.eigvalsh) and the pings resume.
 5. SIGTERM: STOPPING=1, exit status 0.
 """
 import os
@@ -87,9 +91,9 @@ def main():
     with open(cfg, "w") as f:
         f.write(f'''
 input = {{ endpoint = "ipc://{inp}"; }};
-output = {{ endpoint = "ipc://{out}"; pattern = "push"; }};
+output = {{ endpoint = "ipc://{out}"; pattern = "push"; hwm = 1; }};
 solver = {{ n = 8; matrices = 2; backend = "lapack"; cpu_threads = 1; }};
-frame = {{ deadline_ms = 3600000; }};
+frame = {{ deadline_ms = 3600000; overflow_policy = "block"; }};
 metrics = {{ endpoint = ""; http = ""; interval_ms = 100; }};
 service = {{ stall_ms = 300; }};
 ''')
@@ -125,26 +129,36 @@ def run(manager, daemon, ctx, inp, out):
                                           r"rejected 0 in flight 0$", status), f"STATUS format: {status!r}")
 
     # 3. One frame, no consumer: the publish stage's send cannot finish.
-    a = hermitian(np.random.default_rng(3), 2, 8)
+    # Twelve frames: the first holds the publish stage; the others back up
+    # behind it (overflow block: nothing dropped). With output.hwm = 1 the
+    # pool has 3 output buffers: publish holds one, two wait in the publish
+    # queue, so the solve step blocks for a buffer: in its step, waiting for
+    # the stuck stage. STATUS must keep naming publish.
+    rng = np.random.default_rng(3)
+    sent = {seq: hermitian(rng, 2, 8) for seq in range(41, 53)}
     push = ctx.socket(zmq.PUSH)
     push.setsockopt(zmq.LINGER, 0)
     push.connect(f"ipc://{inp}")
-    push.send_multipart(covariance(41, a))
+    for seq, a in sent.items():
+        push.send_multipart(covariance(seq, a))
     stalled = manager.wait_for(lambda m: "STALLED: publish stage on frame seq 41" in m, 60)
     if not check(stalled is not None, "no STATUS with STALLED: publish within 60 s of the frame"):
         return
-    check(re.search(r"frames in 1 out 0", stalled) is not None, f"stalled STATUS counts: {stalled}")
+    check(re.search(r"frames in \d+ out 0", stalled) is not None, f"stalled STATUS counts: {stalled}")
     after = manager.collect(1.5)
     check(not any("WATCHDOG=1" in m for m in after), f"WATCHDOG=1 while the publish stage is stalled: {after}")
-    check(any("STALLED" in m for m in after if m.startswith("STATUS=")) or not after,
-          f"STATUS stopped saying STALLED while stalled: {after}")
+    statuses = [m for m in after if m.startswith("STATUS=")]
+    check(all("STALLED: publish stage on frame seq 41" in m for m in statuses),
+          f"STATUS stopped naming the stalled publish stage: {statuses}")
 
     # 4. A consumer: the frame leaves, the pings resume.
     pull = ctx.socket(zmq.PULL)
     pull.setsockopt(zmq.LINGER, 0)
     pull.connect(f"ipc://{out}")
-    if check(pull.poll(60000), "no eigenspace within 60 s of connecting a consumer"):
-        check_eigenspace(pull.recv_multipart(), {41: a})
+    got = []
+    while len(got) < len(sent) and pull.poll(60000):
+        got.append(check_eigenspace(pull.recv_multipart(), sent))
+    check(got == sorted(sent), f"eigenspaces {got}, want seq 41..52 in order")
     check(manager.wait_for(lambda m: "WATCHDOG=1" in m, 30) is not None, "WATCHDOG=1 did not resume")
 
     # 5. SIGTERM: STOPPING=1 and a clean exit.
