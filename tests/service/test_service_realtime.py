@@ -21,6 +21,10 @@ Cpus_allowed_list, its stat the scheduling policy and rt priority.
 5. Where this machine permits SCHED_FIFO (probed with os.sched_setscheduler
    in a child first), the threads run SCHED_FIFO at the priority; else
    that part is reported as skipped.
+With EIGSTREAM_TEST_BACKEND=cuda (label gpu) only realtime.gpu_numa on the
+cuda path runs: the threads on the CPUs sysfs lists for the GPU's node, or
+the "not applicable" warning when the GPU reports no node (-1); exit 77
+without a usable GPU.
 """
 import os
 import re
@@ -38,12 +42,15 @@ NAMES = ("eigs-receive", "eigs-form", "eigs-solve", "eigs-publish")
 SETTINGS = ("receive", "form", "solve", "publish")
 
 
+BACKEND = os.environ.get("EIGSTREAM_TEST_BACKEND", "lapack")
+
+
 def config(tag, realtime):
     rows = "".join(f" {k} = {v};" for k, v in realtime.items())
     return f'''
 input = {{ endpoint = "ipc:///tmp/eigstream-{tag}-in"; }};
 output = {{ endpoint = "ipc:///tmp/eigstream-{tag}-out"; pattern = "push"; }};
-solver = {{ n = 8; matrices = 2; backend = "lapack"; cpu_threads = 1; }};
+solver = {{ n = 8; matrices = 2; backend = "{BACKEND}"; cpu_threads = 1; }};
 metrics = {{ endpoint = ""; http = ""; }};
 realtime = {{{rows} }};
 '''
@@ -191,8 +198,40 @@ def test_fifo(tmp):
     check(d.stop() == 0, "fifo: exit status after SIGTERM")
 
 
+def test_gpu_numa_cuda(tmp):
+    d = RealtimeDaemon(tmp, "numa_cuda", {"gpu_numa": "true"})
+    t = d.running_threads()
+    d.stop()
+    if t is None and "0 usable GPU" in d.text():
+        print("skipped: no usable GPU for the cuda backend")
+        sys.exit(77)
+    if not check(t is not None, f"gpu_numa on cuda: did not run: {d.text()[-1500:]}"):
+        return
+    m = re.search(r"GPU on NUMA node (\d+): host buffers there, threads on CPUs (\S+)", d.text())
+    if m is None:
+        check(re.search(r"realtime\.gpu_numa: not applicable: /sys/bus/pci/devices/\S+/numa_node says -1",
+                        d.text()) is not None, f"gpu_numa on cuda: neither a node nor 'says -1': {d.text()[-1500:]}")
+        print("gpu_numa: the GPU reports no NUMA node (one-node machine): warned, as it should")
+        return
+    with open(f"/sys/devices/system/node/node{m.group(1)}/cpulist") as f:
+        node_cpus = f.read().strip()
+    check(m.group(2) == node_cpus, f"node CPUs {m.group(2)}, sysfs says {node_cpus}")
+    # The kernel keeps the part of the set this process's cpuset allows.
+    node = set()
+    for part in node_cpus.split(","):
+        first, _, last = part.partition("-")
+        node.update(range(int(first), int(last or first) + 1))
+    want = cpu_list(node & os.sched_getaffinity(0))
+    for name in NAMES:
+        check(t[name][1] == want, f"{name} on CPUs {t[name][1]}, want {want} (the GPU's node {node_cpus})")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-realtime-")
+    if BACKEND == "cuda":
+        test_gpu_numa_cuda(tmp)
+        finish("service realtime (cuda)")
+        return
     test_affinity(tmp)
     test_absent_cpu(tmp)
     test_refused(tmp)
