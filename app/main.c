@@ -48,6 +48,11 @@ static void print_usage(FILE *out)
             "  --output ENDPOINT                    output.endpoint (default tcp://127.0.0.1:5551, PUB bind)\n"
             "  --metrics ENDPOINT|off               metrics.endpoint (default tcp://127.0.0.1:5552)\n"
             "\n"
+            "signals: SIGINT/SIGTERM stop accepting, drain and exit; SIGHUP re-reads -c FILE and\n"
+            "applies its live settings (log.level, frame.deadline_ms, frame.late_policy,\n"
+            "frame.overflow_policy, metrics.interval_ms, service.stall_ms), refusing the rest.\n"
+            "Under systemd (NOTIFY_SOCKET set): READY, STATUS, WATCHDOG and STOPPING notifications.\n"
+            "\n"
             "exit status: 0 after a clean drain, 1 on a configuration or startup error\n"
             "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n");
 }
