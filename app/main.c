@@ -34,6 +34,8 @@
 
 static void print_usage(FILE *out)
 {
+    char live[512];
+    config_live_names(live, sizeof live);
     fprintf(out,
             "usage: eigstream [-c FILE] [overrides]     run the daemon (defaults without -c)\n"
             "       eigstream --check-config FILE      validate FILE, print errors as FILE:LINE: setting: reason\n"
@@ -49,12 +51,13 @@ static void print_usage(FILE *out)
             "  --metrics ENDPOINT|off               metrics.endpoint (default tcp://127.0.0.1:5552)\n"
             "\n"
             "signals: SIGINT/SIGTERM stop accepting, drain and exit; SIGHUP re-reads -c FILE and\n"
-            "applies its live settings (log.level, frame.deadline_ms, frame.late_policy,\n"
-            "frame.overflow_policy, metrics.interval_ms, service.stall_ms), refusing the rest.\n"
+            "applies the live settings, refusing (by name) changes to any other:\n"
+            "  %s\n"
             "Under systemd (NOTIFY_SOCKET set): READY, STATUS, WATCHDOG and STOPPING notifications.\n"
             "\n"
             "exit status: 0 after a clean drain, 1 on a configuration or startup error\n"
-            "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n");
+            "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n",
+            live);
 }
 
 static int parse_log_level(const char *name, config_log_level *out)

@@ -195,6 +195,9 @@ typedef struct config_change {
  * first max differences into changes and returns how many there are. */
 size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
                    size_t max);
+/* The live settings' names, "log.level, frame.deadline_ms, ..." in table
+ * order (for --help). */
+void config_live_names(char *out, size_t out_bytes);
 /* dst's live settings (CONFIG_FLAG_LIVE rows) <- src's; the rest of dst stays. */
 void config_copy_live(eigstream_config *dst, const eigstream_config *src);
 

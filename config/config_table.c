@@ -466,3 +466,13 @@ void config_copy_live(eigstream_config *dst, const eigstream_config *src)
             memcpy((char *)dst + config_specs[i].offset, (const char *)src + config_specs[i].offset,
                    field_bytes(&config_specs[i]));
 }
+
+void config_live_names(char *out, size_t out_bytes)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT && used < out_bytes; ++i)
+        if (config_specs[i].flags & CONFIG_FLAG_LIVE)
+            used += (size_t)snprintf(out + used, out_bytes - used, "%s%s.%s", used ? ", " : "",
+                                     config_specs[i].group, config_specs[i].name);
+}

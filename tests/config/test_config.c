@@ -892,6 +892,42 @@ static void remove_temp_dir(void)
         printf("note: could not remove %s\n", temp_dir);
 }
 
+/* The live settings (CONFIG_FLAG_LIVE), what SIGHUP applies: exactly the
+ * ones pipeline_apply_live (pipeline/pipeline_service.c) and
+ * service_notify_apply (app/service_notify.c) implement. A row marked live
+ * without code there would be "applied" and change nothing: this list is
+ * the reminder. config_diff and config_copy_live against it. */
+static void test_live_settings(void)
+{
+    char live[512];
+    config_live_names(live, sizeof live);
+    const char *want = "frame.deadline_ms, frame.late_policy, frame.overflow_policy, metrics.interval_ms, "
+                       "log.level, service.stall_ms";
+    CHECK(strcmp(live, want) == 0, "live settings \"%s\", want \"%s\"", live, want);
+
+    eigstream_config a, b;
+    config_defaults(&a);
+    b = a;
+    b.frame.deadline_ms = 7;
+    b.solver.n = 64;
+    strcpy(b.security.curve_allow, "x");
+    config_change changes[8];
+    size_t count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 3, "%zu changes, want 3", count);
+    if (count == 3) {
+        /* Table order: solver before frame before security. */
+        CHECK(strcmp(changes[0].group, "solver") == 0 && strcmp(changes[0].name, "n") == 0 && !changes[0].live,
+              "change 0: %s.%s live %d", changes[0].group, changes[0].name, changes[0].live);
+        CHECK(strcmp(changes[1].name, "deadline_ms") == 0 && changes[1].live, "change 1: %s", changes[1].name);
+        CHECK(strcmp(changes[2].name, "curve_allow") == 0 && !changes[2].live, "change 2: %s", changes[2].name);
+    }
+    eigstream_config c = a;
+    config_copy_live(&c, &b);
+    CHECK(c.frame.deadline_ms == 7 && c.solver.n == a.solver.n && c.security.curve_allow[0] == '\0',
+          "config_copy_live copied deadline %d, n %d, curve_allow \"%s\"", c.frame.deadline_ms, c.solver.n,
+          c.security.curve_allow);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--write-default") == 0) {
@@ -926,6 +962,7 @@ int main(int argc, char **argv)
     test_validate_programmatic();
     test_validate_rules();
     test_validate_backend_n();
+    test_live_settings();
 
     remove_temp_dir();
     return test_check_report("test_config");
