@@ -256,6 +256,16 @@ static void log_startup(const eigstream_config *cfg, pipeline *p)
              cfg->output.endpoint, cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off",
              cfg->metrics.interval_ms, cfg->frame.deadline_ms, config_late_policy_name(cfg->frame.late_policy),
              cfg->frame.queue_depth, config_overflow_policy_name(cfg->frame.overflow_policy));
+    if (cfg->form.input == CONFIG_FORM_INPUT_IQ) {
+        uint32_t fft = config_form_fft_size(cfg), bins = config_form_doppler_bins(cfg);
+        LOG_INFO("main",
+                 "IQ input: %d channels x %d pulses x %d gates, %s %s; %s window, %u-point Doppler FFT, bins "
+                 "%d..%u mod %u x %d range segments (guard %d): K = %u snapshots per matrix",
+                 cfg->solver.n, cfg->form.pulses, cfg->form.range_gates, protocol_iq_format_name(cfg->form.iq_format),
+                 protocol_iq_layout_name(cfg->form.iq_layout), config_form_window_name(cfg->form.window), fft,
+                 cfg->form.doppler_first, (uint32_t)cfg->form.doppler_first + bins - 1, fft, cfg->form.range_segments,
+                 cfg->form.guard_gates, config_form_snapshots(cfg));
+    }
 }
 
 int main(int argc, char **argv)

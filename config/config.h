@@ -16,13 +16,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "eig.h" /* eig_backend, eig_precision: the solver owns them */
+#include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
+#include "form_iq.h"  /* form_window: the IQ forming owns it (header only) */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CONFIG_STRING_MAX 256
+/* Most entries of a list setting (solver.gpu_devices). */
+#define CONFIG_LIST_MAX 16
+
+/* A list of integers in a file: name = [0, 1, 2]; ([] = empty). */
+typedef struct config_int_list {
+    int count;                    /* 0..CONFIG_LIST_MAX */
+    int values[CONFIG_LIST_MAX];
+} config_int_list;
 #define CONFIG_ERROR_MAX 512
 
 /* What an eigenspace frame carries per matrix (output.mode). The one enum of
@@ -74,6 +83,11 @@ typedef enum config_realtime_failure { CONFIG_REALTIME_WARN = 0, CONFIG_REALTIME
 typedef enum config_realtime_thread {
     CONFIG_THREAD_RECEIVE = 0, CONFIG_THREAD_FORM, CONFIG_THREAD_SOLVE, CONFIG_THREAD_PUBLISH, CONFIG_THREAD_COUNT_
 } config_realtime_thread;
+/* form.input: what the input frames carry. */
+typedef enum config_form_input {
+    CONFIG_FORM_INPUT_COVARIANCE = 0, /* covariance frames (kind 1): the receiver formed the matrices */
+    CONFIG_FORM_INPUT_IQ              /* IQ cube frames (kind 3): the daemon forms them (form_iq.h) */
+} config_form_input;
 typedef enum config_log_level {
     CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
 } config_log_level;
@@ -103,6 +117,8 @@ typedef struct eigstream_config {
         int n;                             /* 128; 1..EIG_N_MAX, cuda up to EIG_CUDA_N_MAX */
         int matrices;                      /* matrices per frame, 180 */
         int gpu_device;                    /* 0 */
+        config_int_list gpu_devices;       /* [] = one worker per solver.workers on gpu_device */
+        int workers;                       /* solver workers (host backends, or per gpu_device), 1 */
         int cpu_threads;                   /* 0 = all cores */
         config_fallback fallback;          /* none */
     } solver;
@@ -116,6 +132,21 @@ typedef struct eigstream_config {
         int diagonal_loading;              /* 0 = off (default) */
         double diagonal_loading_db;        /* loading = 10^(dB/10) * trace/n, default -30 */
         int forward_backward;              /* forward-backward averaging, default 0 */
+        /* IQ cube input (form.input = iq); unused with covariance input. */
+        config_form_input input;           /* covariance */
+        int iq_format;                     /* protocol_iq_format wire code the cubes carry, ci16_le */
+        int iq_layout;                     /* protocol_iq_layout of the cubes, cpg */
+        int pulses;                        /* P per cube, 180 */
+        int range_gates;                   /* G per pulse, 256 */
+        form_window window;                /* slow-time window, hann */
+        double sidelobe_db;                /* chebyshev, taylor: sidelobe level in dB, 40 */
+        int fft_size;                      /* Doppler FFT size F >= pulses; 0 = pulses */
+        int doppler_first;                 /* first Doppler bin made into matrices, 0 */
+        int doppler_bins;                  /* bins made into matrices; 0 = all F */
+        int range_segments;                /* gates split into this many segments, 1 */
+        int guard_gates;                   /* excluded on each side of a segment's centre gate, 0 */
+        int fft_threads;                   /* CPU forming threads, 0 = all cores */
+        char fft_wisdom_file[CONFIG_STRING_MAX]; /* FFTW wisdom file, "" = none */
     } form;
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* metrics PUB, "tcp://127.0.0.1:5552"; "" = off */
@@ -200,6 +231,12 @@ size_t config_diff(const eigstream_config *before, const eigstream_config *after
 void config_live_names(char *out, size_t out_bytes);
 /* dst's live settings (CONFIG_FLAG_LIVE rows) <- src's; the rest of dst stays. */
 void config_copy_live(eigstream_config *dst, const eigstream_config *src);
+/* Solver workers the daemon runs: the entries of solver.gpu_devices when
+ * it has any, else solver.workers (1..CONFIG_LIST_MAX). */
+int config_solver_worker_count(const eigstream_config *cfg);
+/* The CUDA device of worker w (0 <= w < config_solver_worker_count):
+ * solver.gpu_devices[w], else solver.gpu_device. */
+int config_solver_worker_device(const eigstream_config *cfg, int w);
 
 /* The recording input.endpoint names ("file:NAME" -> "NAME"), or NULL when
  * the input is a ZeroMQ endpoint. */
@@ -223,6 +260,17 @@ const char *config_realtime_failure_name(config_realtime_failure f);
  * when text is not one. "" is the empty set. */
 #define CONFIG_CPU_MAX 1024
 int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64]);
+const char *config_form_input_name(config_form_input i);
+const char *config_form_window_name(form_window w);
+
+/* IQ input: the effective FFT size (form.fft_size, 0 = form.pulses), Doppler
+ * bins (form.doppler_bins, 0 = all of them) and the snapshot count K of each
+ * matrix (form_iq.h: the segment's gates less the cell under test and its
+ * guards), from valid settings. form_iq_snapshots computes K from the forming
+ * parameters path_params_from_config fills from these. */
+uint32_t config_form_fft_size(const eigstream_config *cfg);
+uint32_t config_form_doppler_bins(const eigstream_config *cfg);
+uint32_t config_form_snapshots(const eigstream_config *cfg);
 
 #ifdef __cplusplus
 }

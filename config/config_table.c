@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config_table.h"
+#include "protocol.h" /* the IQ sample formats and layouts: the wire owns their names */
 
 /* The one name table of each config-only concept, indexed by enum value;
  * config_*_name below and the choice rows both read it. */
@@ -20,6 +21,9 @@ static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
 static const char *const realtime_failure_names[] = {"warn", "error"};
+static const char *const form_input_names[] = {"covariance", "iq"};
+/* form_window (form_iq.h) has no name table of its own: this is it. */
+static const char *const form_window_names[] = {"none", "hann", "hamming", "chebyshev", "taylor"};
 
 #define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]))
 
@@ -71,6 +75,28 @@ const char *config_realtime_failure_name(config_realtime_failure f)
     return choice_name(realtime_failure_names, NAME_COUNT(realtime_failure_names), (int)f);
 }
 
+const char *config_form_input_name(config_form_input i)
+{
+    return choice_name(form_input_names, NAME_COUNT(form_input_names), (int)i);
+}
+
+const char *config_form_window_name(form_window w)
+{
+    return choice_name(form_window_names, NAME_COUNT(form_window_names), (int)w);
+}
+
+/* The wire's IQ names (protocol.c), with NULL for the gaps between codes. */
+static const char *iq_format_name_of(int value)
+{
+    return protocol_iq_sample_bytes((uint8_t)value) != 0 ? protocol_iq_format_name(value) : NULL;
+}
+static const char *iq_layout_name_of(int value)
+{
+    return protocol_iq_layout_name(value);
+}
+static const config_choice iq_format_choice = {iq_format_name_of, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_CI16_LE};
+static const config_choice iq_layout_choice = {iq_layout_name_of, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC};
+
 /* A choice row's concept: an int adapter of the owner's name function and
  * the enum's first and last value a setting may take. */
 #define CONFIG_CHOICE(concept, type, name_function, first, last)                                   \
@@ -95,6 +121,9 @@ CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERR
               CONFIG_LOG_DEBUG);
 CONFIG_CHOICE(realtime_failure, config_realtime_failure, config_realtime_failure_name, CONFIG_REALTIME_WARN,
               CONFIG_REALTIME_ERROR);
+CONFIG_CHOICE(form_input, config_form_input, config_form_input_name, CONFIG_FORM_INPUT_COVARIANCE,
+              CONFIG_FORM_INPUT_IQ);
+CONFIG_CHOICE(form_window, form_window, config_form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
 _Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int-sized");
@@ -102,6 +131,8 @@ _Static_assert(sizeof(eig_backend) == sizeof(int), "enum settings are int-sized"
 _Static_assert(sizeof(eig_precision) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(config_fallback) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(config_form_input) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(form_window) == sizeof(int), "enum settings are int-sized");
 
 #define FIELD(member) offsetof(eigstream_config, member)
 #define KIB ((int64_t)1024)
@@ -113,7 +144,8 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
     {"output", "Where eigenspaces go (ZeroMQ) and what they carry."},
     {"solver", "The batched Hermitian eigensolver."},
     {"frame", "Frame flow between the stages: deadline and queues."},
-    {"form", "Conditioning applied to each covariance matrix before the solve."},
+    {"form", "Conditioning applied to each covariance matrix before the solve, and the forming "
+             "of the matrices from raw IQ cubes (form.input = iq; README, Forming from raw IQ)."},
     {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket "
                 "and over HTTP (Prometheus /metrics, JSON /api/metrics, the dashboard at /)."},
     {"log", "Logging to stderr."},
@@ -198,7 +230,8 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "fixed (at most solver.n; mode noise needs d < solver.n)."},
     {.group = "output", .name = "snapshots", .kind = CONFIG_KIND_INT,
      .offset = FIELD(output.snapshots), .min = 0, .max = 1000000000, .default_int = 0,
-     .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say."},
+     .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say. "
+             "With form.input = iq every frame says: the forming's K."},
 
     /* ---- solver ---- */
     {.group = "solver", .name = "backend", .kind = CONFIG_KIND_CHOICE,
@@ -221,7 +254,22 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Matrices per frame; frames with another count are rejected."},
     {.group = "solver", .name = "gpu_device", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.gpu_device), .min = 0, .max = 63, .default_int = 0,
-     .help = "CUDA device index for backends auto and cuda."},
+     .help = "CUDA device index for backends auto and cuda (one worker; see gpu_devices for "
+             "several)."},
+    {.group = "solver", .name = "gpu_devices", .kind = CONFIG_KIND_INT_LIST,
+     .offset = FIELD(solver.gpu_devices), .min = 0, .max = 63,
+     .help = "Backends auto and cuda: one solver worker per entry, on that CUDA device "
+             "([0, 1] = two GPUs; [0, 0] = two workers sharing GPU 0). Each worker has its own "
+             "solver plan, streams, pinned buffers and device slots; frames go to the worker "
+             "with the fewest frames in flight and are published in sequence order. [] = "
+             "solver.workers workers on solver.gpu_device (leave gpu_device at 0 when this "
+             "is set)."},
+    {.group = "solver", .name = "workers", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.workers), .min = 1, .max = CONFIG_LIST_MAX, .default_int = 1,
+     .help = "Solver workers when solver.gpu_devices is []: on the host backends each is a "
+             "plan with solver.cpu_threads threads (set cpu_threads to cores / workers); on "
+             "cuda they share gpu_device. With gpu_devices set it must be 1 or the number of "
+             "entries."},
     {.group = "solver", .name = "cpu_threads", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.cpu_threads), .min = 0, .max = 1024, .default_int = 0,
      .help = "Threads for backends cpu and lapack. 0 = all cores."},
@@ -269,6 +317,70 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(form.forward_backward), .default_int = 0,
      .help = "Forward-backward averaging: R = (R + J conj(R) J) / 2, J the exchange "
              "matrix (for uniform linear arrays)."},
+    {.group = "form", .name = "input", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(form.input), .choice = &form_input_choice,
+     .default_int = CONFIG_FORM_INPUT_COVARIANCE,
+     .help = "What input frames carry: covariance = covariance frames (kind 1) of "
+             "solver.matrices matrices; iq = raw IQ cubes (kind 3) of solver.n channels x "
+             "form.pulses x form.range_gates, which the daemon turns into form.doppler_bins x "
+             "form.range_segments matrices (this must equal solver.matrices). Frames of the "
+             "other kind are rejected as bad_kind. The form.* settings below apply to iq only."},
+    {.group = "form", .name = "iq_format", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(form.iq_format), .choice = &iq_format_choice,
+     .default_int = PROTOCOL_IQ_CI16_LE,
+     .help = "Sample format of the cubes (SigMF names): cf32_le = complex float32, "
+             "ci16_le = complex int16; cubes in the other format are config_mismatch."},
+    {.group = "form", .name = "iq_layout", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(form.iq_layout), .choice = &iq_layout_choice,
+     .default_int = PROTOCOL_IQ_CPG,
+     .help = "Sample order of the cubes, slowest index first (docs/protocol.md): cpg = "
+             "channel, pulse, gate (gate fastest); pcg = pulse, channel, gate; pgc = pulse, "
+             "gate, channel (channel fastest). Cubes in another layout are config_mismatch."},
+    {.group = "form", .name = "pulses", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.pulses), .min = 1, .max = 65536, .default_int = 180,
+     .help = "Pulses P per cube (the slow-time samples the Doppler FFT transforms)."},
+    {.group = "form", .name = "range_gates", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.range_gates), .min = 1, .max = 1048576, .default_int = 256,
+     .help = "Range gates per pulse in a cube; a multiple of form.range_segments."},
+    {.group = "form", .name = "window", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(form.window), .choice = &form_window_choice,
+     .default_int = FORM_WINDOW_HANN,
+     .help = "Slow-time window applied before the Doppler FFT: none, hann, hamming, "
+             "chebyshev (Dolph-Chebyshev) or taylor (nbar 4), the last two at "
+             "form.sidelobe_db."},
+    {.group = "form", .name = "sidelobe_db", .kind = CONFIG_KIND_REAL,
+     .offset = FIELD(form.sidelobe_db), .min_real = 10.0, .max_real = 200.0, .default_real = 40.0,
+     .help = "Windows chebyshev and taylor: peak sidelobe level below the main lobe, in dB."},
+    {.group = "form", .name = "fft_size", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.fft_size), .min = 0, .max = 1048576, .default_int = 0,
+     .help = "Doppler FFT size F (the pulses zero-padded to F): at least form.pulses; 0 = "
+             "form.pulses (no padding)."},
+    {.group = "form", .name = "doppler_first", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.doppler_first), .min = 0, .max = 1048575, .default_int = 0,
+     .help = "First Doppler bin made into matrices (0..F-1; bin b is b/F cycles per pulse, "
+             "bins past F/2 are negative Doppler)."},
+    {.group = "form", .name = "doppler_bins", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.doppler_bins), .min = 0, .max = 1048576, .default_int = 0,
+     .help = "Doppler bins made into matrices: doppler_first, doppler_first+1, ... modulo F; "
+             "at most F; 0 = all F bins."},
+    {.group = "form", .name = "range_segments", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.range_segments), .min = 1, .max = 1048576, .default_int = 1,
+     .help = "The gates are split into this many equal segments, one matrix per Doppler bin "
+             "and segment (bin major); doppler_bins x range_segments = solver.matrices."},
+    {.group = "form", .name = "guard_gates", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.guard_gates), .min = 0, .max = 524288, .default_int = 0,
+     .help = "Training excludes each segment's centre gate (the cell under test) and this "
+             "many gates on either side of it; 0 = train on every gate of the segment. The "
+             "snapshot count K (gates per segment less the excluded ones) must be at least "
+             "1, and at least solver.n unless form.diagonal_loading is on (K < n makes each "
+             "matrix singular)."},
+    {.group = "form", .name = "fft_threads", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(form.fft_threads), .min = 0, .max = 1024, .default_int = 0,
+     .help = "Threads of the CPU forming (FFTW and the covariance update). 0 = all cores."},
+    {.group = "form", .name = "fft_wisdom_file", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(form.fft_wisdom_file), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "FFTW wisdom file: loaded at start-up and saved after planning, so that a "
+             "restart plans in milliseconds. \"\" = none (plans are measured at every start)."},
 
     /* ---- metrics ---- */
     {.group = "metrics", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
@@ -392,8 +504,28 @@ void config_choice_join(const config_choice *choice, char *out, size_t out_bytes
     size_t used = 0;
     out[0] = '\0';
     for (int value = choice->min; value <= choice->max && used < out_bytes; ++value)
-        used += (size_t)snprintf(out + used, out_bytes - used, "%s%s",
-                                 value > choice->min ? "|" : "", choice->name(value));
+        if (choice->name(value) != NULL)
+            used += (size_t)snprintf(out + used, out_bytes - used, "%s%s", used > 0 ? "|" : "",
+                                     choice->name(value));
+}
+
+/* ---- IQ forming sizes ---------------------------------------------------------- */
+
+uint32_t config_form_fft_size(const eigstream_config *cfg)
+{
+    return (uint32_t)(cfg->form.fft_size != 0 ? cfg->form.fft_size : cfg->form.pulses);
+}
+
+uint32_t config_form_doppler_bins(const eigstream_config *cfg)
+{
+    return cfg->form.doppler_bins != 0 ? (uint32_t)cfg->form.doppler_bins : config_form_fft_size(cfg);
+}
+
+uint32_t config_form_snapshots(const eigstream_config *cfg)
+{
+    uint32_t length = (uint32_t)(cfg->form.range_gates / cfg->form.range_segments);
+    uint32_t excluded = cfg->form.guard_gates > 0 ? 2u * (uint32_t)cfg->form.guard_gates + 1u : 0u;
+    return length > excluded ? length - excluded : 0;
 }
 
 const char *config_strerror(config_error e)
@@ -421,6 +553,16 @@ int config_output_mode_parse(const char *name, config_output_mode *out)
     return -1;
 }
 
+int config_solver_worker_count(const eigstream_config *cfg)
+{
+    return cfg->solver.gpu_devices.count > 0 ? cfg->solver.gpu_devices.count : cfg->solver.workers;
+}
+
+int config_solver_worker_device(const eigstream_config *cfg, int w)
+{
+    return cfg->solver.gpu_devices.count > 0 ? cfg->solver.gpu_devices.values[w] : cfg->solver.gpu_device;
+}
+
 const char *config_input_file(const eigstream_config *cfg)
 {
     return strncmp(cfg->input.endpoint, "file:", 5) == 0 ? cfg->input.endpoint + 5 : NULL;
@@ -436,8 +578,22 @@ static size_t field_bytes(const config_spec *spec)
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
     case CONFIG_KIND_CPU_LIST: return CONFIG_STRING_MAX;
+    case CONFIG_KIND_INT_LIST: return sizeof(config_int_list);
     default: return sizeof(int); /* BOOL, INT, CHOICE */
     }
+}
+
+/* Whether a row's field holds different values in a and b: strings up to
+ * their NUL and lists up to their count (what follows is not the value). */
+static int field_differs(const config_spec *spec, const char *a, const char *b)
+{
+    if (spec->kind == CONFIG_KIND_INT_LIST) {
+        const config_int_list *x = (const config_int_list *)(const void *)a;
+        const config_int_list *y = (const config_int_list *)(const void *)b;
+        return x->count != y->count || memcmp(x->values, y->values, (size_t)x->count * sizeof(int)) != 0;
+    }
+    size_t bytes = field_bytes(spec);
+    return bytes == CONFIG_STRING_MAX ? strncmp(a, b, bytes) != 0 : memcmp(a, b, bytes) != 0;
 }
 
 size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
@@ -447,10 +603,7 @@ size_t config_diff(const eigstream_config *before, const eigstream_config *after
     for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i) {
         const config_spec *spec = &config_specs[i];
         const char *a = (const char *)before + spec->offset, *b = (const char *)after + spec->offset;
-        size_t bytes = field_bytes(spec);
-        /* Strings up to their NUL: what follows it is not part of the value. */
-        int differs = bytes == CONFIG_STRING_MAX ? strncmp(a, b, bytes) != 0 : memcmp(a, b, bytes) != 0;
-        if (!differs)
+        if (!field_differs(spec, a, b))
             continue;
         if (count < max)
             changes[count] = (config_change){spec->group, spec->name, (spec->flags & CONFIG_FLAG_LIVE) != 0};

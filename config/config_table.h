@@ -20,8 +20,12 @@ typedef enum config_kind {
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
     CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
-    CONFIG_KIND_PATH,     /* char[CONFIG_STRING_MAX]; file: a file or directory name */
-    CONFIG_KIND_CPU_LIST  /* char[CONFIG_STRING_MAX]; file: "0-3,8" (config_cpu_list_parse) */
+    CONFIG_KIND_PATH,     /* char[CONFIG_STRING_MAX]; file: a file or directory name without
+                             control characters, "" only with EMPTY_OK; whether it exists, and
+                             its permissions, are checked where it is opened */
+    CONFIG_KIND_CPU_LIST, /* char[CONFIG_STRING_MAX]; file: "0-3,8" (config_cpu_list_parse) */
+    CONFIG_KIND_INT_LIST  /* config_int_list, each entry in [min, max], at most CONFIG_LIST_MAX
+                             entries; file: [0, 1] ([] = empty, the default) */
 } config_kind;
 
 enum {
@@ -31,9 +35,10 @@ enum {
                                        (app/service_reload.c); any other setting needs a restart */
 };
 
-/* A choice setting's concept: its one name function (owned by eig/ or
- * config/) and the values a setting may take. The
- * file's names are name(min), ..., name(max), in that order. */
+/* A choice setting's concept: its one name function (owned by eig/,
+ * config/ or the wire protocol) and the values a setting may take. The
+ * file's names are name(min), ..., name(max), in that order; a value whose
+ * name is NULL is a gap (not a choice: wire codes need not be contiguous). */
 typedef struct config_choice {
     const char *(*name)(int value); /* the owner's name for a value in [min, max] */
     int min, max;
@@ -59,7 +64,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 43
+#define CONFIG_SPEC_COUNT 59
 #define CONFIG_GROUP_COUNT 10
 
 /* Settings in file order; the settings of one group are contiguous and the
@@ -98,6 +103,9 @@ config_error config_check_real(const config_spec *spec, double value, config_vio
  * brackets ("[::1]:9464"), PORT 0..65535 (0: any free port). */
 config_error config_check_string(const config_spec *spec, const char *text, size_t length,
                                  config_violation *v);
+
+/* A list setting's entries against its row (count, then each entry). */
+config_error config_check_int_list(const config_spec *spec, const config_int_list *list, config_violation *v);
 
 /* Every setting of cfg against the table, then the rules between settings;
  * CONFIG_OK or the first violation (config_validate formats it). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config_table.h"
+#include "protocol.h" /* IQ sample bytes */
 
 /* Fills *v: code, the settings involved (the first is named, NULL ends the
  * list early) and the reason; returns code. */
@@ -157,8 +158,14 @@ config_error config_check_string(const config_spec *spec, const char *text, size
                    : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "must not be empty");
     if (spec->kind == CONFIG_KIND_HOST_PORT)
         return check_host_port(spec, text, length, v);
-    if (spec->kind == CONFIG_KIND_PATH)
-        return CONFIG_OK; /* whether it exists, and its permissions, are checked where it is opened */
+    if (spec->kind == CONFIG_KIND_PATH) {
+        /* Written back into files and logs verbatim: no control characters.
+         * Whether it exists, and its permissions, are checked where it is opened. */
+        for (size_t i = 0; i < length; i++)
+            if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+                return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "control character at byte %zu", i);
+        return CONFIG_OK;
+    }
     if (spec->kind == CONFIG_KIND_CPU_LIST) {
         uint64_t mask[CONFIG_CPU_MAX / 64];
         if (config_cpu_list_parse(text, mask) == 0)
@@ -168,6 +175,19 @@ config_error config_check_string(const config_spec *spec, const char *text, size
                          CONFIG_CPU_MAX - 1, (int)length, text);
     }
     return check_endpoint(spec, text, length, v);
+}
+
+config_error config_check_int_list(const config_spec *spec, const config_int_list *list, config_violation *v)
+{
+    if (list->count < 0 || list->count > CONFIG_LIST_MAX)
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%d entries: at most %d", list->count,
+                         CONFIG_LIST_MAX);
+    for (int i = 0; i < list->count; ++i)
+        if (list->values[i] < spec->min || list->values[i] > spec->max)
+            return violation(v, CONFIG_ERANGE, spec, NULL, NULL,
+                             "entry %d: %d is out of range %" PRId64 "..%" PRId64, i, list->values[i], spec->min,
+                             spec->max);
+    return CONFIG_OK;
 }
 
 /* The stored field of spec in cfg against its row. */
@@ -185,7 +205,7 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
         return config_check_real(spec, *(const double *)field, v);
     case CONFIG_KIND_CHOICE: {
         int value = *(const int *)field;
-        if (value >= spec->choice->min && value <= spec->choice->max)
+        if (value >= spec->choice->min && value <= spec->choice->max && spec->choice->name(value) != NULL)
             return CONFIG_OK;
         char names[CONFIG_STRING_MAX];
         config_choice_join(spec->choice, names, sizeof names);
@@ -198,6 +218,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }
+    case CONFIG_KIND_INT_LIST:
+        return config_check_int_list(spec, field, v);
     }
     return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "unknown kind");
 }
@@ -214,6 +236,31 @@ static config_error check_fallback(const eigstream_config *cfg, config_violation
     return violation(v, CONFIG_EINVAL, config_spec_find("solver", "fallback"), config_spec_find("solver", "backend"),
                      NULL, "%s needs backend %s or %s, not %s", config_fallback_name(cfg->solver.fallback),
                      eig_backend_name(EIG_BACKEND_CUDA), eig_backend_name(EIG_BACKEND_AUTO), eig_backend_name(b));
+}
+
+/* The solver workers: solver.gpu_devices names GPUs (backends cuda and
+ * auto), replaces gpu_device, and sets the worker count. */
+static config_error check_workers(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *devices = config_spec_find("solver", "gpu_devices");
+    const config_spec *workers = config_spec_find("solver", "workers");
+    int count = cfg->solver.gpu_devices.count;
+    eig_backend b = cfg->solver.backend;
+    if (count == 0)
+        return CONFIG_OK;
+    if (b != EIG_BACKEND_CUDA && b != EIG_BACKEND_AUTO)
+        return violation(v, CONFIG_EINVAL, devices, config_spec_find("solver", "backend"), NULL,
+                         "needs backend %s or %s, not %s (host backends take solver.workers)",
+                         eig_backend_name(EIG_BACKEND_CUDA), eig_backend_name(EIG_BACKEND_AUTO), eig_backend_name(b));
+    if (cfg->solver.gpu_device != 0)
+        return violation(v, CONFIG_EINVAL, devices, config_spec_find("solver", "gpu_device"), NULL,
+                         "set either solver.gpu_device (%d) or solver.gpu_devices, not both",
+                         cfg->solver.gpu_device);
+    if (cfg->solver.workers != 1 && cfg->solver.workers != count)
+        return violation(v, CONFIG_EINVAL, workers, devices, NULL,
+                         "%d does not match the %d entries of solver.gpu_devices (one worker per entry: "
+                         "leave workers at 1)", cfg->solver.workers, count);
+    return CONFIG_OK;
 }
 
 /* d against n and the mode; n against the backend's limit. */
@@ -237,6 +284,51 @@ static config_error check_dimensions(const eigstream_config *cfg, config_violati
                          eig_backend_name(EIG_BACKEND_CPU), eig_backend_name(EIG_BACKEND_LAPACK),
                          eig_backend_n_max(EIG_BACKEND_CPU));
     return CONFIG_OK;
+}
+
+/* form.input = iq: the FFT size, the bins and the segments against the
+ * cube and solver.matrices; the snapshot count K of each matrix against n
+ * (K < n leaves R singular: refused unless diagonal loading makes it
+ * regular). */
+static config_error check_iq_forming(const eigstream_config *cfg, config_violation *v)
+{
+#define FORM(name) config_spec_find("form", name)
+    if (cfg->form.input != CONFIG_FORM_INPUT_IQ)
+        return CONFIG_OK;
+    uint32_t fft = config_form_fft_size(cfg), bins = config_form_doppler_bins(cfg);
+    if (cfg->form.fft_size != 0 && cfg->form.fft_size < cfg->form.pulses)
+        return violation(v, CONFIG_EINVAL, FORM("fft_size"), FORM("pulses"), NULL,
+                         "%d is less than form.pulses = %d (0 = form.pulses)", cfg->form.fft_size,
+                         cfg->form.pulses);
+    if ((uint32_t)cfg->form.doppler_first >= fft)
+        return violation(v, CONFIG_EINVAL, FORM("doppler_first"), FORM("fft_size"), FORM("pulses"),
+                         "%d is not a bin of the %" PRIu32 "-point Doppler FFT (0..%" PRIu32 ")",
+                         cfg->form.doppler_first, fft, fft - 1);
+    if (bins > fft)
+        return violation(v, CONFIG_EINVAL, FORM("doppler_bins"), FORM("fft_size"), FORM("pulses"),
+                         "%" PRIu32 " bins exceed the %" PRIu32 "-point Doppler FFT", bins, fft);
+    if ((uint64_t)bins * (uint64_t)cfg->form.range_segments != (uint64_t)cfg->solver.matrices)
+        return violation(v, CONFIG_EINVAL, FORM("doppler_bins"), FORM("range_segments"),
+                         config_spec_find("solver", "matrices"),
+                         "%" PRIu32 " bins x form.range_segments = %d make %" PRIu64 " matrices per frame, "
+                         "but solver.matrices = %d", bins, cfg->form.range_segments,
+                         (uint64_t)bins * (uint64_t)cfg->form.range_segments, cfg->solver.matrices);
+    if (cfg->form.range_gates % cfg->form.range_segments != 0)
+        return violation(v, CONFIG_EINVAL, FORM("range_segments"), FORM("range_gates"), NULL,
+                         "%d does not divide form.range_gates = %d", cfg->form.range_segments,
+                         cfg->form.range_gates);
+    uint32_t k = config_form_snapshots(cfg);
+    if (k == 0)
+        return violation(v, CONFIG_EINVAL, FORM("guard_gates"), FORM("range_segments"), FORM("range_gates"),
+                         "%d guard gates on either side of the centre gate leave no training gate in a "
+                         "segment of %d gates", cfg->form.guard_gates, cfg->form.range_gates / cfg->form.range_segments);
+    if (k < (uint32_t)cfg->solver.n && !cfg->form.diagonal_loading)
+        return violation(v, CONFIG_EINVAL, FORM("range_segments"), FORM("guard_gates"), FORM("diagonal_loading"),
+                         "%" PRIu32 " snapshots per matrix (form.range_gates / form.range_segments less guards) "
+                         "are fewer than solver.n = %d: every matrix would be singular; use fewer segments or "
+                         "guards, or set form.diagonal_loading", k, cfg->solver.n);
+    return CONFIG_OK;
+#undef FORM
 }
 
 static int endpoint_is_multicast(const char *endpoint)
@@ -272,6 +364,17 @@ static config_error check_endpoints(const eigstream_config *cfg, config_violatio
  * that exceeds the message limit, every frame would be refused. */
 static config_error check_message_size(const eigstream_config *cfg, config_violation *v)
 {
+    if (cfg->form.input == CONFIG_FORM_INPUT_IQ) {
+        uint64_t cube = (uint64_t)cfg->solver.n * (uint64_t)cfg->form.pulses * (uint64_t)cfg->form.range_gates *
+                        protocol_iq_sample_bytes((uint8_t)cfg->form.iq_format);
+        if ((uint64_t)cfg->input.max_message_bytes >= cube)
+            return CONFIG_OK;
+        return violation(v, CONFIG_EINVAL, config_spec_find("input", "max_message_bytes"),
+                         config_spec_find("form", "range_gates"), config_spec_find("form", "pulses"),
+                         "%" PRId64 " cannot hold one IQ cube: %d channels x %d pulses x %d gates of %s need "
+                         "%" PRIu64 " bytes", cfg->input.max_message_bytes, cfg->solver.n, cfg->form.pulses,
+                         cfg->form.range_gates, protocol_iq_format_name(cfg->form.iq_format), cube);
+    }
     uint64_t n = (uint64_t)cfg->solver.n;
     uint64_t smallest_payload = (uint64_t)cfg->solver.matrices * (n * (n + 1) / 2) *
                                 eig_element_bytes(cfg->solver.precision);
@@ -314,6 +417,10 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_security(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_iq_forming(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_workers(cfg, v)) != CONFIG_OK)
         return rc;
     return check_message_size(cfg, v);
 }

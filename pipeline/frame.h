@@ -37,15 +37,30 @@ struct path;
 typedef struct frame {
     protocol_header header; /* as received */
     void *a;                /* payload as received, then (host path) formed full matrices in place */
-    size_t a_bytes;         /* capacity: matrices * n * n elements */
+    size_t a_bytes;         /* capacity: matrices * n * n elements; IQ input: one cube */
+    /* IQ input (path_params.iq_input) on the host path: the matrices formed
+     * from the cube in f->a (form_iq_execute), matrices * n * n elements of
+     * the precision, what the solver reads; NULL otherwise. The cube and the
+     * matrices differ in size and forming reads the whole cube while writing
+     * every matrix, so forming cannot be in place; a buffer per frame (not per
+     * path) because frame k+1 is formed while frame k, and the frames queued
+     * between the form and solve stages, still hold their matrices.
+     * Allocated by pipeline_frames.c with the path's buffer_alloc when the
+     * host path may form IQ frames (host path, or solver.fallback cpu). */
+    void *formed;
+    size_t formed_bytes;
     void *w;                /* matrices * n real values of the precision, on the host after the solve */
     int *info;              /* per matrix, on the host after the solve */
     uint32_t *signal_dim;   /* per matrix: fixed d or the MDL estimate */
-    size_t *part_bytes;     /* payload part sizes seen by the receiver (matrices entries) */
+    size_t *part_bytes;     /* payload part sizes seen by the receiver (pipeline part_capacity entries) */
     uint64_t received_ns;   /* CLOCK_MONOTONIC at the first part */
     uint64_t received_real_ns, solve_start_real_ns, solve_end_real_ns; /* for the meta part */
     int slot;               /* what the path holds for this frame (a device slot), -1 for nothing */
     struct path *path;      /* the path that formed it (set by the form stage), NULL before */
+    uint64_t ticket;        /* order taken from the form queue (0, 1, ...): the publish order */
+    int worker;             /* the solver worker it was dealt to */
+    int drop_reason;        /* -1, or the pipeline_drop_reason a worker stage dropped it for: the
+                               publish stage counts the drop and closes its ticket */
     output_buffer *out;     /* owned from the solve stage until sent or released */
 } frame;
 

@@ -176,6 +176,13 @@ void metrics_tick(metrics *m, uint64_t now_ns)
         m->rate_out = (double)(out - m->last_out) / seconds;
         m->rate_rejected = (double)(rejected - m->last_rejected) / seconds;
     }
+    for (int w = 0; w < m->workers; w++) {
+        metrics_worker *k = &m->worker[w];
+        uint64_t busy = atomic_load_explicit(&k->busy_ns, RELAXED);
+        if (now_ns > m->last_tick_ns)
+            k->load = (double)(busy - k->last_busy_ns) / (double)(now_ns - m->last_tick_ns);
+        k->last_busy_ns = busy;
+    }
     m->last_tick_ns = now_ns;
     m->last_in = in;
     m->last_out = out;
@@ -250,6 +257,16 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
         (unsigned long long)atomic_load_explicit(&m->source_restarts, RELAXED));
     metrics_put(&w, "\"solver_fallbacks\":%llu,",
         (unsigned long long)atomic_load_explicit(&m->solver_fallbacks, RELAXED));
+    metrics_put(&w, "\"reorder\":{\"gaps\":%llu,\"out_of_order\":%llu},\"workers\":[",
+        (unsigned long long)atomic_load_explicit(&m->reorder_gaps, RELAXED),
+        (unsigned long long)atomic_load_explicit(&m->out_of_order, RELAXED));
+    for (int k = 0; k < c->workers; k++)
+        metrics_put(&w, "%s{\"worker\":%d,\"device\":\"%s\",\"frames\":%llu,\"in_flight\":%d,\"busy_s\":%.6f,"
+            "\"load\":%.4f}", k ? "," : "", k, c->worker_device[k],
+            (unsigned long long)atomic_load_explicit(&m->worker[k].frames, RELAXED),
+            atomic_load_explicit(&m->worker[k].in_flight, RELAXED),
+            (double)atomic_load_explicit(&m->worker[k].busy_ns, RELAXED) * 1e-9, m->worker[k].load);
+    metrics_put(&w, "],");
     metrics_put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
         m->rate_out, m->rate_rejected);
     metrics_put(&w, "\"dropped\":{");

@@ -61,7 +61,15 @@ typedef enum metrics_stage {
 
 const char *metrics_stage_name(metrics_stage s);
 
-/* Why an accepted frame was not published. */
+/* One solver worker's counters (index: worker). */
+typedef struct metrics_worker {
+    _Atomic uint64_t frames;  /* dealt to it */
+    _Atomic uint64_t busy_ns; /* time in its solve step */
+    _Atomic int in_flight;    /* dealt, not yet through its solve stage */
+    /* Written by the periodic task only. */
+    uint64_t last_busy_ns;
+    double load;              /* busy share of the last interval, 0..1 */
+} metrics_worker;
 
 typedef struct metrics {
     _Atomic uint64_t frames_in;  /* accepted (passed validation) */
@@ -73,6 +81,10 @@ typedef struct metrics {
     _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
     _Atomic uint64_t source_restarts;  /* accepted frames whose seq did not increase (the source restarted) */
     _Atomic uint64_t solver_fallbacks; /* solver.fallback: switches to the host path after a path error */
+    _Atomic uint64_t reorder_gaps;     /* frames the reorder window released past (a later frame's deadline) */
+    _Atomic uint64_t out_of_order;     /* frames published after a later one */
+    int workers;                       /* solver workers (set after metrics_init) */
+    metrics_worker worker[PIPELINE_WORKERS_MAX];
     _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     _Atomic uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients of the CURVE sockets */
@@ -108,6 +120,8 @@ typedef struct metrics_context {
     const char *version; /* eigstream's version */
     const char *gpu;     /* CUDA device name when the cuda path runs, else "none" */
     double deadline_s;   /* frame.deadline_ms in seconds */
+    int workers;         /* solver workers (metrics.worker[0 .. workers-1]) */
+    const char *worker_device[PIPELINE_WORKERS_MAX]; /* each worker's GPU name, "none" on the host path */
 } metrics_context;
 
 /* Appends to a fixed buffer; remembers overflow instead of failing each

@@ -81,6 +81,11 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
                 &m->source_restarts);
     put_counter(w, "eigstream_solver_fallbacks_total",
                 "Switches to the host path after a frame path error (solver.fallback cpu).", &m->solver_fallbacks);
+    put_counter(w, "eigstream_reorder_gaps_total",
+                "Frames the reorder window stopped waiting for (a later frame's deadline passed); each is "
+                "published out of order or dropped late.", &m->reorder_gaps);
+    put_counter(w, "eigstream_frames_out_of_order_total", "Frames published after a later frame (flagged late).",
+                &m->out_of_order);
     put_family(w, "eigstream_frames_dropped_total", "counter", "Accepted frames not published, by reason.");
     for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
         metrics_put(w, "eigstream_frames_dropped_total{reason=\"%s\"} %llu\n",
@@ -144,6 +149,40 @@ static void put_gauges(metrics_writer *w, const metrics *m, const metrics_contex
     metrics_put(w, "\"} 1\n");
 }
 
+/* One series per solver worker: worker="0",device="NVIDIA H100 ..." (or
+ * "none" on the host path). */
+static void put_worker_label(metrics_writer *w, const char *name, const metrics_context *c, int k)
+{
+    metrics_put(w, "%s{worker=\"%d\",device=\"", name, k);
+    put_label_value(w, c->worker_device[k]);
+    metrics_put(w, "\"} ");
+}
+
+static void put_workers(metrics_writer *w, const metrics *m, const metrics_context *c)
+{
+    put_family(w, "eigstream_worker_frames_total", "counter", "Frames dealt to each solver worker.");
+    for (int k = 0; k < c->workers; k++) {
+        put_worker_label(w, "eigstream_worker_frames_total", c, k);
+        metrics_put(w, "%llu\n", (unsigned long long)atomic_load_explicit(&m->worker[k].frames, RELAXED));
+    }
+    put_family(w, "eigstream_worker_busy_seconds_total", "counter", "Time each solver worker spent in its solve step.");
+    for (int k = 0; k < c->workers; k++) {
+        put_worker_label(w, "eigstream_worker_busy_seconds_total", c, k);
+        metrics_put(w, "%.9f\n", (double)atomic_load_explicit(&m->worker[k].busy_ns, RELAXED) * 1e-9);
+    }
+    put_family(w, "eigstream_worker_in_flight", "gauge", "Frames dealt to each solver worker, not yet solved.");
+    for (int k = 0; k < c->workers; k++) {
+        put_worker_label(w, "eigstream_worker_in_flight", c, k);
+        metrics_put(w, "%d\n", atomic_load_explicit(&m->worker[k].in_flight, RELAXED));
+    }
+    put_family(w, "eigstream_worker_load", "gauge",
+               "Share of the last metrics interval each solver worker spent solving (0..1).");
+    for (int k = 0; k < c->workers; k++) {
+        put_worker_label(w, "eigstream_worker_load", c, k);
+        metrics_put(w, "%.6f\n", m->worker[k].load);
+    }
+}
+
 static void put_process(metrics_writer *w, const process_stats *ps)
 {
     put_family(w, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
@@ -166,6 +205,7 @@ size_t metrics_format_prometheus(const metrics *m, const metrics_context *c, con
     put_frame_counters(&w, m);
     put_latencies(&w, m);
     put_gauges(&w, m, c);
+    put_workers(&w, m, c);
     put_process(&w, ps);
     return w.overflow ? 0 : w.len;
 }

@@ -21,6 +21,12 @@ size_t output_data_capacity(const output_format *o)
     return (size_t)o->matrices * output_matrix_bytes(o, output_sends_vectors(o) ? o->n : 0);
 }
 
+uint32_t output_frame_snapshots(const output_format *o, const frame *f)
+{
+    /* An IQ frame's @52 is its gate count, not a snapshot count. */
+    return o->iq_snapshots != 0 ? o->iq_snapshots : f->header.snapshots;
+}
+
 void output_signal_dimensions(const output_format *o, frame *f)
 {
     uint32_t n = o->n;
@@ -30,10 +36,12 @@ void output_signal_dimensions(const output_format *o, frame *f)
             f->signal_dim[b] = d;
         return;
     }
-    /* MDL: the frame's snapshot count, else the configured one; the receiver
-     * already rejected frames of the signal/noise modes that have neither, so
-     * here K = 0 only happens in full/values mode, where d is informative. */
-    uint32_t k = f->header.snapshots ? f->header.snapshots : o->snapshots;
+    /* MDL: the frame's snapshot count (IQ input: the forming's K), else the
+     * configured one; the receiver already rejected frames of the
+     * signal/noise modes that have neither, so here K = 0 only happens in
+     * full/values mode, where d is informative. */
+    uint32_t frame_k = output_frame_snapshots(o, f);
+    uint32_t k = frame_k ? frame_k : o->snapshots;
     for (uint32_t b = 0; b < o->matrices; b++) {
         int d = -1;
         if (k > 0 && f->info[b] == 0) {

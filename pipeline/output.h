@@ -25,7 +25,14 @@ typedef struct output_format {
     uint8_t mode;              /* config_output_mode */
     uint32_t signal_dimension; /* fixed d; 0 = MDL estimate per matrix */
     uint32_t snapshots;        /* MDL's K when the frame says 0; 0 = the frame must say */
+    uint32_t iq_snapshots;     /* IQ input: the forming's K, the same for every matrix of every
+                                  frame; 0 = covariance input (the frame's snapshots field says) */
 } output_format;
+
+/* The snapshot count behind a frame's matrices, as the eigenspace header
+ * carries it (@52): the forming's K for IQ input, else the covariance
+ * frame's own snapshots field (0 = unknown). */
+uint32_t output_frame_snapshots(const output_format *o, const frame *f);
 
 /* 1 when the mode sends eigenvectors. */
 int output_sends_vectors(const output_format *o);
@@ -36,8 +43,8 @@ size_t output_matrix_bytes(const output_format *o, uint32_t k_sent);
 size_t output_data_capacity(const output_format *o);
 
 /* Fills f->signal_dim from f->w and f->info (values on the host): the fixed
- * dimension, or MDL with the frame's snapshot count (else the configured
- * one); a failed matrix, or K = 0, gets 0. */
+ * dimension, or MDL with the frame's snapshot count (output_frame_snapshots;
+ * when that is 0, output.snapshots); a failed matrix, or K = 0, gets 0. */
 void output_signal_dimensions(const output_format *o, frame *f);
 
 /* Fills out->matrix_meta (status, signal_dim, k_sent, first_index) from f

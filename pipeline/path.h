@@ -103,6 +103,11 @@ pipeline_error path_output_start(path *p, frame *f, output_buffer *out, char *er
 pipeline_error path_output_wait(path *p, frame *f, char *err, size_t err_bytes);
 void path_release(path *p, frame *f);
 
+/* The parameters a configuration asks for (path_plan.c): the solver's, the
+ * conditioning's and, with form.input = iq, the forming's (iq.wisdom_file
+ * points into cfg, which must outlive every path created from them). */
+void path_params_from_config(path_params *params, const eigstream_config *cfg, int need_vectors);
+
 /* For implementations: the solver plan's parameters (FULL, lower, the job
  * the mode needs, on backend); err gets why a plan could not be created. */
 eig_plan_params path_plan_params(const path_params *params, eig_backend backend);

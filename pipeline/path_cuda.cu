@@ -10,7 +10,10 @@
  *   form          takes a free slot (blocks while both are busy), enqueues
  *                 the upload (once, packed if it came packed) and the
  *                 forming kernels; a packed frame with no forming is solved
- *                 as it came (half the bytes, no kernel)
+ *                 as it came (half the bytes, no kernel). IQ input: the cube
+ *                 is uploaded once into d_in and the slot's IQ plan
+ *                 (form_iq_cuda.cu: convert, cuFFT, cuBLAS) forms the
+ *                 matrices into d_full, the solver's input, on the device
  *   solve         orders the slot's stream after the previous solve (one plan,
  *                 one workspace), enqueues the solve, copies values and info
  *                 back and waits for them (MDL needs them on the host)
@@ -43,7 +46,8 @@ struct slot {
     cudaStream_t stream = nullptr;
     cudaEvent_t solved = nullptr;
     void *d_in = nullptr;   /* the frame as received */
-    void *d_full = nullptr; /* unpacked (packed frames that are formed) */
+    void *d_full = nullptr; /* unpacked (packed frames that are formed), or formed from an IQ cube */
+    form_iq_cuda *iq = nullptr; /* IQ input: forming on this slot's stream, its own workspace */
     void *d_w = nullptr, *d_z = nullptr;
     int *d_info = nullptr;
     eig_storage storage = EIG_STORAGE_FULL; /* what the solver reads */
@@ -57,6 +61,8 @@ struct path_cuda {
     path base;
     eig_plan *plan;
     size_t element_bytes, full_bytes, values_bytes;
+    size_t in_bytes;   /* d_in: full_bytes, or the larger of it and an IQ cube's bytes */
+    size_t cube_bytes; /* IQ input: the cube's bytes, else 0 */
     slot slots[kSlots];
     int last_solved; /* slot of the previous solve, -1 before the first */
     pthread_mutex_t lock;
@@ -90,28 +96,14 @@ void cuda_buffer_free(path *p, void *ptr)
     cudaFreeHost(ptr);
 }
 
-/* Enqueues unpacking (when the solver cannot read the frame as it came)
- * and the forming kernels on the slot's stream; sets what the solver reads. */
-pipeline_error cuda_form_on_slot(path_cuda *c, slot &sl, uint8_t storage, char *err, size_t err_bytes)
+/* Enqueues forward-backward averaging and diagonal loading, as configured,
+ * on the full matrices the slot's solver reads. */
+pipeline_error cuda_form_kernels(path_cuda *c, slot &sl, char *err, size_t err_bytes)
 {
     const path_params &q = c->base.params;
-    bool forming = q.forward_backward || q.diagonal_loading;
-    const char *why = nullptr;
-    if (protocol_storage_layout(storage, &sl.storage, &sl.uplo) != 0) {
-        snprintf(err, err_bytes, "storage %u", storage);
-        return PIPELINE_EINVAL;
-    }
-    sl.matrices = sl.d_in;
-    if (!forming)
-        return PIPELINE_OK; /* solved as it came, packed or full */
-    if (sl.storage == EIG_STORAGE_PACKED) {
-        why = form_cuda_unpack(sl.d_in, sl.d_full, q.n, q.matrices, q.precision, storage, sl.stream);
-        sl.matrices = sl.d_full;
-        sl.storage = EIG_STORAGE_FULL;
-        sl.uplo = EIG_LOWER;
-    }
     void *formed = const_cast<void *>(sl.matrices);
-    if (why == nullptr && q.forward_backward)
+    const char *why = nullptr;
+    if (q.forward_backward)
         why = form_cuda_forward_backward(formed, q.n, q.matrices, q.precision, sl.stream);
     if (why == nullptr && q.diagonal_loading)
         why = form_cuda_diagonal_loading(formed, q.n, q.matrices, q.precision, q.loading_factor, sl.stream);
@@ -120,6 +112,48 @@ pipeline_error cuda_form_on_slot(path_cuda *c, slot &sl, uint8_t storage, char *
         return PIPELINE_EDEVICE;
     }
     return PIPELINE_OK;
+}
+
+/* Enqueues unpacking (when the solver cannot read the frame as it came)
+ * and the forming kernels on the slot's stream; sets what the solver reads. */
+pipeline_error cuda_form_on_slot(path_cuda *c, slot &sl, uint8_t storage, char *err, size_t err_bytes)
+{
+    const path_params &q = c->base.params;
+    bool forming = q.forward_backward || q.diagonal_loading;
+    if (protocol_storage_layout(storage, &sl.storage, &sl.uplo) != 0) {
+        snprintf(err, err_bytes, "storage %u", storage);
+        return PIPELINE_EINVAL;
+    }
+    sl.matrices = sl.d_in;
+    if (!forming)
+        return PIPELINE_OK; /* solved as it came, packed or full */
+    if (sl.storage == EIG_STORAGE_PACKED) {
+        const char *why = form_cuda_unpack(sl.d_in, sl.d_full, q.n, q.matrices, q.precision, storage, sl.stream);
+        if (why != nullptr) {
+            snprintf(err, err_bytes, "forming kernels: %s", why);
+            return PIPELINE_EDEVICE;
+        }
+        sl.matrices = sl.d_full;
+        sl.storage = EIG_STORAGE_FULL;
+        sl.uplo = EIG_LOWER;
+    }
+    return cuda_form_kernels(c, sl, err, err_bytes);
+}
+
+/* IQ input: the cube (already enqueued for upload into d_in) formed into
+ * d_full by the slot's IQ plan, then the forming kernels. */
+pipeline_error cuda_form_iq_on_slot(path_cuda *c, slot &sl, const frame *f, char *err, size_t err_bytes)
+{
+    char why[160];
+    form_iq_error e = form_iq_cuda_execute(sl.iq, sl.d_in, f->header.scale, sl.d_full, why, sizeof why);
+    if (e != FORM_IQ_OK) {
+        snprintf(err, err_bytes, "IQ forming: %s", why);
+        return e == FORM_IQ_EINVAL ? PIPELINE_EINVAL : PIPELINE_EDEVICE;
+    }
+    sl.matrices = sl.d_full;
+    sl.storage = EIG_STORAGE_FULL;
+    sl.uplo = EIG_LOWER;
+    return cuda_form_kernels(c, sl, err, err_bytes);
 }
 
 int slot_acquire(path_cuda *c)
@@ -142,12 +176,19 @@ pipeline_error cuda_form(path *p, frame *f, char *err, size_t err_bytes)
     int s = slot_acquire(c);
     f->slot = s; /* from here path_release gives it back, whatever happens */
     slot &sl = c->slots[s];
+    if (p->params.iq_input && f->header.payload_bytes != c->cube_bytes) {
+        snprintf(err, err_bytes, "IQ frame of %llu bytes, the configured cube has %zu",
+                 (unsigned long long)f->header.payload_bytes, c->cube_bytes);
+        return PIPELINE_EINVAL;
+    }
     sl.idle = false;
     cudaError_t e = cudaSetDevice(p->params.gpu_device);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(sl.d_in, f->a, f->header.payload_bytes, cudaMemcpyHostToDevice, sl.stream);
     if (e != cudaSuccess)
         return fail(err, err_bytes, "upload", e);
+    if (p->params.iq_input)
+        return cuda_form_iq_on_slot(c, sl, f, err, err_bytes);
     return cuda_form_on_slot(c, sl, f->header.storage, err, err_bytes);
 }
 
@@ -268,6 +309,7 @@ void cuda_destroy(path *p)
     for (slot &sl : c->slots) {
         if (sl.stream != nullptr)
             cudaStreamSynchronize(sl.stream);
+        form_iq_cuda_destroy(&sl.iq);
         cudaFree(sl.d_in);
         cudaFree(sl.d_full);
         cudaFree(sl.d_w);
@@ -303,22 +345,39 @@ pipeline_error cuda_plan_create(path_cuda *c, char *err, size_t err_bytes)
     return PIPELINE_OK;
 }
 
+/* The slot's IQ plan, on its stream (after the stream exists). */
+pipeline_error cuda_slot_iq_create(path_cuda *c, slot &sl, int s, char *err, size_t err_bytes)
+{
+    char why[160];
+    form_iq_error e = form_iq_cuda_create(&sl.iq, &c->base.params.iq, sl.stream, why, sizeof why);
+    if (e == FORM_IQ_OK)
+        return PIPELINE_OK;
+    snprintf(err, err_bytes, "device slot %d: IQ forming plan: %s", s, why);
+    return e == FORM_IQ_ENOMEM ? PIPELINE_ENOMEM : e == FORM_IQ_EINVAL ? PIPELINE_EINVAL : PIPELINE_EDEVICE;
+}
+
 pipeline_error cuda_slots_create(path_cuda *c, char *err, size_t err_bytes)
 {
     cudaError_t e = cudaSuccess;
-    bool unpack = c->base.params.forward_backward || c->base.params.diagonal_loading;
+    const path_params &q = c->base.params;
+    bool full = q.forward_backward || q.diagonal_loading || q.iq_input; /* d_full: unpacked or IQ-formed */
     for (int s = 0; s < kSlots; s++) {
         slot &sl = c->slots[s];
         if ((e = cudaStreamCreateWithFlags(&sl.stream, cudaStreamNonBlocking)) != cudaSuccess ||
             (e = cudaEventCreateWithFlags(&sl.solved, cudaEventDisableTiming)) != cudaSuccess ||
-            (e = cudaMalloc(&sl.d_in, c->full_bytes)) != cudaSuccess ||
-            (unpack && (e = cudaMalloc(&sl.d_full, c->full_bytes)) != cudaSuccess) ||
+            (e = cudaMalloc(&sl.d_in, c->in_bytes)) != cudaSuccess ||
+            (full && (e = cudaMalloc(&sl.d_full, c->full_bytes)) != cudaSuccess) ||
             (e = cudaMalloc(&sl.d_w, c->values_bytes)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&sl.d_info, sizeof(int) * c->base.params.matrices)) != cudaSuccess ||
-            (c->base.params.need_vectors && (e = cudaMalloc(&sl.d_z, c->full_bytes)) != cudaSuccess)) {
+            (e = cudaMalloc((void **)&sl.d_info, sizeof(int) * q.matrices)) != cudaSuccess ||
+            (q.need_vectors && (e = cudaMalloc(&sl.d_z, c->full_bytes)) != cudaSuccess)) {
             char what[96];
             snprintf(what, sizeof what, "device slot %d (%zu bytes per frame buffer)", s, c->full_bytes);
             return fail(err, err_bytes, what, e);
+        }
+        if (q.iq_input) {
+            pipeline_error pe = cuda_slot_iq_create(c, sl, s, err, err_bytes);
+            if (pe != PIPELINE_OK)
+                return pe;
         }
     }
     return PIPELINE_OK;
@@ -346,10 +405,19 @@ extern "C" pipeline_error path_cuda_create(path **out, const path_params *params
     c->element_bytes = eig_element_bytes(params->precision);
     c->full_bytes = (size_t)params->matrices * params->n * params->n * c->element_bytes;
     c->values_bytes = (size_t)params->matrices * params->n * (c->element_bytes / 2);
+    c->cube_bytes = params->iq_input ? protocol_iq_cube_bytes(params->iq.channels, params->iq.pulses,
+                                                              params->iq.gates, params->iq.format)
+                                     : 0;
+    c->in_bytes = c->cube_bytes > c->full_bytes ? c->cube_bytes : c->full_bytes;
     c->last_solved = -1;
     pthread_mutex_init(&c->lock, nullptr);
     pthread_cond_init(&c->freed, nullptr);
-    pipeline_error pe = cuda_plan_create(c, err, err_bytes);
+    pipeline_error pe = PIPELINE_OK;
+    if (params->iq_input &&
+        form_iq_check_solver(&params->iq, params->n, params->matrices, params->precision, err, err_bytes) != FORM_IQ_OK)
+        pe = PIPELINE_EINVAL;
+    if (pe == PIPELINE_OK)
+        pe = cuda_plan_create(c, err, err_bytes);
     if (pe == PIPELINE_OK)
         pe = cuda_slots_create(c, err, err_bytes);
     if (pe != PIPELINE_OK) {

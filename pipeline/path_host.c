@@ -1,6 +1,7 @@
 /*
  * path_host.c - the host frame path (path.h): forming in place in the
- * frame's payload buffer (form.h), one eig_plan_execute per frame on the
+ * frame's payload buffer (form.h), or for IQ input from the cube in f->a
+ * into f->formed (form_iq.h, frame.h), one eig_plan_execute per frame on the
  * configured backend, and the values and the vectors the mode sends copied
  * into the output buffer in the solve stage, so that the output is ready
  * when path_output_start returns.
@@ -14,11 +15,14 @@
 #include <string.h>
 
 #include "form.h"
+#include "form_iq.h"
+#include "log.h"
 #include "path.h"
 
 typedef struct path_host {
     path base;
     eig_plan *plan; /* FULL, lower: every frame after forming */
+    form_iq *iq;    /* IQ input: the forming plan (FFTW plans, workspace); NULL otherwise */
     void *z;        /* eigenvectors of the frame being solved (vectors jobs) */
     size_t element_bytes, real_bytes;
 } path_host;
@@ -40,23 +44,54 @@ static void host_buffer_free(path *p, void *ptr)
     free(ptr);
 }
 
+/* The matrices the solver reads: formed from the cube, or the payload. */
+static void *host_matrices(const path *p, const frame *f)
+{
+    return p->params.iq_input ? f->formed : f->a;
+}
+
+/* IQ input: the cube in f->a (the receiver checked its sizes, format and
+ * layout against the configuration) formed into f->formed. */
+static pipeline_error host_form_iq(path_host *h, frame *f, char *err, size_t err_bytes)
+{
+    const form_iq_params *q = &h->base.params.iq;
+    size_t cube_bytes = protocol_iq_cube_bytes(q->channels, q->pulses, q->gates, q->format);
+    size_t formed_bytes = (size_t)h->base.params.matrices * h->base.params.n * h->base.params.n * h->element_bytes;
+    if (f->formed == NULL || f->formed_bytes < formed_bytes || f->header.payload_bytes != cube_bytes) {
+        snprintf(err, err_bytes, "IQ frame of %llu bytes (want %zu) or no buffer for its %zu formed bytes",
+                 (unsigned long long)f->header.payload_bytes, cube_bytes, formed_bytes);
+        return PIPELINE_EINVAL;
+    }
+    form_iq_error e = form_iq_execute(h->iq, f->a, f->header.scale, f->formed);
+    if (e != FORM_IQ_OK) {
+        snprintf(err, err_bytes, "IQ forming (scale %g): %s", (double)f->header.scale, form_iq_strerror(e));
+        return PIPELINE_EINVAL;
+    }
+    return PIPELINE_OK;
+}
+
 static pipeline_error host_form(path *p, frame *f, char *err, size_t err_bytes)
 {
     const path_params *q = &p->params;
-    (void)err;
-    (void)err_bytes;
-    form_unpack_in_place(f->a, q->n, q->matrices, q->precision, f->header.storage);
+    if (q->iq_input) {
+        pipeline_error e = host_form_iq((path_host *)p, f, err, err_bytes);
+        if (e != PIPELINE_OK)
+            return e;
+    } else {
+        form_unpack_in_place(f->a, q->n, q->matrices, q->precision, f->header.storage);
+    }
+    void *a = host_matrices(p, f);
     if (q->forward_backward)
-        form_forward_backward(f->a, q->n, q->matrices, q->precision);
+        form_forward_backward(a, q->n, q->matrices, q->precision);
     if (q->diagonal_loading)
-        form_diagonal_loading(f->a, q->n, q->matrices, q->precision, q->loading_factor);
+        form_diagonal_loading(a, q->n, q->matrices, q->precision, q->loading_factor);
     return PIPELINE_OK;
 }
 
 static pipeline_error host_solve(path *p, frame *f, char *err, size_t err_bytes)
 {
     path_host *h = (path_host *)p;
-    eig_error e = eig_plan_execute(h->plan, f->a, f->w, h->z, f->info);
+    eig_error e = eig_plan_execute(h->plan, host_matrices(p, f), f->w, h->z, f->info);
     if (e == EIG_OK || e == EIG_EMATRIX) /* per-matrix failures travel in info */
         return PIPELINE_OK;
     snprintf(err, err_bytes, "eig_plan_execute: %s", eig_strerror(e));
@@ -104,6 +139,7 @@ static void host_destroy(path *p)
 {
     path_host *h = (path_host *)p;
     eig_plan_destroy(&h->plan);
+    form_iq_destroy(&h->iq);
     free(h->z);
     free(h);
 }
@@ -119,6 +155,25 @@ static const path_ops host_ops = {
     .release = host_release,
     .destroy = host_destroy,
 };
+
+/* The IQ forming plan (FFTW planning with wisdom: may take seconds on a
+ * first start). A wisdom file that could not be read or saved is logged, not
+ * fatal (form_iq.h). */
+static pipeline_error host_iq_create(path_host *h, char *err, size_t err_bytes)
+{
+    const path_params *q = &h->base.params;
+    if (form_iq_check_solver(&q->iq, q->n, q->matrices, q->precision, err, err_bytes) != FORM_IQ_OK)
+        return PIPELINE_EINVAL;
+    char why[224];
+    form_iq_error e = form_iq_create(&h->iq, &q->iq, why, sizeof why);
+    if (e != FORM_IQ_OK) {
+        snprintf(err, err_bytes, "IQ forming plan: %s", why);
+        return e == FORM_IQ_ENOMEM ? PIPELINE_ENOMEM : PIPELINE_EINVAL;
+    }
+    if (form_iq_wisdom_note(h->iq) != NULL)
+        LOG_WARN("form", "%s", form_iq_wisdom_note(h->iq));
+    return PIPELINE_OK;
+}
 
 pipeline_error path_host_create(path **out, const path_params *params, eig_backend backend, char *err,
                                 size_t err_bytes)
@@ -141,6 +196,13 @@ pipeline_error path_host_create(path **out, const path_params *params, eig_backe
         path_plan_error(err, err_bytes, params, e);
         host_destroy(&h->base);
         return PIPELINE_ESOLVER;
+    }
+    if (params->iq_input) {
+        pipeline_error pe = host_iq_create(h, err, err_bytes);
+        if (pe != PIPELINE_OK) {
+            host_destroy(&h->base);
+            return pe;
+        }
     }
     if (params->need_vectors) {
         size_t bytes = (size_t)params->matrices * params->n * params->n * h->element_bytes;

@@ -31,6 +31,14 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
     for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
         c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
+    c->reorder_gaps = atomic_load(&m->reorder_gaps);
+    c->out_of_order = atomic_load(&m->out_of_order);
+    c->workers = p->worker_count;
+    for (int w = 0; w < p->worker_count; w++)
+    {
+        c->worker_frames[w] = atomic_load(&m->worker[w].frames);
+        c->worker_in_flight[w] = atomic_load(&m->worker[w].in_flight);
+    }
 }
 
 int pipeline_metrics_http_port(const pipeline *p)
@@ -59,25 +67,20 @@ static void pipeline_formats_set(pipeline *p, const eigstream_config *cfg)
         .mode = (uint8_t)cfg->output.mode,
         .signal_dimension = (uint32_t)cfg->output.signal_dimension,
         .snapshots = (uint32_t)cfg->output.snapshots,
+        .iq_snapshots = cfg->form.input == CONFIG_FORM_INPUT_IQ ? config_form_snapshots(cfg) : 0,
     };
-}
-
-static pipeline_error pipeline_path_create(pipeline *p, char *err, size_t err_bytes)
-{
-    const eigstream_config *cfg = &p->cfg;
-    path_params params = {
-        .n = p->n,
-        .matrices = p->matrices,
-        .precision = p->precision,
-        .need_vectors = output_sends_vectors(&p->format),
-        .backend = cfg->solver.backend,
-        .cpu_threads = cfg->solver.cpu_threads,
-        .gpu_device = cfg->solver.gpu_device,
-        .forward_backward = cfg->form.forward_backward,
-        .diagonal_loading = cfg->form.diagonal_loading,
-        .loading_factor = pow(10.0, cfg->form.diagonal_loading_db / 10.0),
-    };
-    return path_create(&p->path, &params, err, err_bytes);
+    p->iq_input = cfg->form.input == CONFIG_FORM_INPUT_IQ;
+    p->iq_pulses = (uint32_t)cfg->form.pulses;
+    p->iq_gates = (uint32_t)cfg->form.range_gates;
+    p->iq_format = (uint8_t)cfg->form.iq_format;
+    p->iq_layout = (uint8_t)cfg->form.iq_layout;
+    p->part_capacity = p->matrices;
+    if (p->iq_input) {
+        if (p->part_capacity < p->n)
+            p->part_capacity = p->n;
+        if (p->part_capacity < p->iq_pulses)
+            p->part_capacity = p->iq_pulses;
+    }
 }
 
 /* The HTTP server when metrics.http is set; logs the dashboard's URL. */
@@ -91,16 +94,6 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
         LOG_INFO("metrics", "dashboard: http://%.*s:%d/", (int)(strrchr(address, ':') - address), address,
                  metrics_http_port(p->http));
     return e;
-}
-
-static void pipeline_stages_set(pipeline *p)
-{
-    p->stages[PIPELINE_STAGE_FORM] = (stage){"form", p, &p->to_form, &p->to_solve, METRICS_STAGE_FORM, 0,
-                                             stage_form_step, PIPELINE_OK, 0, 0};
-    p->stages[PIPELINE_STAGE_SOLVE] = (stage){"solve", p, &p->to_solve, &p->to_publish, METRICS_STAGE_SOLVE, 1,
-                                              stage_solve_step, PIPELINE_OK, 0, 0};
-    p->stages[PIPELINE_STAGE_PUBLISH] = (stage){"publish", p, &p->to_publish, NULL, METRICS_STAGE_PUBLISH, 0,
-                                                stage_publish_step, PIPELINE_OK, 0, 0};
 }
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err, size_t err_bytes)
@@ -123,12 +116,13 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pthread_mutex_init(&p->metrics_lock, NULL);
     pthread_cond_init(&p->metrics_wake, &attr);
     pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&p->dispatch_lock, NULL);
+    pthread_cond_init(&p->dispatch_room, NULL);
 
     p->cfg = *cfg;
     p->realtime.numa_node = -1;
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
-    pipeline_stages_set(p);
     const char *recording = config_input_file(cfg);
     if ((e = pipeline_live_init(p)) != PIPELINE_OK) {
         pipeline_set_error(err, err_bytes, "out of memory");
@@ -136,7 +130,7 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
         return e;
     }
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
-        (e = pipeline_path_create(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_workers_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_realtime_numa(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
@@ -145,14 +139,16 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
         return e;
     }
     metrics_init(&p->stats, metrics_now_ns());
+    p->stats.workers = p->worker_count;
     metrics_history_init(&p->history, p->stats.start_ns);
     if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
         return e;
     }
-    LOG_DEBUG("pipeline", "%s path, %zu frame buffers, %zu output buffers (%.1f MB each)", path_name(p->path),
-              p->frames.count, p->outputs.count, (double)output_data_capacity(&p->format) / 1e6);
+    LOG_DEBUG("pipeline", "%s path, %d solver worker(s), %zu frame buffers, %zu output buffers (%.1f MB each)",
+              path_name(p->path), p->worker_count, p->frames.count, p->outputs.count,
+              (double)output_data_capacity(&p->format) / 1e6);
     *out = p;
     return PIPELINE_OK;
 }
@@ -166,9 +162,10 @@ void pipeline_destroy(pipeline **pp)
     pipeline_sockets_close(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
-    path_destroy(&p->fallback_path);
-    path_destroy(&p->path);
+    pipeline_workers_destroy(p);
     pipeline_recording_close(p);
+    pthread_cond_destroy(&p->dispatch_room);
+    pthread_mutex_destroy(&p->dispatch_lock);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
     pipeline_live_free(p);
@@ -221,27 +218,19 @@ static pipeline_error threads_start(pipeline *p)
         LOG_ERROR("pipeline", "cannot start the metrics thread: %s", strerror(rc));
         return PIPELINE_ETHREAD;
     }
-    int started = 0;
-    while (started < PIPELINE_STAGE_COUNT_ &&
-           (rc = pthread_create(&p->stage_threads[started], NULL, stage_main, &p->stages[started])) == 0) {
-        /* stages[] is form, solve, publish: realtime's threads after receive */
-        pipeline_realtime_thread(p, p->stage_threads[started], (config_realtime_thread)(CONFIG_THREAD_FORM + started));
-        started++;
-    }
-    if (rc == 0)
+    rc = pipeline_workers_start(p);
+    if (rc == 0) {
         rc = pthread_create(&p->receive_thread, NULL,
                             p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
-    if (rc == 0) {
-        pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE);
-        return PIPELINE_OK;
+        if (rc == 0) {
+            pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE, -1);
+            return PIPELINE_OK;
+        }
+        /* The stages run: closing the form queue drains and ends them. */
+        queue_close(&p->to_form);
+        pipeline_workers_join(p);
     }
     LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));
-    /* Nothing downstream of the gap would drain: close every queue. */
-    queue_close(&p->to_form);
-    queue_close(&p->to_solve);
-    queue_close(&p->to_publish);
-    for (int i = 0; i < started; i++)
-        pthread_join(p->stage_threads[i], NULL);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);
     return PIPELINE_ETHREAD;
@@ -259,11 +248,9 @@ pipeline_error pipeline_run(pipeline *p)
      * is closed and empty, then closes its output queue. */
     pthread_join(p->receive_thread, NULL);
     e = p->receive_result;
-    for (int i = 0; i < PIPELINE_STAGE_COUNT_; i++) {
-        pthread_join(p->stage_threads[i], NULL);
-        if (e == PIPELINE_OK)
-            e = p->stages[i].result;
-    }
+    pipeline_error stages = pipeline_workers_join(p);
+    if (e == PIPELINE_OK)
+        e = stages;
     pipeline_sockets_flush(p);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);

@@ -74,6 +74,8 @@ typedef enum pipeline_auth_reject {
 } pipeline_auth_reject;
 
 const char *pipeline_auth_reject_name(pipeline_auth_reject r);
+/* Most solver workers (solver.gpu_devices entries, solver.workers). */
+#define PIPELINE_WORKERS_MAX 16
 
 /* A snapshot of the counters (each exact; not atomic as a whole while running).
  * After pipeline_run returns: in == out + sum(dropped), in_flight == 0. */
@@ -90,6 +92,13 @@ typedef struct pipeline_counters {
     uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
     uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients (security.*) */
+    uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's
+                                  deadline passed): each is published out of order or dropped late */
+    uint64_t out_of_order;     /* frames published after a later one (flagged late) */
+    int workers;               /* solver workers */
+    uint64_t worker_frames[PIPELINE_WORKERS_MAX]; /* frames dealt to each worker; they sum to the
+                                  frames that left the form queue */
+    int worker_in_flight[PIPELINE_WORKERS_MAX]; /* dealt, not yet through the worker's solve stage */
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
@@ -106,13 +115,14 @@ size_t pipeline_metrics_json(pipeline *p, char *buf, size_t cap);
 
 /* ---- running as a service (pipeline_service.c; app/service_*.c use them) ----- */
 
-/* One solve on the path before the first frame, so that the first frame
- * does not pay for first-touch costs (the CUDA context, kernel loading, the
- * solver's workspace): a frame buffer from the pool holds `matrices`
- * diagonal matrices diag(1, 2, ..., n), which is formed and solved like a
- * received frame; the eigenvalues must come back as 1..n with info 0, else
- * PIPELINE_ESOLVER and err says what came back. Call after pipeline_create
- * and before pipeline_run, from one thread. */
+/* One solve on every solver worker's path before the first frame, so that
+ * the first frame does not pay for first-touch costs (the CUDA context,
+ * kernel loading, the solver's workspace, IQ forming's FFT plans): a frame
+ * buffer from the pool holds `matrices` diagonal matrices diag(1, 2, ..., n)
+ * (IQ input: an all-zero cube), which is formed and solved like a received
+ * frame; the eigenvalues must come back as 1..n (IQ input: 0) with info 0,
+ * else PIPELINE_ESOLVER and err says what came back (and which worker).
+ * Call after pipeline_create and before pipeline_run, from one thread. */
 pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes);
 
 /* The pipeline's health for the service watchdog. A stage (form, solve,
@@ -124,10 +134,14 @@ pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes);
  * only waits on its socket, copies one message, or waits for queue room.
  * healthy = no stage stalled; else the stalled stage furthest downstream
  * (one upstream of it may only be waiting for it: the solve step waits for
- * a free output buffer, which the publish stage and ZeroMQ give back). */
+ * a free output buffer, which the publish stage and ZeroMQ give back).
+ * Several solver workers: every worker's form and solve stage is checked;
+ * publish, then the solve stages, then the form stages, and among stalled
+ * stages of one kind the one stalled longest. */
 typedef struct pipeline_health {
     int healthy;
-    const char *stalled_stage; /* "form", "solve", "publish"; NULL when healthy */
+    const char *stalled_stage; /* "form", "solve", "publish"; with several solver workers
+                                  "form (worker W)", "solve (worker W)"; NULL when healthy */
     uint64_t stalled_ns;       /* how long its frame has been in the step */
     uint64_t stalled_seq;      /* that frame's seq */
 } pipeline_health;

@@ -12,11 +12,30 @@ static void frame_free(void *item, void *ctx)
     frame *f = item;
     path *path = ctx;
     path_buffer_free(path, f->a);
+    path_buffer_free(path, f->formed);
     path_buffer_free(path, f->w);
     path_buffer_free(path, f->info);
     free(f->signal_dim);
     free(f->part_bytes);
     free(f);
+}
+
+/* Bytes of the payload buffer: a frame's full matrices (formed in place on
+ * the host path), or with IQ input one cube, received into it and formed
+ * from it (into f->formed on the host path, on the device on the cuda path). */
+static size_t frame_payload_capacity(const pipeline *p)
+{
+    if (p->iq_input)
+        return protocol_iq_cube_bytes(p->n, p->iq_pulses, p->iq_gates, p->iq_format);
+    return (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+}
+
+/* IQ frames formed on the host need f->formed (frame.h): the host path,
+ * or the cuda path with solver.fallback cpu (the host path may take over). */
+static int frame_needs_formed(const pipeline *p)
+{
+    return p->path->params.iq_input &&
+           (strcmp(path_name(p->path), "host") == 0 || p->cfg.solver.fallback == CONFIG_FALLBACK_CPU);
 }
 
 /* The payload buffer holds a full frame, formed in place on the host path;
@@ -28,12 +47,21 @@ static frame *frame_alloc(pipeline *p)
     if (f == NULL)
         return NULL;
     f->slot = -1;
-    f->a_bytes = (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+    f->drop_reason = -1;
+    f->a_bytes = frame_payload_capacity(p);
     f->a = path_buffer_alloc(p->path, f->a_bytes);
     f->w = path_buffer_alloc(p->path, (size_t)p->matrices * p->n * eig_element_bytes(p->precision) / 2);
     f->info = path_buffer_alloc(p->path, p->matrices * sizeof *f->info);
+    if (frame_needs_formed(p)) {
+        f->formed_bytes = (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+        f->formed = path_buffer_alloc(p->path, f->formed_bytes);
+        if (f->formed == NULL) {
+            frame_free(f, p->path);
+            return NULL;
+        }
+    }
     f->signal_dim = calloc(p->matrices, sizeof *f->signal_dim);
-    f->part_bytes = calloc(p->matrices, sizeof *f->part_bytes);
+    f->part_bytes = calloc(p->part_capacity, sizeof *f->part_bytes);
     if (f->a == NULL || f->w == NULL || f->info == NULL || f->signal_dim == NULL || f->part_bytes == NULL) {
         frame_free(f, p->path);
         return NULL;
@@ -69,10 +97,12 @@ static output_buffer *output_alloc(pipeline *p)
 pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
 {
     size_t depth = (size_t)p->cfg.frame.queue_depth;
-    size_t frames = 3 * depth + 4;
+    /* pipeline_internal.h: why these counts. */
+    size_t frames = p->worker_count == 1 ? 3 * depth + 4 : depth + 3 + p->window_capacity;
     size_t outputs = (size_t)(p->cfg.output.hwm > 0 ? p->cfg.output.hwm : 4) + 2;
-    if (queue_init(&p->to_form, depth) != QUEUE_OK || queue_init(&p->to_solve, depth) != QUEUE_OK ||
-        queue_init(&p->to_publish, depth) != QUEUE_OK || pool_init(&p->frames, frames) != POOL_OK ||
+    if (p->worker_count > 1)
+        outputs += p->window_capacity; /* held by frames the reorder window holds */
+    if (queue_init(&p->to_form, depth) != QUEUE_OK || queue_init(&p->to_publish, depth) != QUEUE_OK || pool_init(&p->frames, frames) != POOL_OK ||
         pool_init(&p->outputs, outputs) != POOL_OK)
         goto nomem;
     for (size_t i = 0; i < frames; i++) {
@@ -94,7 +124,7 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
     return PIPELINE_OK;
 nomem:
     pipeline_set_error(err, err_bytes, "cannot allocate %zu frame buffers of %.1f MB and %zu output buffers of %.1f MB (%s path)",
-                       frames, (double)p->matrices * p->n * p->n * eig_element_bytes(p->precision) / 1e6, outputs,
+                       frames, (double)frame_payload_capacity(p) / 1e6, outputs,
                        (double)output_data_capacity(&p->format) / 1e6, path_name(p->path));
     return PIPELINE_ENOMEM;
 }
@@ -104,7 +134,6 @@ void pipeline_frames_destroy(pipeline *p)
     pool_destroy(&p->frames, frame_free, p->path);
     pool_destroy(&p->outputs, output_free, p->path);
     queue_destroy(&p->to_form);
-    queue_destroy(&p->to_solve);
     queue_destroy(&p->to_publish);
 }
 
@@ -127,30 +156,6 @@ void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason)
         LOG_WARN("pipeline", "dropped frame seq %llu: %s (%llu more suppressed)",
                  (unsigned long long)f->header.seq, pipeline_drop_name(reason), (unsigned long long)suppressed);
     pipeline_frame_release(p, f);
-}
-
-path *pipeline_active_path(const pipeline *p)
-{
-    /* Acquire: fallback_path is written before fallen_back is set. */
-    return atomic_load_explicit(&p->fallen_back, memory_order_acquire) ? p->fallback_path : p->path;
-}
-
-int pipeline_path_fall_back(pipeline *p)
-{
-    char err[192];
-    if (p->cfg.solver.fallback != CONFIG_FALLBACK_CPU || atomic_load(&p->fallen_back))
-        return 0;
-    path_params params = p->path->params;
-    params.backend = EIG_BACKEND_CPU;
-    if (path_create(&p->fallback_path, &params, err, sizeof err) != PIPELINE_OK) {
-        LOG_ERROR("solve", "solver.fallback cpu: cannot create the host path: %s", err);
-        return 0;
-    }
-    atomic_store_explicit(&p->fallen_back, 1, memory_order_release);
-    atomic_fetch_add_explicit(&p->stats.solver_fallbacks, 1, memory_order_relaxed);
-    LOG_WARN("solve", "%s path failed: falling back to the host path with the cpu backend (solver.fallback)",
-             path_name(p->path));
-    return 1;
 }
 
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns)

@@ -12,19 +12,39 @@
  *   metrics_http.c      the HTTP server (dashboard, /metrics, /api/metrics)
  *   metrics_prometheus.c, metrics_history.c, process_stats.c  what it serves
  *   stage.c             the loop every queue-fed stage runs
- *   stage_receive.c, stage_form.c, stage_solve.c, stage_publish.c
+ *   stage_receive.c, stage_dispatch.c, stage_form.c, stage_solve.c, stage_publish.c
+ *   pipeline_workers.c  the solver workers: creation, dealing, load, fallback
+ *   reorder.{h,c}       the publish stage's reorder window
+ *   pipeline_service.c  warm-up solve, stage health (watchdog), live settings (SIGHUP)
+ *   pipeline_realtime.c realtime.*: GPU NUMA node, mlockall, thread priority, affinity, names
+ *   auth_zap.c, curve_keys.c  CURVE on the ZeroMQ sockets (security.*)
  *   path*.{h,c,cu}      the frame's data path (path.c picks host or cuda,
  *                       path_plan.c the solver plan both create)
  *   output.{h,c}        the eigenspace data layout
  *
+ * Solver workers (solver.workers, solver.gpu_devices; docs/daemon.md):
+ *   receive -> to_form -> [dispatch] -> worker w: form -> to_solve -> solve
+ *           -> to_publish -> publish (reorder window, by ticket)
+ *   Each worker has its own path (plan, streams, device slots) and its own
+ *   form and solve stage threads. With several workers the dispatch thread
+ *   deals each frame to the worker with the fewest frames in flight (ties:
+ *   the lowest index) and waits while every worker holds worker_capacity (3)
+ *   frames or window_capacity frames are unpublished, so that the reorder
+ *   window can never be full. With one worker there is no dispatch thread:
+ *   its form stage takes frames from to_form itself, as before.
+ *
  * Buffers (all allocated by pipeline_create, none per frame):
- *   frames   pool of 3 * queue_depth + 4 frames: enough for every inter-stage
- *            queue to be full while each of the four stages holds one, so the
- *            receiver never waits for a buffer; only the receive queue's
- *            overflow policy decides what happens under overload.
- *   outputs  pool of output.hwm + 2 output buffers: a published frame's data
- *            part is sent zero-copy and its buffer comes back through
- *            ZeroMQ's release callback (any thread) once sent or discarded.
+ *   frames   pool of 3 * queue_depth + 4 frames with one worker: enough for
+ *            every inter-stage queue to be full while each of the four stages
+ *            holds one, so the receiver never waits for a buffer; only the
+ *            receive queue's overflow policy decides what happens under
+ *            overload. Several workers: queue_depth + 3 + window_capacity
+ *            (receiver, form queue, dispatcher, everything unpublished).
+ *   outputs  pool of output.hwm + 2 output buffers (several workers: plus
+ *            window_capacity, pipeline_workers.c says why): a published
+ *            frame's data part is sent zero-copy and its buffer comes back
+ *            through ZeroMQ's release callback (any thread) once sent or
+ *            discarded.
  * Both are the path's host memory (pinned on the cuda path).
  */
 #ifndef EIGSTREAM_PIPELINE_INTERNAL_H
@@ -60,14 +80,14 @@
 /* What a stage's step did with a frame. */
 typedef enum stage_outcome {
     STAGE_PASS = 0, /* hand it to the next stage */
-    STAGE_DONE,     /* the step ended the frame itself (published) */
-    STAGE_DROP      /* the loop drops it, counted with the step's reason */
+    STAGE_DROP      /* dropped with the step's reason (counted by the publish stage) */
 } stage_outcome;
 
-/* One queue-fed stage (stage.c): pops from in, optionally drops frames past
- * the deadline under late_policy drop before the step, runs the step,
- * observes the stage latency of passed frames and pushes them to out. When
- * in is closed and empty it closes out (if any) and ends. */
+/* One queue-fed stage: a worker's form or solve stage (stage.c: pops from
+ * in, optionally drops frames past the deadline under late_policy drop
+ * before the step, runs the step, observes the stage latency of passed
+ * frames and pushes them to out; when in is closed and empty it closes out
+ * and ends), or the publish stage (stage_publish.c, its own loop). */
 typedef struct stage {
     const char *name;
     struct pipeline *p;
@@ -76,11 +96,16 @@ typedef struct stage {
     int drop_late;           /* check the deadline before the step */
     stage_outcome (*step)(struct pipeline *p, frame *f, pipeline_drop_reason *reason);
     pipeline_error result;   /* what the thread ended with */
+    /* Worker stages (form, solve): */
+    struct pipeline_worker *worker; /* NULL for the publish stage */
+    int takes_frames;        /* one worker: the form stage takes frames from to_form itself */
+    int last_in_worker;      /* the solve stage: a frame passed on leaves the worker */
     /* Health (pipeline_service.c): CLOCK_MONOTONIC ns at which the frame
      * now in the step entered it, 0 while the stage waits for a frame or
      * for room in its output queue; the seq of that frame. */
     _Atomic uint64_t busy_since_ns;
     _Atomic uint64_t busy_seq;
+    char label[24];          /* for health: "solve", or "solve (worker 1)" with several workers */
 } stage;
 
 /* The settings SIGHUP may change while the pipeline runs (CONFIG_FLAG_LIVE
@@ -95,12 +120,19 @@ typedef struct pipeline_live {
     struct pipeline_live *retired; /* the set this one replaced */
 } pipeline_live;
 
-typedef enum pipeline_stage_index {
-    PIPELINE_STAGE_FORM = 0,
-    PIPELINE_STAGE_SOLVE,
-    PIPELINE_STAGE_PUBLISH,
-    PIPELINE_STAGE_COUNT_
-} pipeline_stage_index;
+/* One solver worker (pipeline_workers.c). */
+typedef struct pipeline_worker {
+    int index;
+    int device;              /* CUDA device (solver.gpu_devices[index] or gpu_device) */
+    path *path;              /* its own: plan, streams, pinned staging, device slots */
+    path *fallback_path;     /* solver.fallback cpu: the host path, once switched to */
+    atomic_int fallen_back;  /* 1 once fallback_path is the path its new frames take */
+    queue to_form;           /* from the dispatcher (several workers only) */
+    queue to_solve;
+    stage form, solve;
+    pthread_t threads[2];
+    int started;             /* threads started */
+} pipeline_worker;
 
 struct pipeline {
     eigstream_config cfg;            /* as created; the live settings are in live */
@@ -111,10 +143,26 @@ struct pipeline {
     eig_precision precision;
     output_format format;
     size_t max_payload_bytes;
+    /* IQ input (form.input = iq): what every cube must be, besides n = channels. */
+    int iq_input;
+    uint32_t iq_pulses, iq_gates;
+    uint8_t iq_format, iq_layout;
+    size_t part_capacity;        /* entries of each frame's part_bytes: the most payload
+                                    parts a valid frame has (matrices; IQ: channels or pulses) */
 
-    path *path;                  /* created first: owns every frame and output buffer */
-    path *fallback_path;         /* solver.fallback cpu: the host path, once switched to */
-    atomic_int fallen_back;      /* 1 once fallback_path is the path new frames take */
+    path *path;                  /* worker 0's path: allocates every frame and output buffer */
+    pipeline_worker workers[PIPELINE_WORKERS_MAX];
+    int worker_count;
+    size_t worker_capacity;      /* frames dealt to one worker at a time (pipeline_workers.c) */
+    size_t window_capacity;      /* the reorder window: everything that may be unpublished */
+    pthread_mutex_t dispatch_lock; /* worker loads (stats.worker[].in_flight) and unpublished */
+    pthread_cond_t dispatch_room;
+    size_t unpublished;          /* tickets given, not yet closed by the publish stage */
+    uint64_t next_ticket;        /* the dispatcher (or the one form stage) only */
+    atomic_int publish_producers; /* worker stages still running: the last closes to_publish */
+    pthread_t dispatch_thread;
+    int dispatching;             /* several workers: the dispatch thread runs */
+    struct reorder *window;      /* publish stage only */
     recording_reader *recording; /* file input (input.endpoint = "file:NAME"), else NULL */
     uint8_t *recorded_frame;     /* file input: one recorded frame's bytes */
     size_t recorded_frame_bytes;
@@ -131,14 +179,15 @@ struct pipeline {
     } realtime;
     char curve_secret[CURVE_KEY_Z85_LENGTH + 1]; /* the server's secret key until the sockets are open */
 
-    queue to_form, to_solve, to_publish;
+    queue to_form, to_publish;
     pool frames, outputs;
     metrics stats;
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
     log_limiter drop_limit[PIPELINE_DROP_COUNT_];
+    log_limiter gap_limit;        /* publish stage: reorder gaps */
 
-    stage stages[PIPELINE_STAGE_COUNT_];
-    pthread_t stage_threads[PIPELINE_STAGE_COUNT_];
+    stage publish;
+    pthread_t publish_thread;
     pthread_t receive_thread, metrics_thread;
     pipeline_error receive_result;
     uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
@@ -163,12 +212,14 @@ void *pipeline_receive_main(void *arg);
 void *pipeline_receive_file_main(void *arg);
 void *pipeline_metrics_main(void *arg);
 void *stage_main(void *arg);
+/* The dispatch thread (several workers; arg: the pipeline) and the publish
+ * stage's loop (arg: p->publish), which owns the reorder window. */
+void *stage_dispatch_main(void *arg);
+void *stage_publish_main(void *arg);
 
-/* Step functions of the queue-fed stages (stage_form.c, stage_solve.c,
- * stage_publish.c). */
+/* Step functions of the worker stages (stage_form.c, stage_solve.c). */
 stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
 stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
-stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
 
 /* ---- stage_receive.c: what the ZeroMQ and the file input share ----------------- */
 
@@ -181,13 +232,16 @@ typedef struct payload_scan {
 } payload_scan;
 
 /* Decodes a header part into f->header and checks it against what the
- * daemon takes (a covariance frame of its n, matrices and precision). */
+ * daemon takes: a covariance frame of its n, matrices and precision, or
+ * with form.input = iq an IQ cube of its channels, pulses, gates, format and
+ * layout (the other kind is bad_kind). */
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes);
 /* Copies bytes from src to f->a + *copied, scanning them; *copied grows. */
 void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied);
 /* The checks once the payload is in f->a (f->part_bytes holds the part
- * sizes): sizes against the header, CRC, finite entries, MDL's K. */
+ * sizes): sizes against the header, CRC, finite entries (none for ci16_le
+ * cubes), MDL's K (IQ input always has it). */
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
                                       const payload_scan *scan, char *detail, size_t detail_bytes);
 /* Counts and logs (rate-limited) a rejected message. */
@@ -204,7 +258,8 @@ void pipeline_recording_close(pipeline *p);
 
 /* ---- pipeline_frames.c -------------------------------------------------------- */
 
-/* Queues and pools, every frame and output buffer allocated from p->path. */
+/* The form and publish queues and the pools, every frame and output
+ * buffer allocated from p->path (worker 0's). */
 pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes);
 void pipeline_frames_destroy(pipeline *p);
 /* Ends a frame's life: the path's hold on it (path_release), its output
@@ -215,13 +270,38 @@ void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason);
 /* Time since receipt has passed the deadline. */
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns);
 
-/* The path new frames are formed and solved on: p->path, or the fallback
- * path once the solve stage has switched (pipeline_frames.c). */
+/* ---- pipeline_workers.c -------------------------------------------------------- */
+
+/* Creates the workers' paths (worker 0 first: p->path, it allocates the
+ * buffers), queues and stages, and the reorder window. */
+pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes);
+void pipeline_workers_destroy(pipeline *p);
+/* Starts the publish stage, every worker's stages and (several workers) the
+ * dispatch thread; returns the first pthread_create error (0: all started). */
+int pipeline_workers_start(pipeline *p);
+/* Joins what pipeline_workers_start started; the first stage error, or
+ * PIPELINE_OK. */
+pipeline_error pipeline_workers_join(pipeline *p);
+/* A worker takes frame f: its ticket (the publish order), its worker, the
+ * load counted. The dispatcher picks w with pipeline_worker_pick first. */
+void pipeline_worker_take(pipeline *p, pipeline_worker *w, frame *f);
+/* Dispatcher: the worker with the fewest frames in flight (ties: the lowest
+ * index), waiting while none has room or the window is at capacity. */
+pipeline_worker *pipeline_worker_pick(pipeline *p);
+/* The frame left w (passed to publish or dropped in w's stages). */
+void pipeline_worker_leave(pipeline *p, pipeline_worker *w);
+/* The publish stage closed a ticket (published, dropped or skipped frame). */
+void pipeline_ticket_closed(pipeline *p);
+
+/* The path w's new frames are formed and solved on: w->path, or the
+ * fallback path once its solve stage has switched. */
+path *pipeline_worker_path(const pipeline_worker *w);
+/* The path new frames take on worker 0 (the backend name, the metrics). */
 path *pipeline_active_path(const pipeline *p);
-/* Solve stage only: after a path error, with solver.fallback cpu, switches
- * to the host path with the cpu backend (created here, logged, counted);
- * once only. Returns 1 when the active path changed. */
-int pipeline_path_fall_back(pipeline *p);
+/* w's solve stage only: after a path error, with solver.fallback cpu,
+ * switches w to the host path with the cpu backend (created here, logged,
+ * counted); once per worker. Returns 1 when w's path changed. */
+int pipeline_worker_fall_back(pipeline *p, pipeline_worker *w);
 
 /* ---- pipeline_service.c ------------------------------------------------------- */
 
@@ -240,8 +320,11 @@ pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes);
 /* Once every buffer is allocated: mlockall, and the priority and the CPU
  * sets tried; a refusal warns (left out) or, on_failure error, fails. */
 pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_bytes);
-/* threads_start, right after creating a thread: its name, CPU set, priority. */
-void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which);
+/* Right after creating a thread: its name, CPU set, priority. which picks
+ * the CPU set (realtime.cpu_affinity_*); worker names it: -1 or 0 the plain
+ * name (eigs-form), w > 0 the worker's (eigs-form-1); the dispatch thread
+ * passes CONFIG_THREAD_FORM and -1 (eigs-dispatch, the form CPU set). */
+void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which, int worker);
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 

@@ -26,7 +26,12 @@ static void metrics_fill_context(pipeline *p, metrics_context *c)
     c->n = (int)p->n;
     c->matrices = (int)p->matrices;
     c->queue_form = queue_depth(&p->to_form);
-    c->queue_solve = queue_depth(&p->to_solve);
+    c->queue_solve = 0;
+    for (int w = 0; w < p->worker_count; w++) {
+        c->queue_solve += queue_depth(&p->workers[w].to_solve);
+        c->worker_device[w] = path_device_name(pipeline_worker_path(&p->workers[w]));
+    }
+    c->workers = p->worker_count;
     c->queue_publish = queue_depth(&p->to_publish);
     c->queue_capacity = p->to_form.capacity;
     c->frames_free = pool_available(&p->frames);

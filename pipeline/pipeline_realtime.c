@@ -96,7 +96,8 @@ static int gpu_numa_node(const pipeline *p, char *why, size_t why_bytes)
     }
 #ifdef EIGSTREAM_PIPELINE_CUDA
     char bus[32], path[96];
-    cudaError_t ce = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->cfg.solver.gpu_device);
+    /* Worker 0's device: its path allocates every host buffer. */
+    cudaError_t ce = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, p->workers[0].device);
     if (ce != cudaSuccess) {
         snprintf(why, why_bytes, "cudaDeviceGetPCIBusId: %s", cudaGetErrorString(ce));
         return -1;
@@ -236,18 +237,24 @@ pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_byte
     return e;
 }
 
-void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which)
+void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which, int worker)
 {
     int rc;
+    char name[16]; /* the kernel's limit: 15 characters and the NUL */
+    if (worker > 0)
+        snprintf(name, sizeof name, "%s-%d", thread_names[which], worker);
+    else
+        snprintf(name, sizeof name, "%s", worker < 0 && which == CONFIG_THREAD_FORM ? "eigs-dispatch"
+                                                                                     : thread_names[which]);
     cpu_set_t set;
     mask_to_set(p->realtime.cpus[which], &set);
     if (p->realtime.pinned[which] && (rc = pthread_setaffinity_np(thread, sizeof set, &set)) != 0)
-        LOG_ERROR("realtime", "the %s thread's CPU affinity: %s", thread_names[which] + 5, strerror(rc));
+        LOG_ERROR("realtime", "the %s thread's CPU affinity: %s", name + 5, strerror(rc));
     struct sched_param fifo = {.sched_priority = p->realtime.priority};
     if (p->realtime.priority > 0 && (rc = pthread_setschedparam(thread, SCHED_FIFO, &fifo)) != 0)
-        LOG_ERROR("realtime", "the %s thread's SCHED_FIFO priority %d: %s", thread_names[which] + 5,
+        LOG_ERROR("realtime", "the %s thread's SCHED_FIFO priority %d: %s", name + 5,
                   p->realtime.priority, strerror(rc));
     /* Last: once the name shows (ps -L, top -H, /proc/PID/task/TID/comm),
      * the settings above are in force. */
-    pthread_setname_np(thread, thread_names[which]);
+    pthread_setname_np(thread, name);
 }

@@ -13,7 +13,7 @@
 /* ---- warm-up ---------------------------------------------------------------------- */
 
 /* f->a <- `matrices` FULL matrices diag(1, 2, ..., n) in the precision. */
-static void warm_up_fill(const pipeline *p, frame *f)
+static void warm_up_fill_covariance(const pipeline *p, frame *f)
 {
     size_t n = p->n, element = eig_element_bytes(p->precision);
     size_t matrix_bytes = n * n * element;
@@ -29,6 +29,7 @@ static void warm_up_fill(const pipeline *p, frame *f)
         }
     }
     memset(&f->header, 0, sizeof f->header);
+    f->header.kind = PROTOCOL_KIND_COVARIANCE;
     f->header.n = p->n;
     f->header.count = p->matrices;
     f->header.element = p->precision;
@@ -36,23 +37,45 @@ static void warm_up_fill(const pipeline *p, frame *f)
     f->header.payload_bytes = p->matrices * matrix_bytes;
 }
 
-/* The solve's answer against the exact one: ascending values 1..n, info 0.
- * Tolerance: a few ulps of the largest value per the precision's epsilon. */
-static pipeline_error warm_up_check(const pipeline *p, const frame *f, char *err, size_t err_bytes)
+/* IQ input (form.input = iq): f->a <- an all-zero cube of the configured
+ * channels, pulses, gates, format and layout (zero in every sample format),
+ * scale 1. Its formed matrices are zero whatever the window, the FFT and
+ * the conditioning, so every eigenvalue must come back 0. */
+static void warm_up_fill_iq(const pipeline *p, frame *f)
+{
+    size_t bytes = protocol_iq_cube_bytes(p->n, p->iq_pulses, p->iq_gates, p->iq_format);
+    memset(f->a, 0, bytes);
+    memset(&f->header, 0, sizeof f->header);
+    f->header.kind = PROTOCOL_KIND_IQ;
+    f->header.n = p->n;
+    f->header.count = p->iq_pulses;
+    f->header.gates = p->iq_gates;
+    f->header.element = p->iq_format;
+    f->header.storage = p->iq_layout;
+    f->header.scale = 1.0f;
+    f->header.payload_bytes = bytes;
+}
+
+/* The solve's answer against the exact one: ascending values 1..n (IQ
+ * input: all 0), info 0. Tolerance: a few ulps of the largest value per the
+ * precision's epsilon. */
+static pipeline_error warm_up_check(const pipeline *p, const frame *f, const char *where, char *err,
+                                    size_t err_bytes)
 {
     double eps = p->precision == EIG_COMPLEX_DOUBLE ? 2.2e-16 : 1.2e-7;
     double tolerance = 16.0 * eps * p->n;
     for (size_t b = 0; b < p->matrices; b++) {
         if (f->info[b] != 0) {
-            pipeline_set_error(err, err_bytes, "warm-up solve: matrix %zu has info %d", b, f->info[b]);
+            pipeline_set_error(err, err_bytes, "warm-up solve%s: matrix %zu has info %d", where, b, f->info[b]);
             return PIPELINE_ESOLVER;
         }
         for (size_t k = 0; k < p->n; k++) {
             size_t i = b * p->n + k;
             double w = p->precision == EIG_COMPLEX_DOUBLE ? ((const double *)f->w)[i] : ((const float *)f->w)[i];
-            if (!(fabs(w - (double)(k + 1)) <= tolerance)) {
-                pipeline_set_error(err, err_bytes, "warm-up solve: eigenvalue %zu of diag(1..%u) is %.17g", k,
-                                   p->n, w);
+            double exact = p->iq_input ? 0.0 : (double)(k + 1);
+            if (!(fabs(w - exact) <= tolerance)) {
+                pipeline_set_error(err, err_bytes, "warm-up solve%s: eigenvalue %zu is %.17g, not %g (%s)", where, k,
+                                   w, exact, p->iq_input ? "an all-zero IQ cube" : "diag(1..n)");
                 return PIPELINE_ESOLVER;
             }
         }
@@ -60,28 +83,58 @@ static pipeline_error warm_up_check(const pipeline *p, const frame *f, char *err
     return PIPELINE_OK;
 }
 
-pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes)
+/* One warm-up frame formed and solved on worker w's path. */
+static pipeline_error warm_up_worker(pipeline *p, const pipeline_worker *w, char *err, size_t err_bytes)
 {
     frame *f = NULL;
-    char why[192];
+    char why[192], where[32] = "";
+    if (p->worker_count > 1)
+        snprintf(where, sizeof where, " (worker %d)", w->index);
     if (pool_get(&p->frames, (void **)&f) != POOL_OK) {
-        pipeline_set_error(err, err_bytes, "warm-up: no frame buffer");
+        pipeline_set_error(err, err_bytes, "warm-up%s: no frame buffer", where);
         return PIPELINE_EINVAL;
     }
-    warm_up_fill(p, f);
-    f->path = pipeline_active_path(p);
+    if (p->iq_input)
+        warm_up_fill_iq(p, f);
+    else
+        warm_up_fill_covariance(p, f);
+    f->path = pipeline_worker_path(w);
     pipeline_error e = path_form(f->path, f, why, sizeof why);
     if (e == PIPELINE_OK)
         e = path_solve(f->path, f, why, sizeof why);
     if (e != PIPELINE_OK)
-        pipeline_set_error(err, err_bytes, "warm-up solve: %s", why);
+        pipeline_set_error(err, err_bytes, "warm-up solve%s: %s", where, why);
     else
-        e = warm_up_check(p, f, err, err_bytes);
+        e = warm_up_check(p, f, where, err, err_bytes);
     pipeline_frame_release(p, f);
     return e;
 }
 
+pipeline_error pipeline_warm_up(pipeline *p, char *err, size_t err_bytes)
+{
+    /* Every worker: each has its own plan, streams and device slots. */
+    for (int i = 0; i < p->worker_count; i++) {
+        pipeline_error e = warm_up_worker(p, &p->workers[i], err, err_bytes);
+        if (e != PIPELINE_OK)
+            return e;
+    }
+    return PIPELINE_OK;
+}
+
 /* ---- health ----------------------------------------------------------------------- */
+
+/* h <- s when s is stalled (its frame in the step longer than stall_ns) and
+ * longer than the stage h names already. */
+static void health_consider(const stage *s, uint64_t now, uint64_t stall_ns, pipeline_health *h)
+{
+    uint64_t since = atomic_load_explicit(&s->busy_since_ns, memory_order_acquire);
+    if (since == 0 || now < since || now - since <= stall_ns || (!h->healthy && now - since <= h->stalled_ns))
+        return;
+    h->healthy = 0;
+    h->stalled_stage = s->label;
+    h->stalled_ns = now - since;
+    h->stalled_seq = atomic_load_explicit(&s->busy_seq, memory_order_relaxed);
+}
 
 void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health *h)
 {
@@ -90,17 +143,15 @@ void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health
     h->healthy = 1;
     /* Downstream first: a stage upstream of a stalled one may only be
      * waiting for it (the solve step waits for a free output buffer). */
-    for (int i = PIPELINE_STAGE_COUNT_ - 1; i >= 0; i--) {
-        const stage *s = &p->stages[i];
-        uint64_t since = atomic_load_explicit(&s->busy_since_ns, memory_order_acquire);
-        if (since == 0 || now < since || now - since <= stall_ns)
-            continue;
-        h->healthy = 0;
-        h->stalled_stage = s->name;
-        h->stalled_ns = now - since;
-        h->stalled_seq = atomic_load_explicit(&s->busy_seq, memory_order_relaxed);
+    health_consider(&p->publish, now, stall_ns, h);
+    if (!h->healthy)
         return;
-    }
+    for (int w = 0; w < p->worker_count; w++)
+        health_consider(&p->workers[w].solve, now, stall_ns, h);
+    if (!h->healthy)
+        return;
+    for (int w = 0; w < p->worker_count; w++)
+        health_consider(&p->workers[w].form, now, stall_ns, h);
 }
 
 /* ---- live settings ----------------------------------------------------------------- */

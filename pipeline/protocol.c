@@ -7,6 +7,7 @@
  */
 #include "protocol.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -101,6 +102,9 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
     put_u64(out + 40, h->payload_bytes);
     put_u32(out + 48, h->crc32c);
     put_u32(out + 52, h->snapshots);
+    uint32_t scale_bits;
+    memcpy(&scale_bits, &h->scale, 4); /* binary32, written little-endian like every field */
+    put_u32(out + 56, scale_bits);
 }
 
 void protocol_header_init(protocol_header *h, protocol_kind kind)
@@ -112,12 +116,21 @@ void protocol_header_init(protocol_header *h, protocol_kind kind)
 }
 
 /* Field checks that depend on the kind: covariance frames carry a storage and
- * no mode; eigenspace frames carry a mode and always full (0) storage. */
+ * no mode; eigenspace frames carry a mode and always full (0) storage; IQ
+ * cubes carry a sample format, a layout, no mode and a positive scale. */
 static protocol_reject check_kind_fields(const protocol_header *h)
 {
-    if (eig_element_bytes(h->element) == 0)
-        return PROTOCOL_REJECT_FIELD;
     if (h->reserved0 != 0 || (h->flags & ~(uint32_t)PROTOCOL_FLAG_KNOWN) != 0)
+        return PROTOCOL_REJECT_FIELD;
+    if (h->kind == PROTOCOL_KIND_IQ) {
+        /* NaN and Inf are not finite; > 0 refuses 0, -0 and negatives. */
+        if (protocol_iq_sample_bytes(h->element) == 0 || h->storage > PROTOCOL_IQ_PGC ||
+            h->mode != CONFIG_MODE_NONE || (h->flags & PROTOCOL_FLAG_LATE) || !isfinite(h->scale) ||
+            !(h->scale > 0.0f))
+            return PROTOCOL_REJECT_FIELD;
+        return PROTOCOL_OK;
+    }
+    if (eig_element_bytes(h->element) == 0)
         return PROTOCOL_REJECT_FIELD;
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
         if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != CONFIG_MODE_NONE)
@@ -125,8 +138,7 @@ static protocol_reject check_kind_fields(const protocol_header *h)
         if (h->flags & PROTOCOL_FLAG_LATE)
             return PROTOCOL_REJECT_FIELD;
     } else {
-        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < CONFIG_MODE_FULL ||
-            h->mode > CONFIG_MODE_NOISE || h->snapshots != 0)
+        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < CONFIG_MODE_FULL || h->mode > CONFIG_MODE_NOISE)
             return PROTOCOL_REJECT_FIELD;
     }
     return PROTOCOL_OK;
@@ -147,7 +159,7 @@ protocol_reject protocol_header_decode_kind(const uint8_t *part, size_t part_byt
         return PROTOCOL_REJECT_MAGIC;
     if (part[4] != PROTOCOL_VERSION)
         return PROTOCOL_REJECT_VERSION;
-    if (part[5] != PROTOCOL_KIND_COVARIANCE && part[5] != PROTOCOL_KIND_EIGENSPACE)
+    if (part[5] != PROTOCOL_KIND_COVARIANCE && part[5] != PROTOCOL_KIND_EIGENSPACE && part[5] != PROTOCOL_KIND_IQ)
         return PROTOCOL_REJECT_KIND;
     if (expect_kind != 0 && part[5] != expect_kind)
         return PROTOCOL_REJECT_KIND;
@@ -168,10 +180,13 @@ protocol_reject protocol_header_decode_kind(const uint8_t *part, size_t part_byt
     d.payload_bytes = get_u64(part + 40);
     d.crc32c = get_u32(part + 48);
     d.snapshots = get_u32(part + 52);
+    uint32_t scale_bits = get_u32(part + 56);
+    memcpy(&d.scale, &scale_bits, 4);
 
     if (d.header_bytes != PROTOCOL_HEADER_BYTES)
         return PROTOCOL_REJECT_HEADER_SIZE;
-    for (int i = 56; i < PROTOCOL_HEADER_BYTES; i++)
+    /* Bytes 56..59 are the IQ scale, reserved (zero) for the other kinds. */
+    for (int i = d.kind == PROTOCOL_KIND_IQ ? 60 : 56; i < PROTOCOL_HEADER_BYTES; i++)
         if (part[i] != 0)
             return PROTOCOL_REJECT_FIELD;
     protocol_reject r = check_kind_fields(&d);
@@ -211,6 +226,26 @@ size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage)
     return mul_or_zero(elements, e);
 }
 
+/* The parts after the header against a payload of `expected` bytes: their
+ * sum above it (oversized, decided without overflow) or below it
+ * (truncated), then, when there is more than one part, each of exactly
+ * `each` bytes (size_mismatch). */
+static protocol_reject check_part_sizes(const size_t *part_bytes, size_t parts, size_t expected, size_t each)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < parts; i++) {
+        if (part_bytes[i] > expected - total)
+            return PROTOCOL_REJECT_OVERSIZED;
+        total += part_bytes[i];
+    }
+    if (total < expected)
+        return PROTOCOL_REJECT_TRUNCATED;
+    for (size_t i = 0; parts > 1 && i < parts; i++)
+        if (part_bytes[i] != each)
+            return PROTOCOL_REJECT_SIZE;
+    return PROTOCOL_OK;
+}
+
 protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const size_t *part_bytes,
                                                 size_t parts, size_t max_payload_bytes)
 {
@@ -226,21 +261,8 @@ protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const 
         return PROTOCOL_REJECT_OVERSIZED;
     if (parts != 1 && parts != h->count)
         return PROTOCOL_REJECT_PARTS;
-
-    size_t total = 0;
-    for (size_t i = 0; i < parts; i++) {
-        if (part_bytes[i] > expected - total)
-            return PROTOCOL_REJECT_OVERSIZED;
-        total += part_bytes[i];
-    }
-    if (total < expected)
-        return PROTOCOL_REJECT_TRUNCATED;
     /* One part per matrix: each must hold exactly one matrix. */
-    if (parts > 1)
-        for (size_t i = 0; i < parts; i++)
-            if (part_bytes[i] != matrix)
-                return PROTOCOL_REJECT_SIZE;
-    return PROTOCOL_OK;
+    return check_part_sizes(part_bytes, parts, expected, matrix);
 }
 
 size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent)
@@ -424,6 +446,85 @@ protocol_reject protocol_check_crc(const protocol_header *h, const void *const *
     if (!(h->flags & PROTOCOL_FLAG_CRC))
         return PROTOCOL_OK;
     return protocol_payload_crc32c(part, part_bytes, parts) == h->crc32c ? PROTOCOL_OK : PROTOCOL_REJECT_CRC;
+}
+
+/* ---- IQ cube ------------------------------------------------------------------------ */
+
+/* The one name table of each, indexed by wire code; NULL = not a code. */
+static const char *const iq_format_names[] = {[PROTOCOL_IQ_CF32_LE] = "cf32_le", [PROTOCOL_IQ_CI16_LE] = "ci16_le"};
+static const char *const iq_layout_names[] = {[PROTOCOL_IQ_CPG] = "cpg", [PROTOCOL_IQ_PCG] = "pcg",
+                                              [PROTOCOL_IQ_PGC] = "pgc"};
+
+const char *protocol_iq_format_name(int format)
+{
+    int count = (int)(sizeof iq_format_names / sizeof iq_format_names[0]);
+    return format >= 0 && format < count && iq_format_names[format] ? iq_format_names[format] : "unknown";
+}
+
+const char *protocol_iq_layout_name(int layout)
+{
+    int count = (int)(sizeof iq_layout_names / sizeof iq_layout_names[0]);
+    return layout >= 0 && layout < count ? iq_layout_names[layout] : "unknown";
+}
+
+size_t protocol_iq_sample_bytes(uint8_t format)
+{
+    switch (format) {
+    case PROTOCOL_IQ_CF32_LE: return 8;
+    case PROTOCOL_IQ_CI16_LE: return 4;
+    default: return 0;
+    }
+}
+
+size_t protocol_iq_cube_bytes(uint32_t channels, uint32_t pulses, uint32_t gates, uint8_t format)
+{
+    return mul_or_zero(mul_or_zero(mul_or_zero(channels, pulses), gates), protocol_iq_sample_bytes(format));
+}
+
+size_t protocol_iq_index(uint8_t layout, uint32_t channels, uint32_t pulses, uint32_t gates, uint32_t c, uint32_t p,
+                         uint32_t g)
+{
+    switch (layout) {
+    case PROTOCOL_IQ_CPG: return ((size_t)c * pulses + p) * gates + g;
+    case PROTOCOL_IQ_PCG: return ((size_t)p * channels + c) * gates + g;
+    default: return ((size_t)p * gates + g) * channels + c;
+    }
+}
+
+uint32_t protocol_iq_parts(const protocol_header *h)
+{
+    switch (h->storage) {
+    case PROTOCOL_IQ_CPG: return h->n;
+    case PROTOCOL_IQ_PCG:
+    case PROTOCOL_IQ_PGC: return h->count;
+    default: return 0;
+    }
+}
+
+protocol_reject protocol_iq_check_sizes(const protocol_header *h, const size_t *part_bytes, size_t parts,
+                                        size_t max_payload_bytes)
+{
+    if (h->kind != PROTOCOL_KIND_IQ)
+        return PROTOCOL_REJECT_KIND;
+    size_t expected = protocol_iq_cube_bytes(h->n, h->count, h->gates, h->element);
+    uint32_t slices = protocol_iq_parts(h);
+    if (expected == 0 || slices == 0 || h->payload_bytes != (uint64_t)expected)
+        return PROTOCOL_REJECT_SIZE;
+    if (max_payload_bytes != 0 && expected > max_payload_bytes)
+        return PROTOCOL_REJECT_OVERSIZED;
+    if (parts != 1 && parts != slices)
+        return PROTOCOL_REJECT_PARTS;
+    /* One part per slice: each holds exactly one slice. */
+    return check_part_sizes(part_bytes, parts, expected, expected / slices);
+}
+
+protocol_reject protocol_iq_check_config(const protocol_header *h, uint32_t channels, uint32_t pulses,
+                                         uint32_t gates, uint8_t format, uint8_t layout)
+{
+    if (h->n != channels || h->count != pulses || h->gates != gates || h->element != format ||
+        h->storage != layout)
+        return PROTOCOL_REJECT_CONFIG;
+    return PROTOCOL_OK;
 }
 
 /* ---- CRC32C ------------------------------------------------------------------------ */

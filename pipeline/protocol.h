@@ -16,6 +16,11 @@
  *                         complex elements each (column k belongs to eigenvalue
  *                         first_index + k).
  *                         payload_bytes = bytes of meta + data.
+ *   IQ cube (kind 3):     [header][cube] or one part per index of the layout's
+ *                         slowest dimension (per channel for cpg, per pulse
+ *                         for pcg and pgc): channels n x pulses count x gates
+ *                         (header @52) complex samples of a protocol_iq_format,
+ *                         each worth raw * scale (header @56).
  *
  * The optional CRC32C (Castagnoli, as iSCSI/ext4) covers every part after the
  * header, in order.
@@ -40,8 +45,28 @@ extern "C" {
 
 typedef enum protocol_kind {
     PROTOCOL_KIND_COVARIANCE = 1,
-    PROTOCOL_KIND_EIGENSPACE = 2
+    PROTOCOL_KIND_EIGENSPACE = 2,
+    PROTOCOL_KIND_IQ = 3
 } protocol_kind;
+
+/* IQ cube sample format (kind 3, the element byte @32): the wire code and
+ * its SigMF datatype name (protocol_iq_format_name). */
+typedef enum protocol_iq_format {
+    PROTOCOL_IQ_CF32_LE = 1, /* 8 bytes: f32 re, f32 im (the bytes of EIG_COMPLEX_FLOAT) */
+    PROTOCOL_IQ_CI16_LE = 3  /* 4 bytes: i16 re, i16 im (two's complement) */
+} protocol_iq_format;
+
+/* IQ cube layout (kind 3, the storage byte @33): sample (c, p, g) of C
+ * channels, P pulses, G gates is at element index
+ *   cpg: (c*P + p)*G + g   (gate fastest, channel slowest)
+ *   pcg: (p*C + c)*G + g
+ *   pgc: (p*G + g)*C + c   (channel fastest)
+ * A multipart payload splits along the slowest index (protocol_iq_parts). */
+typedef enum protocol_iq_layout {
+    PROTOCOL_IQ_CPG = 0,
+    PROTOCOL_IQ_PCG = 1,
+    PROTOCOL_IQ_PGC = 2
+} protocol_iq_layout;
 
 /* The element byte (@32) holds an eig_precision (eig.h), whose values are
  * the wire codes: 1 complex float (8 bytes: float re, float im), 2 complex
@@ -76,8 +101,14 @@ typedef struct protocol_header {
     uint32_t flags;         /* @36 PROTOCOL_FLAG_* */
     uint64_t payload_bytes; /* @40 bytes in all parts after the header */
     uint32_t crc32c;        /* @48 of all parts after the header, if FLAG_CRC */
-    uint32_t snapshots;     /* @52 covariance: snapshots K behind each matrix (0 = unknown) */
-    /* @56..63 reserved, zero */
+    union {
+        uint32_t snapshots; /* @52 covariance: snapshots K behind each matrix (0 = unknown);
+                               eigenspace: the K its matrices were formed from (0 = unknown) */
+        uint32_t gates;     /* @52 IQ cube: range gates G per pulse */
+    };
+    float scale;            /* @56 IQ cube: sample value = raw * scale, finite and > 0;
+                               other kinds: 0 (the bytes are reserved, zero) */
+    /* @60..63 reserved, zero */
 } protocol_header;
 
 /* Eigenspace meta part: stage times (ns, CLOCK_REALTIME) then per-matrix meta. */
@@ -208,6 +239,40 @@ uint32_t protocol_payload_crc32c(const void *const *part, const size_t *part_byt
  * the header, else PROTOCOL_REJECT_CRC. Check sizes first. */
 protocol_reject protocol_check_crc(const protocol_header *h, const void *const *part,
                                    const size_t *part_bytes, size_t parts);
+
+/* ---- IQ cube (kind 3) ---------------------------------------------------------- */
+
+/* "cf32_le", "ci16_le" (SigMF datatypes); "unknown" for another value; never NULL. */
+const char *protocol_iq_format_name(int format);
+/* "cpg", "pcg", "pgc"; "unknown" for another value; never NULL. */
+const char *protocol_iq_layout_name(int layout);
+/* Bytes of one complex sample: 8 (cf32_le), 4 (ci16_le), 0 for another value. */
+size_t protocol_iq_sample_bytes(uint8_t format);
+/* Bytes of a channels x pulses x gates cube; 0 on a bad format, a zero
+ * dimension or overflow of size_t. */
+size_t protocol_iq_cube_bytes(uint32_t channels, uint32_t pulses, uint32_t gates, uint8_t format);
+/* Element index of sample (c, p, g) in a cube of the layout (above; a layout
+ * other than cpg and pcg is taken as pgc). */
+size_t protocol_iq_index(uint8_t layout, uint32_t channels, uint32_t pulses, uint32_t gates, uint32_t c, uint32_t p,
+                         uint32_t g);
+/* The part count of a one-part-per-slice payload: the layout's slowest
+ * dimension (channels n for cpg, pulses count for pcg and pgc); 0 for a bad
+ * layout. A payload is 1 part or this many parts of equal size. */
+uint32_t protocol_iq_parts(const protocol_header *h);
+
+/* Checks the sizes of a decoded IQ header against each other and the part
+ * layout, in the order of docs/protocol.md: n, count or gates 0 and
+ * payload_bytes != the cube's bytes (size_mismatch), above max_payload_bytes
+ * (0 = no limit: oversized); then the part count, 1 or protocol_iq_parts
+ * (parts), their sum (oversized, truncated) and each slice part's size
+ * (size_mismatch). part_bytes lists the sizes of the payload parts. */
+protocol_reject protocol_iq_check_sizes(const protocol_header *h, const size_t *part_bytes, size_t parts,
+                                        size_t max_payload_bytes);
+
+/* PROTOCOL_REJECT_CONFIG when h's channels (n), pulses (count), gates,
+ * format (element) or layout (storage) differ from the receiver's, else OK. */
+protocol_reject protocol_iq_check_config(const protocol_header *h, uint32_t channels, uint32_t pulses,
+                                         uint32_t gates, uint8_t format, uint8_t layout);
 
 /* The table-driven CRC32C (same result as protocol_crc32c, which uses the
  * SSE4.2 instruction when the CPU has it), and the name of the one in use. */

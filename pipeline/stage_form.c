@@ -6,13 +6,16 @@
  * as solver_error, with the reason in the log. The frame remembers the path
  * that formed it (f->path): after a solver.fallback switch, frames formed on
  * the old path are dropped by the solve stage.
+ *
+ * Each solver worker runs its own form stage on its own path
+ * (pipeline_workers.c): the frame was dealt to worker f->worker.
  */
 #include "pipeline_internal.h"
 
 stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
 {
     char err[192];
-    f->path = pipeline_active_path(p);
+    f->path = pipeline_worker_path(&p->workers[f->worker]);
     if (path_form(f->path, f, err, sizeof err) == PIPELINE_OK)
         return STAGE_PASS;
     LOG_ERROR("form", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);

@@ -15,11 +15,24 @@
  * then dropped as subscriber_slow (for every subscriber: ZeroMQ sends a
  * message to all matching subscribers or none), PUSH without a peer as
  * send_failed.
+ *
+ * Order (several solver workers; docs/daemon.md): frames reach this stage
+ * in the order their workers finish them and leave in the order they were
+ * taken from the form queue (f->ticket), through the reorder window. A
+ * frame dropped by a worker stage arrives marked (f->drop_reason): its drop
+ * is counted here and its ticket closed, so nothing waits for it. A missing
+ * ticket is waited for until the deadline of the frame held behind it; then
+ * the window releases past it (counted in reorder_gaps) and those frames go
+ * out, late. The overtaken frame, when it comes, is below the release
+ * point: late too (it was received earlier), so frame.late_policy decides:
+ * published flagged late (counted in out_of_order) or dropped as late.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <zmq.h>
 
 #include "pipeline_internal.h"
+#include "reorder.h"
 
 /* ZeroMQ's free function for a zero-copy data part: any thread. */
 static void output_release(void *data, void *hint)
@@ -41,6 +54,7 @@ static void encode_header(const pipeline *p, const frame *f, output_buffer *out,
     h.element = p->precision;
     h.storage = PROTOCOL_STORAGE_FULL;
     h.mode = p->format.mode;
+    h.snapshots = output_frame_snapshots(&p->format, f);
     h.flags = late ? PROTOCOL_FLAG_LATE : 0;
     h.payload_bytes = meta_bytes + out->data_bytes;
     if (f->header.flags & PROTOCOL_FLAG_CRC) {
@@ -118,19 +132,22 @@ static void count_published(pipeline *p, const frame *f, int late, uint64_t star
     atomic_fetch_add_explicit(&p->stats.frames_out, 1, memory_order_release);
 }
 
-stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
+/* Publishes f, or drops it (late under late_policy drop, or a refused
+ * send), and ends its life either way: counted once, as out or as one
+ * drop. overtaken: a later frame went out first; it is late whatever the
+ * clock says. start: when publish_frame took it. */
+static void publish_frame_now(pipeline *p, frame *f, int overtaken, uint64_t start)
 {
-    uint64_t start = metrics_now_ns();
     char err[192];
     if (path_output_wait(f->path, f, err, sizeof err) != PIPELINE_OK) {
         LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
-        *reason = PIPELINE_DROP_SOLVER;
-        return STAGE_DROP;
+        pipeline_frame_drop(p, f, PIPELINE_DROP_SOLVER);
+        return;
     }
-    int late = pipeline_frame_is_late(p, f, start);
+    int late = overtaken || pipeline_frame_is_late(p, f, start);
     if (late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP) {
-        *reason = PIPELINE_DROP_LATE;
-        return STAGE_DROP;
+        pipeline_frame_drop(p, f, PIPELINE_DROP_LATE);
+        return;
     }
     protocol_stage_times times = {
         .received_ns = f->received_real_ns,
@@ -145,10 +162,114 @@ stage_outcome stage_publish_step(pipeline *p, frame *f, pipeline_drop_reason *re
     if (send_output(p, &f->out) != 0) {
         int error = errno;
         LOG_DEBUG("publish", "send failed: %s", zmq_strerror(error));
-        *reason = send_failure_reason(p, error);
-        return STAGE_DROP;
+        pipeline_frame_drop(p, f, send_failure_reason(p, error));
+        return;
     }
+    if (overtaken)
+        atomic_fetch_add_explicit(&p->stats.out_of_order, 1, memory_order_relaxed);
     count_published(p, f, late, start);
     pipeline_frame_release(p, f);
-    return STAGE_DONE;
+}
+
+/* publish_frame_now with the stage marked busy for the watchdog's health
+ * check (pipeline_service.c) while the output wait and the send run. */
+static void publish_frame(pipeline *p, frame *f, int overtaken)
+{
+    stage *s = &p->publish;
+    uint64_t start = metrics_now_ns();
+    atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
+    atomic_store_explicit(&s->busy_since_ns, start, memory_order_release);
+    publish_frame_now(p, f, overtaken, start);
+    atomic_store_explicit(&s->busy_since_ns, 0, memory_order_release);
+}
+
+/* What the window released: a frame (or a closed ticket: NULL) in order,
+ * or a gap of tickets overtaken by a later frame's deadline. */
+static void publish_release(pipeline *p, const reorder_release *r)
+{
+    if (r->kind == REORDER_GAP) {
+        uint64_t count = r->last - r->seq + 1, suppressed;
+        atomic_fetch_add_explicit(&p->stats.reorder_gaps, count, memory_order_relaxed);
+        if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->gap_limit, &suppressed))
+            LOG_WARN("publish", "%llu frame(s) still solving past a later frame's deadline: published out of order "
+                     "or dropped as late (frame.late_policy) when they come (%llu more suppressed)",
+                     (unsigned long long)count, (unsigned long long)suppressed);
+        return;
+    }
+    if (r->item != NULL)
+        publish_frame(p, r->item, 0);
+    pipeline_ticket_closed(p);
+}
+
+static void publish_release_ready(pipeline *p, uint64_t now)
+{
+    reorder_release r;
+    while (reorder_pop_ready(p->window, now, &r))
+        publish_release(p, &r);
+}
+
+/* One frame from the publish queue into the window; a dropped frame is
+ * counted now and holds its ticket as NULL. */
+static void publish_accept(pipeline *p, frame *f)
+{
+    uint64_t ticket = f->ticket;
+    /* The deadline in force when the frame reaches the window (SIGHUP may change it). */
+    uint64_t deadline = f->received_ns + (uint64_t)pipeline_live_get(p)->deadline_ms * 1000000u;
+    frame *item = f;
+    if (f->drop_reason >= 0) {
+        pipeline_frame_drop(p, f, (pipeline_drop_reason)f->drop_reason);
+        item = NULL;
+    }
+    reorder_insert_result r = reorder_insert(p->window, ticket, item, deadline);
+    if (r == REORDER_FULL) {
+        /* Not reached (the dispatcher bounds what is unpublished); if it
+         * were, releasing past the gap keeps the stream going. */
+        LOG_ERROR("publish", "reorder window full at ticket %llu", (unsigned long long)ticket);
+        publish_release_ready(p, metrics_now_ns());
+        r = reorder_insert(p->window, ticket, item, deadline);
+    }
+    if (r == REORDER_IN_ORDER || r == REORDER_BUFFERED)
+        return;
+    if (r == REORDER_LATE && item != NULL) {
+        publish_frame(p, item, 1);
+    } else if (item != NULL) { /* a ticket twice: a bug, never a silent loss */
+        LOG_ERROR("publish", "frame seq %llu: ticket %llu %s", (unsigned long long)f->header.seq,
+                  (unsigned long long)ticket, reorder_insert_result_name(r));
+        pipeline_frame_drop(p, item, PIPELINE_DROP_SOLVER);
+    }
+    pipeline_ticket_closed(p);
+}
+
+/* How long the publish queue may be waited on: until the window stops
+ * waiting for a missing ticket, else indefinitely (-1). */
+static int publish_wait_ms(const pipeline *p)
+{
+    uint64_t deadline;
+    if (!reorder_next_deadline(p->window, &deadline))
+        return -1;
+    uint64_t now = metrics_now_ns();
+    if (deadline <= now)
+        return 0;
+    uint64_t ms = (deadline - now + 999999u) / 1000000u;
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+void *stage_publish_main(void *arg)
+{
+    stage *s = arg;
+    pipeline *p = s->p;
+    s->result = PIPELINE_OK;
+    for (;;) {
+        frame *f = NULL;
+        int wait_ms = publish_wait_ms(p);
+        queue_status st = wait_ms < 0 ? queue_pop(s->in, (void **)&f) : queue_pop_timed(s->in, (void **)&f, wait_ms);
+        if (st == QUEUE_CLOSED)
+            break;
+        if (st == QUEUE_OK)
+            publish_accept(p, f);
+        publish_release_ready(p, metrics_now_ns());
+    }
+    /* Every ticket given was closed or is held: release what is held. */
+    publish_release_ready(p, UINT64_MAX);
+    return NULL;
 }

@@ -39,10 +39,24 @@ void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
  * while it is still in cache: one pass over the payload instead of three. */
 #define SCAN_CHUNK_BYTES (128 * 1024)
 
+/* The bytes of one payload element and the eig_precision its finite check
+ * reads it as: a complex matrix element, or an IQ sample (cf32_le has the
+ * bytes of complex float; ci16_le is always finite: 0, no check). */
+static size_t payload_element(const protocol_header *h, uint8_t *finite_as)
+{
+    if (h->kind == PROTOCOL_KIND_IQ) {
+        *finite_as = h->element == PROTOCOL_IQ_CF32_LE ? EIG_COMPLEX_FLOAT : 0;
+        return protocol_iq_sample_bytes(h->element);
+    }
+    *finite_as = h->element;
+    return eig_element_bytes(h->element);
+}
+
 void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
 {
     uint8_t *a = f->a;
-    size_t element = eig_element_bytes(f->header.element);
+    uint8_t finite_as;
+    size_t element = payload_element(&f->header, &finite_as);
     int crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0;
     for (size_t done = 0; done < bytes;) {
         size_t chunk = bytes - done < SCAN_CHUNK_BYTES ? bytes - done : SCAN_CHUNK_BYTES;
@@ -54,18 +68,38 @@ void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, si
         /* Whole elements only; a part boundary inside an element is checked
          * with the next chunk (invalid layouts fail the size check anyway). */
         size_t upto = *copied - *copied % element;
-        if (scan->finite == PROTOCOL_OK && upto > scan->checked)
-            scan->finite = protocol_check_finite(a + scan->checked, upto - scan->checked, f->header.element);
+        if (finite_as != 0 && scan->finite == PROTOCOL_OK && upto > scan->checked)
+            scan->finite = protocol_check_finite(a + scan->checked, upto - scan->checked, finite_as);
         scan->checked = upto;
     }
+}
+
+/* An IQ cube's header against form.* and solver.n. */
+static protocol_reject receive_check_iq_config(const pipeline *p, const protocol_header *h, char *detail,
+                                               size_t detail_bytes)
+{
+    protocol_reject r = protocol_iq_check_config(h, p->n, p->iq_pulses, p->iq_gates, p->iq_format, p->iq_layout);
+    if (r != PROTOCOL_OK)
+        snprintf(detail, detail_bytes,
+                 "cube of %u channels x %u pulses x %u gates, %s %s; configured solver.n=%u form.pulses=%u "
+                 "form.range_gates=%u form.iq_format=%s form.iq_layout=%s", h->n, h->count, h->gates,
+                 protocol_iq_format_name(h->element), protocol_iq_layout_name(h->storage), p->n, p->iq_pulses,
+                 p->iq_gates, protocol_iq_format_name(p->iq_format), protocol_iq_layout_name(p->iq_layout));
+    return r;
 }
 
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes)
 {
-    protocol_reject r = protocol_header_decode_kind(part, part_bytes, PROTOCOL_KIND_COVARIANCE, &f->header);
+    /* One input kind per daemon (form.input): the other is bad_kind, before its fields. */
+    uint8_t expect = p->iq_input ? PROTOCOL_KIND_IQ : PROTOCOL_KIND_COVARIANCE;
+    protocol_reject r = protocol_header_decode_kind(part, part_bytes, expect, &f->header);
     if (r == PROTOCOL_REJECT_KIND)
-        snprintf(detail, detail_bytes, "kind %u is not covariance", part_bytes > 5 ? ((const uint8_t *)part)[5] : 0);
+        snprintf(detail, detail_bytes, "kind %u is not %s (form.input = %s)",
+                 part_bytes > 5 ? ((const uint8_t *)part)[5] : 0, p->iq_input ? "IQ cube" : "covariance",
+                 config_form_input_name(p->cfg.form.input));
+    if (r == PROTOCOL_OK && p->iq_input)
+        return receive_check_iq_config(p, &f->header, detail, detail_bytes);
     if (r == PROTOCOL_OK) {
         r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
         if (r != PROTOCOL_OK)
@@ -79,22 +113,27 @@ protocol_reject receive_check_header(const pipeline *p, frame *f, const void *pa
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
                                       const payload_scan *scan, char *detail, size_t detail_bytes)
 {
-    /* More parts than matrices: f->part_bytes holds only the first ones;
-     * checking no parts gives the header's size checks, then `parts`. */
-    size_t listed = parts > p->matrices ? 0 : parts;
-    protocol_reject r = protocol_covariance_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
+    /* More parts than a valid frame has: f->part_bytes holds only the first
+     * ones; checking no parts gives the header's size checks, then `parts`. */
+    size_t listed = parts > p->part_capacity ? 0 : parts;
+    protocol_reject r;
+    if (p->iq_input)
+        r = protocol_iq_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
+    else
+        r = protocol_covariance_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
     if (r != PROTOCOL_OK) {
         snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts, copied,
-                 (unsigned long long)f->header.payload_bytes, protocol_storage_name(f->header.storage),
-                 eig_precision_name(f->header.element));
+                 (unsigned long long)f->header.payload_bytes,
+                 p->iq_input ? protocol_iq_layout_name(f->header.storage) : protocol_storage_name(f->header.storage),
+                 p->iq_input ? protocol_iq_format_name(f->header.element) : eig_precision_name(f->header.element));
         return r;
     }
     if ((f->header.flags & PROTOCOL_FLAG_CRC) && scan->crc != f->header.crc32c)
         return PROTOCOL_REJECT_CRC;
     if (scan->finite != PROTOCOL_OK)
         return scan->finite;
-    if (p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 && f->header.snapshots == 0 &&
-        p->cfg.output.snapshots == 0) {
+    if (p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
+        output_frame_snapshots(&p->format, f) == 0 && p->cfg.output.snapshots == 0) {
         snprintf(detail, detail_bytes,
                  "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "
                  "(set output.snapshots or output.signal_dimension)");
@@ -143,7 +182,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
         }
         more = zmq_msg_more(&part);
         size_t bytes = zmq_msg_size(&part);
-        if (parts < p->matrices)
+        if (parts < p->part_capacity)
             f->part_bytes[parts] = bytes;
         parts++;
         if (r == PROTOCOL_OK && !overflow) {

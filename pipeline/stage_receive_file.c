@@ -28,6 +28,14 @@ pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err,
         pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
         return PIPELINE_EINVAL;
     }
+    if (p->iq_input) {
+        /* A recording's meta (docs/recording.md) knows covariance and
+         * eigenspace frames only: nothing records the gates, sample format
+         * and layout an IQ cube needs, so IQ recordings do not exist yet. */
+        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: file input takes covariance recordings only; "
+                           "form.input = iq needs a ZeroMQ input", name);
+        return PIPELINE_EINVAL;
+    }
     const recording_format *rf = recording_reader_format(p->recording);
     uint64_t frames = recording_reader_frames(p->recording);
     if (frames > 0 && rf->kind != PROTOCOL_KIND_COVARIANCE) {

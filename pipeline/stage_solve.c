@@ -11,13 +11,14 @@
  * whole drops the frame as solver_error; per-matrix failures travel in the
  * output's status fields.
  *
- * solver.fallback cpu: after such a path error the solve stage switches the
- * pipeline to the host path (pipeline_path_fall_back) between frames. The
+ * solver.fallback cpu: after such a path error the solve stage switches its
+ * worker to the host path (pipeline_worker_fall_back) between frames. The
  * failed frame, and every frame the form stage formed on the old path
  * (in the solve queue, or being formed during the switch: on the cuda path
  * their matrices live in the old path's device slots), are dropped as
  * solver_error: none is re-formed. The old path stays alive, unused, until
  * pipeline_destroy: it owns the frame buffers and releases those frames.
+ * With several workers each falls back on its own.
  */
 #include <stdio.h>
 
@@ -26,9 +27,10 @@
 stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
 {
     char err[192];
+    pipeline_worker *w = &p->workers[f->worker];
     *reason = PIPELINE_DROP_SOLVER;
     f->solve_start_real_ns = metrics_realtime_ns();
-    if (f->path != pipeline_active_path(p)) {
+    if (f->path != pipeline_worker_path(w)) {
         snprintf(err, sizeof err, "formed on the %s path before the fallback", path_name(f->path));
         goto failed;
     }
@@ -47,7 +49,7 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reas
     f->solve_end_real_ns = metrics_realtime_ns();
     return STAGE_PASS;
 path_failed:
-    pipeline_path_fall_back(p);
+    pipeline_worker_fall_back(p, w);
 failed:
     LOG_ERROR("solve", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
     return STAGE_DROP;

@@ -11,6 +11,9 @@ packages=(build-essential cmake pkg-config git
           clang libomp-dev  # libFuzzer and OpenMP for clang: the fuzz stage (tools/run-fuzz.sh)
           python3 python3-numpy python3-zmq python3-matplotlib
           prometheus chromium)  # promtool and headless chromium: the monitoring tests
+# cpack -G DEB (dpkg-shlibdeps reads the binaries with file) and the pip
+# install test of the Python package (venv; wheel builds it offline).
+packages+=(file dpkg-dev python3-venv python3-wheel)
 
 missing=()
 for p in "${packages[@]}"; do

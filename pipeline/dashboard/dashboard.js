@@ -127,6 +127,11 @@ function update(m) {
   drawBars(document.getElementById("queues"), [
     ["form queue", q.form, q.capacity], ["solve queue", q.solve, q.capacity], ["publish queue", q.publish, q.capacity],
     ["frames free", q.frames_free, q.frames_total], ["outputs free", q.outputs_free, q.outputs_total]]);
+  // Each worker's share of the last interval spent solving, and the frames
+  // dealt to it; then what the reorder window let through out of order.
+  drawBars(document.getElementById("workers"), (m.workers || []).map((k) =>
+    [`worker ${k.worker} · ${k.device} · ${k.frames} frames`, Math.round(100 * k.load), 100])
+    .concat([["reorder gaps", m.reorder.gaps], ["out of order", m.reorder.out_of_order]]));
   drawBars(document.getElementById("drops"), Object.entries(m.dropped), true);
   drawBars(document.getElementById("rejects"), Object.entries(m.rejected).filter(([, v]) => v > 0)
     .concat(f.rejected === 0 ? [["none", 0]] : []), true);

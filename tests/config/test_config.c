@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "protocol.h"
 #include "test_check.h"
 
 static char temp_dir[256];
@@ -122,6 +123,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->solver.matrices = PICK(180, 360);
     c->solver.gpu_device = PICK(0, 1);
     c->solver.cpu_threads = PICK(0, 2);
+    c->solver.workers = PICK(1, 3);
     c->frame.deadline_ms = PICK(1000, 250);
     c->frame.late_policy = PICK(CONFIG_LATE_PUBLISH, CONFIG_LATE_DROP);
     c->frame.queue_depth = PICK(4, 8);
@@ -129,6 +131,20 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->form.diagonal_loading = PICK(0, 1);
     c->form.diagonal_loading_db = PICK(-30.0, -40.0);
     c->form.forward_backward = PICK(0, 1);
+    c->form.input = PICK(CONFIG_FORM_INPUT_COVARIANCE, CONFIG_FORM_INPUT_IQ);
+    c->form.iq_format = PICK(PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CF32_LE);
+    c->form.iq_layout = PICK(PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC);
+    c->form.pulses = PICK(180, 64);
+    c->form.range_gates = PICK(256, 512);
+    c->form.window = PICK(FORM_WINDOW_HANN, FORM_WINDOW_TAYLOR);
+    c->form.sidelobe_db = PICK(40.0, 35.0);
+    c->form.fft_size = PICK(0, 128);
+    c->form.doppler_first = PICK(0, 100);
+    c->form.doppler_bins = PICK(0, 90);
+    c->form.range_segments = PICK(1, 4);
+    c->form.guard_gates = PICK(0, 2);
+    c->form.fft_threads = PICK(0, 2);
+    strcpy(c->form.fft_wisdom_file, PICK("", "/var/lib/eigstream/fftw.wisdom"));
     strcpy(c->metrics.endpoint, PICK("tcp://127.0.0.1:5552", "ipc:///tmp/eigstream-metrics"));
     c->metrics.interval_ms = PICK(1000, 250);
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
@@ -183,6 +199,10 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(solver.matrices);
     SAME_INT(solver.gpu_device);
     SAME_INT(solver.cpu_threads);
+    SAME_INT(solver.workers);
+    SAME_INT(solver.gpu_devices.count);
+    for (int i = 0; i < got->solver.gpu_devices.count && i < CONFIG_LIST_MAX; i++)
+        SAME_INT(solver.gpu_devices.values[i]);
     SAME_INT(frame.deadline_ms);
     SAME_INT(frame.late_policy);
     SAME_INT(frame.queue_depth);
@@ -190,6 +210,20 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(form.diagonal_loading);
     SAME_REAL(form.diagonal_loading_db);
     SAME_INT(form.forward_backward);
+    SAME_INT(form.input);
+    SAME_INT(form.iq_format);
+    SAME_INT(form.iq_layout);
+    SAME_INT(form.pulses);
+    SAME_INT(form.range_gates);
+    SAME_INT(form.window);
+    SAME_REAL(form.sidelobe_db);
+    SAME_INT(form.fft_size);
+    SAME_INT(form.doppler_first);
+    SAME_INT(form.doppler_bins);
+    SAME_INT(form.range_segments);
+    SAME_INT(form.guard_gates);
+    SAME_INT(form.fft_threads);
+    SAME_STRING(form.fft_wisdom_file);
     SAME_STRING(metrics.endpoint);
     SAME_INT(metrics.interval_ms);
     SAME_STRING(metrics.http);
@@ -217,6 +251,9 @@ static const char *const all_settings[] = {
     "solver.cpu_threads",
     "frame.deadline_ms", "frame.late_policy", "frame.queue_depth", "frame.overflow_policy",
     "form.diagonal_loading", "form.diagonal_loading_db", "form.forward_backward",
+    "form.input", "form.iq_format", "form.iq_layout", "form.pulses", "form.range_gates", "form.window",
+    "form.sidelobe_db", "form.fft_size", "form.doppler_first", "form.doppler_bins", "form.range_segments",
+    "form.guard_gates", "form.fft_threads", "form.fft_wisdom_file",
     "metrics.endpoint", "metrics.interval_ms", "metrics.http",
     "log.level",
     "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
@@ -633,10 +670,14 @@ static const char full_file[] =
     "};\n"
     "solver = {\n"
     "  backend = \"lapack\"; precision = \"float\";\n"
-    "  n = 64; matrices = 360; gpu_device = 1; cpu_threads = 2;\n"
+    "  n = 64; matrices = 360; gpu_device = 1; cpu_threads = 2; workers = 3;\n"
     "};\n"
     "frame = { deadline_ms = 250; late_policy = \"drop\"; queue_depth = 8; overflow_policy = \"block\"; };\n"
-    "form = { diagonal_loading = true; diagonal_loading_db = -40; forward_backward = true; };\n";
+    "form = { diagonal_loading = true; diagonal_loading_db = -40; forward_backward = true;\n"
+    "  input = \"iq\"; iq_format = \"cf32_le\"; iq_layout = \"pgc\"; pulses = 64; range_gates = 512;\n"
+    "  window = \"taylor\"; sidelobe_db = 35; fft_size = 128; doppler_first = 100; doppler_bins = 90;\n"
+    "  range_segments = 4; guard_gates = 2; fft_threads = 2;\n"
+    "  fft_wisdom_file = \"/var/lib/eigstream/fftw.wisdom\"; };\n";
 
 static void test_full_file(void)
 {
@@ -658,6 +699,81 @@ static void test_full_file(void)
 }
 
 /* config_write_settings of a non-default configuration loads back to it. */
+static void expect_invalid(const char *what, const eigstream_config *cfg, config_error code, const char *want);
+
+/* solver.gpu_devices (a list) and solver.workers: loading, the worker
+ * count and devices they give, each error with its line, the rules between
+ * them, writing and reading back. */
+static void test_worker_lists(void)
+{
+    eigstream_config cfg;
+    expect_ok("devices_shared.cfg", "solver = {\n  gpu_devices = [0, 0];\n};\n", &cfg);
+    CHECK(cfg.solver.gpu_devices.count == 2 && cfg.solver.gpu_devices.values[0] == 0 &&
+              cfg.solver.gpu_devices.values[1] == 0,
+          "[0, 0]: count %d", cfg.solver.gpu_devices.count);
+    CHECK(config_solver_worker_count(&cfg) == 2 && config_solver_worker_device(&cfg, 1) == 0,
+          "[0, 0]: %d workers", config_solver_worker_count(&cfg));
+    expect_ok("devices_three.cfg", "solver = { backend = \"cuda\"; gpu_devices = (1, 3, 2); workers = 3; };\n", &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 3 && config_solver_worker_device(&cfg, 0) == 1 &&
+              config_solver_worker_device(&cfg, 1) == 3 && config_solver_worker_device(&cfg, 2) == 2,
+          "(1, 3, 2): %d workers", config_solver_worker_count(&cfg));
+    expect_ok("workers_cpu.cfg", "solver = { backend = \"cpu\"; gpu_devices = []; workers = 4; gpu_device = 2; };\n",
+              &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 4 && config_solver_worker_device(&cfg, 3) == 2,
+          "workers 4: %d workers, device %d", config_solver_worker_count(&cfg), config_solver_worker_device(&cfg, 3));
+    expect_ok("workers_default.cfg", "", &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 1 && config_solver_worker_device(&cfg, 0) == 0,
+          "defaults: one worker on device 0");
+
+    static const bad_file cases[] = {
+        {"devices_range.cfg", "solver = {\n  gpu_devices = [0,\n    64];\n};\n", CONFIG_ERANGE,
+         ":3: solver.gpu_devices: entry 1: 64 is out of range 0..63"},
+        {"devices_negative.cfg", "solver = {\n  gpu_devices = [-1];\n};\n", CONFIG_ERANGE,
+         ":2: solver.gpu_devices: entry 0: -1 is out of range 0..63"},
+        {"devices_scalar.cfg", "solver = {\n  gpu_devices = 0;\n};\n", CONFIG_ETYPE,
+         ":2: solver.gpu_devices: expected a list of integers: [0, 1]"},
+        {"devices_string.cfg", "solver = {\n  gpu_devices = (0, \"1\");\n};\n", CONFIG_ETYPE,
+         ":2: solver.gpu_devices: entry 1: expected an integer"},
+        {"devices_many.cfg", "solver = {\n  gpu_devices = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];\n};\n",
+         CONFIG_ERANGE, ":2: solver.gpu_devices: 17 entries: at most 16"},
+        {"devices_wrap.cfg", "solver = {\n  gpu_devices = [0, 4294967296];\n};\n", CONFIG_ERANGE,
+         ":2: solver.gpu_devices: 4294967296 is out of range 0..63"},
+        {"workers_range.cfg", "solver = {\n  workers = 0;\n};\n", CONFIG_ERANGE,
+         ":2: solver.workers: 0 is out of range 1..16"},
+        {"devices_cpu.cfg", "solver = {\n  backend = \"cpu\";\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":3: solver.gpu_devices: needs backend cuda or auto, not cpu (host backends take solver.workers)"},
+        {"devices_both.cfg", "solver = {\n  gpu_device = 1;\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":3: solver.gpu_devices: set either solver.gpu_device (1) or solver.gpu_devices, not both"},
+        {"workers_mismatch.cfg", "solver = {\n  workers = 3;\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":2: solver.workers: 3 does not match the 2 entries of solver.gpu_devices (one worker per entry: "
+         "leave workers at 1)"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
+
+    /* Programmatic: the same rows. */
+    config_defaults(&cfg);
+    cfg.solver.gpu_devices.count = CONFIG_LIST_MAX + 1;
+    expect_invalid("17 devices", &cfg, CONFIG_ERANGE, "solver.gpu_devices: 17 entries: at most 16");
+    cfg.solver.gpu_devices = (config_int_list){.count = 2, .values = {0, 64}};
+    expect_invalid("device 64", &cfg, CONFIG_ERANGE, "solver.gpu_devices: entry 1: 64 is out of range 0..63");
+
+    /* Written and read back. */
+    eigstream_config want, got;
+    config_defaults(&want);
+    want.solver.gpu_devices = (config_int_list){.count = 3, .values = {2, 0, 5}};
+    char *text = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&text, &bytes);
+    if (f == NULL)
+        return;
+    config_write_settings(f, &want);
+    fclose(f);
+    CHECK(strstr(text, "gpu_devices = [2, 0, 5];") != NULL, "written as a list:\n%s", text);
+    expect_ok("devices_round_trip.cfg", text, &got);
+    check_equal("gpu_devices round trip", &got, &want);
+    free(text);
+}
+
 static void test_write_round_trip(void)
 {
     eigstream_config want, got;
@@ -760,6 +876,82 @@ static void expect_invalid(const char *what, const eigstream_config *cfg, config
     CHECK(rc == code, "%s: code %d (%s), want %d; message \"%s\"", what, rc, config_strerror(rc),
           code, err);
     CHECK(strcmp(err, want) == 0, "%s: message\n      \"%s\"\n want \"%s\"", what, err, want);
+}
+
+/* form.input = iq: the forming's rules, each with the settings it names.
+ * Oracle: the arithmetic of form_iq.h done by hand for each case. */
+static void test_validate_iq(void)
+{
+    eigstream_config cfg;
+    config_defaults(&cfg);
+    cfg.form.input = CONFIG_FORM_INPUT_IQ;
+    /* 180 pulses, F = 180, 180 bins x 1 segment = 180 matrices, K = 256 >= 128. */
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "iq defaults valid");
+    CHECK(config_form_fft_size(&cfg) == 180 && config_form_doppler_bins(&cfg) == 180 &&
+              config_form_snapshots(&cfg) == 256, "iq defaults: F %u bins %u K %u", config_form_fft_size(&cfg),
+          config_form_doppler_bins(&cfg), config_form_snapshots(&cfg));
+    cfg.form.range_segments = 2;
+    expect_invalid("bins x segments", &cfg, CONFIG_EINVAL,
+                   "form.doppler_bins: 180 bins x form.range_segments = 2 make 360 matrices per frame, but "
+                   "solver.matrices = 180");
+    cfg.form.doppler_bins = 90; /* 90 x 2 = 180; segments of 128 gates */
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "90 bins x 2 segments");
+    cfg.form.guard_gates = 3; /* K = 128 - 7 = 121 < 128 */
+    CHECK(config_form_snapshots(&cfg) == 121, "K with guards = %u", config_form_snapshots(&cfg));
+    expect_invalid("K < n", &cfg, CONFIG_EINVAL,
+                   "form.range_segments: 121 snapshots per matrix (form.range_gates / form.range_segments less "
+                   "guards) are fewer than solver.n = 128: every matrix would be singular; use fewer segments "
+                   "or guards, or set form.diagonal_loading");
+    cfg.form.diagonal_loading = 1;
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "K < n with diagonal loading");
+    cfg.form.guard_gates = 64; /* 129 excluded of 128 */
+    expect_invalid("no training gate", &cfg, CONFIG_EINVAL,
+                   "form.guard_gates: 64 guard gates on either side of the centre gate leave no training "
+                   "gate in a segment of 128 gates");
+    config_defaults(&cfg);
+    cfg.form.input = CONFIG_FORM_INPUT_IQ;
+    cfg.form.range_gates = 250;
+    cfg.form.range_segments = 3;
+    cfg.form.doppler_bins = 60;
+    expect_invalid("gates % segments", &cfg, CONFIG_EINVAL,
+                   "form.range_segments: 3 does not divide form.range_gates = 250");
+    config_defaults(&cfg);
+    cfg.form.input = CONFIG_FORM_INPUT_IQ;
+    cfg.form.fft_size = 128;
+    expect_invalid("fft < pulses", &cfg, CONFIG_EINVAL,
+                   "form.fft_size: 128 is less than form.pulses = 180 (0 = form.pulses)");
+    cfg.form.fft_size = 256;
+    expect_invalid("bins of F", &cfg, CONFIG_EINVAL,
+                   "form.doppler_bins: 256 bins x form.range_segments = 1 make 256 matrices per frame, but "
+                   "solver.matrices = 180");
+    cfg.form.doppler_bins = 180;
+    cfg.form.doppler_first = 250; /* wraps past F: allowed */
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "wrapping bins");
+    cfg.form.doppler_first = 256;
+    expect_invalid("first bin", &cfg, CONFIG_EINVAL,
+                   "form.doppler_first: 256 is not a bin of the 256-point Doppler FFT (0..255)");
+    config_defaults(&cfg);
+    cfg.form.input = CONFIG_FORM_INPUT_IQ;
+    cfg.input.max_message_bytes = 1024 * 1024;
+    expect_invalid("cube size", &cfg, CONFIG_EINVAL,
+                   "input.max_message_bytes: 1048576 cannot hold one IQ cube: 128 channels x 180 pulses x 256 "
+                   "gates of ci16_le need 23592960 bytes");
+    /* Covariance input ignores the forming settings. */
+    cfg.form.input = CONFIG_FORM_INPUT_COVARIANCE;
+    cfg.input.max_message_bytes = 128 * 1024 * 1024;
+    cfg.form.range_segments = 7;
+    CHECK(config_validate(&cfg, NULL, 0) == CONFIG_OK, "covariance input ignores form.range_segments");
+    config_defaults(&cfg);
+    cfg.form.iq_format = 2; /* the gap between cf32_le (1) and ci16_le (3) */
+    expect_invalid("iq_format gap", &cfg, CONFIG_ERANGE, "form.iq_format: 2 is not one of cf32_le|ci16_le");
+    config_defaults(&cfg);
+    strcpy(cfg.form.fft_wisdom_file, "a\nb");
+    expect_invalid("wisdom newline", &cfg, CONFIG_EINVAL, "form.fft_wisdom_file: control character at byte 1");
+    expect_error("iq_format_bad.cfg", "form = {\n  iq_format = \"ci8\";\n};\n", CONFIG_ERANGE,
+                 ":2: form.iq_format: expected one of cf32_le|ci16_le");
+    expect_error("iq_rule.cfg", "solver = { matrices = 90; };\nform = {\n  input = \"iq\";\n};\n", CONFIG_EINVAL,
+                 ":1: form.doppler_bins: 180 bins x form.range_segments = 1 make 180 matrices per frame, "
+                 "but solver.matrices = 90");
 }
 
 /* Programmatic configurations (no file) meet every rule of a file: each
@@ -926,6 +1118,27 @@ static void test_live_settings(void)
     CHECK(c.frame.deadline_ms == 7 && c.solver.n == a.solver.n && c.security.curve_allow[0] == '\0',
           "config_copy_live copied deadline %d, n %d, curve_allow \"%s\"", c.frame.deadline_ms, c.solver.n,
           c.security.curve_allow);
+
+    /* Lists (solver.gpu_devices) compare by their entries: what lies past
+     * count is not part of the value; a changed entry is a restart-only
+     * change, as are the IQ forming settings. */
+    b = a;
+    b.solver.gpu_devices.values[CONFIG_LIST_MAX - 1] = a.solver.gpu_devices.values[CONFIG_LIST_MAX - 1] + 1;
+    count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 0, "%zu changes past a list's count, want 0", count);
+    a.solver.gpu_devices.count = b.solver.gpu_devices.count = 2;
+    a.solver.gpu_devices.values[0] = b.solver.gpu_devices.values[0] = 0;
+    a.solver.gpu_devices.values[1] = 0;
+    b.solver.gpu_devices.values[1] = 1;
+    b.form.pulses = a.form.pulses + 1;
+    count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 2, "%zu changes of gpu_devices [0, 0] -> [0, 1] and form.pulses, want 2", count);
+    if (count == 2) {
+        CHECK(strcmp(changes[0].name, "gpu_devices") == 0 && !changes[0].live, "change 0: %s live %d",
+              changes[0].name, changes[0].live);
+        CHECK(strcmp(changes[1].name, "pulses") == 0 && !changes[1].live, "change 1: %s live %d", changes[1].name,
+              changes[1].live);
+    }
 }
 
 int main(int argc, char **argv)
@@ -957,8 +1170,10 @@ int main(int argc, char **argv)
     test_cross_checks();
     test_full_file();
     test_write_round_trip();
+    test_worker_lists();
     test_names();
     test_choice_spellings();
+    test_validate_iq();
     test_validate_programmatic();
     test_validate_rules();
     test_validate_backend_n();

@@ -6,8 +6,8 @@
  *
  *   fuzz_corpus_gen tests/fuzz/corpus     # rewrites every seed
  *
- * Writes OUT/<target>/<seed> for the targets covariance, eigenspace, config,
- * npy and recording_meta (the folders must exist). Exit 0, or 1 naming the
+ * Writes OUT/<target>/<seed> for the targets covariance, eigenspace, iq,
+ * config, npy and recording_meta (the folders must exist). Exit 0, or 1 naming the
  * file that could not be written.
  */
 #include <stdio.h>
@@ -114,6 +114,45 @@ static void seed_eigenspace(const char *name, uint32_t n, uint32_t count, uint8_
     seed_message("eigenspace", name, &h, part, part_bytes, 2);
 }
 
+/* An IQ cube of channels x pulses x gates (raw values 0, 1, ...), one part
+ * or one per slice of the layout's slowest dimension. */
+static void seed_iq(const char *name, uint32_t channels, uint32_t pulses, uint32_t gates, uint8_t format,
+                    uint8_t layout, int per_slice, int crc)
+{
+    static uint8_t payload[1 << 14];
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    h.seq = 11;
+    h.n = channels;
+    h.count = pulses;
+    h.gates = gates;
+    h.element = format;
+    h.storage = layout;
+    h.scale = 0.5f;
+    size_t bytes = protocol_iq_cube_bytes(channels, pulses, gates, format);
+    size_t sample = protocol_iq_sample_bytes(format);
+    for (size_t i = 0; i < bytes / sample; i++) {
+        if (format == PROTOCOL_IQ_CI16_LE) {
+            int16_t v[2] = {(int16_t)(i % 200 - 100), (int16_t)(i % 13)};
+            memcpy(payload + 4 * i, v, 4);
+        } else {
+            float v[2] = {(float)(i % 7), -(float)(i % 5)};
+            memcpy(payload + 8 * i, v, 8);
+        }
+    }
+    h.payload_bytes = bytes;
+    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
+    h.crc32c = crc ? protocol_crc32c(0, payload, bytes) : 0;
+    const void *part[FUZZ_PARTS_MAX - 1];
+    size_t part_bytes[FUZZ_PARTS_MAX - 1];
+    size_t parts = per_slice ? protocol_iq_parts(&h) : 1;
+    for (size_t i = 0; i < parts; i++) {
+        part[i] = payload + i * (bytes / parts);
+        part_bytes[i] = bytes / parts;
+    }
+    seed_message("iq", name, &h, part, part_bytes, parts);
+}
+
 /* Writes an .npy seed with npy_write (through a temporary file). */
 static void seed_npy(const char *name, npy_dtype dtype, int fortran_order, int ndim, const size_t *shape)
 {
@@ -176,6 +215,10 @@ int main(int argc, char **argv)
     seed_eigenspace("values", 4, 2, EIG_COMPLEX_FLOAT, CONFIG_MODE_VALUES, 2, 0);
     seed_eigenspace("signal", 4, 3, EIG_COMPLEX_FLOAT, CONFIG_MODE_SIGNAL, 1, 1);
     seed_eigenspace("noise", 3, 1, EIG_COMPLEX_DOUBLE, CONFIG_MODE_NOISE, 2, 0);
+    seed_iq("ci16_cpg_one_part_crc", 3, 4, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CPG, 0, 1);
+    seed_iq("ci16_pcg_per_pulse", 2, 4, 3, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG, 1, 0);
+    seed_iq("cf32_pgc_per_pulse_crc", 3, 2, 4, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_PGC, 1, 1);
+    seed_iq("cf32_cpg_per_channel", 4, 2, 2, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_CPG, 1, 0);
     seed_configs();
     static const size_t shape2[2] = {2, 3}, shape1[1] = {4};
     seed_npy("c16_2x3.npy", NPY_COMPLEX128, 0, 2, shape2);

@@ -26,6 +26,11 @@ timeout 90 $B/tools/bench/eigstream-bench pipeline --backend cuda --frames 20 --
 timeout 60 $B/tools/bench/eigstream-bench pipeline --backend cuda --frames 20 --parts per-matrix \
   --transport ipc >>"$OUT/pipeline.txt" 2>&1; echo "rc=$?" >>"$OUT/pipeline.txt"
 tail -40 "$OUT/pipeline.txt"
+echo "== iq forming bench"
+timeout 120 $B/tools/bench/eigstream-bench iq --runs 20 >"$OUT/bench-iq.txt" 2>&1; echo "rc=$?" >>"$OUT/bench-iq.txt"
+timeout 120 $B/tools/bench/eigstream-bench iq --runs 20 --precision float >>"$OUT/bench-iq.txt" 2>&1
+echo "rc=$?" >>"$OUT/bench-iq.txt"
+grep -E "GPU|ratio|rc=" "$OUT/bench-iq.txt"
 echo "== demo"
 timeout 60 tools/demo/eigstream-demo.sh --build $B --frames 10 >"$OUT/demo.txt" 2>&1; echo "demo rc=$?"
 grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5

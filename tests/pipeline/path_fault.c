@@ -3,6 +3,7 @@
  * path_create made (host or cuda) and forwards every path_ops call to it,
  * adding a delay before forming and whole-solve failures.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,20 +15,67 @@
 pipeline_error __real_path_create(path **out, const path_params *params, char *err, size_t err_bytes);
 pipeline_error __wrap_path_create(path **out, const path_params *params, char *err, size_t err_bytes);
 
+#define GATES 16
+
 typedef struct path_fault {
     path base;
     path *inner;
     int form_delay_ms;
+    int gate; /* -1: none */
     atomic_int failing_solves;
 } path_fault;
 
 static path_fault_spec armed;
-static int is_armed;
+static int armed_paths, wrapped_paths;
+
+/* One gate per armed path: forms wait while it is closed. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t opened;
+    int open[GATES];
+    int waiting[GATES];
+} gates = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, {0}};
+
+void path_fault_arm_paths(const path_fault_spec *spec, int paths)
+{
+    armed = *spec;
+    armed_paths = paths;
+    wrapped_paths = 0;
+    pthread_mutex_lock(&gates.lock);
+    for (int i = 0; i < GATES; i++)
+        gates.open[i] = gates.waiting[i] = 0;
+    pthread_mutex_unlock(&gates.lock);
+}
 
 void path_fault_arm(const path_fault_spec *spec)
 {
-    armed = *spec;
-    is_armed = 1;
+    path_fault_arm_paths(spec, 1);
+}
+
+void path_fault_open(int i)
+{
+    pthread_mutex_lock(&gates.lock);
+    gates.open[i] = 1;
+    pthread_cond_broadcast(&gates.opened);
+    pthread_mutex_unlock(&gates.lock);
+}
+
+int path_fault_waiting(int i)
+{
+    pthread_mutex_lock(&gates.lock);
+    int waiting = gates.waiting[i];
+    pthread_mutex_unlock(&gates.lock);
+    return waiting;
+}
+
+static void gate_pass(int i)
+{
+    pthread_mutex_lock(&gates.lock);
+    gates.waiting[i]++;
+    while (!gates.open[i])
+        pthread_cond_wait(&gates.opened, &gates.lock);
+    gates.waiting[i]--;
+    pthread_mutex_unlock(&gates.lock);
 }
 
 static path *inner_of(path *p)
@@ -48,6 +96,8 @@ static void fault_buffer_free(path *p, void *ptr)
 static pipeline_error fault_form(path *p, frame *f, char *err, size_t err_bytes)
 {
     int delay = ((path_fault *)p)->form_delay_ms;
+    if (((path_fault *)p)->gate >= 0)
+        gate_pass(((path_fault *)p)->gate);
     if (delay > 0)
         test_sleep_ms(delay);
     return path_form(inner_of(p), f, err, err_bytes);
@@ -97,13 +147,13 @@ static const path_ops fault_ops = {
     .destroy = fault_destroy,
 };
 
-/* The real path; wrapped when armed (then disarmed). */
+/* The real path; wrapped while armed paths remain. */
 pipeline_error __wrap_path_create(path **out, const path_params *params, char *err, size_t err_bytes)
 {
     pipeline_error e = __real_path_create(out, params, err, err_bytes);
-    if (e != PIPELINE_OK || !is_armed)
+    if (e != PIPELINE_OK || wrapped_paths >= armed_paths)
         return e;
-    is_armed = 0;
+    int index = wrapped_paths++;
     path_fault *q = calloc(1, sizeof *q);
     if (q == NULL) {
         path_destroy(out);
@@ -114,6 +164,7 @@ pipeline_error __wrap_path_create(path **out, const path_params *params, char *e
     q->base = *q->inner; /* params, resolved backend, device name */
     q->base.ops = &fault_ops;
     q->form_delay_ms = armed.form_delay_ms;
+    q->gate = armed.gated && index < GATES ? index : -1;
     atomic_init(&q->failing_solves, armed.failing_solves);
     *out = &q->base;
     return PIPELINE_OK;

@@ -13,9 +13,17 @@
 typedef struct path_fault_spec {
     int form_delay_ms; /* each path_form sleeps this long first: a guaranteed delay after receipt */
     int failing_solves; /* the next this many path_solve calls fail as a whole (PIPELINE_ESOLVER) */
+    int gated;          /* each path_form first waits until the test opens the path's gate */
 } path_fault_spec;
 
 /* Arms the next path_create (not thread-safe: call before test_daemon_start). */
 void path_fault_arm(const path_fault_spec *spec);
+/* Arms the next `paths` path_create calls (several solver workers: worker
+ * i's path is armed path i), each with spec; gates start closed. */
+void path_fault_arm_paths(const path_fault_spec *spec, int paths);
+/* Opens the gate of armed path i for good (any thread). */
+void path_fault_open(int i);
+/* Forms waiting at armed path i's gate now. */
+int path_fault_waiting(int i);
 
 #endif

@@ -676,11 +676,13 @@ static void case_solver_error(void)
     free(a);
 }
 
-/* solver.fallback cpu: every solve on the first path fails (the injected
- * fault stands in for a GPU error); the first frame is dropped as
- * solver_error, the daemon switches to the host path with the cpu backend
- * once and publishes the rest. */
-static void case_solver_fallback(void)
+/* solver.fallback cpu: every solve on worker 0's path fails (the injected
+ * fault stands in for a GPU error); frames are sent one at a time, so with
+ * two workers each goes to worker 0 too (both idle: the lower index). The
+ * first frame is dropped as solver_error, worker 0 alone switches to its
+ * host path with the cpu backend, once, and the rest are published in
+ * order. */
+static void run_fallback(int workers, const char *label)
 {
     const int n = 8, m = 2, frames = 6;
     eigstream_config cfg;
@@ -688,25 +690,32 @@ static void case_solver_fallback(void)
     test_config(&cfg, n, m);
     cfg.solver.backend = EIG_BACKEND_AUTO;
     cfg.solver.fallback = CONFIG_FALLBACK_CPU;
+    cfg.solver.workers = workers;
     path_fault_arm(&(path_fault_spec){.failing_solves = 1000000});
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
         CHECK(0, "start");
         return;
     }
     void *a = make_frames(frames, n, m, Z, 0);
-    send_each_done(&d, a, n, m, frames, "solver_fallback");
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_fallback");
-    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "solver_fallback: backend %s after the fallback",
+    send_each_done(&d, a, n, m, frames, label);
+    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, label);
+    CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "%s: backend %s after the fallback", label,
           pipeline_backend_name(d.p));
     pipeline_counters c;
-    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_fallback: run result");
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "%s: run result", label);
+    CHECK(restarts == 0, "%s: %d outputs out of order", label, restarts);
     CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
-              c.solver_fallbacks == 1,
-          "solver_fallback: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
+              c.solver_fallbacks == 1 && c.worker_frames[0] == (uint64_t)frames,
+          "%s: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu dealt to worker 0 %llu", label, got,
           (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
-          (unsigned long long)c.solver_fallbacks);
-    check_accounting(&c, "solver_fallback");
+          (unsigned long long)c.solver_fallbacks, (unsigned long long)c.worker_frames[0]);
+    check_accounting(&c, label);
     free(a);
+}
+
+static void case_solver_fallback(void)
+{
+    run_fallback(1, "solver_fallback");
 }
 
 /* A 1 ms deadline that no frame can meet, whatever the solver's speed:
@@ -853,10 +862,192 @@ static void case_metrics(void)
     size_t len = pipeline_metrics_json(d.p, doc, sizeof doc);
     CHECK(len > 0 && strstr(doc, "\"latency_us\":{\"receive\":{\"count\":3") && strstr(doc, "\"end_to_end\""),
           "introspection JSON: %.300s", doc);
+    CHECK(strstr(doc, "\"reorder\":{\"gaps\":0,\"out_of_order\":0},\"workers\":[{\"worker\":0,\"device\":\"none\","
+                      "\"frames\":3,\"in_flight\":0,") != NULL,
+          "introspection JSON: one worker, 3 frames dealt: %.600s", doc);
     zmq_close(sub);
     pipeline_counters c;
     test_daemon_stop(&d, &c);
     free(a);
+}
+
+/* Several solver workers: `workers` host workers (solver.workers), or on
+ * the GPU (EIGSTREAM_TEST_BACKEND=cuda) that many sharing device 0
+ * (solver.gpu_devices = [0, 0, ...]). Returns the worker count set. */
+static int set_workers(eigstream_config *cfg, int workers)
+{
+    if (cfg->solver.backend == EIG_BACKEND_CUDA) {
+        cfg->solver.gpu_devices.count = workers;
+        for (int i = 0; i < workers; i++)
+            cfg->solver.gpu_devices.values[i] = 0;
+    } else {
+        cfg->solver.workers = workers;
+    }
+    return workers;
+}
+
+/* Polls the counters until ready(c) holds; 0, or -1 after timeout_ms. */
+static int wait_counters(test_daemon *d, int (*ready)(const pipeline_counters *c, int arg), int arg, int timeout_ms)
+{
+    pipeline_counters c;
+    for (int waited = 0; waited < timeout_ms; waited++) {
+        pipeline_get_counters(d->p, &c);
+        if (ready(&c, arg))
+            return 0;
+        test_sleep_ms(1);
+    }
+    return -1;
+}
+
+static int accepted(const pipeline_counters *c, int frames)
+{
+    return c->in == (uint64_t)frames;
+}
+
+/* Workers 1.. have nothing in flight (their frames wait for the window). */
+static int others_idle(const pipeline_counters *c, int workers)
+{
+    for (int w = 1; w < workers; w++)
+        if (c->worker_in_flight[w] != 0)
+            return 0;
+    return 1;
+}
+
+/* Every worker's form waits at its gate (path_fault.h): frames are dealt
+ * while none can finish, so the least-loaded rule must deal them evenly
+ * (worker_capacity = 3 each); then workers 1.. finish theirs
+ * first and the reorder window holds them until worker 0 delivers seq 0:
+ * the output is in seq order, each checked against LAPACK, the accounting
+ * balanced, the per-worker counts sum to the total. */
+static void case_workers(void)
+{
+    const int n = 16, m = 4, depth = 4;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    if (cfg.solver.backend != EIG_BACKEND_CUDA)
+        cfg.solver.backend = EIG_BACKEND_CPU;
+    int workers = set_workers(&cfg, cfg.solver.backend == EIG_BACKEND_CUDA ? 2 : 3);
+    cfg.frame.queue_depth = depth;
+    /* worker_capacity 3 each (pipeline_workers.c); 2 more stay in the form
+     * queue and the dispatcher's hand. */
+    const int capacity = 3, frames = workers * capacity + 2;
+    path_fault_arm_paths(&(path_fault_spec){.gated = 1}, workers);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, frames);
+    CHECK(wait_counters(&d, accepted, frames, 20000) == 0, "workers: %d frames not accepted", frames);
+    for (int w = 0; w < workers; w++)
+        for (int i = 0; i < 20000 && path_fault_waiting(w) != 1; i++)
+            test_sleep_ms(1);
+    pipeline_counters c;
+    pipeline_get_counters(d.p, &c);
+    CHECK(c.workers == workers, "workers: %d workers, want %d", c.workers, workers);
+    for (int w = 0; w < workers; w++)
+        CHECK(c.worker_frames[w] == (uint64_t)capacity && c.worker_in_flight[w] == capacity,
+              "workers: worker %d dealt %llu frames (%d in flight), want %d each while all are gated", w,
+              (unsigned long long)c.worker_frames[w], c.worker_in_flight[w], capacity);
+    for (int w = workers - 1; w >= 1; w--)
+        path_fault_open(w);
+    /* Host path: workers 1.. finish all they hold. (The cuda path keeps a
+     * device slot per frame until it is published: there a worker stops
+     * after two frames, and the in-order check below is what remains.) */
+    if (cfg.solver.backend != EIG_BACKEND_CUDA) {
+        CHECK(wait_counters(&d, others_idle, workers, 20000) == 0, "workers: workers 1.. did not finish");
+        pipeline_get_counters(d.p, &c);
+        CHECK(c.out == 0, "workers: %llu published while seq 0 is still gated on worker 0",
+              (unsigned long long)c.out);
+    }
+    path_fault_open(0);
+    CHECK(receive_and_check(&d, a, n, m, Z, frames, "workers") == frames, "workers: all frames out");
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "workers: run result");
+    uint64_t dealt = 0;
+    for (int w = 0; w < workers; w++) {
+        dealt += c.worker_frames[w];
+        CHECK(c.worker_frames[w] >= (uint64_t)capacity, "workers: worker %d dealt %llu", w,
+              (unsigned long long)c.worker_frames[w]);
+    }
+    CHECK(dealt == (uint64_t)frames && c.in == (uint64_t)frames && c.out == (uint64_t)frames,
+          "workers: dealt %llu in %llu out %llu, want %d", (unsigned long long)dealt, (unsigned long long)c.in,
+          (unsigned long long)c.out, frames);
+    CHECK(c.late == 0 && c.reorder_gaps == 0 && c.out_of_order == 0, "workers: late %llu gaps %llu out_of_order %llu",
+          (unsigned long long)c.late, (unsigned long long)c.reorder_gaps, (unsigned long long)c.out_of_order);
+    check_accounting(&c, "workers");
+    free(a);
+}
+
+/* Two workers, worker 0 gated with seq 0: seq 1 (worker 1) waits in the
+ * reorder window until its deadline, then goes out late (publish) or is
+ * dropped late (drop); seq 0, released afterwards, is below the window's
+ * release point: published flagged late out of order, or dropped late. */
+static void run_workers_late(config_late_policy policy, const char *label)
+{
+    const int n = 8, m = 2;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    set_workers(&cfg, 2);
+    cfg.frame.deadline_ms = 200;
+    cfg.frame.late_policy = policy;
+    path_fault_arm_paths(&(path_fault_spec){.gated = 1}, 1);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    void *a = make_frames(2, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, 1);
+    for (int i = 0; i < 20000 && path_fault_waiting(0) != 1; i++)
+        test_sleep_ms(1);
+    send_frames(&d, a, n, m, 1, 1);
+    test_output o;
+    if (policy == CONFIG_LATE_PUBLISH) {
+        int got = test_receive_output(d.pull, &o, 20000) == 0;
+        CHECK(got && o.header.seq == 1 && (o.header.flags & PROTOCOL_FLAG_LATE), "%s: seq 1 first, late", label);
+        if (got)
+            test_output_free(&o);
+    } else {
+        CHECK(test_wait_done(&d, 1, 20000) == 0, "%s: seq 1 not dropped", label);
+    }
+    path_fault_open(0);
+    CHECK(test_wait_done(&d, 2, 20000) == 0, "%s: not all accounted for", label);
+    if (policy == CONFIG_LATE_PUBLISH) {
+        int got = test_receive_output(d.pull, &o, 20000) == 0;
+        CHECK(got && o.header.seq == 0 && (o.header.flags & PROTOCOL_FLAG_LATE), "%s: seq 0 after, late", label);
+        if (got) {
+            test_check_output(&o, frame_at(a, 0, n, m, Z), n, m, Z, label);
+            test_output_free(&o);
+        }
+    }
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "%s: run result", label);
+    int publish = policy == CONFIG_LATE_PUBLISH;
+    CHECK(c.reorder_gaps == 1 && c.out_of_order == (uint64_t)publish, "%s: gaps %llu out_of_order %llu", label,
+          (unsigned long long)c.reorder_gaps, (unsigned long long)c.out_of_order);
+    CHECK(publish ? c.out == 2 && c.late == 2 : c.out == 0 && c.dropped[PIPELINE_DROP_LATE] == 2,
+          "%s: out %llu late %llu dropped(late) %llu", label, (unsigned long long)c.out, (unsigned long long)c.late,
+          (unsigned long long)c.dropped[PIPELINE_DROP_LATE]);
+    CHECK(c.worker_frames[0] == 1 && c.worker_frames[1] == 1, "%s: dealt %llu and %llu", label,
+          (unsigned long long)c.worker_frames[0], (unsigned long long)c.worker_frames[1]);
+    check_accounting(&c, label);
+    free(a);
+}
+
+static void case_workers_fallback(void)
+{
+    run_fallback(2, "workers_fallback");
+}
+
+static void case_workers_late_publish(void)
+{
+    run_workers_late(CONFIG_LATE_PUBLISH, "workers_late_publish");
+}
+
+static void case_workers_late_drop(void)
+{
+    run_workers_late(CONFIG_LATE_DROP, "workers_late_drop");
 }
 
 int main(int argc, char **argv)
@@ -879,7 +1070,9 @@ int main(int argc, char **argv)
         {"malformed_alternate", case_malformed_alternate},
         {"subscriber_stall", case_subscriber_stall}, {"subscriber_reconnect", case_subscriber_reconnect},
         {"source_restart", case_source_restart}, {"solver_error", case_solver_error},
-        {"solver_fallback", case_solver_fallback},
+        {"solver_fallback", case_solver_fallback}, {"workers", case_workers},
+        {"workers_late_publish", case_workers_late_publish}, {"workers_late_drop", case_workers_late_drop},
+        {"workers_fallback", case_workers_fallback},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,7 +1,8 @@
 /*
  * test_pipeline_units.c - unit tests of the pipeline's parts: bounded queue,
  * buffer pool, MDL (known spectra), latency histogram, host forming (against
- * the definitions on full matrices).
+ * the definitions on full matrices), the IQ forming's parameters from the
+ * configuration (against form_iq.h's own validator and counts).
  */
 #include <complex.h>
 #include <math.h>
@@ -11,8 +12,10 @@
 #include <string.h>
 
 #include "form.h"
+#include "form_iq.h"
 #include "mdl.h"
 #include "metrics.h"
+#include "path.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "protocol.h"
@@ -250,6 +253,57 @@ static void test_create_validates(void)
     CHECK(strncmp(err, "solver.n: 513 is too large: backend cuda", 40) == 0, "message \"%s\"", err);
 }
 
+/* Every valid IQ configuration gives forming parameters that form_iq's own
+ * validator accepts, with the matrices and K the configuration's rules
+ * assumed (config_form_*), and the fields copied over. */
+static void test_iq_params_from_config(void)
+{
+    static const struct {
+        int n, matrices, pulses, gates, fft, first, bins, segments, guards, loading;
+        form_window window;
+    } cases[] = {
+        {128, 180, 180, 256, 0, 0, 0, 1, 0, 0, FORM_WINDOW_HANN},       /* the defaults with input iq */
+        {8, 32, 16, 128, 0, 0, 0, 2, 0, 0, FORM_WINDOW_HANN},           /* the demo_iq ctest */
+        {4, 16, 8, 16, 0, 6, 8, 2, 1, 1, FORM_WINDOW_HAMMING},          /* bins wrap, guards, K = 5 >= n */
+        {64, 360, 64, 512, 128, 100, 90, 4, 2, 1, FORM_WINDOW_TAYLOR},  /* the config test's full file */
+        {16, 20, 10, 300, 40, 35, 10, 2, 3, 1, FORM_WINDOW_CHEBYSHEV},  /* K = 143 */
+        {32, 12, 12, 24, 0, 0, 12, 1, 0, 1, FORM_WINDOW_NONE},          /* K = 24 < n, loading on */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eigstream_config cfg;
+        config_defaults(&cfg);
+        cfg.form.input = CONFIG_FORM_INPUT_IQ;
+        cfg.solver.n = cases[i].n;
+        cfg.solver.matrices = cases[i].matrices;
+        cfg.form.pulses = cases[i].pulses;
+        cfg.form.range_gates = cases[i].gates;
+        cfg.form.fft_size = cases[i].fft;
+        cfg.form.doppler_first = cases[i].first;
+        cfg.form.doppler_bins = cases[i].bins;
+        cfg.form.range_segments = cases[i].segments;
+        cfg.form.guard_gates = cases[i].guards;
+        cfg.form.diagonal_loading = cases[i].loading;
+        cfg.form.window = cases[i].window;
+        char err[CONFIG_ERROR_MAX];
+        CHECK(config_validate(&cfg, err, sizeof err) == CONFIG_OK, "case %zu: config: %s", i, err);
+        path_params params;
+        path_params_from_config(&params, &cfg, 1);
+        const form_iq_params *q = &params.iq;
+        CHECK(params.iq_input == 1 && form_iq_params_check(q, err, sizeof err) == FORM_IQ_OK, "case %zu: form_iq: %s",
+              i, err);
+        CHECK(form_iq_matrices(q) == (uint32_t)cfg.solver.matrices && form_iq_snapshots(q) == config_form_snapshots(&cfg),
+              "case %zu: form_iq matrices %u K %u, config matrices %d K %u", i, form_iq_matrices(q),
+              form_iq_snapshots(q), cfg.solver.matrices, config_form_snapshots(&cfg));
+        CHECK(q->channels == (uint32_t)cfg.solver.n && q->pulses == (uint32_t)cfg.form.pulses &&
+                  q->gates == (uint32_t)cfg.form.range_gates && q->format == cfg.form.iq_format &&
+                  q->layout == cfg.form.iq_layout && q->precision == cfg.solver.precision &&
+                  q->window == cfg.form.window && q->bin_first == (uint32_t)cfg.form.doppler_first &&
+                  q->fft_size == (cases[i].fft ? (uint32_t)cases[i].fft : (uint32_t)cases[i].pulses) &&
+                  q->wisdom_file == cfg.form.fft_wisdom_file,
+              "case %zu: fields", i);
+    }
+}
+
 int main(void)
 {
     test_queue();
@@ -258,5 +312,6 @@ int main(void)
     test_histogram();
     test_forming();
     test_create_validates();
+    test_iq_params_from_config();
     return test_check_report("test_pipeline_units");
 }

@@ -10,10 +10,13 @@
  *       "ok kind=.. seq=.. ..." (eigenspace: one "matrix b status d k first"
  *       line per matrix) and writes OUT: covariance: count full n x n
  *       matrices, complex128, column-major; eigenspace: per matrix n float64
- *       values then k_sent complex128 vectors of n. On a rejection prints
+ *       values then k_sent complex128 vectors of n; IQ cube: the samples'
+ *       values (raw * scale) as complex128 in (channel, pulse, gate) order,
+ *       gate fastest. On a rejection prints
  *       "reject NAME" and exits 2.
  *   protocol_parts_tool encode-covariance PARTS n count element storage per_matrix crc seq
  *   protocol_parts_tool encode-eigenspace PARTS n count element mode crc seq
+ *   protocol_parts_tool encode-iq PARTS channels pulses gates format layout per_slice crc seq
  *       Writes a message whose numbers follow closed-form patterns that
  *       tests/protocol/test_cross_language.py recomputes with NumPy.
  */
@@ -160,6 +163,56 @@ static void covariance_expand(const uint8_t *m, const protocol_header *h, double
         }
 }
 
+/* Sample i of a cube as raw * scale (double complex). */
+static double complex iq_sample(const uint8_t *base, uint8_t format, size_t i, float scale)
+{
+    if (format == PROTOCOL_IQ_CI16_LE) {
+        const uint8_t *q = base + i * 4;
+        int16_t re = (int16_t)(uint16_t)(q[0] | q[1] << 8), im = (int16_t)(uint16_t)(q[2] | q[3] << 8);
+        return CMPLX((double)re * scale, (double)im * scale);
+    }
+    float v[2];
+    memcpy(v, base + i * 8, 8);
+    return CMPLX((double)v[0] * scale, (double)v[1] * scale);
+}
+
+/* Checks an IQ message's payload (sizes, CRC, finite) and writes its values. */
+static int decode_iq(const protocol_header *h, const parts *p, const char *out_path)
+{
+    const void *const *payload = (const void *const *)(p->data + 1);
+    size_t payload_parts = p->count - 1;
+    protocol_reject r = protocol_iq_check_sizes(h, p->bytes + 1, payload_parts, 0);
+    if (r == PROTOCOL_OK)
+        r = protocol_check_crc(h, payload, p->bytes + 1, payload_parts);
+    for (size_t i = 0; r == PROTOCOL_OK && h->element == PROTOCOL_IQ_CF32_LE && i < payload_parts; i++)
+        r = protocol_check_finite(p->data[1 + i], p->bytes[1 + i], EIG_COMPLEX_FLOAT);
+    if (r != PROTOCOL_OK)
+        return reject(r);
+    uint8_t *cube = malloc(h->payload_bytes);
+    FILE *out = fopen(out_path, "wb");
+    int rc = cube == NULL || out == NULL;
+    size_t at = 0;
+    for (size_t i = 0; !rc && i < payload_parts; at += p->bytes[1 + i], i++)
+        memcpy(cube + at, p->data[1 + i], p->bytes[1 + i]);
+    for (uint32_t c = 0; !rc && c < h->n; c++)
+        for (uint32_t q = 0; !rc && q < h->count; q++)
+            for (uint32_t g = 0; !rc && g < h->gates; g++) {
+                size_t i = protocol_iq_index(h->storage, h->n, h->count, h->gates, c, q, g);
+                double complex v = iq_sample(cube, h->element, i, h->scale);
+                rc = fwrite(&v, sizeof v, 1, out) != 1;
+            }
+    if (out != NULL && fclose(out) != 0)
+        rc = 1;
+    free(cube);
+    if (rc == 0)
+        printf("ok kind=3 seq=%llu timestamp=%llu channels=%u pulses=%u gates=%u format=%s layout=%s scale=%.9g "
+               "crc=%u parts=%zu\n",
+               (unsigned long long)h->seq, (unsigned long long)h->timestamp_ns, h->n, h->count, h->gates,
+               protocol_iq_format_name(h->element), protocol_iq_layout_name(h->storage), (double)h->scale,
+               h->flags & PROTOCOL_FLAG_CRC, p->count);
+    return rc;
+}
+
 static int decode(const char *in_path, const char *out_path)
 {
     parts p;
@@ -179,6 +232,10 @@ static int decode(const char *in_path, const char *out_path)
     }
     const void *const *payload = (const void *const *)(p.data + 1);
     size_t payload_parts = p.count - 1;
+    if (h.kind == PROTOCOL_KIND_IQ) {
+        rc = decode_iq(&h, &p, out_path);
+        goto done;
+    }
     if (h.kind == PROTOCOL_KIND_COVARIANCE) {
         r = protocol_covariance_check_sizes(&h, p.bytes + 1, payload_parts, 0);
         if (r == PROTOCOL_OK)
@@ -419,6 +476,76 @@ done:
     return rc;
 }
 
+/* The raw pattern of sample (c, p, g): exact in both formats; ci16 wraps
+ * through the whole int16 range (negative values included). */
+static void iq_pattern_put(uint8_t *base, uint8_t format, size_t i, uint32_t c, uint32_t p, uint32_t g)
+{
+    if (format == PROTOCOL_IQ_CI16_LE) {
+        int re = (int)((c * 1031u + p * 97u + g * 13u) % 65536u) - 32768;
+        int im = (int)((c * 7u + p * 211u + g * 3u + 12345u) % 65536u) - 32768;
+        uint8_t *q = base + i * 4;
+        q[0] = (uint8_t)re, q[1] = (uint8_t)((unsigned)re >> 8), q[2] = (uint8_t)im, q[3] = (uint8_t)((unsigned)im >> 8);
+        return;
+    }
+    float v[2] = {(float)c + 0.5f * (float)p + 0.25f * (float)g, 0.125f * (float)g - (float)c};
+    memcpy(base + i * 8, v, 8);
+}
+
+/* An IQ message of the pattern above, scale 0.25, one part or one per slice. */
+static int encode_iq(const char *path, uint32_t C, uint32_t P, uint32_t G, uint8_t format, uint8_t layout,
+                     int per_slice, int crc, uint64_t seq)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    h.seq = seq;
+    h.timestamp_ns = 1000000000ull * seq + 11;
+    h.n = C;
+    h.count = P;
+    h.gates = G;
+    h.element = format;
+    h.storage = layout;
+    h.scale = 0.25f;
+    size_t cube = protocol_iq_cube_bytes(C, P, G, format);
+    uint32_t slices = protocol_iq_parts(&h);
+    if (cube == 0 || slices == 0)
+        return 1;
+    h.payload_bytes = cube;
+    uint8_t *all = malloc(cube);
+    parts p = {0};
+    p.count = per_slice ? 1 + (size_t)slices : 2;
+    p.data = calloc(p.count, sizeof *p.data);
+    p.bytes = calloc(p.count, sizeof *p.bytes);
+    int rc = 1;
+    if (all == NULL || p.data == NULL || p.bytes == NULL)
+        goto done;
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t q = 0; q < P; q++)
+            for (uint32_t g = 0; g < G; g++)
+                iq_pattern_put(all, format, protocol_iq_index(layout, C, P, G, c, q, g), c, q, g);
+    for (size_t i = 1; i < p.count; i++) {
+        p.bytes[i] = cube / (p.count - 1);
+        if ((p.data[i] = malloc(p.bytes[i])) == NULL)
+            goto done;
+        memcpy(p.data[i], all + (i - 1) * p.bytes[i], p.bytes[i]);
+    }
+    if (crc) {
+        h.flags |= PROTOCOL_FLAG_CRC;
+        h.crc32c = protocol_payload_crc32c((const void *const *)(p.data + 1), p.bytes + 1, p.count - 1);
+    }
+    if ((p.data[0] = malloc(PROTOCOL_HEADER_BYTES)) == NULL)
+        goto done;
+    p.bytes[0] = PROTOCOL_HEADER_BYTES;
+    protocol_header_encode(&h, p.data[0]);
+    rc = parts_save(path, &p) == 0 ? 0 : 1;
+done:
+    free(all);
+    if (p.data != NULL)
+        parts_free(&p);
+    else
+        free(p.bytes);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "decode") == 0)
@@ -431,8 +558,13 @@ int main(int argc, char **argv)
         return encode_eigenspace(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
                                  (uint8_t)atoi(argv[5]), (uint8_t)atoi(argv[6]), atoi(argv[7]),
                                  strtoull(argv[8], NULL, 10));
+    if (argc == 11 && strcmp(argv[1], "encode-iq") == 0)
+        return encode_iq(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
+                         (uint32_t)strtoul(argv[5], NULL, 10), (uint8_t)atoi(argv[6]), (uint8_t)atoi(argv[7]),
+                         atoi(argv[8]), atoi(argv[9]), strtoull(argv[10], NULL, 10));
     fprintf(stderr, "usage: %s decode PARTS OUT | encode-covariance PARTS n count element storage per_matrix crc seq"
-                    " | encode-eigenspace PARTS n count element mode crc seq\n",
+                    " | encode-eigenspace PARTS n count element mode crc seq"
+                    " | encode-iq PARTS channels pulses gates format layout per_slice crc seq\n",
             argv[0]);
     return 64;
 }

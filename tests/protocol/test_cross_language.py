@@ -8,6 +8,7 @@ usage: test_cross_language.py PROTOCOL_PARTS_TOOL TOOLS_PYTHON_DIR
 Exit 77 (skip) without NumPy.
 """
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -181,10 +182,107 @@ def c_to_python(tmp):
                 check(r.vectors.shape == (n, k) and np.array_equal(r.vectors, want), f"{case}: vectors {b}")
 
 
+def iq_raw(rng, fmt, channels, pulses, gates):
+    """A random cube as encode_iq takes it (ci16 covers the whole int16 range)."""
+    if fmt == "ci16_le":
+        return rng.integers(-32768, 32768, size=(channels, pulses, gates, 2), dtype=np.int16)
+    x = rng.standard_normal((channels, pulses, gates)) + 1j * rng.standard_normal((channels, pulses, gates))
+    return (x * 1000).astype(np.complex64)
+
+
+def python_to_c_iq(tmp):
+    rng = np.random.default_rng(20261123)
+    for fmt in ("ci16_le", "cf32_le"):
+        for layout in ("cpg", "pcg", "pgc"):
+            for per_slice in (False, True):
+                channels, pulses, gates = 3, 4, 5
+                raw = iq_raw(rng, fmt, channels, pulses, gates)
+                parts = ec.encode_iq(17, 555, raw, layout, scale=0.375, crc=True, per_slice_parts=per_slice)
+                case = f"py->C iq {fmt} {layout} per_slice={per_slice}"
+                slices = channels if layout == "cpg" else pulses
+                check(len(parts) == (1 + slices if per_slice else 2), f"{case}: {len(parts)} parts")
+                lines, data, rc = c_decode(parts, tmp)
+                check(rc == 0 and lines and lines[0].startswith(
+                    f"ok kind=3 seq=17 timestamp=555 channels=3 pulses=4 gates=5 format={fmt} layout={layout} "
+                    f"scale=0.375 crc=1"), f"{case}: {lines} rc={rc}")
+                h, back = ec.decode_iq(parts)
+                want = ec.iq_values(h, raw).reshape(-1)
+                got = np.frombuffer(data, dtype=np.complex128)
+                check(got.shape == want.shape and np.array_equal(got, want), f"{case}: values differ")
+                check(np.array_equal(back, raw) and h["gates"] == 5 and h["scale"] == 0.375, f"{case}: python round trip")
+
+
+def python_to_c_iq_rejects(tmp):
+    rng = np.random.default_rng(5)
+    good = ec.encode_iq(1, 2, iq_raw(rng, "cf32_le", 2, 3, 4), "pcg", scale=2.0, crc=True, per_slice_parts=True)
+
+    def corrupt(name, parts):
+        lines, _, rc = c_decode(parts, tmp)
+        check(rc == 2 and lines == [f"reject {name}"], f"C iq reject {name}: got {lines} rc={rc}")
+        try:
+            ec.decode_iq(parts)
+            check(False, f"python accepted an iq {name} message")
+        except ec.ProtocolError as e:
+            check(e.reason == name, f"python iq reject {name}: got {e.reason}")
+
+    h = good[0]
+    flipped = bytearray(good[2])
+    flipped[3] ^= 0x01
+    corrupt("crc_mismatch", [h, good[1], bytes(flipped), good[3]])
+    corrupt("bad_field", [h[:32] + b"\x02" + h[33:]] + good[1:])               # complex double is no IQ format
+    corrupt("bad_field", [h[:33] + b"\x03" + h[34:]] + good[1:])               # layout 3
+    corrupt("bad_field", [h[:56] + struct.pack("<f", -2.0) + h[60:]] + good[1:])  # negative scale
+    corrupt("bad_field", [h[:56] + struct.pack("<f", float("nan")) + h[60:]] + good[1:])
+    corrupt("bad_field", [h[:61] + b"\x01" + h[62:]] + good[1:])               # reserved tail
+    corrupt("size_mismatch", [h[:52] + struct.pack("<I", 0) + h[56:]] + good[1:])  # gates 0
+    corrupt("parts", [h, good[1] + good[2], good[3]])
+    corrupt("size_mismatch", [h, good[1][:-8], good[2] + good[1][-8:], good[3]])
+    corrupt("truncated", [h, good[1], good[2], good[3][:-8]])
+    corrupt("oversized", [h, good[1], good[2], good[3] + bytes(8)])
+    nan = bytearray(good[2])
+    nan[4:8] = struct.pack("<f", float("inf"))
+    body = [good[1], bytes(nan), good[3]]
+    corrupt("nonfinite", [ec.encode_header(ec.KIND_IQ, 1, 2, 2, 3, 1, 1, 0, 0, 192, 0, 4, 2.0)] + body)
+    # A covariance decoder refuses an IQ frame by kind, before any field.
+    try:
+        ec.decode_covariance(good)
+        check(False, "decode_covariance accepted an IQ frame")
+    except ec.ProtocolError as e:
+        check(e.reason == "bad_kind", f"covariance decoder on IQ: {e.reason}")
+
+
+def c_to_python_iq(tmp):
+    path = os.path.join(tmp, "iq.parts")
+    for fmt, code in (("cf32_le", 1), ("ci16_le", 3)):
+        for layout, lcode in (("cpg", 0), ("pcg", 1), ("pgc", 2)):
+            for per_slice in (0, 1):
+                channels, pulses, gates = 4, 3, 6
+                subprocess.run([TOOL, "encode-iq", path, str(channels), str(pulses), str(gates), str(code),
+                                str(lcode), str(per_slice), "1", "8"], check=True)
+                parts = ec.load_parts(path)
+                case = f"C->py iq {fmt} {layout} per_slice={per_slice}"
+                h, raw = ec.decode_iq(parts)
+                check(h["seq"] == 8 and h["timestamp_ns"] == 8000000011 and h["format"] == fmt and
+                      h["layout"] == layout and h["scale"] == 0.25 and h["gates"] == gates, f"{case}: header {h}")
+                c, p, g = np.meshgrid(np.arange(channels), np.arange(pulses), np.arange(gates), indexing="ij")
+                if fmt == "ci16_le":
+                    want = np.stack([(c * 1031 + p * 97 + g * 13) % 65536 - 32768,
+                                     (c * 7 + p * 211 + g * 3 + 12345) % 65536 - 32768], axis=-1).astype(np.int16)
+                else:
+                    want = ((c + 0.5 * p + 0.25 * g) + 1j * (0.125 * g - c)).astype(np.complex64)
+                check(raw.dtype == want.dtype and np.array_equal(raw, want), f"{case}: samples")
+                # Byte for byte: Python encodes the same cube into the same message.
+                again = ec.encode_iq(8, 8000000011, want, layout, scale=0.25, crc=True, per_slice_parts=bool(per_slice))
+                check(again == parts, f"{case}: python encoding differs from C's")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     python_to_c_covariance(tmp)
     python_to_c_rejects(tmp)
     python_to_c_eigenspace(tmp)
     c_to_python(tmp)
+    python_to_c_iq(tmp)
+    python_to_c_iq_rejects(tmp)
+    c_to_python_iq(tmp)
 
 report("test_cross_language")

@@ -192,7 +192,7 @@ static void test_header_rejects(void)
     expect_header_reject(h, 4, 2, PROTOCOL_REJECT_VERSION, "version 2");
     expect_header_reject(h, 4, 0, PROTOCOL_REJECT_VERSION, "version 0");
     expect_header_reject(h, 5, 0, PROTOCOL_REJECT_KIND, "kind 0");
-    expect_header_reject(h, 5, 3, PROTOCOL_REJECT_KIND, "kind 3");
+    expect_header_reject(h, 5, 4, PROTOCOL_REJECT_KIND, "kind 4");
     expect_header_reject(h, 32, 0, PROTOCOL_REJECT_FIELD, "element 0");
     expect_header_reject(h, 32, 3, PROTOCOL_REJECT_FIELD, "element 3");
     expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "covariance storage 3");
@@ -207,7 +207,8 @@ static void test_header_rejects(void)
     expect_header_reject(e, 33, 1, PROTOCOL_REJECT_FIELD, "eigenspace storage 1");
     expect_header_reject(e, 34, 0, PROTOCOL_REJECT_FIELD, "eigenspace mode 0");
     expect_header_reject(e, 34, 5, PROTOCOL_REJECT_FIELD, "eigenspace mode 5");
-    expect_header_reject(e, 52, 1, PROTOCOL_REJECT_FIELD, "eigenspace snapshots");
+    expect_header_reject(e, 52, 1, PROTOCOL_OK, "eigenspace snapshots K");
+    expect_header_reject(e, 56, 1, PROTOCOL_REJECT_FIELD, "eigenspace byte 56");
     expect_header_reject(e, 36, 2, PROTOCOL_OK, "LATE on eigenspace");
 }
 
@@ -355,6 +356,131 @@ static void test_finite_and_crc_check(void)
     CHECK_REJECT(protocol_check_crc(&h, part, bytes, 1), PROTOCOL_OK, "no CRC flag: not checked");
 }
 
+/* An IQ cube header: 4 channels, 3 pulses, 5 gates of ci16_le in pcg. */
+static protocol_header sample_iq(void)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    h.seq = 9;
+    h.timestamp_ns = 1763700000000000001ull;
+    h.n = 4;
+    h.count = 3;
+    h.gates = 5;
+    h.element = PROTOCOL_IQ_CI16_LE;
+    h.storage = PROTOCOL_IQ_PCG;
+    h.flags = PROTOCOL_FLAG_CRC;
+    h.payload_bytes = 4 * 3 * 5 * 4;
+    h.crc32c = 0x01020304u;
+    h.scale = 0.5f;
+    return h;
+}
+
+/* Offsets of docs/protocol.md's kind-3 table, byte by byte; the field rejects. */
+static void test_iq_header(void)
+{
+    protocol_header h = sample_iq();
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&h, b);
+    CHECK(b[5] == 3, "kind byte 3");
+    CHECK(b[24] == 4 && b[28] == 3 && b[32] == 3 && b[33] == 1 && b[34] == 0, "C, P, format, layout, mode");
+    CHECK(b[52] == 5 && b[53] == 0 && b[54] == 0 && b[55] == 0, "gates @52");
+    /* 0.5f = 0x3F000000, little-endian */
+    CHECK(b[56] == 0x00 && b[57] == 0x00 && b[58] == 0x00 && b[59] == 0x3F, "scale @56: %02x %02x %02x %02x",
+          b[56], b[57], b[58], b[59]);
+    CHECK(b[60] == 0 && b[61] == 0 && b[62] == 0 && b[63] == 0, "reserved tail");
+    protocol_header d;
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "iq decode");
+    CHECK(d.kind == PROTOCOL_KIND_IQ && d.gates == 5 && d.scale == 0.5f && d.n == 4 && d.count == 3 &&
+              d.element == PROTOCOL_IQ_CI16_LE && d.storage == PROTOCOL_IQ_PCG && d.crc32c == 0x01020304u,
+          "iq round trip");
+    CHECK_REJECT(protocol_header_decode_kind(b, sizeof b, PROTOCOL_KIND_COVARIANCE, NULL), PROTOCOL_REJECT_KIND,
+                 "iq to a covariance input");
+    protocol_header c = sample_covariance();
+    protocol_header_encode(&c, b);
+    CHECK_REJECT(protocol_header_decode_kind(b, sizeof b, PROTOCOL_KIND_IQ, NULL), PROTOCOL_REJECT_KIND,
+                 "covariance to an iq input");
+
+    expect_header_reject(h, 32, PROTOCOL_IQ_CF32_LE, PROTOCOL_OK, "cf32_le");
+    expect_header_reject(h, 32, 2, PROTOCOL_REJECT_FIELD, "format 2 (complex double is no IQ format)");
+    expect_header_reject(h, 32, 0, PROTOCOL_REJECT_FIELD, "format 0");
+    expect_header_reject(h, 33, 2, PROTOCOL_OK, "layout pgc");
+    expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "layout 3");
+    expect_header_reject(h, 34, 1, PROTOCOL_REJECT_FIELD, "iq mode 1");
+    expect_header_reject(h, 36, 2, PROTOCOL_REJECT_FIELD, "LATE on iq");
+    expect_header_reject(h, 59, 0xBF, PROTOCOL_REJECT_FIELD, "scale -0.5");
+    expect_header_reject(h, 59, 0x7F, PROTOCOL_OK, "scale 2^127");
+    expect_header_reject(h, 58, 0x80, PROTOCOL_OK, "scale 0.75");
+    for (int i = 60; i < 64; i++)
+        expect_header_reject(h, i, 1, PROTOCOL_REJECT_FIELD, "iq reserved tail byte");
+    const float bad_scales[] = {0.0f, -0.0f, -1.0f, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_scales / sizeof bad_scales[0]; i++) {
+        protocol_header s = h;
+        s.scale = bad_scales[i];
+        expect_header_reject(s, -1, 0, PROTOCOL_REJECT_FIELD, "scale not finite > 0");
+    }
+    CHECK(strcmp(protocol_iq_format_name(PROTOCOL_IQ_CI16_LE), "ci16_le") == 0 &&
+              strcmp(protocol_iq_format_name(PROTOCOL_IQ_CF32_LE), "cf32_le") == 0 &&
+              strcmp(protocol_iq_format_name(2), "unknown") == 0 && strcmp(protocol_iq_format_name(-1), "unknown") == 0,
+          "format names");
+    CHECK(strcmp(protocol_iq_layout_name(0), "cpg") == 0 && strcmp(protocol_iq_layout_name(1), "pcg") == 0 &&
+              strcmp(protocol_iq_layout_name(2), "pgc") == 0 && strcmp(protocol_iq_layout_name(3), "unknown") == 0,
+          "layout names");
+}
+
+/* Sizes, parts (1 or the slowest index's count: C for cpg, P for pcg/pgc), config. */
+static void test_iq_sizes(void)
+{
+    protocol_header h = sample_iq(); /* 4 x 3 x 5 ci16: 240 bytes */
+    CHECK(protocol_iq_cube_bytes(128, 180, 256, PROTOCOL_IQ_CI16_LE) == 23592960, "23.6 MB ci16 cube");
+    CHECK(protocol_iq_cube_bytes(4, 3, 5, PROTOCOL_IQ_CF32_LE) == 480, "cf32 cube");
+    CHECK(protocol_iq_cube_bytes(4, 3, 5, 2) == 0 && protocol_iq_cube_bytes(0, 3, 5, 1) == 0, "bad cube");
+    if (sizeof(size_t) == 8)
+        CHECK(protocol_iq_cube_bytes(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 1) == 0, "cube overflow gives 0");
+    size_t one[1] = {240};
+    size_t pulses[3] = {80, 80, 80};
+    size_t channels[4] = {60, 60, 60, 60};
+    CHECK(protocol_iq_parts(&h) == 3, "pcg slices per pulse");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, one, 1, 0), PROTOCOL_OK, "one part");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, pulses, 3, 0), PROTOCOL_OK, "one part per pulse");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, channels, 4, 0), PROTOCOL_REJECT_PARTS, "per channel in pcg");
+    h.storage = PROTOCOL_IQ_PGC;
+    CHECK_REJECT(protocol_iq_check_sizes(&h, pulses, 3, 0), PROTOCOL_OK, "pgc per pulse");
+    h.storage = PROTOCOL_IQ_CPG;
+    CHECK(protocol_iq_parts(&h) == 4, "cpg slices per channel");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, channels, 4, 0), PROTOCOL_OK, "cpg per channel");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, pulses, 3, 0), PROTOCOL_REJECT_PARTS, "per pulse in cpg");
+    size_t uneven[4] = {56, 64, 60, 60};
+    CHECK_REJECT(protocol_iq_check_sizes(&h, uneven, 4, 0), PROTOCOL_REJECT_SIZE, "uneven slices");
+    size_t short4[4] = {60, 60, 60, 59};
+    CHECK_REJECT(protocol_iq_check_sizes(&h, short4, 4, 0), PROTOCOL_REJECT_TRUNCATED, "short slice");
+    size_t long1[1] = {241};
+    CHECK_REJECT(protocol_iq_check_sizes(&h, long1, 1, 0), PROTOCOL_REJECT_OVERSIZED, "long part");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, one, 1, 239), PROTOCOL_REJECT_OVERSIZED, "max payload");
+    CHECK_REJECT(protocol_iq_check_sizes(&h, one, 0, 0), PROTOCOL_REJECT_PARTS, "no payload part");
+    protocol_header bad = h;
+    bad.payload_bytes = 480;
+    CHECK_REJECT(protocol_iq_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "payload_bytes of cf32");
+    bad = h;
+    bad.gates = 0;
+    CHECK_REJECT(protocol_iq_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "gates 0");
+    bad = h;
+    bad.kind = PROTOCOL_KIND_COVARIANCE;
+    CHECK_REJECT(protocol_iq_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_KIND, "not iq");
+
+    h = sample_iq();
+    CHECK_REJECT(protocol_iq_check_config(&h, 4, 3, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG), PROTOCOL_OK, "config");
+    CHECK_REJECT(protocol_iq_check_config(&h, 8, 3, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG), PROTOCOL_REJECT_CONFIG,
+                 "config channels");
+    CHECK_REJECT(protocol_iq_check_config(&h, 4, 4, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG), PROTOCOL_REJECT_CONFIG,
+                 "config pulses");
+    CHECK_REJECT(protocol_iq_check_config(&h, 4, 3, 6, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG), PROTOCOL_REJECT_CONFIG,
+                 "config gates");
+    CHECK_REJECT(protocol_iq_check_config(&h, 4, 3, 5, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_PCG), PROTOCOL_REJECT_CONFIG,
+                 "config format");
+    CHECK_REJECT(protocol_iq_check_config(&h, 4, 3, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CPG), PROTOCOL_REJECT_CONFIG,
+                 "config layout");
+}
+
 int main(void)
 {
     test_crc();
@@ -364,6 +490,8 @@ int main(void)
     test_sizes();
     test_meta_and_eigenspace();
     test_finite_and_crc_check();
+    test_iq_header();
+    test_iq_sizes();
     printf("crc32c: %s\n", protocol_crc32c_implementation());
     return test_check_report("test_protocol");
 }

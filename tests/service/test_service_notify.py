@@ -26,6 +26,10 @@ sd_watchdog_enabled(3): pings due every 100 ms). It checks, in order:
 4. A consumer connects: the twelve frames are delivered in order (their
    eigenvalues checked against numpy.linalg.eigvalsh) and the pings resume.
 5. SIGTERM: STOPPING=1, exit status 0.
+EIGSTREAM_TEST_WORKERS=2 (test service_notify_workers) runs the same with
+two solver workers: READY=1 after the warm-up on both workers' paths, the
+stalled publish stage still named first (every worker's solve stage may
+wait behind it), the twelve frames published in order by the reorder window.
 """
 import os
 import re
@@ -44,6 +48,7 @@ DAEMON = sys.argv[1]
 # gpu label: EIGSTREAM_TEST_BACKEND=cuda runs the same on the GPU path (the
 # warm-up solve on the device before READY); exit 77 without a usable GPU.
 BACKEND = os.environ.get("EIGSTREAM_TEST_BACKEND", "lapack")
+WORKERS = int(os.environ.get("EIGSTREAM_TEST_WORKERS", "1"))
 
 
 class Manager:
@@ -95,7 +100,7 @@ def main():
         f.write(f'''
 input = {{ endpoint = "ipc://{inp}"; }};
 output = {{ endpoint = "ipc://{out}"; pattern = "push"; hwm = 1; }};
-solver = {{ n = 8; matrices = 2; backend = "{BACKEND}"; cpu_threads = 1; }};
+solver = {{ n = 8; matrices = 2; backend = "{BACKEND}"; cpu_threads = 1; workers = {WORKERS}; }};
 frame = {{ deadline_ms = 3600000; overflow_policy = "block"; }};
 metrics = {{ endpoint = ""; http = ""; interval_ms = 100; }};
 service = {{ stall_ms = 300; }};

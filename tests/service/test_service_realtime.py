@@ -17,6 +17,10 @@ Cpus_allowed_list, its stat the scheduling policy and rt priority.
    realtime.priority and realtime.mlockall warn (the threads stay
    SCHED_OTHER) or, with on_failure error, stop the start; each message
    names the setting and the cause.
+   Several solver workers (solver.workers = 3): every worker's form and
+   solve thread (eigs-form, eigs-form-1, eigs-form-2, likewise solve) on
+   the form and solve lists, the dispatch thread (eigs-dispatch) on the
+   form list.
 4. realtime.gpu_numa with a host backend: not applicable, warned or an error.
 5. Where this machine permits SCHED_FIFO (probed with os.sched_setscheduler
    in a child first), the threads run SCHED_FIFO at the priority; else
@@ -40,17 +44,21 @@ from service_util import Daemon, check, finish
 DAEMON = sys.argv[1]
 NAMES = ("eigs-receive", "eigs-form", "eigs-solve", "eigs-publish")
 SETTINGS = ("receive", "form", "solve", "publish")
+# Three solver workers: the setting whose CPU list each thread must have.
+WORKER_THREADS = {"eigs-receive": "receive", "eigs-publish": "publish", "eigs-dispatch": "form",
+                  "eigs-form": "form", "eigs-form-1": "form", "eigs-form-2": "form",
+                  "eigs-solve": "solve", "eigs-solve-1": "solve", "eigs-solve-2": "solve"}
 
 
 BACKEND = os.environ.get("EIGSTREAM_TEST_BACKEND", "lapack")
 
 
-def config(tag, realtime):
+def config(tag, realtime, solver=""):
     rows = "".join(f" {k} = {v};" for k, v in realtime.items())
     return f'''
 input = {{ endpoint = "ipc:///tmp/eigstream-{tag}-in"; }};
 output = {{ endpoint = "ipc:///tmp/eigstream-{tag}-out"; pattern = "push"; }};
-solver = {{ n = 8; matrices = 2; backend = "{BACKEND}"; cpu_threads = 1; }};
+solver = {{ n = 8; matrices = 2; backend = "{BACKEND}"; cpu_threads = 1;{solver} }};
 metrics = {{ endpoint = ""; http = ""; }};
 realtime = {{{rows} }};
 '''
@@ -67,14 +75,14 @@ def unprivileged():
     return prefix, limits
 
 
-def threads(pid):
+def threads(pid, names=NAMES):
     """{name: (tid, Cpus_allowed_list, policy, rt_priority)} of the named threads."""
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
                 name = f.read().strip()
-            if name not in NAMES:
+            if name not in names:
                 continue
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 cpus = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
@@ -90,19 +98,20 @@ def threads(pid):
 class RealtimeDaemon(Daemon):
     """The daemon with a realtime group; unpriv: the refusals made certain."""
 
-    def __init__(self, tmp, name, realtime, unpriv=False):
+    def __init__(self, tmp, name, realtime, unpriv=False, solver="", names=NAMES):
         self.cfg = os.path.join(tmp, name + ".cfg")
+        self.names = names
         with open(self.cfg, "w") as f:
-            f.write(config(f"rt{os.getpid()}{name}", realtime))
+            f.write(config(f"rt{os.getpid()}{name}", realtime, solver))
         prefix, preexec = unprivileged() if unpriv else ([], None)
         super().__init__(prefix + [DAEMON, "-c", self.cfg], preexec_fn=preexec)
 
     def running_threads(self, timeout=60):
-        """The four named threads once they all exist, or None if the daemon ended."""
+        """The named threads once they all exist, or None if the daemon ended."""
         end = time.time() + timeout
         while time.time() < end and self.p.poll() is None:
-            t = threads(self.p.pid)
-            if len(t) == 4:
+            t = threads(self.p.pid, self.names)
+            if len(t) == len(self.names):
                 return t
             time.sleep(0.02)
         return None
@@ -132,6 +141,20 @@ def test_affinity(tmp):
             expect = cpu_list(int(c) for c in want[k].split(","))
             check(t[name][1] == expect, f"{name}: Cpus_allowed_list {t[name][1]}, want {expect}")
     check(d.stop() == 0, "affinity: exit status after SIGTERM")
+
+
+def test_workers_affinity(tmp):
+    allowed = sorted(os.sched_getaffinity(0))
+    first, last = allowed[0], allowed[-1]
+    want = {"receive": str(first), "form": str(last), "solve": str(first), "publish": str(last)}
+    d = RealtimeDaemon(tmp, "workers", {f"cpu_affinity_{k}": f'"{v}"' for k, v in want.items()},
+                       solver=" workers = 3;", names=tuple(WORKER_THREADS))
+    t = d.running_threads()
+    if check(t is not None, f"workers: threads never appeared: {d.text()[-1500:]}"):
+        for name, setting in WORKER_THREADS.items():
+            check(t[name][1] == want[setting], f"workers: {name}: Cpus_allowed_list {t[name][1]}, "
+                  f"want {want[setting]} (realtime.cpu_affinity_{setting})")
+    check(d.stop() == 0, "workers: exit status after SIGTERM")
 
 
 def test_absent_cpu(tmp):
@@ -233,6 +256,7 @@ def main():
         finish("service realtime (cuda)")
         return
     test_affinity(tmp)
+    test_workers_affinity(tmp)
     test_absent_cpu(tmp)
     test_refused(tmp)
     test_gpu_numa(tmp)

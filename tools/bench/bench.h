@@ -7,6 +7,9 @@
  *   eigstream-bench pipeline|--pipeline [opts]   pipeline mode (bench_pipeline.c)
  *   eigstream-bench record [opts]                record mode (bench_record.c): the
  *                                                recording tools against dd and the sim
+ *   eigstream-bench iq [opts]                    IQ mode (bench_iq.c, bench_iq_cuda.cu): IQ
+ *                                                cube forming on the CPU against NumPy, on
+ *                                                the GPU against our GPU solve
  *
  * bench_main.c picks the mode from the whole command line and calls its
  * *_main with argc/argv unchanged: argv[0] is the program, and every mode
@@ -31,6 +34,14 @@ int bench_cpu_main(int argc, char **argv);
 int bench_cuda_main(int argc, char **argv);
 int bench_pipeline_main(int argc, char **argv);
 int bench_record_main(int argc, char **argv);
+int bench_iq_main(int argc, char **argv);
+
+/* IQ mode's GPU part (bench_iq_cuda.cu, built with CUDA): the copy of cube
+ * (cube_bytes, wire format) to the device plus forming, against our cuda
+ * solve of the formed matrices; prints its lines. 0, or 1 on a failure
+ * (named); 0 with a note when there is no GPU. */
+struct form_iq_params;
+int bench_iq_gpu(const struct form_iq_params *q, const void *cube, size_t cube_bytes, float scale, int runs);
 
 #ifdef __cplusplus
 }

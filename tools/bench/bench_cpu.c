@@ -48,7 +48,8 @@ static const char bench_description[] =
     "median and min over R runs, the speed-ups, and the worst LAPACK residual and\n"
     "orthogonality ratios of each solver over the batch.\n";
 
-static const char bench_epilogue[] = "Other modes: --backend cuda (GPU), pipeline (end-to-end throughput).\n";
+static const char bench_epilogue[] =
+    "Other modes: --backend cuda (GPU), pipeline (end-to-end throughput), record, iq (IQ cube forming).\n";
 
 typedef enum bench_solver {
     SOLVER_CPU = 0,

@@ -29,6 +29,11 @@ static int (*const bench_record_mode)(int, char **) = bench_record_main;
 #else
 static int (*const bench_record_mode)(int, char **) = NULL;
 #endif
+#if defined(EIGSTREAM_BENCH_IQ)
+static int (*const bench_iq_mode)(int, char **) = bench_iq_main;
+#else
+static int (*const bench_iq_mode)(int, char **) = NULL;
+#endif
 #if defined(EIGSTREAM_BENCH_CUDA)
 static int (*const bench_cuda_mode)(int, char **) = bench_cuda_main;
 #else
@@ -49,6 +54,8 @@ int main(int argc, char **argv)
         return bench_mode_run(bench_pipeline_mode, "pipeline mode", argc, argv);
     if (argc > 1 && strcmp(argv[1], "record") == 0)
         return bench_mode_run(bench_record_mode, "record mode (the recording library)", argc, argv);
+    if (argc > 1 && strcmp(argv[1], "iq") == 0)
+        return bench_mode_run(bench_iq_mode, "iq mode (the pipeline library)", argc, argv);
     if (wants_cuda(argc, argv))
         return bench_mode_run(bench_cuda_mode, "CUDA", argc, argv);
     return bench_cpu_main(argc, argv);

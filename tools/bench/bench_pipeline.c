@@ -21,6 +21,11 @@
  *                    overlapping where the CPU solver takes every core (then
  *                    a transfer overlapping a solve slows both); pass --rate
  *                    to measure latency under load.
+ * --workers 1,2,3 runs the end-to-end part once per solver worker count
+ * (solver.workers; on cuda that many workers share the GPU, as
+ * solver.gpu_devices = [0, 0] does) and prints frames/s and latency side by
+ * side, each as a ratio to the first count; --gpu-devices 0,1 lists the
+ * devices instead (one worker each).
  * --metrics-http on runs the daemon with its HTTP server and 10 clients
  * scraping /metrics every second; both measures end to end without, then
  * with, and prints the two side by side.
@@ -71,7 +76,41 @@ typedef struct options {
     const char *json_path;
     int metrics_http; /* 0 off, 1 on (scraped), 2 both */
     int scraped;      /* this end-to-end run: HTTP server on, scrapers running */
+    config_int_list worker_counts; /* --workers: the counts compared, in order */
+    config_int_list gpu_devices;   /* --gpu-devices: one worker per entry (replaces --workers) */
+    int workers;      /* this end-to-end run: solver.workers */
 } options;
+
+/* "1,2,3": 1..CONFIG_LIST_MAX entries, each within [lo, hi]. */
+static int parse_int_list(const char *text, config_int_list *list, long lo, long hi)
+{
+    config_int_list parsed = {0};
+    const char *at = text;
+    for (;;) {
+        char *end;
+        long value = strtol(at, &end, 10);
+        if (end == at || value < lo || value > hi || parsed.count == CONFIG_LIST_MAX)
+            return -1;
+        parsed.values[parsed.count++] = (int)value;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return -1;
+        at = end + 1;
+    }
+    *list = parsed;
+    return 0;
+}
+
+static int parse_worker_counts(const char *text, void *dest)
+{
+    return parse_int_list(text, dest, 1, CONFIG_LIST_MAX);
+}
+
+static int parse_gpu_devices(const char *text, void *dest)
+{
+    return parse_int_list(text, dest, 0, 63);
+}
 
 static const char *const pipeline_transports[] = {"tcp", "ipc", NULL};
 static const char *const pipeline_storages[] = {"full", "packed", NULL};
@@ -84,7 +123,8 @@ static const char *const pipeline_http[] = {"off", "on", "both", NULL};
  * bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL};
+    *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL,
+                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
                       backends = cli_choices_backend();
@@ -105,6 +145,10 @@ static int parse_options(int argc, char **argv, options *o)
         CLI_CHOICE("parts", 0, &o->per_matrix_parts, pipeline_parts, NULL,
                    "payload in one part or one part per matrix"),
         CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "T", "solver CPU threads, 0 = all cores"),
+        CLI_CUSTOM("workers", 0, &o->worker_counts, parse_worker_counts, "counts 1..16, comma-separated", "W[,W..]",
+                   "solver workers (solver.workers; cuda: sharing the GPU); several: compared in one run"),
+        CLI_CUSTOM("gpu-devices", 0, &o->gpu_devices, parse_gpu_devices, "device indices 0..63, comma-separated",
+                   "D[,D..]", "solver.gpu_devices: one worker per listed device (instead of --workers)"),
         CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
         CLI_CHOICE("metrics-http", 0, &o->metrics_http, pipeline_http, NULL,
                    "daemon HTTP metrics server with 10 clients scraping /metrics each second: "
@@ -352,6 +396,8 @@ typedef struct run_result {
     double stage_mean_ms[5];      /* the daemon's own histograms: receive form solve publish end_to_end */
     double in_lag_ms, out_lag_ms; /* medians: send -> daemon receipt, daemon hand-over -> received */
     long scrapes;                 /* --metrics-http: /metrics responses read during the run */
+    int workers;                  /* solver workers, and the frames dealt to each */
+    uint64_t worker_frames[PIPELINE_WORKERS_MAX];
 } run_result;
 
 static const char *const stage_names[5] = {"receive", "form", "solve", "publish", "end_to_end"};
@@ -460,6 +506,8 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     cfg.solver.precision = o->precision;
     cfg.solver.backend = o->backend;
     cfg.solver.cpu_threads = o->threads;
+    cfg.solver.workers = o->workers;
+    cfg.solver.gpu_devices = o->gpu_devices;
     cfg.output.mode = o->mode;
     cfg.output.pattern = CONFIG_OUTPUT_PUSH;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
@@ -544,6 +592,10 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     pipeline_stop(p);
     pthread_join(runner, NULL);
     read_stage_means(p, r);
+    pipeline_counters counters;
+    pipeline_get_counters(p, &counters);
+    r->workers = counters.workers;
+    memcpy(r->worker_frames, counters.worker_frames, sizeof r->worker_frames);
     pipeline_destroy(&p);
     zmq_close(pull);
 
@@ -676,10 +728,10 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
 {
     const run_result *m = &r->max_rate, *f = &r->fixed;
     printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
-           "parts %s, %d frames\n",
+           "parts %s, %d frames, %d solver worker(s)\n",
            o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
-           o->per_matrix_parts ? "per-matrix" : "one", o->frames);
+           o->per_matrix_parts ? "per-matrix" : "one", o->frames, m->workers);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
            (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
@@ -751,6 +803,37 @@ static void report_compare(const bench_report *off, const bench_report *on)
                runs[k][0]->scrapes + runs[k][1]->scrapes);
 }
 
+/* --workers W1,W2,..: the end-to-end runs of each count after the first
+ * (r[0], measured with the rest of the report), at the first's fixed rate
+ * so that latencies compare. 0, or 2 when a run failed. */
+static int measure_worker_counts(void *ctx, const options *o, const bench_frames *b, bench_report *r)
+{
+    for (int k = 1; k < o->worker_counts.count; k++) {
+        options each = *o;
+        each.workers = o->worker_counts.values[k];
+        each.rate = r[0].rate;
+        r[k] = r[0];
+        if (measure_end_to_end(ctx, &each, b, &r[k]) != 0)
+            return 2;
+    }
+    return 0;
+}
+
+static void report_worker_counts(const options *o, const bench_report *r)
+{
+    printf("  solver workers      max rate frames/s (x first) | fixed %.2f/s latency p50 p99 ms | frames dealt "
+           "per worker (max-rate run)\n",
+           r[0].rate);
+    for (int k = 0; k < o->worker_counts.count; k++) {
+        const run_result *m = &r[k].max_rate;
+        printf("    %2d %17.2f (%.3f)       | %8.2f %8.2f              |", m->workers, m->fps,
+               m->fps / r[0].max_rate.fps, r[k].fixed.p50, r[k].fixed.p99);
+        for (int w = 0; w < m->workers; w++)
+            printf(" %llu", (unsigned long long)m->worker_frames[w]);
+        printf("\n");
+    }
+}
+
 int bench_pipeline_main(int argc, char **argv)
 {
     options o;
@@ -781,18 +864,27 @@ int bench_pipeline_main(int argc, char **argv)
     out_msg.bytes[1] = b.data_bytes;
     out_msg.parts = 2;
 
+    static bench_report counts[CONFIG_LIST_MAX];
     bench_report r = {.backend = "?"}, scraped;
     o.scraped = o.metrics_http == 1;
+    if (o.gpu_devices.count > 0)
+        o.worker_counts = (config_int_list){.count = 1, .values = {1}};
+    o.workers = o.worker_counts.values[0];
     status = measure_alone(ctx, &o, &b, &in_msg, &out_msg, &r) != 0          ? 1
              : measure_end_to_end(ctx, &o, &b, &r) != 0                       ? 2
                                                                                : 0;
     if (status == 0 && o.metrics_http == 2)
         status = measure_scraped(ctx, &o, &b, &r, &scraped);
+    counts[0] = r;
+    if (status == 0)
+        status = measure_worker_counts(ctx, &o, &b, counts);
     zmq_ctx_term(ctx);
     if (status == 0) {
         report_print(&o, &b, &r);
         if (o.metrics_http == 2)
             report_compare(&r, &scraped);
+        if (o.worker_counts.count > 1)
+            report_worker_counts(&o, counts);
         if (o.json_path != NULL)
             status = report_json(o.json_path, &o, &b, &r);
     }

@@ -13,8 +13,9 @@
  *   pacing  `eigstream-replay` (original timing) of a small recording whose frames
  *           were received 1/--rate s apart (--pacing-frames of them): its pacing
  *           error p50/p99 (send time against the schedule)
- * The sim and replay executables are the ones built with this bench (--sim,
- * --replay to override). Exit status 0, or 1 on a failure (named).
+ * The sim and replay executables are the ones beside this bench when there
+ * are (an install: /usr/bin), else the ones built with it (--sim, --replay to
+ * override). Exit status 0, or 1 on a failure (named).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -241,11 +242,30 @@ done:
     return rc;
 }
 
+/* The default of --sim or --replay: the executable name in this program's
+ * own folder when it is there (an installed bench, whose build tree may be
+ * gone), written into buf; else build_path, where the build put it. */
+static const char *sibling_tool(const char *name, const char *build_path, char *buf, size_t size)
+{
+    ssize_t len = readlink("/proc/self/exe", buf, size - 1);
+    if (len <= 0)
+        return build_path;
+    buf[len] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash == NULL || (size_t)(slash + 1 - buf) + strlen(name) >= size)
+        return build_path;
+    strcpy(slash + 1, name);
+    return access(buf, X_OK) == 0 ? buf : build_path;
+}
+
 /* Sets the defaults, then parses argv[2..] into *o. -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, record_bench_options *o)
 {
-    *o = (record_bench_options){.n = 128, .cells = 180, .frames = 4, .pacing_frames = 40, .rate = 20.0, .dir = ".",
-                                .sim = EIGSTREAM_BENCH_SIM, .replay = EIGSTREAM_BENCH_REPLAY};
+    static char sim_path[4096], replay_path[4096];
+    *o = (record_bench_options){
+        .n = 128, .cells = 180, .frames = 4, .pacing_frames = 40, .rate = 20.0, .dir = ".",
+        .sim = sibling_tool("eigstream-sim", EIGSTREAM_BENCH_SIM, sim_path, sizeof sim_path),
+        .replay = sibling_tool("eigstream-replay", EIGSTREAM_BENCH_REPLAY, replay_path, sizeof replay_path)};
     const cli_option table[] = {
         CLI_INT("frames", 0, &o->frames, 2, 100000, "F", "frames written, and 2F fed by each sender"),
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order of the write and feed frames"),

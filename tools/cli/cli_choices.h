@@ -6,7 +6,7 @@
  *
  * Header-only (inline), so that a tool pulls in only the name tables it
  * uses: the precision, storage and mode names need no library, the backend
- * names need eigstream_eig.
+ * names need eigstream_eig, the IQ format and layout names eigstream_protocol.
  */
 #ifndef EIGSTREAM_CLI_CHOICES_H
 #define EIGSTREAM_CLI_CHOICES_H
@@ -53,6 +53,22 @@ static inline cli_choices cli_choices_mode(void)
 {
     cli_choices c = {{NULL}, {0}};
     CLI_CHOICES_FILL(c, CONFIG_MODE_FULL, CONFIG_MODE_NOISE, config_output_mode_name((uint8_t)v_));
+    return c;
+}
+
+/* ci16_le, cf32_le (the IQ sample formats; ci16_le first: the default). */
+static inline cli_choices cli_choices_iq_format(void)
+{
+    cli_choices c = {{protocol_iq_format_name(PROTOCOL_IQ_CI16_LE), protocol_iq_format_name(PROTOCOL_IQ_CF32_LE), NULL},
+                     {PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CF32_LE}};
+    return c;
+}
+
+/* cpg, pcg, pgc (the IQ cube layouts). */
+static inline cli_choices cli_choices_iq_layout(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    CLI_CHOICES_FILL(c, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC, protocol_iq_layout_name(v_));
     return c;
 }
 

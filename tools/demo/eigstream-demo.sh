@@ -11,9 +11,17 @@
 # stopped cleanly, 1 otherwise.
 #
 #   tools/demo/eigstream-demo.sh [--build DIR] [--frames N] [--rate FPS] [--backend B]
+#                                [--iq [--channels C] [--pulses P] [--gates G] [--segments S] [--port-base N]]
 #
 # --rate defaults to 2 frames/s with a GPU and 1 frame/s on the CPU (a 2-core
 # machine solves one default frame in about half a second).
+#
+# --iq: the sim sends raw IQ cubes (C channels x P pulses x G gates, ci16_le,
+# default 128 x 180 x 256 with two targets and a barrage jammer), the daemon
+# forms them (form.input = iq: Hann window, P-point Doppler FFT, P bins x S
+# range segments = solver.matrices) and the sink checks each Doppler bin's
+# signal subspace (eigstream-sink --iq). The daemon runs a generated
+# configuration on ports N, N+1 (default 5550, 5551), metrics off.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +30,13 @@ build="$root/build"
 frames=10
 rate=""
 backend=""
+iq=0
+channels=128
+pulses=180
+gates=256
+segments=1
+port_base=5550
+iq_scene="--jammers 40:30"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -29,7 +44,13 @@ while [ $# -gt 0 ]; do
         --frames) frames=$2; shift 2 ;;
         --rate) rate=$2; shift 2 ;;
         --backend) backend=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --iq) iq=1; shift ;;
+        --channels) channels=$2; shift 2 ;;
+        --pulses) pulses=$2; shift 2 ;;
+        --gates) gates=$2; shift 2 ;;
+        --segments) segments=$2; shift 2 ;;
+        --port-base) port_base=$2; shift 2 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "eigstream-demo: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -54,11 +75,25 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if [ -n "$backend" ]; then
-    "$daemon" --backend "$backend" 2>"$work/daemon.log" &
-else
-    "$daemon" 2>"$work/daemon.log" &
+input="tcp://127.0.0.1:$port_base"
+output="tcp://127.0.0.1:$((port_base + 1))"
+set --
+if [ "$iq" -eq 1 ]; then
+    # bins x segments must equal solver.matrices: every bin of the P-point FFT.
+    cat >"$work/iq.cfg" <<EOF
+input = { endpoint = "$input"; };
+output = { endpoint = "$output"; mode = "full"; };
+metrics = { endpoint = ""; http = ""; };
+solver = { n = $channels; matrices = $((pulses * segments)); };
+form = { input = "iq"; iq_format = "ci16_le"; iq_layout = "cpg"; pulses = $pulses; range_gates = $gates;
+         window = "hann"; range_segments = $segments; };
+EOF
+    set -- -c "$work/iq.cfg"
 fi
+if [ -n "$backend" ]; then
+    set -- "$@" --backend "$backend"
+fi
+"$daemon" "$@" 2>"$work/daemon.log" &
 daemon_pid=$!
 
 # Wait for the startup line (or an early exit with its reason).
@@ -78,12 +113,23 @@ if [ -z "$rate" ]; then
     if grep -q "backend cuda" "$work/daemon.log"; then rate=2; else rate=1; fi
 fi
 
-"$sink" --frames "$frames" --duration $((frames * 4 / rate + 30)) --quiet >"$work/sink.out" 2>"$work/sink.err" &
+set --
+if [ "$iq" -eq 1 ]; then
+    set -- --iq --fft-size "$pulses" --range-segments "$segments" $iq_scene
+fi
+"$sink" --endpoint "$output" --frames "$frames" --duration $((frames * 4 / rate + 30)) --quiet "$@" \
+    >"$work/sink.out" 2>"$work/sink.err" &
 sink_pid=$!
 sleep 1 # let the sink's subscription reach the daemon's PUB socket
 
-echo "eigstream-demo: sending $frames frames at $rate frames/s" >&2
-"$sim" --frames "$frames" --rate "$rate" --quiet >&2
+set --
+what="frames"
+if [ "$iq" -eq 1 ]; then
+    set -- --iq --n "$channels" --pulses "$pulses" --gates "$gates" --per-slice-parts $iq_scene
+    what="IQ cubes ($channels channels x $pulses pulses x $gates gates)"
+fi
+echo "eigstream-demo: sending $frames $what at $rate frames/s" >&2
+"$sim" --endpoint "$input" --frames "$frames" --rate "$rate" --quiet "$@" >&2
 sim_status=$?
 
 wait "$sink_pid"

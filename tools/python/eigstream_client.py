@@ -8,6 +8,8 @@ Needs NumPy; the socket helpers and the CLI also need pyzmq.
     parts = encode_covariance(seq, ts_ns, matrices)          # list of bytes
     header, matrices = decode_covariance(parts)              # (count, n, n)
     header, times, results = decode_eigenspace(parts)        # list of MatrixResult
+    parts = encode_iq(seq, ts_ns, raw, "cpg", scale)          # raw (C, P, G) complex64 or (C, P, G, 2) int16
+    header, raw = decode_iq(parts); x = iq_values(header, raw)  # (C, P, G) complex128 = raw * scale
 
 Every decoding error raises ProtocolError whose .reason is one of the stable
 snake_case names of protocol_reject_name() ("bad_magic", "crc_mismatch", ...).
@@ -34,13 +36,24 @@ MATRIX_META_BYTES = 16
 
 KIND_COVARIANCE = 1
 KIND_EIGENSPACE = 2
+KIND_IQ = 3
 COVARIANCE_PREFIX = MAGIC + bytes([VERSION, KIND_COVARIANCE])
 EIGENSPACE_PREFIX = MAGIC + bytes([VERSION, KIND_EIGENSPACE])
+IQ_PREFIX = MAGIC + bytes([VERSION, KIND_IQ])
 
 ELEMENT_COMPLEX_FLOAT = 1
 ELEMENT_COMPLEX_DOUBLE = 2
 ELEMENT_DTYPE = {ELEMENT_COMPLEX_FLOAT: np.dtype("<c8"), ELEMENT_COMPLEX_DOUBLE: np.dtype("<c16")}
 REAL_DTYPE = {ELEMENT_COMPLEX_FLOAT: np.dtype("<f4"), ELEMENT_COMPLEX_DOUBLE: np.dtype("<f8")}
+
+# IQ cube (kind 3): sample format (element byte, SigMF names) and layout (storage byte).
+IQ_FORMATS = {"cf32_le": 1, "ci16_le": 3}
+IQ_FORMAT_NAMES = {v: k for k, v in IQ_FORMATS.items()}
+IQ_SAMPLE_BYTES = {1: 8, 3: 4}
+IQ_LAYOUTS = {"cpg": 0, "pcg": 1, "pgc": 2}
+IQ_LAYOUT_NAMES = {v: k for k, v in IQ_LAYOUTS.items()}
+# The axes of the canonical (channel, pulse, gate) array in wire order, slowest first.
+IQ_LAYOUT_AXES = {"cpg": (0, 1, 2), "pcg": (1, 0, 2), "pgc": (1, 2, 0)}
 
 STORAGES = {"full": 0, "packed_lower": 1, "packed_upper": 2}
 MODES = {"none": 0, "full": 1, "values": 2, "signal": 3, "noise": 4}
@@ -180,13 +193,31 @@ def _parts_crc(parts):
 # ---- header ------------------------------------------------------------------------
 
 def encode_header(kind, seq, timestamp_ns, n, count, element, storage=0, mode=0, flags=0,
-                  payload_bytes=0, crc=0, snapshots=0):
+                  payload_bytes=0, crc=0, snapshots=0, scale=0.0):
+    """64 header bytes; snapshots is the gate count G of an IQ cube (kind 3), scale
+    its sample scale (bytes 56..59, binary32; reserved zero for the other kinds)."""
+    tail = struct.pack("<f", scale) + bytes(4) if kind == KIND_IQ else bytes(8)
     return _HEADER.pack(MAGIC, VERSION, kind, HEADER_BYTES, seq, timestamp_ns, n, count, element,
-                        storage, mode, 0, flags, payload_bytes, crc, snapshots, bytes(8))
+                        storage, mode, 0, flags, payload_bytes, crc, snapshots, tail)
 
 
-def decode_header(part):
-    """Decodes and checks a header part like protocol_header_decode(); returns a dict."""
+def _check_iq_fields(element, storage, mode, flags, reserved):
+    scale = struct.unpack("<f", reserved[:4])[0]
+    if reserved[4:] != bytes(4):
+        raise ProtocolError("bad_field", "reserved bytes")
+    if element not in IQ_FORMAT_NAMES or storage not in IQ_LAYOUT_NAMES or mode != 0 or flags & FLAG_LATE:
+        raise ProtocolError("bad_field", f"format {element} layout {storage} mode {mode} flags {flags}")
+    if not (np.isfinite(scale) and scale > 0):
+        raise ProtocolError("bad_field", f"scale {scale}")
+    return scale
+
+
+def decode_header(part, expect_kind=0):
+    """Decodes and checks a header part like protocol_header_decode_kind(); returns a dict.
+
+    expect_kind 0 takes any known kind; another known kind is bad_kind, checked
+    before the kind's fields, as in C. IQ headers carry gates, scale, format and
+    layout (names) instead of snapshots, element and storage."""
     part = bytes(part)
     if len(part) != HEADER_BYTES:
         raise ProtocolError("header_size", f"{len(part)} bytes")
@@ -196,25 +227,29 @@ def decode_header(part):
         raise ProtocolError("bad_magic", repr(magic))
     if version != VERSION:
         raise ProtocolError("bad_version", str(version))
-    if kind not in (KIND_COVARIANCE, KIND_EIGENSPACE):
+    if kind not in (KIND_COVARIANCE, KIND_EIGENSPACE, KIND_IQ) or (expect_kind and kind != expect_kind):
         raise ProtocolError("bad_kind", str(kind))
     if header_bytes != HEADER_BYTES:
         raise ProtocolError("header_size", f"header_bytes {header_bytes}")
-    if reserved != bytes(8) or reserved0 != 0:
+    if (kind != KIND_IQ and reserved != bytes(8)) or reserved0 != 0:
         raise ProtocolError("bad_field", "reserved bytes")
-    if element not in ELEMENT_DTYPE:
-        raise ProtocolError("bad_field", f"element {element}")
     if flags & ~FLAG_KNOWN:
         raise ProtocolError("bad_field", f"flags {flags:#x}")
+    common = dict(version=version, kind=kind, seq=seq, timestamp_ns=timestamp_ns, n=n, count=count,
+                  element=element, flags=flags, crc=bool(flags & FLAG_CRC), late=bool(flags & FLAG_LATE),
+                  payload_bytes=payload_bytes, crc32c=crc)
+    if kind == KIND_IQ:
+        scale = _check_iq_fields(element, storage, mode, flags, reserved)
+        return dict(common, channels=n, pulses=count, gates=snapshots, scale=scale,
+                    format=IQ_FORMAT_NAMES[element], layout=IQ_LAYOUT_NAMES[storage])
+    if element not in ELEMENT_DTYPE:
+        raise ProtocolError("bad_field", f"element {element}")
     if kind == KIND_COVARIANCE:
         if storage not in STORAGE_NAMES or mode != 0 or flags & FLAG_LATE:
             raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
-    elif storage != 0 or not 1 <= mode <= 4 or snapshots != 0:
-        raise ProtocolError("bad_field", f"storage {storage} mode {mode} snapshots {snapshots}")
-    return dict(version=version, kind=kind, seq=seq, timestamp_ns=timestamp_ns, n=n, count=count,
-                element=element, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode),
-                flags=flags, crc=bool(flags & FLAG_CRC), late=bool(flags & FLAG_LATE),
-                payload_bytes=payload_bytes, crc32c=crc, snapshots=snapshots)
+    elif storage != 0 or not 1 <= mode <= 4:
+        raise ProtocolError("bad_field", f"storage {storage} mode {mode}")
+    return dict(common, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode), snapshots=snapshots)
 
 
 # ---- covariance frames ----------------------------------------------------------------
@@ -275,7 +310,7 @@ def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
     is expanded to full Hermitian matrices. Raises ProtocolError."""
     if len(parts) < 2:
         raise ProtocolError("parts", f"{len(parts)} parts")
-    h = decode_header(parts[0])
+    h = decode_header(parts[0], KIND_COVARIANCE)
     if h["kind"] != KIND_COVARIANCE:
         raise ProtocolError("bad_kind", "not a covariance frame")
     n, count, element, storage = h["n"], h["count"], h["element"], h["storage"]
@@ -312,6 +347,84 @@ def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
         out[:, cols, rows] = np.conj(body)
         out[:, rows, cols] = body  # the stored triangle (and diagonal) wins
     return h, out
+
+
+# ---- IQ cube frames --------------------------------------------------------------------
+
+def encode_iq(seq, timestamp_ns, raw, layout="cpg", scale=1.0, crc=True, per_slice_parts=False):
+    """Parts of an IQ cube frame (kind 3).
+
+    raw: the samples as sent, indexed (channel, pulse, gate): complex64 (C, P, G)
+    for cf32_le, or int16 (C, P, G, 2) holding (re, im) for ci16_le. Each value
+    is raw * scale. per_slice_parts sends one part per index of the layout's
+    slowest dimension (per channel for cpg, per pulse for pcg and pgc)."""
+    raw = np.asarray(raw)
+    if raw.dtype == np.int16 and raw.ndim == 4 and raw.shape[3] == 2:
+        fmt, wire = "ci16_le", np.dtype("<i2")
+    elif raw.dtype == np.complex64 and raw.ndim == 3:
+        fmt, wire = "cf32_le", np.dtype("<c8")
+    else:
+        raise ValueError("raw must be complex64 (C, P, G) or int16 (C, P, G, 2)")
+    if layout not in IQ_LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}")
+    channels, pulses, gates = raw.shape[:3]
+    axes = IQ_LAYOUT_AXES[layout] + ((3,) if fmt == "ci16_le" else ())
+    body = np.ascontiguousarray(raw.transpose(axes), dtype=wire)
+    payload = [body[i].tobytes() for i in range(body.shape[0])] if per_slice_parts else [body.tobytes()]
+    payload_bytes = sum(len(p) for p in payload)
+    header = encode_header(KIND_IQ, seq, timestamp_ns, channels, pulses, IQ_FORMATS[fmt], IQ_LAYOUTS[layout], 0,
+                           FLAG_CRC if crc else 0, payload_bytes, _parts_crc(payload) if crc else 0, gates,
+                           scale)
+    return [header] + payload
+
+
+def decode_iq(parts, check_crc=True, max_payload_bytes=0):
+    """(header dict, raw) of an IQ cube frame, checked in the order of
+    docs/protocol.md; raw as encode_iq takes it (channel, pulse, gate order).
+    Raises ProtocolError."""
+    if len(parts) < 1:
+        raise ProtocolError("parts", "no header part")
+    h = decode_header(parts[0], KIND_IQ)
+    channels, pulses, gates = h["channels"], h["pulses"], h["gates"]
+    if channels == 0 or pulses == 0 or gates == 0:
+        raise ProtocolError("size_mismatch", "channels, pulses or gates is 0")
+    cube = channels * pulses * gates * IQ_SAMPLE_BYTES[h["element"]]
+    if h["payload_bytes"] != cube:
+        raise ProtocolError("size_mismatch", f"payload_bytes {h['payload_bytes']} != {cube}")
+    if max_payload_bytes and cube > max_payload_bytes:
+        raise ProtocolError("oversized", "over the maximum payload")
+    payload = parts[1:]
+    slices = channels if h["layout"] == "cpg" else pulses
+    if len(payload) not in (1, slices):
+        raise ProtocolError("parts", f"{len(parts)} parts")
+    total = sum(len(p) for p in payload)
+    if total < cube:
+        raise ProtocolError("truncated", f"{total} < {cube}")
+    if total > cube:
+        raise ProtocolError("oversized", f"{total} > {cube}")
+    if len(payload) > 1 and any(len(p) != cube // slices for p in payload):
+        raise ProtocolError("size_mismatch", "slice part of the wrong size")
+    if check_crc and h["crc"] and _parts_crc(payload) != h["crc32c"]:
+        raise ProtocolError("crc_mismatch")
+    data = b"".join(bytes(p) for p in payload)
+    shape = tuple((channels, pulses, gates)[a] for a in IQ_LAYOUT_AXES[h["layout"]])
+    inverse = tuple(np.argsort(IQ_LAYOUT_AXES[h["layout"]]))
+    if h["format"] == "cf32_le":
+        body = np.frombuffer(data, dtype="<c8").reshape(shape)
+        if not np.all(np.isfinite(body)):
+            raise ProtocolError("nonfinite")
+        return h, np.ascontiguousarray(body.transpose(inverse), dtype=np.complex64)
+    body = np.frombuffer(data, dtype="<i2").reshape(shape + (2,))
+    return h, np.ascontiguousarray(body.transpose(inverse + (3,)), dtype=np.int16)
+
+
+def iq_values(header, raw):
+    """The cube's sample values raw * scale, complex128 (C, P, G)."""
+    if raw.dtype == np.int16:
+        x = raw[..., 0].astype(np.float64) + 1j * raw[..., 1].astype(np.float64)
+    else:
+        x = raw.astype(np.complex128)
+    return x * np.float64(header["scale"])
 
 
 # ---- eigenspace frames ------------------------------------------------------------------
@@ -365,7 +478,7 @@ def decode_eigenspace(parts, check_crc=True):
     Raises ProtocolError."""
     if len(parts) != 3:
         raise ProtocolError("parts", f"{len(parts)} parts")
-    h = decode_header(parts[0])
+    h = decode_header(parts[0], KIND_EIGENSPACE)
     if h["kind"] != KIND_EIGENSPACE:
         raise ProtocolError("bad_kind", "not an eigenspace frame")
     n, count, element, mode = h["n"], h["count"], h["element"], h["mode"]

@@ -42,7 +42,7 @@ static int parse_number(const char **p, double *v)
     return 0;
 }
 
-scene_error scene_parse_emitters(const char *spec, scene_emitter *out, size_t max, size_t *count)
+scene_error scene_parse_tuples(const char *spec, size_t fields, double *values, size_t max, size_t *count)
 {
     *count = 0;
     if (spec == NULL)
@@ -51,24 +51,38 @@ scene_error scene_parse_emitters(const char *spec, scene_emitter *out, size_t ma
     if (*p == '\0' || strcmp(p, "none") == 0)
         return SCENE_OK;
     for (;;) {
-        scene_emitter e;
-        p = skip_space(p);
-        if (parse_number(&p, &e.angle_deg) != 0 || *p != ':')
-            return SCENE_EINVAL;
-        p = skip_space(p + 1);
-        if (parse_number(&p, &e.power_db) != 0)
-            return SCENE_EINVAL;
-        if (!(e.angle_deg > -90.0 && e.angle_deg < 90.0) || e.power_db > 200.0 || e.power_db < -200.0)
-            return SCENE_EINVAL;
         if (*count == max)
             return SCENE_EINVAL;
-        out[(*count)++] = e;
+        double *v = values + *count * fields;
+        for (size_t f = 0; f < fields; f++) {
+            p = skip_space(p);
+            if (parse_number(&p, &v[f]) != 0 || (f + 1 < fields && *p != ':'))
+                return SCENE_EINVAL;
+            if (f + 1 < fields)
+                p++;
+        }
+        (*count)++;
         if (*p == '\0')
             return SCENE_OK;
         if (*p != ',')
             return SCENE_EINVAL;
         p++;
     }
+}
+
+scene_error scene_parse_emitters(const char *spec, scene_emitter *out, size_t max, size_t *count)
+{
+    double v[2 * SCENE_EMITTERS_MAX]; /* no list is longer (scene.h) */
+    scene_error e = scene_parse_tuples(spec, 2, v, max < SCENE_EMITTERS_MAX ? max : SCENE_EMITTERS_MAX, count);
+    for (size_t i = 0; e == SCENE_OK && i < *count; i++) {
+        scene_emitter em = {v[2 * i], v[2 * i + 1]};
+        if (!(em.angle_deg > -90.0 && em.angle_deg < 90.0) || em.power_db > 200.0 || em.power_db < -200.0)
+            e = SCENE_EINVAL;
+        out[i] = em;
+    }
+    if (e != SCENE_OK)
+        *count = 0;
+    return e;
 }
 
 scene_error scene_create(scene **out, uint32_t n, const char *sources, const char *jammers)

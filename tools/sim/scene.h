@@ -57,6 +57,12 @@ typedef struct scene {
  * or more than max entries. */
 scene_error scene_parse_emitters(const char *spec, scene_emitter *out, size_t max, size_t *count);
 
+/* Parses a list of `fields`-tuples "a:b[:c...],a:b,..." of finite numbers
+ * (spaces allowed around numbers; "" or "none" is the empty list) into
+ * values[0 .. *count * fields), at most max tuples. SCENE_EINVAL on syntax
+ * errors or more than max tuples. */
+scene_error scene_parse_tuples(const char *spec, size_t fields, double *values, size_t max, size_t *count);
+
 /* Creates a scene of n channels with the given source and jammer lists
  * (either may be NULL = none). *out is NULL on failure. */
 scene_error scene_create(scene **out, uint32_t n, const char *sources, const char *jammers);

@@ -11,8 +11,6 @@
 #include "protocol.h"
 #include "workload_rng.h"
 
-static const double TWO_PI = 6.28318530717958647692;
-
 struct sim_frame_generator {
     sim_frame_params p;
     uint32_t n;
@@ -22,28 +20,6 @@ struct sim_frame_generator {
     double complex *x;  /* n x K array snapshots */
     double complex *r;  /* n x n sample covariance, lower triangle */
 };
-
-/* ---- random numbers: splitmix64 seeding, xoshiro256** stream, Box-Muller ---- */
-
-/* The stream of one (seed, frame, cell): frames and cells are independent and
- * reproducible in any order. */
-static void rng_seed(workload_rng *g, uint64_t seed, uint64_t frame, uint64_t cell)
-{
-    uint64_t x = seed;
-    x = workload_splitmix64(&x) ^ frame;
-    x = workload_splitmix64(&x) ^ cell;
-    *g = workload_rng_from_splitmix64(x);
-}
-
-/* Circular complex Gaussian of unit variance E|z|^2 = 1 (Box-Muller). */
-static double complex rng_cgauss(workload_rng *g)
-{
-    /* (0, 1]: never log(0). */
-    double u1 = ((workload_rng_next(g) >> 11) + 1) * 0x1.0p-53;
-    double u2 = (workload_rng_next(g) >> 11) * 0x1.0p-53;
-    double radius = sqrt(-log(u1)); /* sqrt(-2 log u1) / sqrt(2) per component */
-    return CMPLX(radius * cos(TWO_PI * u2), radius * sin(TWO_PI * u2));
-}
 
 /* ---- generator ------------------------------------------------------------------- */
 
@@ -124,13 +100,12 @@ scene_error sim_frame_generate(sim_frame_generator *g, uint64_t index, void *out
     const size_t matrix = protocol_matrix_bytes(n, g->p.element, g->p.storage);
     const double complex one = 1.0;
     for (uint32_t cell = 0; cell < g->p.cells; cell++) {
-        workload_rng r;
-        rng_seed(&r, g->p.seed, index, cell);
+        workload_rng r = workload_rng_for(g->p.seed, index, cell);
         for (size_t i = 0; i < n * k; i++)
-            g->x[i] = rng_cgauss(&r);
+            g->x[i] = workload_rng_cgauss(&r);
         if (d > 0) {
             for (size_t i = 0; i < d * k; i++)
-                g->s[i] = rng_cgauss(&r);
+                g->s[i] = workload_rng_cgauss(&r);
             /* x += (A diag(sqrt p)) s */
             cblas_zgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)k, (int)d, &one, g->a, (int)n,
                         g->s, (int)d, &one, g->x, (int)n);

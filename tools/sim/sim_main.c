@@ -1,5 +1,6 @@
 /*
- * sim_main.c - eigstream-sim: publishes covariance frames of a synthetic radar scene.
+ * sim_main.c - eigstream-sim: publishes covariance frames of a synthetic radar
+ * scene, or with --iq the raw IQ cubes of one (iq_scene.h).
  *
  * A pool of distinct frames is generated at start (generating one costs about
  * half a second) and cycled; each send carries its own seq and timestamp and
@@ -19,6 +20,7 @@
 #include "cli_curve.h"
 #include "cli_options.h"
 #include "protocol.h"
+#include "iq_scene.h"
 #include "scene.h"
 #include "sim_frame.h"
 
@@ -31,7 +33,19 @@ typedef struct sim_options {
     uint64_t frames, seed;
     int linger_ms;
     cli_curve curve;
+    /* --iq: IQ cubes of the scene instead of covariances */
+    int iq, iq_format, iq_layout, per_slice_parts; /* protocol_iq_format, protocol_iq_layout */
+    uint32_t pulses, gates, clutter_patches;
+    const char *targets;
+    double clutter_db, clutter_slope, iq_scale;
 } sim_options;
+
+/* What every frame of a run is: the header (seq, timestamp and CRC filled
+ * per send) and how the payload splits into parts. */
+typedef struct sim_layout {
+    protocol_header header;
+    size_t parts, part_bytes, frame_bytes;
+} sim_layout;
 
 static const char *const sim_patterns[] = {"push", "pub", NULL};
 static const char *const sim_crc_choices[] = {"off", "on", NULL};
@@ -43,8 +57,11 @@ static int parse_options(int argc, char **argv, sim_options *o)
     *o = (sim_options){.n = 128, .cells = 180, .snapshots = 256, .pool = 4, .hwm = 4,
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
                        .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
-                       .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000};
+                       .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000,
+                       .iq_format = PROTOCOL_IQ_CI16_LE, .iq_layout = PROTOCOL_IQ_CPG, .pulses = 180, .gates = 256,
+                       .targets = IQ_SCENE_DEFAULT_TARGETS, .clutter_db = 30.0, .clutter_slope = 1.0};
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
+    const cli_choices iq_formats = cli_choices_iq_format(), iq_layouts = cli_choices_iq_layout();
     const cli_option table[] = {
         CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
         CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
@@ -66,9 +83,30 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
         CLI_FLAG("quiet", 0, &o->quiet, "only the summary line"),
         CLI_CURVE_OPTIONS(&o->curve),
+        CLI_FLAG("iq", 0, &o->iq, "send raw IQ cubes (kind 3) instead of covariances; --n channels"),
+        CLI_INT("pulses", 0, &o->pulses, 1, 65536, "P", "--iq: pulses per cube"),
+        CLI_INT("gates", 0, &o->gates, 1, 1048576, "G", "--iq: range gates per pulse"),
+        CLI_STRING("targets", 0, &o->targets, "LIST",
+                   "--iq: angle_deg:doppler:power_db,... (doppler in cycles/pulse, -0.5..0.5)"),
+        CLI_INT("clutter-patches", 0, &o->clutter_patches, 0, 100000, "K",
+                "--iq: clutter ridge patches, 0 = no clutter"),
+        CLI_DOUBLE("clutter-db", 0, &o->clutter_db, -200.0, 200.0, "DB", "--iq: total clutter power"),
+        CLI_DOUBLE("clutter-slope", 0, &o->clutter_slope, -100.0, 100.0, "B",
+                   "--iq: ridge Doppler = B * sin(angle) / 2 cycles/pulse"),
+        CLI_CHOICE("iq-format", 0, &o->iq_format, iq_formats.names, iq_formats.values, "--iq: sample format"),
+        CLI_CHOICE("iq-layout", 0, &o->iq_layout, iq_layouts.names, iq_layouts.values,
+                   "--iq: sample order, slowest index first"),
+        CLI_DOUBLE("iq-scale", 0, &o->iq_scale, 0.0, 1e30, "S",
+                   "--iq: sample value = raw * S; 0 = ci16: 4 sigma at full scale, cf32: 1"),
+        CLI_FLAG("per-slice-parts", 0, &o->per_slice_parts,
+                 "--iq: one message part per channel (cpg) or per pulse (pcg, pgc)"),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sim", .synopsis = "[options]",
-                           .description = "Publishes covariance frames of a synthetic radar scene.\n",
+                           .description = "Publishes covariance frames of a synthetic radar scene, or with --iq\n"
+                                          "raw IQ cubes of targets (angle, Doppler, power), barrage jammers\n"
+                                          "(--jammers angle:power: every Doppler bin), an optional clutter ridge\n"
+                                          "and unit thermal noise on a half-wavelength ULA (README, Forming\n"
+                                          "from raw IQ).\n",
                            .options = table};
     cli_args args;
     return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
@@ -109,18 +147,11 @@ typedef struct pool_frame {
 
 /* Sends one frame: a copied header then the pool payload, zero-copy. Returns
  * 0, or -1 with errno (EINTR when a signal interrupted a blocked send). */
-static int send_frame(void *sock, const sim_options *o, const pool_frame *f, size_t matrix_bytes, uint64_t seq)
+static int send_frame(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *f, uint64_t seq)
 {
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    protocol_header h = l->header;
     h.seq = seq;
     h.timestamp_ns = cli_realtime_ns();
-    h.n = o->n;
-    h.count = o->cells;
-    h.element = o->element;
-    h.storage = o->storage;
-    h.payload_bytes = (uint64_t)matrix_bytes * o->cells;
-    h.snapshots = o->snapshots;
     if (o->crc) {
         h.flags |= PROTOCOL_FLAG_CRC;
         h.crc32c = f->crc;
@@ -129,17 +160,15 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
     protocol_header_encode(&h, header);
     if (zmq_send(sock, header, sizeof header, ZMQ_SNDMORE) < 0)
         return -1;
-    size_t parts = o->per_matrix_parts ? o->cells : 1;
-    size_t part_bytes = o->per_matrix_parts ? matrix_bytes : matrix_bytes * o->cells;
-    for (size_t i = 0; i < parts; i++) {
+    for (size_t i = 0; i < l->parts; i++) {
         zmq_msg_t msg;
-        if (zmq_msg_init_data(&msg, f->payload + i * part_bytes, part_bytes, pool_buffer_keep, NULL) != 0)
+        if (zmq_msg_init_data(&msg, f->payload + i * l->part_bytes, l->part_bytes, pool_buffer_keep, NULL) != 0)
             return -1;
         atomic_fetch_add(&parts_in_flight, 1); /* zmq_msg_close or the send releases it */
         /* Once the first part is queued, the rest must follow: a partial
          * multipart message is never delivered, but retry on EINTR. */
         int rc;
-        while ((rc = zmq_msg_send(&msg, sock, i + 1 < parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
+        while ((rc = zmq_msg_send(&msg, sock, i + 1 < l->parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
         }
         if (rc < 0) {
             zmq_msg_close(&msg);
@@ -149,34 +178,85 @@ static int send_frame(void *sock, const sim_options *o, const pool_frame *f, siz
     return 0;
 }
 
-/* Generates the pool's frames (payload and CRC). 0, or -1 when out of
- * memory (named on stderr). */
-static int pool_generate(const sim_options *o, sim_frame_generator *gen, pool_frame *pool, size_t frame_bytes)
+/* The covariance frame layout of the options. */
+static sim_layout covariance_layout(const sim_options *o)
 {
-    for (uint32_t i = 0; i < o->pool; i++) {
-        pool[i].payload = malloc(frame_bytes);
-        if (pool[i].payload == NULL) {
-            fprintf(stderr, "eigstream-sim: cannot allocate a pool of %u frames of %zu bytes\n", o->pool,
-                    frame_bytes);
-            return -1;
+    sim_layout l;
+    size_t matrix_bytes = protocol_matrix_bytes(o->n, (uint8_t)o->element, (uint8_t)o->storage);
+    protocol_header_init(&l.header, PROTOCOL_KIND_COVARIANCE);
+    l.header.n = o->n;
+    l.header.count = o->cells;
+    l.header.element = (uint8_t)o->element;
+    l.header.storage = (uint8_t)o->storage;
+    l.header.snapshots = o->snapshots;
+    l.frame_bytes = matrix_bytes * o->cells;
+    l.header.payload_bytes = l.frame_bytes;
+    l.parts = o->per_matrix_parts ? o->cells : 1;
+    l.part_bytes = l.frame_bytes / l.parts;
+    return l;
+}
+
+/* The IQ cube layout of the options; scale as iq_scene says (or --iq-scale). */
+static sim_layout iq_layout(const sim_options *o, const iq_scene *sc)
+{
+    sim_layout l;
+    protocol_header_init(&l.header, PROTOCOL_KIND_IQ);
+    l.header.n = o->n;
+    l.header.count = o->pulses;
+    l.header.gates = o->gates;
+    l.header.element = (uint8_t)o->iq_format;
+    l.header.storage = (uint8_t)o->iq_layout;
+    l.header.scale = o->iq_scale > 0 ? (float)o->iq_scale
+                     : o->iq_format == PROTOCOL_IQ_CI16_LE ? iq_scene_ci16_scale(sc) : 1.0f;
+    l.frame_bytes = protocol_iq_cube_bytes(o->n, o->pulses, o->gates, (uint8_t)o->iq_format);
+    l.header.payload_bytes = l.frame_bytes;
+    l.parts = o->per_slice_parts ? protocol_iq_parts(&l.header) : 1;
+    l.part_bytes = l.frame_bytes / l.parts;
+    return l;
+}
+
+/* Generates the pool's frames (payload and CRC): covariances from gen, or
+ * with iq (non-NULL) quantised cubes of that scene. 0, or -1 when out of
+ * memory (named on stderr). */
+static int pool_generate(const sim_options *o, sim_frame_generator *gen, const iq_scene *iq, const sim_layout *l,
+                         pool_frame *pool)
+{
+    double complex *cube = iq != NULL ? malloc((size_t)o->n * o->pulses * o->gates * sizeof *cube) : NULL;
+    uint64_t clipped = 0;
+    int rc = iq != NULL && cube == NULL ? -1 : 0;
+    for (uint32_t i = 0; rc == 0 && i < o->pool; i++) {
+        pool[i].payload = malloc(l->frame_bytes);
+        if (pool[i].payload == NULL || (iq != NULL && iq_scene_generate(iq, o->seed, i, cube) != SCENE_OK)) {
+            rc = -1;
+            break;
         }
-        sim_frame_generate(gen, i, pool[i].payload);
-        pool[i].crc = protocol_crc32c(0, pool[i].payload, frame_bytes);
+        if (iq != NULL)
+            clipped += iq_scene_quantise(iq, cube, l->header.element, l->header.storage, l->header.scale,
+                                         pool[i].payload);
+        else
+            sim_frame_generate(gen, i, pool[i].payload);
+        pool[i].crc = protocol_crc32c(0, pool[i].payload, l->frame_bytes);
     }
-    return 0;
+    free(cube);
+    if (rc != 0)
+        fprintf(stderr, "eigstream-sim: cannot allocate a pool of %u frames of %zu bytes\n", o->pool, l->frame_bytes);
+    else if (clipped > 0)
+        fprintf(stderr, "eigstream-sim: %llu int16 values saturated at full scale (scale %g): set --iq-scale\n",
+                (unsigned long long)clipped, (double)l->header.scale);
+    return rc;
 }
 
 /* Sends frames from the pool, round robin, at o->rate (0 = as fast as the
  * socket takes them) until o->frames (0 = until a signal), reporting the
  * rate every second unless quiet. *sent counts them. 0, or -1 when a send
  * failed (named on stderr). */
-static int send_loop(void *sock, const sim_options *o, const pool_frame *pool, size_t matrix_bytes,
-                     size_t frame_bytes, double start, uint64_t *sent)
+static int send_loop(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *pool, double start,
+                     uint64_t *sent)
 {
     double last_report = start;
     uint64_t sent_at_report = 0;
     while (!cli_stop_requested && (o->frames == 0 || *sent < o->frames)) {
-        if (send_frame(sock, o, &pool[*sent % o->pool], matrix_bytes, *sent) != 0) {
+        if (send_frame(sock, o, l, &pool[*sent % o->pool], *sent) != 0) {
             if (errno == EINTR)
                 continue; /* the header was not queued: nothing half-sent */
             fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
@@ -187,12 +267,81 @@ static int send_loop(void *sock, const sim_options *o, const pool_frame *pool, s
         if (!o->quiet && t - last_report >= 1.0) {
             double rate = (double)(*sent - sent_at_report) / (t - last_report);
             fprintf(stderr, "eigstream-sim: %.1f frames/s, %.1f MB/s, %llu sent\n", rate,
-                    rate * (double)frame_bytes / 1e6, (unsigned long long)*sent);
+                    rate * (double)l->frame_bytes / 1e6, (unsigned long long)*sent);
             last_report = t;
             sent_at_report = *sent;
         }
         if (o->rate > 0 && (o->frames == 0 || *sent < o->frames))
             cli_sleep_until(start + (double)*sent / o->rate);
+    }
+    return 0;
+}
+
+/* The pool of the options: covariance frames of the scene (sources,
+ * jammers), or with --iq cubes of the IQ scene; *l says their layout.
+ * Returns 0, 2 for a bad scene (named on stderr), 1 when out of memory. */
+static int pool_create(const sim_options *o, sim_layout *l, pool_frame **pool)
+{
+    scene *sc = NULL;
+    iq_scene iq;
+    sim_frame_generator *gen = NULL;
+    scene_error se = o->iq ? iq_scene_init(&iq, o->n, o->pulses, o->gates, o->targets, o->jammers, o->clutter_db,
+                                           o->clutter_slope, o->clutter_patches)
+                           : scene_create(&sc, o->n, o->sources, o->jammers);
+    if (se != SCENE_OK) {
+        fprintf(stderr, "eigstream-sim: scene: %s\n", o->iq ? "invalid IQ scene (--targets angle:doppler:power_db,...; "
+                        "-90 < angle < 90, -0.5 <= doppler < 0.5; --jammers angle:power_db,...)" : scene_strerror(se));
+        return 2;
+    }
+    *l = o->iq ? iq_layout(o, &iq) : covariance_layout(o);
+    sim_frame_params fp = {.scene = sc, .cells = o->cells, .snapshots = o->snapshots, .element = (uint8_t)o->element,
+                           .storage = (uint8_t)o->storage, .seed = o->seed};
+    *pool = calloc(o->pool, sizeof **pool);
+    int rc = 1;
+    if (*pool == NULL || (!o->iq && (se = sim_frame_generator_create(&gen, &fp)) != SCENE_OK))
+        fprintf(stderr, "eigstream-sim: %s\n", scene_strerror(*pool == NULL ? SCENE_ENOMEM : se));
+    else {
+        double t0 = cli_monotonic_s();
+        rc = pool_generate(o, gen, o->iq ? &iq : NULL, l, *pool) == 0 ? 0 : 1;
+        double generate_s = cli_monotonic_s() - t0;
+        if (rc == 0 && !o->quiet && o->iq)
+            fprintf(stderr, "eigstream-sim: pool of %u IQ cubes (%u channels x %u pulses x %u gates %s %s, scale %g, "
+                            "%zu targets, %zu jammers, %u clutter patches) generated in %.2f s\n", o->pool, o->n,
+                    o->pulses, o->gates, protocol_iq_format_name(o->iq_format), protocol_iq_layout_name(o->iq_layout),
+                    (double)l->header.scale, iq.targets, iq.jammers, o->clutter_patches, generate_s);
+        else if (rc == 0 && !o->quiet)
+            fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s "
+                            "(%.0f ms/frame)\n", o->pool, o->cells, o->n, o->n, eig_precision_name(o->element),
+                    protocol_storage_name(o->storage), o->snapshots, scene_dimension(sc), generate_s,
+                    1e3 * generate_s / o->pool);
+    }
+    sim_frame_generator_destroy(&gen);
+    scene_destroy(&sc);
+    return rc;
+}
+
+/* Opens the socket of the options. 0, or -1 after saying why on stderr. */
+static int socket_open(const sim_options *o, void **ctx, void **sock)
+{
+    if (cli_socket_create(ctx, sock, o->pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {
+        fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    int hwm = (int)o->hwm;
+    if (zmq_setsockopt(*sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0) {
+        fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    char curve_err[640];
+    if (cli_curve_apply(&o->curve, *sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, "eigstream-sim: %s\n", curve_err);
+        return -1;
+    }
+    if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
+        fprintf(stderr, "eigstream-sim: %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
+                zmq_strerror(zmq_errno()));
+        return -1;
     }
     return 0;
 }
@@ -204,60 +353,20 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
 
-    scene *sc = NULL;
-    scene_error se = scene_create(&sc, o.n, o.sources, o.jammers);
-    if (se != SCENE_OK) {
-        fprintf(stderr, "eigstream-sim: scene: %s\n", scene_strerror(se));
-        return 2;
-    }
-    int rc = 1;
+    sim_layout l;
+    pool_frame *pool = NULL;
+    int rc = pool_create(&o, &l, &pool);
     void *ctx = NULL, *sock = NULL;
-    sim_frame_generator *gen = NULL;
-    pool_frame *pool = calloc(o.pool, sizeof *pool);
-    size_t matrix_bytes = protocol_matrix_bytes(o.n, o.element, o.storage);
-    size_t frame_bytes = matrix_bytes * o.cells;
-    sim_frame_params fp = {.scene = sc, .cells = o.cells, .snapshots = o.snapshots, .element = o.element,
-                           .storage = o.storage, .seed = o.seed};
-    if (pool == NULL || (se = sim_frame_generator_create(&gen, &fp)) != SCENE_OK) {
-        fprintf(stderr, "eigstream-sim: %s\n", scene_strerror(pool == NULL ? SCENE_ENOMEM : se));
+    if (rc != 0 || socket_open(&o, &ctx, &sock) != 0) {
+        rc = rc != 0 ? rc : 1;
         goto done;
     }
-
-    double t0 = cli_monotonic_s();
-    if (pool_generate(&o, gen, pool, frame_bytes) != 0)
-        goto done;
-    double generate_s = cli_monotonic_s() - t0;
-    if (!o.quiet)
-        fprintf(stderr, "eigstream-sim: pool of %u frames (%u x %ux%u %s %s, K=%u, d=%zu) generated in %.2f s (%.0f ms/frame)\n",
-                o.pool, o.cells, o.n, o.n, eig_precision_name(o.element), protocol_storage_name(o.storage),
-                o.snapshots, scene_dimension(sc), generate_s, 1e3 * generate_s / o.pool);
-
-    if (cli_socket_create(&ctx, &sock, o.pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {
-        fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
-        goto done;
-    }
-    int hwm = (int)o.hwm;
-    if (zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(sock, ZMQ_LINGER, &o.linger_ms, sizeof o.linger_ms) != 0) {
-        fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
-        goto done;
-    }
-    char curve_err[640];
-    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
-        fprintf(stderr, "eigstream-sim: %s\n", curve_err);
-        goto done;
-    }
-    if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
-        fprintf(stderr, "eigstream-sim: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
-                zmq_strerror(zmq_errno()));
-        goto done;
-    }
-
     cli_stop_on_signals(); /* a blocked send returns EINTR */
 
     uint64_t sent = 0;
     double start = cli_monotonic_s();
-    if (send_loop(sock, &o, pool, matrix_bytes, frame_bytes, start, &sent) != 0)
+    rc = 1;
+    if (send_loop(sock, &o, &l, pool, start, &sent) != 0)
         goto done;
     /* Wait for ZeroMQ to write out every queued frame, then close (with
      * linger as a second line); the context terminates only when they are
@@ -269,11 +378,11 @@ int main(int argc, char **argv)
                         "may not have been delivered\n", held, o.linger_ms);
     cli_socket_close(&ctx, &sock);
     double elapsed = cli_monotonic_s() - start;
-    printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s; "
-           "pool %u frames generated in %.2f s (%.0f ms/frame)%s\n",
-           (unsigned long long)sent, (double)sent * (double)frame_bytes / 1e6, elapsed,
-           elapsed > 0 ? (double)sent / elapsed : 0.0, elapsed > 0 ? (double)sent * (double)frame_bytes / 1e6 / elapsed : 0.0,
-           o.pool, generate_s, 1e3 * generate_s / o.pool, cli_stop_requested ? " (interrupted)" : "");
+    printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
+           (unsigned long long)sent, (double)sent * (double)l.frame_bytes / 1e6, elapsed,
+           elapsed > 0 ? (double)sent / elapsed : 0.0,
+           elapsed > 0 ? (double)sent * (double)l.frame_bytes / 1e6 / elapsed : 0.0,
+           cli_stop_requested ? " (interrupted)" : "");
     fflush(stdout);
     rc = 0;
 done:
@@ -281,7 +390,5 @@ done:
     for (uint32_t i = 0; pool != NULL && i < o.pool; i++)
         free(pool[i].payload);
     free(pool);
-    sim_frame_generator_destroy(&gen);
-    scene_destroy(&sc);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "protocol.h"
 #include "scene.h"
 #include "sink_check.h"
+#include "sink_iq.h"
 #include "sink_latency.h"
 
 #define PARTS_MAX 4 /* eigenspace frames have 3; one more detects extras */
@@ -27,6 +28,12 @@ typedef struct sink_options {
     double duration_s, max_angle_deg, doa_tol_deg;
     uint32_t doa_fft_size, doa_cells, n;
     cli_curve curve;
+    /* --iq: eigenspaces formed from IQ cubes of this scene, this geometry */
+    int iq;
+    const char *targets;
+    double clutter_db, clutter_slope, min_projection, max_far_projection;
+    uint32_t clutter_patches;
+    sink_iq_geometry geometry;
 } sink_options;
 
 /* Latencies in ms, growable. */
@@ -40,6 +47,7 @@ typedef struct sink_stats {
     uint64_t rejects[PROTOCOL_REJECT_COUNT_];
     uint64_t bad_status, not_ascending, dim_ok, subspace_checked, doa_checked;
     double subspace_max_deg, doa_max_error_deg;
+    sink_iq_result iq; /* --iq */
     int have_seq;
     uint64_t next_seq;
     series publish_ms, sink_ms, solve_ms; /* all frames */
@@ -58,7 +66,10 @@ static const char *const sink_patterns[] = {"sub", "pull", NULL};
 static int parse_options(int argc, char **argv, sink_options *o)
 {
     *o = (sink_options){.endpoint = "tcp://127.0.0.1:5551", .sources = SCENE_DEFAULT_SOURCES,
-                        .max_angle_deg = 5.0, .doa_tol_deg = 1.0};
+                        .max_angle_deg = 5.0, .doa_tol_deg = 1.0, .targets = IQ_SCENE_DEFAULT_TARGETS,
+                        .clutter_db = 30.0, .clutter_slope = 1.0, .min_projection = 0.9,
+                        .max_far_projection = 0.5, .geometry = {.fft_size = 180, .segments = 1}};
+    uint32_t far_bins = 0;
     uint32_t fft_size = 4096;
     int doa = 0;
     const cli_option table[] = {
@@ -80,6 +91,22 @@ static int parse_options(int argc, char **argv, sink_options *o)
                    "write one line of stage times per frame (tools/latency/eigstream-latency-plot.py)"),
         CLI_FLAG("quiet", 0, &o->quiet, "no per-second lines"),
         CLI_CURVE_OPTIONS(&o->curve),
+        CLI_FLAG("iq", 0, &o->iq, "per-Doppler-bin checks of eigenspaces formed from eigstream-sim --iq cubes"),
+        CLI_STRING("targets", 0, &o->targets, "LIST", "--iq: angle_deg:doppler:power_db,... as given to the sim"),
+        CLI_INT("clutter-patches", 0, &o->clutter_patches, 0, 100000, "K", "--iq: as given to the sim"),
+        CLI_DOUBLE("clutter-db", 0, &o->clutter_db, -200.0, 200.0, "DB", "--iq: as given to the sim"),
+        CLI_DOUBLE("clutter-slope", 0, &o->clutter_slope, -100.0, 100.0, "B", "--iq: as given to the sim"),
+        CLI_INT("fft-size", 0, &o->geometry.fft_size, 1, 1048576, "F",
+                "--iq: the daemon's Doppler FFT size (form.fft_size, or form.pulses when that is 0)"),
+        CLI_INT("doppler-first", 0, &o->geometry.bin_first, 0, 1048575, "B", "--iq: the daemon's form.doppler_first"),
+        CLI_INT("range-segments", 0, &o->geometry.segments, 1, 1048576, "S",
+                "--iq: the daemon's form.range_segments"),
+        CLI_INT("far-bins", 0, &far_bins, 0, 1048576, "D",
+                "--iq: bins further than D from a target's are its far bins; 0 = max(3, F/8)"),
+        CLI_DOUBLE("min-projection", 0, &o->min_projection, 0.0, 1.0, "P",
+                   "--iq: least energy fraction of a target (own bin) or jammer (every bin) in the signal subspace"),
+        CLI_DOUBLE("max-far-projection", 0, &o->max_far_projection, 0.0, 1.0, "P",
+                   "--iq: largest energy fraction of a target in the signal subspace of its far bins"),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sink", .synopsis = "[options]",
                            .description = "Receives eigenspace frames, checks them against the scene, reports\n"
@@ -89,6 +116,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
     cli_args args;
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     o->doa_fft_size = doa ? fft_size : 0;
+    o->geometry.far_bins = far_bins != 0 ? far_bins : (o->geometry.fft_size / 8 > 3 ? o->geometry.fft_size / 8 : 3);
     return status;
 }
 
@@ -131,8 +159,37 @@ static void count_reject(sink_stats *st, protocol_reject r, const sink_options *
 
 /* Decodes, size-checks and checks one received message. Returns 0, or a
  * sink_failure. */
-static int handle_frame(sink_stats *st, sink_checker *checker, const sink_options *o, zmq_msg_t *parts,
-                        size_t count, uint64_t received_ns)
+/* The scene checks of one frame: covariance-scene checks, or --iq's per-bin ones. */
+static scene_error check_frame(sink_stats *st, sink_checker *checker, const sink_options *o, const iq_scene *iq,
+                               const protocol_header *h, const protocol_matrix_meta *meta, const uint8_t *data)
+{
+    if (o->iq) {
+        sink_iq_result r;
+        sink_iq_result_init(&r);
+        scene_error e = sink_iq_check_frame(iq, &o->geometry, h, meta, data, &r);
+        if (e == SCENE_OK)
+            sink_iq_result_add(&st->iq, &r);
+        return e;
+    }
+    sink_frame_result fr;
+    scene_error e = sink_check_frame(checker, h, meta, data, &fr);
+    if (e != SCENE_OK)
+        return e;
+    st->matrices += fr.matrices;
+    st->bad_status += fr.bad_status;
+    st->not_ascending += fr.not_ascending;
+    st->dim_ok += fr.dim_ok;
+    st->subspace_checked += fr.subspace_checked;
+    st->doa_checked += fr.doa_checked;
+    if (fr.subspace_checked && !(fr.subspace_max_deg <= st->subspace_max_deg))
+        st->subspace_max_deg = fr.subspace_max_deg;
+    if (fr.doa_checked && !(fr.doa_max_error_deg <= st->doa_max_error_deg))
+        st->doa_max_error_deg = fr.doa_max_error_deg;
+    return SCENE_OK;
+}
+
+static int handle_frame(sink_stats *st, sink_checker *checker, const sink_options *o, const iq_scene *iq,
+                        zmq_msg_t *parts, size_t count, uint64_t received_ns)
 {
     protocol_header h;
     protocol_reject r = protocol_header_decode(zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), &h);
@@ -188,21 +245,16 @@ static int handle_frame(sink_stats *st, sink_checker *checker, const sink_option
                series_push(&st->solve_ms, sink_latency_diff_ms(t.solve_end_ns, t.solve_start_ns)) |
                series_push(&st->window_publish_ms, publish) | series_push(&st->window_sink_ms, sink);
 
-    sink_frame_result fr;
-    scene_error e = sink_check_frame(checker, &h, meta, payload[1], &fr);
+    scene_error e = check_frame(st, checker, o, iq, &h, meta, payload[1]);
     free(meta);
+    if (e == SCENE_EINVAL && o->iq) {
+        fprintf(stderr, "eigstream-sink: --iq: %u matrices do not fit --range-segments %u\n", h.count,
+                o->geometry.segments);
+        st->iq.bad_status += h.count; /* counted as failed: the verdict says why */
+        return 0;
+    }
     if (e != SCENE_OK || fail)
         return SINK_FAILED_MEMORY;
-    st->matrices += fr.matrices;
-    st->bad_status += fr.bad_status;
-    st->not_ascending += fr.not_ascending;
-    st->dim_ok += fr.dim_ok;
-    st->subspace_checked += fr.subspace_checked;
-    st->doa_checked += fr.doa_checked;
-    if (fr.subspace_checked && !(fr.subspace_max_deg <= st->subspace_max_deg))
-        st->subspace_max_deg = fr.subspace_max_deg;
-    if (fr.doa_checked && !(fr.doa_max_error_deg <= st->doa_max_error_deg))
-        st->doa_max_error_deg = fr.doa_max_error_deg;
     return 0;
 }
 
@@ -313,7 +365,21 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
         ADD_REASON("bad_status=%llu", (unsigned long long)st->bad_status);
     if (st->not_ascending)
         ADD_REASON("not_ascending=%llu", (unsigned long long)st->not_ascending);
-    if (st->dim_ok != st->matrices - st->bad_status)
+    if (o->iq) {
+        const sink_iq_result *q = &st->iq;
+        if (q->bad_status)
+            ADD_REASON("bad_status=%llu", (unsigned long long)q->bad_status);
+        if (q->no_vectors)
+            ADD_REASON("no eigenvectors (output.mode values) in %llu matrices", (unsigned long long)q->no_vectors);
+        if (q->target_checked == 0)
+            ADD_REASON("no target in any bin of the frames");
+        if (!(q->target_min >= o->min_projection))
+            ADD_REASON("target own-bin projection %.3f < %.3f", q->target_min, o->min_projection);
+        if (!(q->far_max <= o->max_far_projection))
+            ADD_REASON("target far-bin projection %.3f > %.3f", q->far_max, o->max_far_projection);
+        if (!(q->jammer_min >= o->min_projection))
+            ADD_REASON("jammer projection %.3f < %.3f", q->jammer_min, o->min_projection);
+    } else if (st->dim_ok != st->matrices - st->bad_status)
         ADD_REASON("dim_ok=%llu/%llu (scene d=%zu)", (unsigned long long)st->dim_ok,
                    (unsigned long long)(st->matrices - st->bad_status), scene_dimension(sc));
     if (st->subspace_checked && !(st->subspace_max_deg <= o->max_angle_deg))
@@ -324,15 +390,25 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
     (void)rejected;
     int pass = len == 0;
     double p99 = series_percentile(&st->sink_ms, 99), p99_publish = series_percentile(&st->publish_ms, 99);
-    char doa[64] = "";
+    char doa[256] = "";
     if (st->doa_checked)
         snprintf(doa, sizeof doa, " doa_max_error=%.3fdeg", st->doa_max_error_deg);
-    printf("VERDICT: %s%s%s%s frames=%llu gaps=%llu bad_status=%llu subspace_max_angle=%.2fdeg dim_ok=%llu/%llu%s "
-           "late=%llu p99_latency=%.1fms p99_publish_latency=%.1fms\n",
-           pass ? "PASS" : "FAIL", pass ? "" : " (", reasons, pass ? "" : ")", (unsigned long long)st->frames,
-           (unsigned long long)st->gaps, (unsigned long long)st->bad_status, st->subspace_max_deg,
-           (unsigned long long)st->dim_ok, (unsigned long long)(st->matrices - st->bad_status), doa,
-           (unsigned long long)st->late, isnan(p99) ? 0.0 : p99, isnan(p99_publish) ? 0.0 : p99_publish);
+    if (o->iq)
+        snprintf(doa, sizeof doa, " iq: target_own_bin_min_projection=%.3f (%u) target_far_bin_max_projection=%.3f "
+                 "(%u) jammer_min_projection=%.3f (%u)", st->iq.target_min, st->iq.target_checked, st->iq.far_max,
+                 st->iq.far_checked, st->iq.jammer_min, st->iq.jammer_checked);
+    if (o->iq)
+        printf("VERDICT: %s%s%s%s frames=%llu gaps=%llu bad_status=%llu%s late=%llu p99_latency=%.1fms "
+               "p99_publish_latency=%.1fms\n", pass ? "PASS" : "FAIL", pass ? "" : " (", reasons, pass ? "" : ")",
+               (unsigned long long)st->frames, (unsigned long long)st->gaps, (unsigned long long)st->iq.bad_status,
+               doa, (unsigned long long)st->late, isnan(p99) ? 0.0 : p99, isnan(p99_publish) ? 0.0 : p99_publish);
+    else
+        printf("VERDICT: %s%s%s%s frames=%llu gaps=%llu bad_status=%llu subspace_max_angle=%.2fdeg dim_ok=%llu/%llu%s "
+               "late=%llu p99_latency=%.1fms p99_publish_latency=%.1fms\n",
+               pass ? "PASS" : "FAIL", pass ? "" : " (", reasons, pass ? "" : ")", (unsigned long long)st->frames,
+               (unsigned long long)st->gaps, (unsigned long long)st->bad_status, st->subspace_max_deg,
+               (unsigned long long)st->dim_ok, (unsigned long long)(st->matrices - st->bad_status), doa,
+               (unsigned long long)st->late, isnan(p99) ? 0.0 : p99, isnan(p99_publish) ? 0.0 : p99_publish);
     fflush(stdout);
     if (o->json)
         write_json(o->json, st, pass ? "PASS" : "FAIL", reasons, elapsed);
@@ -343,7 +419,8 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
  * *elapsed: seconds from the first frame on (0 without one). Returns 0, or
  * -1 after saying why on stderr (a socket error, out of memory, the
  * latency CSV failing). */
-static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o, double *elapsed)
+static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o, const iq_scene *iq,
+                          double *elapsed)
 {
     double start = cli_monotonic_s(), last_report = start, first_frame = 0.0;
     while (!cli_stop_requested && (o->frames == 0 || st->frames < o->frames)) {
@@ -376,7 +453,7 @@ static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, con
         uint64_t received_ns = cli_realtime_ns();
         if (st->frames == 0)
             first_frame = cli_monotonic_s();
-        int err = handle_frame(st, checker, o, parts, count, received_ns);
+        int err = handle_frame(st, checker, o, iq, parts, count, received_ns);
         for (size_t i = 0; i < count && i < PARTS_MAX; i++)
             zmq_msg_close(&parts[i]);
         if (err != 0) {
@@ -420,9 +497,16 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     scene *sc = NULL;
-    scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.sources, o.jammers);
+    iq_scene iq;
+    /* --iq: the IQ scene (its jammers from --jammers); the covariance scene
+     * then holds no emitters (its checks do not run). */
+    scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.iq ? NULL : o.sources, o.iq ? NULL : o.jammers);
+    if (se == SCENE_OK && o.iq)
+        se = iq_scene_init(&iq, o.n ? o.n : 1, 1, 1, o.targets, o.jammers, o.clutter_db, o.clutter_slope,
+                           o.clutter_patches);
     if (se != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: scene: %s\n", scene_strerror(se));
+        scene_destroy(&sc);
         return 2;
     }
     int rc = 2;
@@ -430,6 +514,7 @@ int main(int argc, char **argv)
     sink_checker *checker = NULL;
     sink_stats st;
     memset(&st, 0, sizeof st);
+    sink_iq_result_init(&st.iq);
     if ((se = sink_checker_create(&checker, sc, o.doa_fft_size, o.doa_cells)) != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
@@ -459,7 +544,7 @@ int main(int argc, char **argv)
     cli_stop_on_signals();
 
     double elapsed;
-    if (receive_frames(sock, &st, checker, &o, &elapsed) != 0)
+    if (receive_frames(sock, &st, checker, &o, o.iq ? &iq : NULL, &elapsed) != 0)
         goto done;
     rc = verdict(&st, &o, sc, elapsed);
     if (latency_csv_close(o.latency_csv, &st.latency_csv) != 0)

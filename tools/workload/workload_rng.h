@@ -10,6 +10,8 @@
 #ifndef EIGSTREAM_WORKLOAD_RNG_H
 #define EIGSTREAM_WORKLOAD_RNG_H
 
+#include <complex.h>
+#include <math.h>
 #include <stdint.h>
 
 /* xoshiro256** state; must not be all zero (seed it through splitmix64). */
@@ -53,6 +55,27 @@ static inline uint64_t workload_rng_next(workload_rng *r)
     s[2] ^= t;
     s[3] = workload_rotl64(s[3], 45);
     return result;
+}
+
+/* The stream of one (seed, a, b) (eigstream-sim: a frame and a cell of it):
+ * streams of different (a, b) are independent and reproducible in any order. */
+static inline workload_rng workload_rng_for(uint64_t seed, uint64_t a, uint64_t b)
+{
+    uint64_t x = seed;
+    x = workload_splitmix64(&x) ^ a;
+    x = workload_splitmix64(&x) ^ b;
+    return workload_rng_from_splitmix64(x);
+}
+
+/* Circular complex Gaussian of unit variance E|z|^2 = 1 (Box-Muller). */
+static inline double complex workload_rng_cgauss(workload_rng *g)
+{
+    /* (0, 1]: never log(0). */
+    double u1 = ((workload_rng_next(g) >> 11) + 1) * 0x1.0p-53;
+    double u2 = (workload_rng_next(g) >> 11) * 0x1.0p-53;
+    double radius = sqrt(-log(u1)); /* sqrt(-2 log u1) / sqrt(2) per component */
+    const double two_pi = 6.28318530717958647692;
+    return CMPLX(radius * cos(two_pi * u2), radius * sin(two_pi * u2));
 }
 
 #endif

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""The daemon with form.input = iq, as a subprocess (label integration).
+
+  test_iq_input.py PATH_TO_EIGSTREAM
+
+1. Valid IQ cubes (eigstream_client.encode_iq: ci16_le in pcg, one part and
+   one part per pulse) are formed and solved: every eigenspace's eigenvalues
+   agree with an independent NumPy oracle (numpy.hanning window,
+   numpy.fft.fft over the pulses, per Doppler bin and range segment the
+   sample covariance over the training gates, guard gates excluded around
+   the cell under test, numpy.linalg.eigvalsh) to 1e-9 of the largest, and
+   the eigenspace header carries the snapshot count K.
+2. Bad messages are rejected with their reason and counted (the metrics
+   JSON's rejected map), in docs/protocol.md's order: a covariance frame
+   (bad_kind), another gate count or layout (config_mismatch), a negative
+   scale (bad_field), the wrong part count (parts), a short slice
+   (size_mismatch), a corrupted CRC (crc_mismatch); the stream goes on: a
+   valid cube after them is still published.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import zmq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+import eigstream_client as ec  # noqa: E402
+from eigstream_check import check, report  # noqa: E402
+
+DAEMON = sys.argv[1]
+C, P, G = 4, 8, 16            # channels, pulses, gates
+SEGMENTS, GUARDS = 2, 1       # segments of 8 gates; centre gate 4 and 1 either side excluded
+BIN_FIRST, BINS = 6, 8        # bins 6, 7, 0, 1, ..., 5 of the 8-point FFT (wraps)
+MATRICES = BINS * SEGMENTS
+K = G // SEGMENTS - (2 * GUARDS + 1)
+
+
+def config(tmp):
+    return f'''
+input = {{ endpoint = "ipc://{tmp}/in"; }};
+output = {{ endpoint = "ipc://{tmp}/out"; pattern = "push"; mode = "full"; }};
+metrics = {{ endpoint = "ipc://{tmp}/metrics"; interval_ms = 100; http = ""; }};
+solver = {{ backend = "cpu"; n = {C}; matrices = {MATRICES}; cpu_threads = 1; }};
+form = {{ input = "iq"; iq_format = "ci16_le"; iq_layout = "pcg"; pulses = {P}; range_gates = {G};
+         window = "hann"; doppler_first = {BIN_FIRST}; doppler_bins = {BINS}; range_segments = {SEGMENTS};
+         guard_gates = {GUARDS}; fft_threads = 1; }};
+'''
+
+
+def oracle_values(x):
+    """Eigenvalues (MATRICES, C), ascending, of the matrices form_iq.h defines, in NumPy."""
+    w = np.hanning(P)
+    spectrum = np.fft.fft(x * w[None, :, None], n=P, axis=1)  # (C, F, G)
+    values = []
+    length = G // SEGMENTS
+    for i in range(BINS):
+        b = (BIN_FIRST + i) % P
+        for s in range(SEGMENTS):
+            centre = s * length + length // 2
+            gates = [g for g in range(s * length, (s + 1) * length) if abs(g - centre) > GUARDS]
+            assert len(gates) == K
+            xs = spectrum[:, b, gates]
+            values.append(np.linalg.eigvalsh(xs @ xs.conj().T / K))
+    return np.array(values)
+
+
+def cube(rng):
+    return rng.integers(-2000, 2000, size=(C, P, G, 2), dtype=np.int16)
+
+
+def metrics_rejected(sub, want_total, timeout=20.0):
+    """The rejected map of the first metrics document whose total is want_total."""
+    deadline = time.time() + timeout
+    doc = None
+    while time.time() < deadline:
+        if sub.poll(200):
+            doc = json.loads(sub.recv())
+            if doc["frames"]["rejected"] == want_total:
+                return doc["rejected"]
+    return doc["rejected"] if doc else {}
+
+
+def run(tmp):
+    cfg = os.path.join(tmp, "iq.cfg")
+    with open(cfg, "w") as f:
+        f.write(config(tmp))
+    log = open(os.path.join(tmp, "daemon.log"), "w")
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=log)
+    ctx = zmq.Context()
+    push, pull, sub = ctx.socket(zmq.PUSH), ctx.socket(zmq.PULL), ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    for s, e in ((push, "in"), (pull, "out"), (sub, "metrics")):
+        s.connect(f"ipc://{tmp}/{e}")
+    rng = np.random.default_rng(11)
+    scale = 2.0 ** -10
+
+    # 1. valid cubes, one part and one part per pulse
+    raws = [cube(rng) for _ in range(3)]
+    for seq, raw in enumerate(raws):
+        push.send_multipart(ec.encode_iq(seq, time.time_ns(), raw, "pcg", scale=scale, per_slice_parts=seq % 2 == 1))
+    for seq, raw in enumerate(raws):
+        if not pull.poll(30000):
+            check(False, f"no eigenspace for cube {seq}")
+            break
+        h, _, results = ec.decode_eigenspace(pull.recv_multipart())
+        want = oracle_values(ec.iq_values({"scale": scale}, raw))
+        got = np.array([r.values for r in results])
+        err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+        check(h["seq"] == seq and h["count"] == MATRICES and h["n"] == C, f"cube {seq}: header {h}")
+        check(h["snapshots"] == K, f"cube {seq}: eigenspace snapshots {h['snapshots']}, want K = {K}")
+        check(err < 1e-9, f"cube {seq}: eigenvalues differ from the NumPy oracle by {err:.3g} of the largest")
+        check(all(r.status == 0 for r in results), f"cube {seq}: statuses {[r.status for r in results]}")
+
+    # 2. rejects, each counted with its reason
+    good = ec.encode_iq(10, 0, raws[0], "pcg", scale=scale, per_slice_parts=True)
+    h = good[0]
+    other_gates = ec.encode_iq(11, 0, np.zeros((C, P, G + 2, 2), np.int16), "pcg", scale=scale)
+    other_layout = ec.encode_iq(12, 0, raws[0], "cpg", scale=scale)
+    covariance = ec.encode_covariance(13, 0, np.eye(C, dtype=np.complex128)[None].repeat(MATRICES, 0))
+    flipped = bytearray(good[3])
+    flipped[0] ^= 1
+    bad = {
+        "bad_kind": [covariance],
+        "config_mismatch": [other_gates, other_layout],
+        "bad_field": [[h[:56] + np.float32(-scale).tobytes() + h[60:]] + good[1:]],
+        "parts": [[h, good[1] + good[2]] + good[3:]],
+        "size_mismatch": [[h, good[1][:-4], good[2] + good[1][-4:]] + good[3:]],
+        "crc_mismatch": [good[:3] + [bytes(flipped)] + good[4:]],
+    }
+    total = 0
+    for messages in bad.values():
+        for m in messages:
+            push.send_multipart(m)
+            total += 1
+    push.send_multipart(ec.encode_iq(20, time.time_ns(), raws[1], "pcg", scale=scale))
+    check(pull.poll(30000), "no eigenspace for the valid cube after the rejects")
+    if pull.poll(0):
+        hh, _, _ = ec.decode_eigenspace(pull.recv_multipart())
+        check(hh["seq"] == 20, f"after the rejects: seq {hh['seq']}")
+    rejected = metrics_rejected(sub, total)
+    for reason, messages in bad.items():
+        check(rejected.get(reason) == len(messages), f"rejected {reason}: {rejected.get(reason)}, want {len(messages)}")
+    ctx.destroy(linger=0)
+    daemon.terminate()
+    rc = daemon.wait(timeout=60)
+    log.close()
+    check(rc == 0, f"daemon exit {rc}")
+    text = open(os.path.join(tmp, "daemon.log")).read()
+    check("config_mismatch: cube of 4 channels x 8 pulses x 18 gates" in text, "config_mismatch log line names the cube")
+    if rc != 0 or os.environ.get("VERBOSE"):
+        print(text, file=sys.stderr)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    run(tmp)
+report("test_iq_input")

@@ -1,0 +1,43 @@
+"""eigstream from Python: the batched Hermitian eigensolver (libeigstream-eig,
+through ctypes) and the wire protocol v1 client.
+
+    import numpy as np, eigstream
+    w, v = eigstream.eigh(a)                  # a: (n, n) or (B, n, n), complex64/complex128
+    w = eigstream.eigvalsh(a, backend="lapack")
+    with eigstream.Plan(128, 180, np.complex64, backend="cuda") as plan:
+        for a in frames:
+            w, v = plan(a)                    # no allocation per call
+
+numpy.linalg.eigh's conventions: w ascending (float32/float64), v[..., :, k]
+the unit eigenvector of w[..., k], only the triangle named by UPLO ('L'
+default) read. One difference: a diagonal element whose imaginary part is
+above n ulp of the largest element makes the matrix invalid (eigh drops it).
+A matrix that is invalid (NaN/Inf, non-real diagonal) or does not converge
+raises MatrixError naming its batch indices (e.indices, e.info), with the
+results of the whole batch attached (NaN for the bad ones). Any other failure
+raises EigError with the library's code and message.
+
+The shared library is looked up in this order: the EIGSTREAM_LIB environment
+variable (a path), the path recorded by the install (eigstream/_config.py,
+relative to this package), then ctypes.util.find_library("eigstream-eig").
+
+eigstream.client is the wire protocol client (tools/python/eigstream_client.py).
+"""
+from ._solver import (  # noqa: F401
+    BACKENDS,
+    INFO_NONFINITE,
+    INFO_NONREAL_DIAGONAL,
+    EigError,
+    LibraryError,
+    MatrixError,
+    Plan,
+    cuda_built,
+    cuda_device_count,
+    eigh,
+    eigvalsh,
+    library_path,
+)
+
+__all__ = ["BACKENDS", "INFO_NONFINITE", "INFO_NONREAL_DIAGONAL", "EigError", "LibraryError",
+           "MatrixError", "Plan", "cuda_built", "cuda_device_count", "eigh", "eigvalsh",
+           "library_path"]
