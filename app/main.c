@@ -8,7 +8,9 @@
  * through a pipe to a watcher thread. The first one calls pipeline_stop: the
  * receiver stops reading and
  * every frame already accepted is solved and published (or counted as
- * dropped); a second one exits at once with status 1.
+ * dropped); a second one exits at once with status 1. SIGHUP re-reads the
+ * configuration file (service_reload.h). Under systemd the daemon notifies
+ * READY/STATUS/WATCHDOG/STOPPING (service_notify.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +25,8 @@
 #include "log.h"
 #include "pipeline.h"
 #include "protocol.h"
+#include "service_notify.h"
+#include "service_reload.h"
 
 #ifndef EIGSTREAM_VERSION
 #define EIGSTREAM_VERSION "unknown"
@@ -30,6 +34,8 @@
 
 static void print_usage(FILE *out)
 {
+    char live[512];
+    config_live_names(live, sizeof live);
     fprintf(out,
             "usage: eigstream [-c FILE] [overrides]     run the daemon (defaults without -c)\n"
             "       eigstream --check-config FILE      validate FILE, print errors as FILE:LINE: setting: reason\n"
@@ -44,8 +50,14 @@ static void print_usage(FILE *out)
             "  --output ENDPOINT                    output.endpoint (default tcp://127.0.0.1:5551, PUB bind)\n"
             "  --metrics ENDPOINT|off               metrics.endpoint (default tcp://127.0.0.1:5552)\n"
             "\n"
+            "signals: SIGINT/SIGTERM stop accepting, drain and exit; SIGHUP re-reads -c FILE and\n"
+            "applies the live settings, refusing (by name) changes to any other:\n"
+            "  %s\n"
+            "Under systemd (NOTIFY_SOCKET set): READY, STATUS, WATCHDOG and STOPPING notifications.\n"
+            "\n"
             "exit status: 0 after a clean drain, 1 on a configuration or startup error\n"
-            "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n");
+            "(or a second SIGINT/SIGTERM during the drain), 2 on a usage error.\n",
+            live);
 }
 
 static int parse_log_level(const char *name, config_log_level *out)
@@ -170,9 +182,17 @@ static void signal_forward(int sig)
     errno = saved;
 }
 
+/* What the signal thread acts on. */
+typedef struct signal_context {
+    pipeline *p;
+    service_notify *notify;
+    service_reload reload;
+} signal_context;
+
 static void *signal_main(void *arg)
 {
-    pipeline *p = arg;
+    signal_context *ctx = arg;
+    pipeline *p = ctx->p;
     int stops = 0;
     for (;;) {
         unsigned char b;
@@ -181,14 +201,40 @@ static void *signal_main(void *arg)
             continue;
         if (got <= 0 || b == 0)
             return NULL; /* main: the pipeline has finished */
-        if (++stops == 1) {
+        if (b == SIGHUP) {
+            service_reload_run(&ctx->reload, p, ctx->notify);
+        } else if (++stops == 1) {
             LOG_INFO("main", "%s: stop accepting, draining the frames in flight", strsignal(b));
+            service_notify_stopping(ctx->notify);
             pipeline_stop(p);
         } else {
             LOG_ERROR("main", "%s again: exiting without finishing the drain", strsignal(b));
             _exit(1);
         }
     }
+}
+
+static int apply_overrides_again(const void *o, eigstream_config *cfg)
+{
+    return apply_overrides(o, cfg);
+}
+
+/* The warm-up solve, then the notifier and READY=1 (the sockets are bound
+ * by pipeline_create); 0 or -1, logged. */
+static int service_start(signal_context *ctx, const eigstream_config *cfg)
+{
+    char err[CONFIG_ERROR_MAX];
+    if (pipeline_warm_up(ctx->p, err, sizeof err) != PIPELINE_OK) {
+        LOG_ERROR("main", "cannot start: %s", err);
+        return -1;
+    }
+    if (service_notify_start(&ctx->notify, ctx->p, cfg, err, sizeof err) != 0 ||
+        service_notify_ready(ctx->notify, err, sizeof err) != 0) {
+        LOG_ERROR("main", "cannot start: %s", err);
+        service_notify_stop(&ctx->notify);
+        return -1;
+    }
+    return 0;
 }
 
 static void log_startup(const eigstream_config *cfg, pipeline *p)
@@ -256,12 +302,14 @@ int main(int argc, char **argv)
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = signal_forward;
     sigfillset(&action.sa_mask);
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
     signal(SIGPIPE, SIG_IGN);
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 
@@ -272,18 +320,26 @@ int main(int argc, char **argv)
         return 1;
     }
     log_startup(&cfg, p);
+    signal_context ctx = {.p = p, .reload = {o.config_path, apply_overrides_again, &o, cfg}};
+    if (service_start(&ctx, &cfg) != 0) {
+        pipeline_destroy(&p);
+        return 1;
+    }
 
     pthread_t watcher;
-    int rc = pthread_create(&watcher, NULL, signal_main, p);
+    int rc = pthread_create(&watcher, NULL, signal_main, &ctx);
     if (rc != 0) {
         LOG_ERROR("main", "cannot start the signal thread: %s", strerror(rc));
+        service_notify_stop(&ctx.notify);
         pipeline_destroy(&p);
         return 1;
     }
     e = pipeline_run(p);
+    service_notify_stopping(ctx.notify);
     unsigned char done = 0;
     if (write(signal_pipe[1], &done, 1) == 1)
         pthread_join(watcher, NULL);
+    service_notify_stop(&ctx.notify);
     pipeline_destroy(&p);
     if (e != PIPELINE_OK) {
         LOG_ERROR("main", "pipeline: %s", pipeline_strerror(e));

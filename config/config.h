@@ -77,6 +77,12 @@ typedef enum config_late_policy { CONFIG_LATE_PUBLISH = 0, CONFIG_LATE_DROP } co
 /* solver.fallback: what a frame path error leads to (backends cuda, auto). */
 typedef enum config_fallback { CONFIG_FALLBACK_NONE = 0, CONFIG_FALLBACK_CPU } config_fallback;
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
+/* realtime.on_failure: a real-time setting the system does not permit. */
+typedef enum config_realtime_failure { CONFIG_REALTIME_WARN = 0, CONFIG_REALTIME_ERROR } config_realtime_failure;
+/* The threads realtime.cpu_affinity_* pins, in this order. */
+typedef enum config_realtime_thread {
+    CONFIG_THREAD_RECEIVE = 0, CONFIG_THREAD_FORM, CONFIG_THREAD_SOLVE, CONFIG_THREAD_PUBLISH, CONFIG_THREAD_COUNT_
+} config_realtime_thread;
 /* form.input: what the input frames carry. */
 typedef enum config_form_input {
     CONFIG_FORM_INPUT_COVARIANCE = 0, /* covariance frames (kind 1): the receiver formed the matrices */
@@ -150,6 +156,20 @@ typedef struct eigstream_config {
     struct {
         config_log_level level;            /* info */
     } log;
+    struct {
+        int stall_ms;                      /* a stage step longer than this stops WATCHDOG=1, 30000 */
+    } service;
+    struct {
+        int mlockall;                      /* lock every page in memory, default 0 */
+        int priority;                      /* SCHED_FIFO priority of the stage threads, 0 = off */
+        char cpu_affinity[CONFIG_THREAD_COUNT_][CONFIG_STRING_MAX]; /* CPU lists, "" = any */
+        int gpu_numa;                      /* threads and host memory on the GPU's NUMA node, 0 */
+        config_realtime_failure on_failure; /* warn */
+    } realtime;
+    struct {
+        char curve_secret_key[CONFIG_STRING_MAX]; /* the server's key_secret file; "" = CURVE off */
+        char curve_allow[CONFIG_STRING_MAX];      /* client public keys: a file or a directory */
+    } security;
 } eigstream_config;
 
 typedef enum config_error {
@@ -196,6 +216,21 @@ void config_write_settings(FILE *out, const eigstream_config *cfg);
 
 const char *config_strerror(config_error e);
 
+/* A setting whose value differs between two configurations (config_diff). */
+typedef struct config_change {
+    const char *group, *name; /* "frame", "deadline_ms" */
+    int live;                 /* SIGHUP may apply it to the running daemon */
+} config_change;
+
+/* Compares before and after setting by setting, in table order; writes the
+ * first max differences into changes and returns how many there are. */
+size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
+                   size_t max);
+/* The live settings' names, "log.level, frame.deadline_ms, ..." in table
+ * order (for --help). */
+void config_live_names(char *out, size_t out_bytes);
+/* dst's live settings (CONFIG_FLAG_LIVE rows) <- src's; the rest of dst stays. */
+void config_copy_live(eigstream_config *dst, const eigstream_config *src);
 /* Solver workers the daemon runs: the entries of solver.gpu_devices when
  * it has any, else solver.workers (1..CONFIG_LIST_MAX). */
 int config_solver_worker_count(const eigstream_config *cfg);
@@ -218,6 +253,13 @@ const char *config_late_policy_name(config_late_policy p);
 const char *config_fallback_name(config_fallback f);
 const char *config_replay_timing_name(config_replay_timing t);
 const char *config_overflow_policy_name(config_overflow_policy p);
+const char *config_realtime_failure_name(config_realtime_failure f);
+
+/* A CPU list ("0-3,8,10-11": CPU numbers below CONFIG_CPU_MAX, ranges
+ * ascending): 0 and the CPUs set in mask (bit c of mask[c / 64]), or -1
+ * when text is not one. "" is the empty set. */
+#define CONFIG_CPU_MAX 1024
+int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64]);
 const char *config_form_input_name(config_form_input i);
 const char *config_form_window_name(form_window w);
 

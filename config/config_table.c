@@ -20,6 +20,7 @@ static const char *const fallback_names[] = {"none", "cpu"};
 static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
 static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
+static const char *const realtime_failure_names[] = {"warn", "error"};
 static const char *const form_input_names[] = {"covariance", "iq"};
 /* form_window (form_iq.h) has no name table of its own: this is it. */
 static const char *const form_window_names[] = {"none", "hann", "hamming", "chebyshev", "taylor"};
@@ -69,6 +70,11 @@ const char *config_overflow_policy_name(config_overflow_policy p)
     return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
 }
 
+const char *config_realtime_failure_name(config_realtime_failure f)
+{
+    return choice_name(realtime_failure_names, NAME_COUNT(realtime_failure_names), (int)f);
+}
+
 const char *config_form_input_name(config_form_input i)
 {
     return choice_name(form_input_names, NAME_COUNT(form_input_names), (int)i);
@@ -113,6 +119,8 @@ CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_na
               CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
 CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERROR,
               CONFIG_LOG_DEBUG);
+CONFIG_CHOICE(realtime_failure, config_realtime_failure, config_realtime_failure_name, CONFIG_REALTIME_WARN,
+              CONFIG_REALTIME_ERROR);
 CONFIG_CHOICE(form_input, config_form_input, config_form_input_name, CONFIG_FORM_INPUT_COVARIANCE,
               CONFIG_FORM_INPUT_IQ);
 CONFIG_CHOICE(form_window, form_window, config_form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
@@ -141,6 +149,15 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
     {"metrics", "Periodic metrics (counters, rates, latency histograms) on a ZeroMQ PUB socket "
                 "and over HTTP (Prometheus /metrics, JSON /api/metrics, the dashboard at /)."},
     {"log", "Logging to stderr."},
+    {"realtime", "Real-time scheduling of the daemon's threads (receive, form, solve, publish). "
+                 "Under systemd they need the eigstream-realtime.conf drop-in (CAP_SYS_NICE, "
+                 "CAP_IPC_LOCK). A setting the system does not permit is never ignored silently: "
+                 "realtime.on_failure says whether it is a warning or stops the start."},
+    {"service", "Running under systemd (Type=notify): the watchdog's notion of a healthy pipeline."},
+    {"security", "ZeroMQ CURVE on every ZeroMQ socket of the daemon (input, output, metrics): "
+                 "encryption, and only the listed client keys get through. The HTTP metrics "
+                 "server is not ZeroMQ and is not covered: keep metrics.http on 127.0.0.1 or "
+                 "\"\"."},
 };
 
 const config_spec config_specs[CONFIG_SPEC_COUNT] = {
@@ -268,10 +285,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     /* ---- frame ---- */
     {.group = "frame", .name = "deadline_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(frame.deadline_ms), .min = 1, .max = 3600000, .default_int = 1000,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Time from receipt to publication that a frame is allowed, in milliseconds."},
     {.group = "frame", .name = "late_policy", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(frame.late_policy), .choice = &late_policy_choice,
      .default_int = CONFIG_LATE_PUBLISH,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "A frame past its deadline: publish = publish it flagged late; "
              "drop = drop it (counted in the metrics)."},
     {.group = "frame", .name = "queue_depth", .kind = CONFIG_KIND_INT,
@@ -281,6 +300,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "frame", .name = "overflow_policy", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(frame.overflow_policy), .choice = &overflow_policy_choice,
      .default_int = CONFIG_OVERFLOW_DROP_OLDEST,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "A full queue: drop_oldest = drop its oldest frame (counted) so that the "
              "newest data goes on; block = wait, which pushes back to the input hwm."},
 
@@ -369,6 +389,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "ZeroMQ PUB endpoint (bound) that metrics are published on. \"\" = off."},
     {.group = "metrics", .name = "interval_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(metrics.interval_ms), .min = 10, .max = 3600000, .default_int = 1000,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Period of the metrics messages and of the rate computation, in milliseconds."},
     {.group = "metrics", .name = "http", .kind = CONFIG_KIND_HOST_PORT,
      .offset = FIELD(metrics.http), .flags = CONFIG_FLAG_EMPTY_OK,
@@ -382,7 +403,82 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(log.level), .choice = &log_level_choice,
      .default_int = CONFIG_LOG_INFO,
+     .flags = CONFIG_FLAG_LIVE,
      .help = "Least severe level that is printed: error, warn, info or debug."},
+
+    /* ---- realtime ---- */
+    {.group = "realtime", .name = "mlockall", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(realtime.mlockall), .default_int = 0,
+     .help = "Lock every page of the daemon in memory (mlockall MCL_CURRENT | MCL_FUTURE) "
+             "once its buffers are allocated, so that no page fault stalls a frame. Needs "
+             "CAP_IPC_LOCK or an RLIMIT_MEMLOCK above everything the daemon will use "
+             "(LimitMEMLOCK=infinity in the drop-in): past the limit, later allocations fail."},
+    {.group = "realtime", .name = "priority", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(realtime.priority), .min = 0, .max = 99, .default_int = 0,
+     .help = "SCHED_FIFO priority 1..99 of the receive, form, solve and publish threads; 0 = "
+             "off (the normal scheduler). Needs CAP_SYS_NICE or RLIMIT_RTPRIO at least this "
+             "high."},
+    {.group = "realtime", .name = "cpu_affinity_receive", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_RECEIVE]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the receiver (socket reads, validation) may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "cpu_affinity_form", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_FORM]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the form stage may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "cpu_affinity_solve", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_SOLVE]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the solve stage may run on, as a list (\"2\", \"2-3,6\"); \"\" = any (or the "
+             "GPU's NUMA node with realtime.gpu_numa). The solver's own worker threads "
+             "(backends cpu and lapack) are not pinned."},
+    {.group = "realtime", .name = "cpu_affinity_publish", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_PUBLISH]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs the publish stage may run on, as a list (\"2\", \"2-3,6\"); "
+             "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "gpu_numa", .kind = CONFIG_KIND_BOOL,
+     .offset = FIELD(realtime.gpu_numa), .default_int = 0,
+     .help = "With the cuda path: allocate the host buffers on the GPU's NUMA node "
+             "(/sys/bus/pci/devices/BUS/numa_node) and run the threads above on its CPUs, "
+             "unless their own cpu_affinity says otherwise. Without a GPU path it does not "
+             "apply, which realtime.on_failure reports."},
+    {.group = "realtime", .name = "on_failure", .kind = CONFIG_KIND_CHOICE,
+     .offset = FIELD(realtime.on_failure), .choice = &realtime_failure_choice,
+     .default_int = CONFIG_REALTIME_WARN,
+     .help = "A real-time setting the system does not permit (EPERM, a CPU that is not "
+             "there, no GPU): warn = log a warning naming the setting and the cause and run "
+             "without it; error = refuse to start."},
+
+    /* ---- service ---- */
+    {.group = "service", .name = "stall_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(service.stall_ms), .min = 10, .max = 3600000, .default_int = 30000,
+     .flags = CONFIG_FLAG_LIVE,
+     .help = "A stage is stalled when one frame has been in its step (forming; the solve; "
+             "the output wait and the send) for longer than this, in milliseconds. While a "
+             "stage is stalled the daemon stops its WATCHDOG=1 pings to systemd (which "
+             "then restarts it, with WatchdogSec set) and says so in STATUS and the log. "
+             "A stage waiting for work, or for room in the next stage's queue, is not "
+             "stalled. The publish stage's send waits at most max(frame.deadline_ms, 100 "
+             "ms) for a consumer: keep stall_ms above that if a missing consumer should "
+             "count as send_failed drops rather than as a stall."},
+
+    /* ---- security ---- */
+    {.group = "security", .name = "curve_secret_key", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(security.curve_secret_key), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "The daemon's CURVE key pair: a NAME.key_secret file from eigstream-keygen "
+             "(owner-only permissions, else the daemon refuses to start). Set: the input, "
+             "output and metrics sockets are CURVE servers and need security.curve_allow. "
+             "\"\" = CURVE off (plain text, anyone who can reach a socket may use it)."},
+    {.group = "security", .name = "curve_allow", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(security.curve_allow), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "The client public keys let in: a file with one key per line (Z85, 40 "
+             "characters, or public-key = \"...\" lines), or a directory whose *.key files "
+             "(eigstream-keygen's public files) each hold one. Any other client, and every "
+             "plain-text client, gets nothing, and is counted in "
+             "eigstream_auth_rejected_total and logged once."},
 };
 
 const config_spec *config_spec_find(const char *group, const char *name)
@@ -470,4 +566,66 @@ int config_solver_worker_device(const eigstream_config *cfg, int w)
 const char *config_input_file(const eigstream_config *cfg)
 {
     return strncmp(cfg->input.endpoint, "file:", 5) == 0 ? cfg->input.endpoint + 5 : NULL;
+}
+
+/* Bytes of a row's field in eigstream_config. */
+static size_t field_bytes(const config_spec *spec)
+{
+    switch (spec->kind) {
+    case CONFIG_KIND_INT64: return sizeof(int64_t);
+    case CONFIG_KIND_REAL: return sizeof(double);
+    case CONFIG_KIND_ENDPOINT:
+    case CONFIG_KIND_HOST_PORT:
+    case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST: return CONFIG_STRING_MAX;
+    case CONFIG_KIND_INT_LIST: return sizeof(config_int_list);
+    default: return sizeof(int); /* BOOL, INT, CHOICE */
+    }
+}
+
+/* Whether a row's field holds different values in a and b: strings up to
+ * their NUL and lists up to their count (what follows is not the value). */
+static int field_differs(const config_spec *spec, const char *a, const char *b)
+{
+    if (spec->kind == CONFIG_KIND_INT_LIST) {
+        const config_int_list *x = (const config_int_list *)(const void *)a;
+        const config_int_list *y = (const config_int_list *)(const void *)b;
+        return x->count != y->count || memcmp(x->values, y->values, (size_t)x->count * sizeof(int)) != 0;
+    }
+    size_t bytes = field_bytes(spec);
+    return bytes == CONFIG_STRING_MAX ? strncmp(a, b, bytes) != 0 : memcmp(a, b, bytes) != 0;
+}
+
+size_t config_diff(const eigstream_config *before, const eigstream_config *after, config_change *changes,
+                   size_t max)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i) {
+        const config_spec *spec = &config_specs[i];
+        const char *a = (const char *)before + spec->offset, *b = (const char *)after + spec->offset;
+        if (!field_differs(spec, a, b))
+            continue;
+        if (count < max)
+            changes[count] = (config_change){spec->group, spec->name, (spec->flags & CONFIG_FLAG_LIVE) != 0};
+        count++;
+    }
+    return count;
+}
+
+void config_copy_live(eigstream_config *dst, const eigstream_config *src)
+{
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i)
+        if (config_specs[i].flags & CONFIG_FLAG_LIVE)
+            memcpy((char *)dst + config_specs[i].offset, (const char *)src + config_specs[i].offset,
+                   field_bytes(&config_specs[i]));
+}
+
+void config_live_names(char *out, size_t out_bytes)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < CONFIG_SPEC_COUNT && used < out_bytes; ++i)
+        if (config_specs[i].flags & CONFIG_FLAG_LIVE)
+            used += (size_t)snprintf(out + used, out_bytes - used, "%s%s.%s", used ? ", " : "",
+                                     config_specs[i].group, config_specs[i].name);
 }

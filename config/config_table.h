@@ -20,14 +20,19 @@ typedef enum config_kind {
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
     CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
-    CONFIG_KIND_PATH,     /* char[CONFIG_STRING_MAX]; file: a file name, "" only with EMPTY_OK */
+    CONFIG_KIND_PATH,     /* char[CONFIG_STRING_MAX]; file: a file or directory name without
+                             control characters, "" only with EMPTY_OK; whether it exists, and
+                             its permissions, are checked where it is opened */
+    CONFIG_KIND_CPU_LIST, /* char[CONFIG_STRING_MAX]; file: "0-3,8" (config_cpu_list_parse) */
     CONFIG_KIND_INT_LIST  /* config_int_list, each entry in [min, max], at most CONFIG_LIST_MAX
                              entries; file: [0, 1] ([] = empty, the default) */
 } config_kind;
 
 enum {
     CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT, HOST_PORT: "" is allowed and means off */
-    CONFIG_FLAG_FILE_OK = 1u << 1   /* ENDPOINT: "file:NAME" (a recording) is allowed */
+    CONFIG_FLAG_FILE_OK = 1u << 1,  /* ENDPOINT: "file:NAME" (a recording) is allowed */
+    CONFIG_FLAG_LIVE = 1u << 2      /* SIGHUP applies a new value to the running daemon
+                                       (app/service_reload.c); any other setting needs a restart */
 };
 
 /* A choice setting's concept: its one name function (owned by eig/,
@@ -59,8 +64,8 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 48
-#define CONFIG_GROUP_COUNT 7
+#define CONFIG_SPEC_COUNT 59
+#define CONFIG_GROUP_COUNT 10
 
 /* Settings in file order; the settings of one group are contiguous and the
  * groups appear in config_groups order. */

@@ -123,6 +123,29 @@ static config_error check_host_port(const config_spec *spec, const char *text, s
     return CONFIG_OK;
 }
 
+int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64])
+{
+    memset(mask, 0, CONFIG_CPU_MAX / 8);
+    const char *p = text;
+    while (*p != '\0') {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return -1;
+        long first = strtol(p, &end, 10), last = first;
+        if (*end == '-') {
+            if (end[1] < '0' || end[1] > '9')
+                return -1;
+            last = strtol(end + 1, &end, 10);
+        }
+        if (first > last || last >= CONFIG_CPU_MAX || (*end != ',' && *end != '\0') || (*end == ',' && end[1] == '\0'))
+            return -1;
+        for (long c = first; c <= last; c++)
+            mask[c / 64] |= (uint64_t)1 << (c % 64);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 config_error config_check_string(const config_spec *spec, const char *text, size_t length,
                                  config_violation *v)
 {
@@ -136,11 +159,20 @@ config_error config_check_string(const config_spec *spec, const char *text, size
     if (spec->kind == CONFIG_KIND_HOST_PORT)
         return check_host_port(spec, text, length, v);
     if (spec->kind == CONFIG_KIND_PATH) {
-        /* Written back into files and logs verbatim: no control characters. */
+        /* Written back into files and logs verbatim: no control characters.
+         * Whether it exists, and its permissions, are checked where it is opened. */
         for (size_t i = 0; i < length; i++)
             if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
                 return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "control character at byte %zu", i);
         return CONFIG_OK;
+    }
+    if (spec->kind == CONFIG_KIND_CPU_LIST) {
+        uint64_t mask[CONFIG_CPU_MAX / 64];
+        if (config_cpu_list_parse(text, mask) == 0)
+            return CONFIG_OK; /* whether the CPUs exist is the machine's answer, at start-up */
+        return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                         "expected a CPU list such as \"2\" or \"0-3,8\" (CPUs 0..%d), not \"%.*s\"",
+                         CONFIG_CPU_MAX - 1, (int)length, text);
     }
     return check_endpoint(spec, text, length, v);
 }
@@ -181,7 +213,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
     }
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
-    case CONFIG_KIND_PATH: {
+    case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST: {
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }
@@ -355,6 +388,20 @@ static config_error check_message_size(const eigstream_config *cfg, config_viola
                      smallest_payload, eig_precision_name(cfg->solver.precision));
 }
 
+/* CURVE needs both halves: the server's key pair and the clients it lets in. */
+static config_error check_security(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *secret = config_spec_find("security", "curve_secret_key");
+    const config_spec *allow = config_spec_find("security", "curve_allow");
+    if (cfg->security.curve_secret_key[0] != '\0' && cfg->security.curve_allow[0] == '\0')
+        return violation(v, CONFIG_EINVAL, allow, secret, NULL,
+                         "must name the allowed client keys when security.curve_secret_key is set");
+    if (cfg->security.curve_secret_key[0] == '\0' && cfg->security.curve_allow[0] != '\0')
+        return violation(v, CONFIG_EINVAL, secret, allow, NULL,
+                         "must name the daemon's key pair when security.curve_allow is set");
+    return CONFIG_OK;
+}
+
 config_error config_find_violation(const eigstream_config *cfg, config_violation *v)
 {
     memset(v, 0, sizeof *v);
@@ -368,6 +415,8 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_security(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_iq_forming(cfg, v)) != CONFIG_OK)
         return rc;

@@ -106,6 +106,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
+    case CONFIG_KIND_CPU_LIST:
         format_string((const char *)field, out, out_bytes);
         return;
     case CONFIG_KIND_INT_LIST: {
@@ -122,7 +123,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
 }
 
 /* "integer 1..4096", "one of full|values|signal|noise", ... */
-static void format_type(const config_spec *spec, char *out, size_t out_bytes)
+static void format_kind(const config_spec *spec, char *out, size_t out_bytes)
 {
     switch (spec->kind) {
     case CONFIG_KIND_BOOL:
@@ -148,6 +149,9 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
     case CONFIG_KIND_HOST_PORT:
         snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
+    case CONFIG_KIND_CPU_LIST:
+        snprintf(out, out_bytes, "CPU list%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
     case CONFIG_KIND_PATH:
         snprintf(out, out_bytes, "file name%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
@@ -157,6 +161,17 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
         return;
     }
     snprintf(out, out_bytes, "?");
+}
+
+/* The kind (format_kind), and whether SIGHUP applies the setting live
+ * (CONFIG_FLAG_LIVE) or it needs a restart. */
+static void format_type(const config_spec *spec, char *out, size_t out_bytes)
+{
+    format_kind(spec, out, out_bytes);
+    size_t used = strlen(out);
+    if (used < out_bytes)
+        snprintf(out + used, out_bytes - used, "; %s",
+                 spec->flags & CONFIG_FLAG_LIVE ? "SIGHUP reloads it live" : "restart to change");
 }
 
 void config_print_help(FILE *out)

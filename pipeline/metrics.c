@@ -121,6 +121,17 @@ const char *pipeline_drop_name(pipeline_drop_reason d)
     return "unknown";
 }
 
+const char *pipeline_auth_reject_name(pipeline_auth_reject r)
+{
+    switch (r) {
+    case PIPELINE_AUTH_KEY_NOT_ALLOWED: return "key_not_allowed";
+    case PIPELINE_AUTH_PLAINTEXT: return "plaintext";
+    case PIPELINE_AUTH_HANDSHAKE: return "handshake";
+    case PIPELINE_AUTH_COUNT_: break;
+    }
+    return "unknown";
+}
+
 void metrics_init(metrics *m, uint64_t now_ns)
 {
     memset(m, 0, sizeof *m);

@@ -87,6 +87,7 @@ typedef struct metrics {
     metrics_worker worker[PIPELINE_WORKERS_MAX];
     _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
+    _Atomic uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients of the CURVE sockets */
     metrics_histogram latency[METRICS_STAGE_COUNT_];
     /* Written by the periodic task only. */
     uint64_t start_ns;

@@ -29,6 +29,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
     c->source_restarts = atomic_load(&m->source_restarts);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
+    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
+        c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
     c->workers = p->worker_count;
@@ -118,11 +120,18 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pthread_cond_init(&p->dispatch_room, NULL);
 
     p->cfg = *cfg;
+    p->realtime.numa_node = -1;
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
     const char *recording = config_input_file(cfg);
+    if ((e = pipeline_live_init(p)) != PIPELINE_OK) {
+        pipeline_set_error(err, err_bytes, "out of memory");
+        pipeline_destroy(&p);
+        return e;
+    }
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_workers_create(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_realtime_numa(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
@@ -132,6 +141,11 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     metrics_init(&p->stats, metrics_now_ns());
     p->stats.workers = p->worker_count;
     metrics_history_init(&p->history, p->stats.start_ns);
+    if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK) {
+        pipeline_destroy(&p);
+        return e;
+    }
     LOG_DEBUG("pipeline", "%s path, %d solver worker(s), %zu frame buffers, %zu output buffers (%.1f MB each)",
               path_name(p->path), p->worker_count, p->frames.count, p->outputs.count,
               (double)output_data_capacity(&p->format) / 1e6);
@@ -154,6 +168,7 @@ void pipeline_destroy(pipeline **pp)
     pthread_mutex_destroy(&p->dispatch_lock);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
+    pipeline_live_free(p);
     free(p);
     *pp = NULL;
 }
@@ -207,8 +222,10 @@ static pipeline_error threads_start(pipeline *p)
     if (rc == 0) {
         rc = pthread_create(&p->receive_thread, NULL,
                             p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
-        if (rc == 0)
+        if (rc == 0) {
+            pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE, -1);
             return PIPELINE_OK;
+        }
         /* The stages run: closing the form queue drains and ends them. */
         queue_close(&p->to_form);
         pipeline_workers_join(p);

@@ -160,5 +160,5 @@ void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason)
 
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns)
 {
-    return now_ns - f->received_ns > (uint64_t)p->cfg.frame.deadline_ms * 1000000u;
+    return now_ns - f->received_ns > (uint64_t)pipeline_live_get(p)->deadline_ms * 1000000u;
 }

@@ -15,6 +15,9 @@
  *   stage_receive.c, stage_dispatch.c, stage_form.c, stage_solve.c, stage_publish.c
  *   pipeline_workers.c  the solver workers: creation, dealing, load, fallback
  *   reorder.{h,c}       the publish stage's reorder window
+ *   pipeline_service.c  warm-up solve, stage health (watchdog), live settings (SIGHUP)
+ *   pipeline_realtime.c realtime.*: GPU NUMA node, mlockall, thread priority, affinity, names
+ *   auth_zap.c, curve_keys.c  CURVE on the ZeroMQ sockets (security.*)
  *   path*.{h,c,cu}      the frame's data path (path.c picks host or cuda,
  *                       path_plan.c the solver plan both create)
  *   output.{h,c}        the eigenspace data layout
@@ -51,6 +54,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "auth_zap.h"
 #include "config.h"
 #include "eig.h"
 #include "frame.h"
@@ -96,7 +100,25 @@ typedef struct stage {
     struct pipeline_worker *worker; /* NULL for the publish stage */
     int takes_frames;        /* one worker: the form stage takes frames from to_form itself */
     int last_in_worker;      /* the solve stage: a frame passed on leaves the worker */
+    /* Health (pipeline_service.c): CLOCK_MONOTONIC ns at which the frame
+     * now in the step entered it, 0 while the stage waits for a frame or
+     * for room in its output queue; the seq of that frame. */
+    _Atomic uint64_t busy_since_ns;
+    _Atomic uint64_t busy_seq;
+    char label[24];          /* for health: "solve", or "solve (worker 1)" with several workers */
 } stage;
+
+/* The settings SIGHUP may change while the pipeline runs (CONFIG_FLAG_LIVE
+ * rows). Immutable once published: pipeline_apply_live publishes a new one
+ * and keeps the old ones (retired) until pipeline_destroy, so that a stage
+ * holding a pointer always reads one consistent set. */
+typedef struct pipeline_live {
+    int deadline_ms;
+    config_late_policy late_policy;
+    config_overflow_policy overflow_policy;
+    int metrics_interval_ms;
+    struct pipeline_live *retired; /* the set this one replaced */
+} pipeline_live;
 
 /* One solver worker (pipeline_workers.c). */
 typedef struct pipeline_worker {
@@ -113,7 +135,9 @@ typedef struct pipeline_worker {
 } pipeline_worker;
 
 struct pipeline {
-    eigstream_config cfg;
+    eigstream_config cfg;            /* as created; the live settings are in live */
+    _Atomic(pipeline_live *) live;   /* pipeline_live_get */
+    int output_wait_ms;              /* publish thread only: the output's SNDTIMEO now */
     /* What every frame must be, from the configuration. */
     uint32_t n, matrices;
     eig_precision precision;
@@ -145,6 +169,15 @@ struct pipeline {
 
     void *zmq;
     void *input, *output, *metrics_socket;
+    auth_zap *auth;              /* security.* set: the ZAP handler, else NULL */
+    struct {                     /* realtime.*: what pipeline_realtime_prepare found permitted */
+        int numa_node;           /* the GPU's node (realtime.gpu_numa), -1 when not used */
+        uint64_t numa_cpus[CONFIG_CPU_MAX / 64];
+        int pinned[CONFIG_THREAD_COUNT_];
+        uint64_t cpus[CONFIG_THREAD_COUNT_][CONFIG_CPU_MAX / 64];
+        int priority;            /* SCHED_FIFO, 0 = none */
+    } realtime;
+    char curve_secret[CURVE_KEY_Z85_LENGTH + 1]; /* the server's secret key until the sockets are open */
 
     queue to_form, to_publish;
     pool frames, outputs;
@@ -270,12 +303,40 @@ path *pipeline_active_path(const pipeline *p);
  * counted); once per worker. Returns 1 when w's path changed. */
 int pipeline_worker_fall_back(pipeline *p, pipeline_worker *w);
 
+/* ---- pipeline_service.c ------------------------------------------------------- */
+
+/* The live settings now (never NULL after pipeline_create): read once per
+ * decision, so one decision sees one consistent set. */
+const pipeline_live *pipeline_live_get(const pipeline *p);
+/* The first set, from p->cfg (pipeline_create), and every set at the end. */
+pipeline_error pipeline_live_init(pipeline *p);
+void pipeline_live_free(pipeline *p);
+
+/* ---- pipeline_realtime.c ------------------------------------------------------ */
+
+/* realtime.gpu_numa: after the path, before the host buffers (they follow
+ * the memory policy set here). */
+pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes);
+/* Once every buffer is allocated: mlockall, and the priority and the CPU
+ * sets tried; a refusal warns (left out) or, on_failure error, fails. */
+pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_bytes);
+/* Right after creating a thread: its name, CPU set, priority. which picks
+ * the CPU set (realtime.cpu_affinity_*); worker names it: -1 or 0 the plain
+ * name (eigs-form), w > 0 the worker's (eigs-form-1); the dispatch thread
+ * passes CONFIG_THREAD_FORM and -1 (eigs-dispatch, the form CPU set). */
+void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which, int worker);
+
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 
 /* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
+/* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */
+pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes);
 /* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
 void pipeline_sockets_flush(pipeline *p);
+/* Publish thread only: sets the output's bounded send wait from the live
+ * deadline when that changed (ZeroMQ sockets belong to one thread). */
+void pipeline_sockets_output_wait_update(pipeline *p);
 /* Closes the sockets and terminates the context (waits for queued outputs). */
 void pipeline_sockets_close(pipeline *p);
 

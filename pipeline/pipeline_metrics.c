@@ -40,7 +40,7 @@ static void metrics_fill_context(pipeline *p, metrics_context *c)
     c->outputs_total = p->outputs.count;
     c->version = EIGSTREAM_VERSION;
     c->gpu = path_device_name(p->path);
-    c->deadline_s = p->cfg.frame.deadline_ms * 1e-3;
+    c->deadline_s = pipeline_live_get(p)->deadline_ms * 1e-3;
 }
 
 /* /api/metrics: the JSON document of this interval (json_len bytes in
@@ -51,7 +51,7 @@ static size_t format_api_json(pipeline *p, const metrics_context *c, size_t json
     memcpy(p->http_text, p->metrics_text, json_len - 1);
     metrics_writer w = {p->http_text, sizeof p->http_text, json_len - 1, 0};
     metrics_put(&w, ",\"version\":\"%s\",\"gpu\":\"%s\",\"deadline_ms\":%d,\"interval_ms\":%d,", c->version,
-                c->gpu, p->cfg.frame.deadline_ms, p->cfg.metrics.interval_ms);
+                c->gpu, pipeline_live_get(p)->deadline_ms, pipeline_live_get(p)->metrics_interval_ms);
     metrics_history_format_json(&p->history, &w);
     metrics_put(&w, "}");
     return w.overflow ? 0 : w.len;
@@ -123,7 +123,7 @@ void *pipeline_metrics_main(void *arg)
     metrics_publish(p, 0); /* the HTTP documents exist from the start */
     pthread_mutex_lock(&p->metrics_lock);
     while (!atomic_load(&p->metrics_stop)) {
-        struct timespec until = deadline_after_ms(p->cfg.metrics.interval_ms);
+        struct timespec until = deadline_after_ms(pipeline_live_get(p)->metrics_interval_ms);
         int rc = 0;
         while (!atomic_load(&p->metrics_stop) && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&p->metrics_wake, &p->metrics_lock, &until);

@@ -1,9 +1,12 @@
 /*
  * pipeline_sockets.c - the daemon's ZeroMQ context and its three sockets:
  * input (PULL or SUB), output (output.pattern pub: an XPUB with
- * ZMQ_XPUB_NODROP; push: a PUSH), metrics (PUB, optional).
+ * ZMQ_XPUB_NODROP; push: a PUSH), metrics (PUB, optional). With security.*
+ * set, each is a CURVE server with the daemon's key pair, and the ZAP
+ * handler (auth_zap.h) lets in the allowed client keys only.
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -30,8 +33,58 @@ static pipeline_error set_option(void *s, const char *role, int option, const ch
             return e_;                                                                                  \
     } while (0)
 
+/* security.*: the key pair and the allow-list (a key file that is missing,
+ * malformed or readable by others stops the start), then the ZAP handler,
+ * bound before any socket so that no handshake finds none. */
+static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
+{
+    const eigstream_config *cfg = &p->cfg;
+    char why[CONFIG_ERROR_MAX];
+    curve_key_pair keys;
+    curve_allow_list allow;
+    if (cfg->security.curve_secret_key[0] == '\0')
+        return PIPELINE_OK;
+    if (curve_key_file_read(cfg->security.curve_secret_key, 1, &keys, why, sizeof why) != CURVE_KEY_OK) {
+        pipeline_set_error(err, err_bytes, "security.curve_secret_key: %s", why);
+        return PIPELINE_EINVAL;
+    }
+    if (curve_allow_list_load(cfg->security.curve_allow, &allow, why, sizeof why) != CURVE_KEY_OK) {
+        memset(&keys, 0, sizeof keys);
+        pipeline_set_error(err, err_bytes, "security.curve_allow: %s", why);
+        return PIPELINE_EINVAL;
+    }
+    memcpy(p->curve_secret, keys.secret_key, sizeof p->curve_secret);
+    memset(&keys, 0, sizeof keys);
+    LOG_INFO("security", "CURVE on every ZeroMQ socket; %zu client key(s) allowed (%s)", allow.count,
+             cfg->security.curve_allow);
+    pipeline_error e = auth_zap_create(&p->auth, p->zmq, &allow, &p->stats, err, err_bytes);
+    curve_allow_list_free(&allow);
+    return e;
+}
+
+/* A CURVE server socket with the daemon's secret key, watched by the ZAP
+ * handler; nothing without security.*. Before bind/connect. */
+static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char *err, size_t err_bytes)
+{
+    if (p->auth == NULL)
+        return PIPELINE_OK;
+    int server = 1;
+    SET_OPTION(s, role, ZMQ_CURVE_SERVER, server);
+    pipeline_error e = set_option(s, role, ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", p->curve_secret,
+                                  sizeof p->curve_secret, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", "eigstream", strlen("eigstream"), err, err_bytes);
+    return e == PIPELINE_OK ? auth_zap_watch(p->auth, s, role, err, err_bytes) : e;
+}
+
+pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes)
+{
+    return p->auth != NULL ? auth_zap_start(p->auth, err, err_bytes) : PIPELINE_OK;
+}
+
 /* Creates a socket of type with its linger (ms) and, when hwm_option is not
- * 0, its high-water mark (ZMQ_RCVHWM or ZMQ_SNDHWM) set. */
+ * 0, its high-water mark (ZMQ_RCVHWM or ZMQ_SNDHWM) set; secured
+ * (socket_secure) when security.* is set. */
 static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, int linger,
                                     int hwm_option, int hwm, char *err, size_t err_bytes)
 {
@@ -41,10 +94,11 @@ static pipeline_error socket_create(pipeline *p, void **out, int type, const cha
         return PIPELINE_ESOCKET;
     }
     SET_OPTION(*out, role, ZMQ_LINGER, linger);
+    pipeline_error e = PIPELINE_OK;
     if (hwm_option != 0)
-        return set_option(*out, role, hwm_option, hwm_option == ZMQ_RCVHWM ? "ZMQ_RCVHWM" : "ZMQ_SNDHWM", &hwm,
-                          sizeof hwm, err, err_bytes);
-    return PIPELINE_OK;
+        e = set_option(*out, role, hwm_option, hwm_option == ZMQ_RCVHWM ? "ZMQ_RCVHWM" : "ZMQ_SNDHWM", &hwm,
+                       sizeof hwm, err, err_bytes);
+    return e != PIPELINE_OK ? e : socket_secure(p, *out, role, err, err_bytes);
 }
 
 static pipeline_error socket_attach(void *s, const char *role, const char *endpoint, int bind, char *err,
@@ -77,6 +131,24 @@ static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
     return socket_attach(p->input, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
 }
 
+/* The bounded wait of a refused send for a deadline (see output_open). */
+static int output_wait_ms(int deadline_ms)
+{
+    return deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? deadline_ms : OUTPUT_SEND_WAIT_MIN_MS;
+}
+
+void pipeline_sockets_output_wait_update(pipeline *p)
+{
+    int wait = output_wait_ms(pipeline_live_get(p)->deadline_ms);
+    if (wait == p->output_wait_ms)
+        return;
+    if (zmq_setsockopt(p->output, ZMQ_SNDTIMEO, &wait, sizeof wait) != 0) {
+        LOG_ERROR("publish", "cannot set the output's send wait to %d ms: %s", wait, zmq_strerror(errno));
+        return;
+    }
+    p->output_wait_ms = wait;
+}
+
 static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
@@ -92,12 +164,11 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
      * OUTPUT_SEND_WAIT_MIN_MS (a peer's reconnection or a busy machine must
      * not turn a millisecond deadline into lost frames), turns the refusal
      * into a counted drop. */
-    int timeout = cfg->frame.deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? cfg->frame.deadline_ms
-                                                                   : OUTPUT_SEND_WAIT_MIN_MS,
-        nodrop = 1;
+    int nodrop = 1;
+    p->output_wait_ms = output_wait_ms(cfg->frame.deadline_ms);
     if (!push)
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
-    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, timeout);
+    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 
@@ -128,12 +199,15 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
         pipeline_set_error(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
+    pipeline_error e = security_open(p, err, err_bytes);
     /* A file input reads its recording instead (stage_receive_file.c). */
-    pipeline_error e = p->recording != NULL ? PIPELINE_OK : input_open(p, err, err_bytes);
+    if (e == PIPELINE_OK && p->recording == NULL)
+        e = input_open(p, err, err_bytes);
     if (e == PIPELINE_OK)
         e = output_open(p, err, err_bytes);
     if (e == PIPELINE_OK)
         e = metrics_open(p, err, err_bytes);
+    memset(p->curve_secret, 0, sizeof p->curve_secret); /* in the sockets now */
     return e;
 }
 
@@ -162,6 +236,7 @@ void pipeline_sockets_close(pipeline *p)
     if (p->metrics_socket != NULL)
         zmq_close(p->metrics_socket);
     p->input = p->output = p->metrics_socket = NULL;
+    auth_zap_destroy(&p->auth); /* its sockets too, before the context ends */
     /* Term waits (output linger at most) for queued outputs; their zero-copy
      * buffers come back to the output pool, which is freed after this. */
     if (p->zmq != NULL)

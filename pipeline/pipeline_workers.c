@@ -53,6 +53,14 @@ static void worker_stages_set(pipeline *p, pipeline_worker *w)
     w->solve = (stage){.name = "solve", .p = p, .in = &w->to_solve, .out = &p->to_publish,
                        .metric = METRICS_STAGE_SOLVE, .drop_late = 1, .step = stage_solve_step, .worker = w,
                        .last_in_worker = 1};
+    /* What the watchdog's STATUS names: the worker only when there are several. */
+    stage *both[2] = {&w->form, &w->solve};
+    for (int i = 0; i < 2; i++) {
+        if (alone)
+            snprintf(both[i]->label, sizeof both[i]->label, "%s", both[i]->name);
+        else
+            snprintf(both[i]->label, sizeof both[i]->label, "%s (worker %d)", both[i]->name, w->index);
+    }
 }
 
 /* "3 solver workers: 0 cuda device 0, 1 cuda device 0, ..." (info). */
@@ -79,7 +87,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
     p->worker_count = config_solver_worker_count(&p->cfg);
     p->worker_capacity = p->worker_count == 1 ? depth + 2 : 3;
     p->window_capacity = p->worker_count == 1 ? 2 * depth + 3 : (size_t)p->worker_count * p->worker_capacity + 2;
-    p->publish = (stage){.name = "publish", .p = p, .in = &p->to_publish, .metric = METRICS_STAGE_PUBLISH};
+    p->publish = (stage){.name = "publish", .p = p, .in = &p->to_publish, .metric = METRICS_STAGE_PUBLISH,
+                         .label = "publish"};
     atomic_store(&p->publish_producers, 2 * p->worker_count);
     for (int i = 0; i < p->worker_count; i++) {
         pipeline_worker *w = &p->workers[i];
@@ -127,6 +136,10 @@ int pipeline_workers_start(pipeline *p)
 {
     int rc = pthread_create(&p->publish_thread, NULL, stage_publish_main, &p->publish);
     int publish_started = rc == 0;
+    if (publish_started)
+        pipeline_realtime_thread(p, p->publish_thread, CONFIG_THREAD_PUBLISH, -1);
+    /* realtime.cpu_affinity_form and _solve apply to every worker's form and
+     * solve thread; the threads of worker w > 0 are eigs-form-W, eigs-solve-W. */
     for (int i = 0; i < p->worker_count && rc == 0; i++) {
         pipeline_worker *w = &p->workers[i];
         rc = pthread_create(&w->threads[1], NULL, stage_main, &w->solve);
@@ -135,10 +148,16 @@ int pipeline_workers_start(pipeline *p)
             pthread_join(w->threads[1], NULL);
         }
         w->started = rc == 0;
+        if (w->started) {
+            pipeline_realtime_thread(p, w->threads[1], CONFIG_THREAD_SOLVE, i);
+            pipeline_realtime_thread(p, w->threads[0], CONFIG_THREAD_FORM, i);
+        }
     }
     if (rc == 0 && p->worker_count > 1) {
         rc = pthread_create(&p->dispatch_thread, NULL, stage_dispatch_main, p);
         p->dispatching = rc == 0;
+        if (p->dispatching) /* eigs-dispatch: in the frame path before the forms, so their CPU set */
+            pipeline_realtime_thread(p, p->dispatch_thread, CONFIG_THREAD_FORM, -1);
     }
     if (rc == 0)
         return 0;

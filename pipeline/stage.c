@@ -52,11 +52,15 @@ void *stage_main(void *arg)
         pipeline_drop_reason reason = PIPELINE_DROP_SOLVER;
         if (s->takes_frames)
             pipeline_worker_take(p, s->worker, f);
-        if (s->drop_late && p->cfg.frame.late_policy == CONFIG_LATE_DROP && pipeline_frame_is_late(p, f, start)) {
+        if (s->drop_late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP &&
+            pipeline_frame_is_late(p, f, start)) {
             stage_forward_drop(s, f, PIPELINE_DROP_LATE);
             continue;
         }
+        atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
+        atomic_store_explicit(&s->busy_since_ns, start, memory_order_release);
         stage_outcome outcome = s->step(p, f, &reason);
+        atomic_store_explicit(&s->busy_since_ns, 0, memory_order_release);
         uint64_t end = metrics_now_ns();
         if (s->last_in_worker)
             atomic_fetch_add_explicit(&busy->busy_ns, end - start, memory_order_relaxed);

@@ -133,11 +133,11 @@ static void count_published(pipeline *p, const frame *f, int late, uint64_t star
 }
 
 /* Publishes f, or drops it (late under late_policy drop, or a refused
- * send), and ends its life either way. overtaken: a later frame went out
- * first; it is late whatever the clock says. */
-static void publish_frame(pipeline *p, frame *f, int overtaken)
+ * send), and ends its life either way: counted once, as out or as one
+ * drop. overtaken: a later frame went out first; it is late whatever the
+ * clock says. start: when publish_frame took it. */
+static void publish_frame_now(pipeline *p, frame *f, int overtaken, uint64_t start)
 {
-    uint64_t start = metrics_now_ns();
     char err[192];
     if (path_output_wait(f->path, f, err, sizeof err) != PIPELINE_OK) {
         LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
@@ -145,7 +145,7 @@ static void publish_frame(pipeline *p, frame *f, int overtaken)
         return;
     }
     int late = overtaken || pipeline_frame_is_late(p, f, start);
-    if (late && p->cfg.frame.late_policy == CONFIG_LATE_DROP) {
+    if (late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP) {
         pipeline_frame_drop(p, f, PIPELINE_DROP_LATE);
         return;
     }
@@ -158,6 +158,7 @@ static void publish_frame(pipeline *p, frame *f, int overtaken)
     protocol_meta_encode(&times, f->out->matrix_meta, p->matrices, f->out->meta);
     encode_header(p, f, f->out, late);
     subscriptions_drain(p);
+    pipeline_sockets_output_wait_update(p);
     if (send_output(p, &f->out) != 0) {
         int error = errno;
         LOG_DEBUG("publish", "send failed: %s", zmq_strerror(error));
@@ -168,6 +169,18 @@ static void publish_frame(pipeline *p, frame *f, int overtaken)
         atomic_fetch_add_explicit(&p->stats.out_of_order, 1, memory_order_relaxed);
     count_published(p, f, late, start);
     pipeline_frame_release(p, f);
+}
+
+/* publish_frame_now with the stage marked busy for the watchdog's health
+ * check (pipeline_service.c) while the output wait and the send run. */
+static void publish_frame(pipeline *p, frame *f, int overtaken)
+{
+    stage *s = &p->publish;
+    uint64_t start = metrics_now_ns();
+    atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
+    atomic_store_explicit(&s->busy_since_ns, start, memory_order_release);
+    publish_frame_now(p, f, overtaken, start);
+    atomic_store_explicit(&s->busy_since_ns, 0, memory_order_release);
 }
 
 /* What the window released: a frame (or a closed ticket: NULL) in order,
@@ -200,7 +213,8 @@ static void publish_release_ready(pipeline *p, uint64_t now)
 static void publish_accept(pipeline *p, frame *f)
 {
     uint64_t ticket = f->ticket;
-    uint64_t deadline = f->received_ns + (uint64_t)p->cfg.frame.deadline_ms * 1000000u;
+    /* The deadline in force when the frame reaches the window (SIGHUP may change it). */
+    uint64_t deadline = f->received_ns + (uint64_t)pipeline_live_get(p)->deadline_ms * 1000000u;
     frame *item = f;
     if (f->drop_reason >= 0) {
         pipeline_frame_drop(p, f, (pipeline_drop_reason)f->drop_reason);

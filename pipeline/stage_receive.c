@@ -221,7 +221,7 @@ void receive_accept(pipeline *p, frame *f)
     receive_check_seq(p, f);
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
-    if (p->cfg.frame.overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
+    if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
             pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW); /* closed: cannot happen while we run */

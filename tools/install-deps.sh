@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config git
           libzmq3-dev libfftw3-dev libconfig-dev liblapacke-dev libopenblas-dev libjansson-dev
           libmicrohttpd-dev libncurses-dev
+          libsystemd-dev systemd  # sd_notify in the daemon; systemd-analyze verify on the units
           clang libomp-dev  # libFuzzer and OpenMP for clang: the fuzz stage (tools/run-fuzz.sh)
           python3 python3-numpy python3-zmq python3-matplotlib
           prometheus chromium)  # promtool and headless chromium: the monitoring tests

@@ -149,6 +149,17 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->metrics.interval_ms = PICK(1000, 250);
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
     c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
+    c->service.stall_ms = PICK(30000, 500);
+    c->realtime.mlockall = PICK(0, 1);
+    c->realtime.priority = PICK(0, 40);
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_RECEIVE], PICK("", "0"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_FORM], PICK("", "1-2"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_SOLVE], PICK("", "2-5,8"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_PUBLISH], PICK("", "1023"));
+    c->realtime.gpu_numa = PICK(0, 1);
+    c->realtime.on_failure = PICK(CONFIG_REALTIME_WARN, CONFIG_REALTIME_ERROR);
+    strcpy(c->security.curve_secret_key, PICK("", "/etc/eigstream/server.key_secret"));
+    strcpy(c->security.curve_allow, PICK("", "/etc/eigstream/clients"));
 #undef PICK
 }
 
@@ -217,6 +228,15 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(metrics.interval_ms);
     SAME_STRING(metrics.http);
     SAME_INT(log.level);
+    SAME_INT(service.stall_ms);
+    SAME_INT(realtime.mlockall);
+    SAME_INT(realtime.priority);
+    for (int t = 0; t < CONFIG_THREAD_COUNT_; t++)
+        SAME_STRING(realtime.cpu_affinity[t]);
+    SAME_INT(realtime.gpu_numa);
+    SAME_INT(realtime.on_failure);
+    SAME_STRING(security.curve_secret_key);
+    SAME_STRING(security.curve_allow);
 #undef SAME_STRING
 #undef SAME_INT
 #undef SAME_REAL
@@ -236,6 +256,9 @@ static const char *const all_settings[] = {
     "form.guard_gates", "form.fft_threads", "form.fft_wisdom_file",
     "metrics.endpoint", "metrics.interval_ms", "metrics.http",
     "log.level",
+    "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
+    "realtime.mlockall", "realtime.priority", "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form",
+    "realtime.cpu_affinity_solve", "realtime.cpu_affinity_publish", "realtime.gpu_numa", "realtime.on_failure",
 };
 #define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
 
@@ -492,6 +515,23 @@ static void test_bad_choice(void)
          CONFIG_ERANGE, ":14: output.mode: expected one of full|values|signal|noise"},
         {"choice_backend.cfg", "solver = {\n  backend = \"gpu\";\n};\n",
          CONFIG_ERANGE, ":2: solver.backend: expected one of auto|cpu|lapack|cuda"},
+        {"curve_no_allow.cfg", "security = {\n  curve_secret_key = \"s.key_secret\";\n};\n",
+         CONFIG_EINVAL, ":2: security.curve_allow: must name the allowed client keys when "
+                        "security.curve_secret_key is set"},
+        {"curve_no_secret.cfg", "security = {\n  curve_allow = \"clients\";\n};\n",
+         CONFIG_EINVAL, ":2: security.curve_secret_key: must name the daemon's key pair when "
+                        "security.curve_allow is set"},
+        {"cpu_list_range.cfg", "realtime = {\n  cpu_affinity_solve = \"3-1\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_solve: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"3-1\""},
+        {"cpu_list_big.cfg", "realtime = {\n  cpu_affinity_form = \"1024\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_form: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"1024\""},
+        {"cpu_list_comma.cfg", "realtime = {\n  cpu_affinity_form = \"1,\";\n};\n",
+         CONFIG_EINVAL, ":2: realtime.cpu_affinity_form: expected a CPU list such as \"2\" or \"0-3,8\" "
+                        "(CPUs 0..1023), not \"1,\""},
+        {"rt_priority.cfg", "realtime = {\n  priority = 100;\n};\n",
+         CONFIG_ERANGE, ":2: realtime.priority: 100 is out of range 0..99"},
         {"choice_case.cfg", "log = {\n  level = \"INFO\";\n};\n",
          CONFIG_ERANGE, ":2: log.level: expected one of error|warn|info|debug"},
         {"choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
@@ -608,6 +648,10 @@ static void test_cross_checks(void)
 static const char full_file[] =
     "// a hand-written file\n"
     "log: { level = \"debug\"; };\n"
+    "service = { stall_ms = 500; };\n"
+    "realtime = { mlockall = true; priority = 40; cpu_affinity_receive = \"0\"; cpu_affinity_form = \"1-2\";\n"
+    "  cpu_affinity_solve = \"2-5,8\"; cpu_affinity_publish = \"1023\"; gpu_numa = true; on_failure = \"error\"; };\n"
+    "security = { curve_allow = \"/etc/eigstream/clients\"; curve_secret_key = \"/etc/eigstream/server.key_secret\"; };\n"
     "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\"; };\n"
     "input = {\n"
     "  endpoint = \"tcp://*:6000\";\n"
@@ -1040,6 +1084,63 @@ static void remove_temp_dir(void)
         printf("note: could not remove %s\n", temp_dir);
 }
 
+/* The live settings (CONFIG_FLAG_LIVE), what SIGHUP applies: exactly the
+ * ones pipeline_apply_live (pipeline/pipeline_service.c) and
+ * service_notify_apply (app/service_notify.c) implement. A row marked live
+ * without code there would be "applied" and change nothing: this list is
+ * the reminder. config_diff and config_copy_live against it. */
+static void test_live_settings(void)
+{
+    char live[512];
+    config_live_names(live, sizeof live);
+    const char *want = "frame.deadline_ms, frame.late_policy, frame.overflow_policy, metrics.interval_ms, "
+                       "log.level, service.stall_ms";
+    CHECK(strcmp(live, want) == 0, "live settings \"%s\", want \"%s\"", live, want);
+
+    eigstream_config a, b;
+    config_defaults(&a);
+    b = a;
+    b.frame.deadline_ms = 7;
+    b.solver.n = 64;
+    strcpy(b.security.curve_allow, "x");
+    config_change changes[8];
+    size_t count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 3, "%zu changes, want 3", count);
+    if (count == 3) {
+        /* Table order: solver before frame before security. */
+        CHECK(strcmp(changes[0].group, "solver") == 0 && strcmp(changes[0].name, "n") == 0 && !changes[0].live,
+              "change 0: %s.%s live %d", changes[0].group, changes[0].name, changes[0].live);
+        CHECK(strcmp(changes[1].name, "deadline_ms") == 0 && changes[1].live, "change 1: %s", changes[1].name);
+        CHECK(strcmp(changes[2].name, "curve_allow") == 0 && !changes[2].live, "change 2: %s", changes[2].name);
+    }
+    eigstream_config c = a;
+    config_copy_live(&c, &b);
+    CHECK(c.frame.deadline_ms == 7 && c.solver.n == a.solver.n && c.security.curve_allow[0] == '\0',
+          "config_copy_live copied deadline %d, n %d, curve_allow \"%s\"", c.frame.deadline_ms, c.solver.n,
+          c.security.curve_allow);
+
+    /* Lists (solver.gpu_devices) compare by their entries: what lies past
+     * count is not part of the value; a changed entry is a restart-only
+     * change, as are the IQ forming settings. */
+    b = a;
+    b.solver.gpu_devices.values[CONFIG_LIST_MAX - 1] = a.solver.gpu_devices.values[CONFIG_LIST_MAX - 1] + 1;
+    count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 0, "%zu changes past a list's count, want 0", count);
+    a.solver.gpu_devices.count = b.solver.gpu_devices.count = 2;
+    a.solver.gpu_devices.values[0] = b.solver.gpu_devices.values[0] = 0;
+    a.solver.gpu_devices.values[1] = 0;
+    b.solver.gpu_devices.values[1] = 1;
+    b.form.pulses = a.form.pulses + 1;
+    count = config_diff(&a, &b, changes, 8);
+    CHECK(count == 2, "%zu changes of gpu_devices [0, 0] -> [0, 1] and form.pulses, want 2", count);
+    if (count == 2) {
+        CHECK(strcmp(changes[0].name, "gpu_devices") == 0 && !changes[0].live, "change 0: %s live %d",
+              changes[0].name, changes[0].live);
+        CHECK(strcmp(changes[1].name, "pulses") == 0 && !changes[1].live, "change 1: %s live %d", changes[1].name,
+              changes[1].live);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--write-default") == 0) {
@@ -1076,6 +1177,7 @@ int main(int argc, char **argv)
     test_validate_programmatic();
     test_validate_rules();
     test_validate_backend_n();
+    test_live_settings();
 
     remove_temp_dir();
     return test_check_report("test_config");

@@ -22,6 +22,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_message.h"
 #include "cli_options.h"
 #include "protocol.h"
@@ -37,6 +38,7 @@ typedef struct record_options {
     uint64_t frames, max_bytes, max_files;
     double duration_s;
     uint32_t hwm;
+    cli_curve curve;
 } record_options;
 
 /* The recording (or ring of recordings) being written, and the counts. */
@@ -83,6 +85,7 @@ static int parse_options(int argc, char **argv, record_options *o)
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "receive high-water mark in messages"),
         CLI_STRING("repair", 0, &o->repair, "NAME", "rebuild the meta of a recording whose recorder died, then exit"),
         CLI_FLAG("quiet", 'q', &o->quiet, "no per-second lines, no reject lines"),
+        CLI_CURVE_OPTIONS(&o->curve),
         CLI_END};
     const cli_spec spec = {.prog = RECORD_PROG, .synopsis = "[options] NAME | --repair NAME",
                            .description = "Records an eigstream stream into the SigMF recording NAME\n"
@@ -260,6 +263,11 @@ static int record_socket_open(const record_options *o, void **ctx, void **sock)
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, 0};
         prefix[5] = o->kind == RECORD_KIND_EIGENSPACE ? PROTOCOL_KIND_EIGENSPACE : PROTOCOL_KIND_COVARIANCE;
         zmq_setsockopt(*sock, ZMQ_SUBSCRIBE, prefix, o->kind == RECORD_KIND_ANY ? 0 : sizeof prefix);
+    }
+    char curve_err[640];
+    if (cli_curve_apply(&o->curve, *sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, RECORD_PROG ": %s\n", curve_err);
+        return -1;
     }
     if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
         fprintf(stderr, RECORD_PROG ": %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,

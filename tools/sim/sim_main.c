@@ -17,6 +17,7 @@
 
 #include "cli_choices.h"
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "iq_scene.h"
@@ -31,6 +32,7 @@ typedef struct sim_options {
     double rate;
     uint64_t frames, seed;
     int linger_ms;
+    cli_curve curve;
     /* --iq: IQ cubes of the scene instead of covariances */
     int iq, iq_format, iq_layout, per_slice_parts; /* protocol_iq_format, protocol_iq_layout */
     uint32_t pulses, gates, clutter_patches;
@@ -80,6 +82,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
         CLI_FLAG("quiet", 0, &o->quiet, "only the summary line"),
+        CLI_CURVE_OPTIONS(&o->curve),
         CLI_FLAG("iq", 0, &o->iq, "send raw IQ cubes (kind 3) instead of covariances; --n channels"),
         CLI_INT("pulses", 0, &o->pulses, 1, 65536, "P", "--iq: pulses per cube"),
         CLI_INT("gates", 0, &o->gates, 1, 1048576, "G", "--iq: range gates per pulse"),
@@ -328,6 +331,11 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
     if (zmq_setsockopt(*sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0) {
         fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    char curve_err[640];
+    if (cli_curve_apply(&o->curve, *sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, "eigstream-sim: %s\n", curve_err);
         return -1;
     }
     if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {

@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
@@ -26,6 +27,7 @@ typedef struct sink_options {
     uint64_t frames;
     double duration_s, max_angle_deg, doa_tol_deg;
     uint32_t doa_fft_size, doa_cells, n;
+    cli_curve curve;
     /* --iq: eigenspaces formed from IQ cubes of this scene, this geometry */
     int iq;
     const char *targets;
@@ -88,6 +90,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
         CLI_STRING("latency-csv", 0, &o->latency_csv, "FILE",
                    "write one line of stage times per frame (tools/latency/eigstream-latency-plot.py)"),
         CLI_FLAG("quiet", 0, &o->quiet, "no per-second lines"),
+        CLI_CURVE_OPTIONS(&o->curve),
         CLI_FLAG("iq", 0, &o->iq, "per-Doppler-bin checks of eigenspaces formed from eigstream-sim --iq cubes"),
         CLI_STRING("targets", 0, &o->targets, "LIST", "--iq: angle_deg:doppler:power_db,... as given to the sim"),
         CLI_INT("clutter-patches", 0, &o->clutter_patches, 0, 100000, "K", "--iq: as given to the sim"),
@@ -528,6 +531,11 @@ int main(int argc, char **argv)
     }
     int linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    char curve_err[640];
+    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
+        fprintf(stderr, "eigstream-sink: %s\n", curve_err);
+        goto done;
+    }
     if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
         fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
                 zmq_strerror(zmq_errno()));

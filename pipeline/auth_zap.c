@@ -1,0 +1,280 @@
+/*
+ * auth_zap.c - the ZAP handler and the handshake monitors (auth_zap.h).
+ *
+ * ZAP 1.0 (rfc.zeromq.org/spec/27): a request is the frames version
+ * ("1.0"), request_id, domain, address, routing id, mechanism, then the
+ * mechanism's credentials (CURVE: the client's 32-byte public key). The
+ * reply is version, request_id, status code ("200" let in, "400" refused,
+ * "500" a request the handler cannot read), status text, user id, metadata.
+ *
+ * Monitor events (zmq_socket_monitor, libzmq 4.3): two frames, a 6-byte
+ * [uint16 event][uint32 value] in host order and the endpoint.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "pipeline_internal.h"
+
+#define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define ZAP_FRAMES_MAX 8
+#define POLL_MS 100 /* how soon the thread sees a stop */
+
+typedef struct auth_watch {
+    void *monitor;               /* PAIR connected to the socket's monitor endpoint */
+    char role[16];
+    unsigned logged;             /* bit per pipeline_auth_reject: logged once */
+} auth_watch;
+
+struct auth_zap {
+    void *ctx, *handler;
+    curve_allow_list allow;
+    metrics *stats;
+    auth_watch watches[AUTH_ZAP_WATCH_MAX];
+    int watch_count;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    uint64_t peers[AUTH_ZAP_PEERS_LOGGED]; /* FNV-1a of key + address of the peers logged */
+    size_t peer_count;
+    log_limiter peers_limit;     /* after the table is full */
+};
+
+static void count_reject(auth_zap *a, pipeline_auth_reject reason)
+{
+    atomic_fetch_add_explicit(&a->stats->auth_rejected[reason], 1, memory_order_relaxed);
+}
+
+/* 1 when this key and address were not logged before (and now are). */
+static int peer_first_time(auth_zap *a, const uint8_t *key, size_t key_bytes, const char *address)
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < key_bytes; i++)
+        h = (h ^ key[i]) * 1099511628211u;
+    for (const char *c = address; *c != '\0'; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211u;
+    for (size_t i = 0; i < a->peer_count; i++)
+        if (a->peers[i] == h)
+            return 0;
+    if (a->peer_count < AUTH_ZAP_PEERS_LOGGED) {
+        a->peers[a->peer_count++] = h;
+        return 1;
+    }
+    uint64_t suppressed;
+    return log_limiter_allow(&a->peers_limit, &suppressed);
+}
+
+/* Frame i of a request as a NUL-terminated string (at most cap - 1 bytes). */
+static void frame_text(zmq_msg_t *frames, int i, char *out, size_t cap)
+{
+    size_t len = zmq_msg_size(&frames[i]);
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, zmq_msg_data(&frames[i]), len);
+    out[len] = '\0';
+}
+
+/* The verdict on one complete request (count frames): status code and text. */
+static const char *zap_decide(auth_zap *a, zmq_msg_t *frames, int count, const char **text)
+{
+    char version[8], address[64], mechanism[16];
+    frame_text(frames, 0, version, sizeof version);
+    if (count < 6 || strcmp(version, "1.0") != 0) {
+        *text = "not a ZAP 1.0 request";
+        count_reject(a, PIPELINE_AUTH_HANDSHAKE);
+        LOG_WARN("auth", "ZAP request with %d frames, version \"%s\": refused", count, version);
+        return "500";
+    }
+    frame_text(frames, 3, address, sizeof address);
+    frame_text(frames, 5, mechanism, sizeof mechanism);
+    if (strcmp(mechanism, "CURVE") == 0 && count == 7 && zmq_msg_size(&frames[6]) == CURVE_KEY_BYTES &&
+        curve_allow_list_contains(&a->allow, zmq_msg_data(&frames[6]))) {
+        *text = "OK";
+        return "200";
+    }
+    *text = "client key not allowed";
+    count_reject(a, PIPELINE_AUTH_KEY_NOT_ALLOWED);
+    const uint8_t *key = count == 7 ? zmq_msg_data(&frames[6]) : NULL;
+    size_t key_bytes = count == 7 ? zmq_msg_size(&frames[6]) : 0;
+    if (peer_first_time(a, key, key_bytes, address)) {
+        char z85[CURVE_KEY_Z85_LENGTH + 1] = "(none)";
+        if (key_bytes == CURVE_KEY_BYTES)
+            zmq_z85_encode(z85, key, CURVE_KEY_BYTES);
+        LOG_WARN("auth", "refused %s client key %s from %s: not in security.curve_allow (logged once per key "
+                 "and address; counted in eigstream_auth_rejected_total{reason=\"key_not_allowed\"})",
+                 mechanism, z85, address[0] ? address : "(local)");
+    }
+    return "400";
+}
+
+/* Reads one request (all its frames) and sends the reply. */
+static void zap_serve(auth_zap *a)
+{
+    zmq_msg_t frames[ZAP_FRAMES_MAX];
+    int count = 0, more = 1;
+    while (more) {
+        zmq_msg_t part;
+        zmq_msg_init(&part);
+        if (zmq_msg_recv(&part, a->handler, 0) < 0) {
+            zmq_msg_close(&part);
+            break;
+        }
+        more = zmq_msg_more(&part);
+        if (count < ZAP_FRAMES_MAX)
+            frames[count++] = part;
+        else
+            zmq_msg_close(&part); /* too many frames: the request is refused below */
+    }
+    if (count >= 2) {
+        const char *text;
+        const char *status = count < ZAP_FRAMES_MAX ? zap_decide(a, frames, count, &text) : "500";
+        if (count >= ZAP_FRAMES_MAX)
+            text = "too many frames";
+        zmq_send(a->handler, "1.0", 3, ZMQ_SNDMORE);
+        zmq_send(a->handler, zmq_msg_data(&frames[1]), zmq_msg_size(&frames[1]), ZMQ_SNDMORE);
+        zmq_send(a->handler, status, strlen(status), ZMQ_SNDMORE);
+        zmq_send(a->handler, text, strlen(text), ZMQ_SNDMORE);
+        zmq_send(a->handler, "", 0, ZMQ_SNDMORE);
+        zmq_send(a->handler, "", 0, 0);
+    }
+    for (int i = 0; i < count; i++)
+        zmq_msg_close(&frames[i]);
+}
+
+/* One monitor event of a watched socket: count and log (once per reason). */
+static void monitor_serve(auth_zap *a, auth_watch *w)
+{
+    uint8_t event[6];
+    char endpoint[256];
+    int got = zmq_recv(w->monitor, event, sizeof event, 0);
+    int len = zmq_recv(w->monitor, endpoint, sizeof endpoint - 1, 0);
+    if (got != 6 || len < 0)
+        return;
+    endpoint[len < (int)sizeof endpoint ? len : (int)sizeof endpoint - 1] = '\0';
+    uint16_t id;
+    uint32_t value;
+    memcpy(&id, event, 2);
+    memcpy(&value, event + 2, 4);
+    LOG_DEBUG("auth", "%s %s: monitor event 0x%x value %u", w->role, endpoint, (unsigned)id, (unsigned)value);
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        return; /* the ZAP handler's own refusal, counted there */
+    pipeline_auth_reject reason = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+                                          value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                                      ? PIPELINE_AUTH_PLAINTEXT
+                                      : PIPELINE_AUTH_HANDSHAKE;
+    count_reject(a, reason);
+    if (w->logged & (1u << reason))
+        return;
+    w->logged |= 1u << reason;
+    LOG_WARN("auth", "%s %s: refused a %s (logged once per socket; counted in "
+             "eigstream_auth_rejected_total{reason=\"%s\"})", w->role, endpoint,
+             reason == PIPELINE_AUTH_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake",
+             pipeline_auth_reject_name(reason));
+}
+
+static void *auth_main(void *arg)
+{
+    auth_zap *a = arg;
+    zmq_pollitem_t items[1 + AUTH_ZAP_WATCH_MAX];
+    items[0] = (zmq_pollitem_t){a->handler, 0, ZMQ_POLLIN, 0};
+    for (int i = 0; i < a->watch_count; i++)
+        items[1 + i] = (zmq_pollitem_t){a->watches[i].monitor, 0, ZMQ_POLLIN, 0};
+    while (!atomic_load(&a->stop)) {
+        int ready = zmq_poll(items, 1 + a->watch_count, POLL_MS);
+        if (ready < 0 && zmq_errno() != EINTR) {
+            LOG_ERROR("auth", "poll: %s; no more clients can be let in", zmq_strerror(zmq_errno()));
+            break;
+        }
+        if (ready > 0 && (items[0].revents & ZMQ_POLLIN))
+            zap_serve(a);
+        for (int i = 0; ready > 0 && i < a->watch_count; i++)
+            if (items[1 + i].revents & ZMQ_POLLIN)
+                monitor_serve(a, &a->watches[i]);
+    }
+    return NULL;
+}
+
+pipeline_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow, metrics *stats, char *err,
+                               size_t err_bytes)
+{
+    *out = NULL;
+    auth_zap *a = calloc(1, sizeof *a);
+    if (a == NULL) {
+        pipeline_set_error(err, err_bytes, "out of memory");
+        return PIPELINE_ENOMEM;
+    }
+    a->ctx = ctx;
+    a->stats = stats;
+    a->allow = *allow;
+    memset(allow, 0, sizeof *allow);
+    int linger = 0;
+    a->handler = zmq_socket(ctx, ZMQ_REP);
+    if (a->handler == NULL || zmq_setsockopt(a->handler, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_bind(a->handler, ZAP_ENDPOINT) != 0) {
+        pipeline_set_error(err, err_bytes, "security: cannot bind the ZAP handler %s: %s", ZAP_ENDPOINT,
+                           zmq_strerror(zmq_errno()));
+        auth_zap_destroy(&a);
+        return PIPELINE_ESOCKET;
+    }
+    *out = a;
+    return PIPELINE_OK;
+}
+
+pipeline_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes)
+{
+    if (a->watch_count >= AUTH_ZAP_WATCH_MAX || a->started) {
+        pipeline_set_error(err, err_bytes, "security: %s: too many sockets to watch", role);
+        return PIPELINE_EINVAL;
+    }
+    auth_watch *w = &a->watches[a->watch_count];
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "inproc://eigstream-auth-monitor-%d", a->watch_count);
+    snprintf(w->role, sizeof w->role, "%s", role);
+    int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    int linger = 0;
+    if (zmq_socket_monitor(socket, endpoint, events) != 0 || (w->monitor = zmq_socket(a->ctx, ZMQ_PAIR)) == NULL ||
+        zmq_setsockopt(w->monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(w->monitor, endpoint) != 0) {
+        pipeline_set_error(err, err_bytes, "security: %s: cannot monitor its handshakes: %s", role,
+                           zmq_strerror(zmq_errno()));
+        if (w->monitor != NULL)
+            zmq_close(w->monitor);
+        w->monitor = NULL;
+        return PIPELINE_ESOCKET;
+    }
+    a->watch_count++;
+    return PIPELINE_OK;
+}
+
+pipeline_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes)
+{
+    int rc = pthread_create(&a->thread, NULL, auth_main, a);
+    if (rc != 0) {
+        pipeline_set_error(err, err_bytes, "security: cannot start the ZAP thread: %s", strerror(rc));
+        return PIPELINE_ETHREAD;
+    }
+    a->started = 1;
+    return PIPELINE_OK;
+}
+
+void auth_zap_destroy(auth_zap **ap)
+{
+    auth_zap *a = ap != NULL ? *ap : NULL;
+    if (a == NULL)
+        return;
+    if (a->started) {
+        atomic_store(&a->stop, 1);
+        pthread_join(a->thread, NULL);
+    }
+    for (int i = 0; i < a->watch_count; i++)
+        zmq_close(a->watches[i].monitor);
+    if (a->handler != NULL)
+        zmq_close(a->handler);
+    curve_allow_list_free(&a->allow);
+    free(a);
+    *ap = NULL;
+}
