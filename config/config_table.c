@@ -213,7 +213,8 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "fixed (at most solver.n; mode noise needs d < solver.n)."},
     {.group = "output", .name = "snapshots", .kind = CONFIG_KIND_INT,
      .offset = FIELD(output.snapshots), .min = 0, .max = 1000000000, .default_int = 0,
-     .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say."},
+     .help = "Snapshot count K that MDL uses when a frame says 0. 0 = frames must say. "
+             "With form.input = iq every frame says: the forming's K."},
 
     /* ---- solver ---- */
     {.group = "solver", .name = "backend", .kind = CONFIG_KIND_CHOICE,

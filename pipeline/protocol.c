@@ -226,6 +226,26 @@ size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage)
     return mul_or_zero(elements, e);
 }
 
+/* The parts after the header against a payload of `expected` bytes: their
+ * sum above it (oversized, decided without overflow) or below it
+ * (truncated), then, when there is more than one part, each of exactly
+ * `each` bytes (size_mismatch). */
+static protocol_reject check_part_sizes(const size_t *part_bytes, size_t parts, size_t expected, size_t each)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < parts; i++) {
+        if (part_bytes[i] > expected - total)
+            return PROTOCOL_REJECT_OVERSIZED;
+        total += part_bytes[i];
+    }
+    if (total < expected)
+        return PROTOCOL_REJECT_TRUNCATED;
+    for (size_t i = 0; parts > 1 && i < parts; i++)
+        if (part_bytes[i] != each)
+            return PROTOCOL_REJECT_SIZE;
+    return PROTOCOL_OK;
+}
+
 protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const size_t *part_bytes,
                                                 size_t parts, size_t max_payload_bytes)
 {
@@ -241,21 +261,8 @@ protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const 
         return PROTOCOL_REJECT_OVERSIZED;
     if (parts != 1 && parts != h->count)
         return PROTOCOL_REJECT_PARTS;
-
-    size_t total = 0;
-    for (size_t i = 0; i < parts; i++) {
-        if (part_bytes[i] > expected - total)
-            return PROTOCOL_REJECT_OVERSIZED;
-        total += part_bytes[i];
-    }
-    if (total < expected)
-        return PROTOCOL_REJECT_TRUNCATED;
     /* One part per matrix: each must hold exactly one matrix. */
-    if (parts > 1)
-        for (size_t i = 0; i < parts; i++)
-            if (part_bytes[i] != matrix)
-                return PROTOCOL_REJECT_SIZE;
-    return PROTOCOL_OK;
+    return check_part_sizes(part_bytes, parts, expected, matrix);
 }
 
 size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_sent)
@@ -474,6 +481,16 @@ size_t protocol_iq_cube_bytes(uint32_t channels, uint32_t pulses, uint32_t gates
     return mul_or_zero(mul_or_zero(mul_or_zero(channels, pulses), gates), protocol_iq_sample_bytes(format));
 }
 
+size_t protocol_iq_index(uint8_t layout, uint32_t channels, uint32_t pulses, uint32_t gates, uint32_t c, uint32_t p,
+                         uint32_t g)
+{
+    switch (layout) {
+    case PROTOCOL_IQ_CPG: return ((size_t)c * pulses + p) * gates + g;
+    case PROTOCOL_IQ_PCG: return ((size_t)p * channels + c) * gates + g;
+    default: return ((size_t)p * gates + g) * channels + c;
+    }
+}
+
 uint32_t protocol_iq_parts(const protocol_header *h)
 {
     switch (h->storage) {
@@ -497,21 +514,8 @@ protocol_reject protocol_iq_check_sizes(const protocol_header *h, const size_t *
         return PROTOCOL_REJECT_OVERSIZED;
     if (parts != 1 && parts != slices)
         return PROTOCOL_REJECT_PARTS;
-
-    size_t total = 0;
-    for (size_t i = 0; i < parts; i++) {
-        if (part_bytes[i] > expected - total)
-            return PROTOCOL_REJECT_OVERSIZED;
-        total += part_bytes[i];
-    }
-    if (total < expected)
-        return PROTOCOL_REJECT_TRUNCATED;
-    /* One part per slice: each holds exactly one slice (expected / slices). */
-    if (parts > 1)
-        for (size_t i = 0; i < parts; i++)
-            if (part_bytes[i] != expected / slices)
-                return PROTOCOL_REJECT_SIZE;
-    return PROTOCOL_OK;
+    /* One part per slice: each holds exactly one slice. */
+    return check_part_sizes(part_bytes, parts, expected, expected / slices);
 }
 
 protocol_reject protocol_iq_check_config(const protocol_header *h, uint32_t channels, uint32_t pulses,

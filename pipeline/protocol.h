@@ -251,6 +251,10 @@ size_t protocol_iq_sample_bytes(uint8_t format);
 /* Bytes of a channels x pulses x gates cube; 0 on a bad format, a zero
  * dimension or overflow of size_t. */
 size_t protocol_iq_cube_bytes(uint32_t channels, uint32_t pulses, uint32_t gates, uint8_t format);
+/* Element index of sample (c, p, g) in a cube of the layout (above; a layout
+ * other than cpg and pcg is taken as pgc). */
+size_t protocol_iq_index(uint8_t layout, uint32_t channels, uint32_t pulses, uint32_t gates, uint32_t c, uint32_t p,
+                         uint32_t g);
 /* The part count of a one-part-per-slice payload: the layout's slowest
  * dimension (channels n for cpg, pulses count for pcg and pgc); 0 for a bad
  * layout. A payload is 1 part or this many parts of equal size. */

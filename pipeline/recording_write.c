@@ -118,6 +118,12 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
     if (r != PROTOCOL_OK)
         return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s: frame header rejected: %s", w->name,
                     protocol_reject_name(r));
+    /* The format (docs/recording.md) has no place for a cube's gates,
+     * sample format and layout: IQ cubes are not recorded. */
+    if (h->kind == PROTOCOL_KIND_IQ)
+        return recording_fail(err, err_bytes, RECORDING_EFORMAT,
+                              "%s: frame seq %" PRIu64 " is an IQ cube (kind 3): recordings hold covariance and "
+                              "eigenspace frames only", w->name, h->seq);
     uint64_t total = 0;
     for (size_t i = 0; i < parts; i++)
         total += part_bytes[i];

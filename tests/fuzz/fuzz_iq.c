@@ -53,18 +53,6 @@ static void require_header(const protocol_header *h, const uint8_t *part0, size_
                  "a header does not meet the configuration of its own fields");
 }
 
-/* The CRC of the payload parts, with both implementations. */
-static uint32_t payload_crc(const void *const *part, const size_t *part_bytes, size_t parts)
-{
-    uint32_t fast = 0, portable = 0;
-    for (size_t i = 0; i < parts; i++) {
-        fast = protocol_crc32c(fast, part[i], part_bytes[i]);
-        portable = protocol_crc32c_portable(portable, part[i], part_bytes[i]);
-    }
-    FUZZ_REQUIRE(fast == portable, "the two CRC32C implementations disagree");
-    return fast;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *part[FUZZ_PARTS_MAX];
@@ -78,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const void *payload[FUZZ_PARTS_MAX];
     for (size_t i = 1; i < parts; i++)
         payload[i - 1] = part[i];
-    uint32_t crc = payload_crc(payload, part_bytes + 1, parts - 1);
+    uint32_t crc = fuzz_payload_crc(payload, part_bytes + 1, parts - 1);
     if (protocol_iq_check_sizes(&h, part_bytes + 1, parts - 1, FUZZ_MAX_PAYLOAD_BYTES) != PROTOCOL_OK)
         return 0;
     require_sizes_add_up(&h, part_bytes + 1, parts - 1);

@@ -76,6 +76,18 @@ size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[
     return parts;
 }
 
+uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, size_t parts)
+{
+    uint32_t fast = 0, portable = 0;
+    for (size_t i = 0; i < parts; i++) {
+        fast = protocol_crc32c(fast, part[i], part_bytes[i]);
+        portable = protocol_crc32c_portable(portable, part[i], part_bytes[i]);
+    }
+    FUZZ_REQUIRE(fast == portable, "the two CRC32C implementations disagree");
+    FUZZ_REQUIRE(fast == protocol_payload_crc32c(part, part_bytes, parts), "protocol_payload_crc32c differs");
+    return fast;
+}
+
 const char *fuzz_memfile_fill(int slot, const void *bytes, size_t size)
 {
     static int fd[2] = {-1, -1};

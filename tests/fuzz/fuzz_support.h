@@ -56,6 +56,10 @@ struct protocol_header;
 size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[FUZZ_PARTS_MAX],
                           size_t part_bytes[FUZZ_PARTS_MAX], struct protocol_header *h);
 
+/* The CRC32C of the payload parts, with both implementations (the SSE4.2 and
+ * the table one) and protocol_payload_crc32c, which must all agree. */
+uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, size_t parts);
+
 /* An in-memory file (memfd) that a loader taking a path can open: replaces
  * its contents with bytes and returns its path ("/proc/self/fd/N", valid
  * until the process ends), or NULL when the file cannot be made. One file

@@ -163,16 +163,6 @@ static void covariance_expand(const uint8_t *m, const protocol_header *h, double
         }
 }
 
-/* Element index of sample (c, p, g) in a cube of the given layout (docs/protocol.md). */
-static size_t iq_index(uint8_t layout, uint32_t C, uint32_t P, uint32_t G, uint32_t c, uint32_t p, uint32_t g)
-{
-    if (layout == PROTOCOL_IQ_CPG)
-        return ((size_t)c * P + p) * G + g;
-    if (layout == PROTOCOL_IQ_PCG)
-        return ((size_t)p * C + c) * G + g;
-    return ((size_t)p * G + g) * C + c;
-}
-
 /* Sample i of a cube as raw * scale (double complex). */
 static double complex iq_sample(const uint8_t *base, uint8_t format, size_t i, float scale)
 {
@@ -207,8 +197,8 @@ static int decode_iq(const protocol_header *h, const parts *p, const char *out_p
     for (uint32_t c = 0; !rc && c < h->n; c++)
         for (uint32_t q = 0; !rc && q < h->count; q++)
             for (uint32_t g = 0; !rc && g < h->gates; g++) {
-                double complex v = iq_sample(cube, h->element, iq_index(h->storage, h->n, h->count, h->gates, c, q, g),
-                                             h->scale);
+                size_t i = protocol_iq_index(h->storage, h->n, h->count, h->gates, c, q, g);
+                double complex v = iq_sample(cube, h->element, i, h->scale);
                 rc = fwrite(&v, sizeof v, 1, out) != 1;
             }
     if (out != NULL && fclose(out) != 0)
@@ -531,7 +521,7 @@ static int encode_iq(const char *path, uint32_t C, uint32_t P, uint32_t G, uint8
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t q = 0; q < P; q++)
             for (uint32_t g = 0; g < G; g++)
-                iq_pattern_put(all, format, iq_index(layout, C, P, G, c, q, g), c, q, g);
+                iq_pattern_put(all, format, protocol_iq_index(layout, C, P, G, c, q, g), c, q, g);
     for (size_t i = 1; i < p.count; i++) {
         p.bytes[i] = cube / (p.count - 1);
         if ((p.data[i] = malloc(p.bytes[i])) == NULL)

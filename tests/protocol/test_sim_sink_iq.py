@@ -6,7 +6,10 @@
    the mean sample power against the scene's (noise 1 + every emitter), each
    target's beam-Doppler response peaking at its own Doppler bin
    round(f F) mod F and angle, the jammer's direction as the top
-   eigenvector of the spatial covariance of every Doppler bin.
+   eigenvector of the spatial covariance of every Doppler bin; with a
+   clutter ridge alone, the Bartlett beam of each Doppler bin b peaking on
+   the ridge: at a sin(theta) = 2 (b / F + k) / slope (k any integer: the
+   ridge aliases when slope > 1).
 2. A NumPy stand-in for the daemon forms the cubes (numpy.hanning,
    numpy.fft.fft, per-bin sample covariance) and solves them
    (numpy.linalg.eigh, d = eigenvalues over 10x the median); the sink must
@@ -44,7 +47,7 @@ def steering(angle_deg):
     return np.exp(1j * np.pi * np.arange(C) * np.sin(np.radians(angle_deg)))
 
 
-def receive_cubes(tmp, frames, extra):
+def receive_cubes(tmp, frames, extra, scene=SCENE):
     ctx = zmq.Context.instance()
     pull = ctx.socket(zmq.PULL)
     endpoint = f"ipc://{tmp}/iq"
@@ -52,7 +55,7 @@ def receive_cubes(tmp, frames, extra):
     pull.RCVTIMEO = 30000
     sim = subprocess.Popen([SIM, "--iq", "--endpoint", endpoint, "--n", str(C), "--pulses", str(P), "--gates", str(G),
                             "--frames", str(frames), "--rate", "0", "--pool", "2", "--seed", "3", "--quiet"]
-                           + SCENE + extra, stdout=subprocess.PIPE, text=True)
+                           + scene + extra, stdout=subprocess.PIPE, text=True)
     got = []
     try:
         for _ in range(frames):
@@ -97,6 +100,27 @@ def check_cubes(tmp):
                     w, v = np.linalg.eigh(X[:, b, :] @ X[:, b, :].conj().T)
                     fraction = abs(v[:, -1].conj() @ steering(JAMMER[0])) ** 2 / C
                     check(fraction > 0.98, f"{case}: bin {b} top eigenvector holds {fraction:.3f} of the jammer")
+
+
+def check_clutter(tmp):
+    slope = 1.5
+    scene = ["--targets", "none", "--jammers", "none", "--clutter-patches", "96", "--clutter-db", "30",
+             "--clutter-slope", str(slope)]
+    for parts in receive_cubes(tmp, 1, ["--iq-format", "cf32_le"], scene):
+        h, raw = ec.decode_iq(parts)
+        X = spectrum(ec.iq_values(h, raw))
+        grid = np.linspace(-1, 1, 801)
+        manifold = np.exp(1j * np.pi * np.outer(np.arange(C), grid))  # (C, grid)
+        for b in range(P):
+            # The ridge's Dopplers slope * u / 2 span more than one cycle per
+            # pulse: bin b holds every u with slope * u / 2 = b / P (mod 1).
+            ridge = [2 * (b / P + k) / slope for k in (-2, -1, 0, 1)]
+            ridge = [u for u in ridge if abs(u) <= 1]
+            R = X[:, b, :] @ X[:, b, :].conj().T
+            beam = np.real(np.einsum("cu,cd,du->u", manifold.conj(), R, manifold))
+            peak = grid[int(np.argmax(beam))]
+            check(min(abs(peak - u) for u in ridge) < 0.1,
+                  f"clutter bin {b}: beam peaks at sin(theta) {peak:.3f}, ridge at {np.round(ridge, 3)}")
 
 
 def form_and_solve(parts, seq, mode):
@@ -150,5 +174,6 @@ def check_sink(tmp):
 
 with tempfile.TemporaryDirectory() as tmp:
     check_cubes(tmp)
+    check_clutter(tmp)
     check_sink(tmp)
 report("test_sim_sink_iq")

@@ -239,6 +239,19 @@ static void test_mismatch(void)
         CHECK(append(w, &a, 1) == RECORDING_OK, "mismatch: first frame");
         CHECK(append(w, &b, 2) == RECORDING_EMISMATCH, "mismatch: n=6 after n=4 must be refused");
         CHECK(append(w, &c, 3) == RECORDING_OK, "mismatch: a matching frame after the refused one");
+        /* A valid IQ cube (kind 3): refused by kind, the format has no place for its fields. */
+        test_frame q = c;
+        protocol_header h;
+        protocol_header_init(&h, PROTOCOL_KIND_IQ);
+        h.n = 2;
+        h.count = 1;
+        h.gates = (uint32_t)(c.payload_bytes / 8); /* 2 channels x 1 pulse of ci16: a valid cube of c's bytes */
+        h.element = PROTOCOL_IQ_CI16_LE;
+        h.storage = PROTOCOL_IQ_CPG;
+        h.scale = 1.0f;
+        h.payload_bytes = c.payload_bytes;
+        protocol_header_encode(&h, q.header);
+        CHECK(append(w, &q, 4) == RECORDING_EFORMAT, "mismatch: an IQ cube must be refused");
         CHECK(recording_writer_close(&w, NULL, 0) == RECORDING_OK, "mismatch: close");
         recording_reader *r = reader_open("mismatch", "");
         if (r != NULL) {

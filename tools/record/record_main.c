@@ -178,6 +178,8 @@ static const char *message_reject_reason(const record_options *o, const cli_mess
     protocol_reject reason = protocol_header_decode(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]), &h);
     if (reason != PROTOCOL_OK)
         return protocol_reject_name(reason);
+    if (h.kind == PROTOCOL_KIND_IQ)
+        return "an IQ cube (kind 3): recordings hold covariance and eigenspace frames only";
     if ((o->kind == RECORD_KIND_COVARIANCE && h.kind != PROTOCOL_KIND_COVARIANCE) ||
         (o->kind == RECORD_KIND_EIGENSPACE && h.kind != PROTOCOL_KIND_EIGENSPACE))
         return "not of the --kind recorded";

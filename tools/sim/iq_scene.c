@@ -169,27 +169,17 @@ static int16_t to_i16(double v, uint64_t *clipped)
     return (int16_t)q;
 }
 
-/* Element index of sample (c, p, g) in the layout (docs/protocol.md). */
-static size_t layout_index(uint8_t layout, size_t C, size_t P, size_t G, size_t c, size_t p, size_t g)
-{
-    if (layout == PROTOCOL_IQ_CPG)
-        return (c * P + p) * G + g;
-    if (layout == PROTOCOL_IQ_PCG)
-        return (p * C + c) * G + g;
-    return (p * G + g) * C + c;
-}
-
 uint64_t iq_scene_quantise(const iq_scene *s, const double complex *x, uint8_t format, uint8_t layout, float scale,
                            void *out)
 {
-    const size_t C = s->channels, P = s->pulses, G = s->gates;
+    const uint32_t C = s->channels, P = s->pulses, G = s->gates;
     uint8_t *o = out;
     uint64_t clipped = 0;
-    for (size_t c = 0; c < C; c++)
-        for (size_t p = 0; p < P; p++)
-            for (size_t g = 0; g < G; g++) {
-                double complex v = x[(c * P + p) * G + g] / (double)scale;
-                size_t i = layout_index(layout, C, P, G, c, p, g);
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t p = 0; p < P; p++)
+            for (uint32_t g = 0; g < G; g++) {
+                double complex v = x[((size_t)c * P + p) * G + g] / (double)scale;
+                size_t i = protocol_iq_index(layout, C, P, G, c, p, g);
                 if (format == PROTOCOL_IQ_CI16_LE) {
                     int16_t q[2] = {to_i16(creal(v), &clipped), to_i16(cimag(v), &clipped)};
                     /* little-endian on the wire, as on every host eigstream targets */
