@@ -213,6 +213,7 @@ static void wisdom_save(form_iq *q, const char *file)
 {
     char tmp[4096];
     int is_double = q->p.precision == EIG_COMPLEX_DOUBLE;
+    errno = 0;
     int n = snprintf(tmp, sizeof tmp, "%s.tmp", file);
     int ok = n > 0 && (size_t)n < sizeof tmp &&
              (is_double ? fftw_export_wisdom_to_filename(tmp) : fftwf_export_wisdom_to_filename(tmp));
@@ -223,7 +224,7 @@ static void wisdom_save(form_iq *q, const char *file)
         (void)unlink(tmp);
         size_t used = strlen(q->note);
         snprintf(q->note + used, sizeof q->note - used, "%scannot save FFTW wisdom to %s (%s): restarts plan again",
-                 used ? "; " : "", file, strerror(e));
+                 used ? "; " : "", file, e != 0 ? strerror(e) : "path too long or write failed");
     }
 }
 

@@ -40,7 +40,9 @@ def main():
 
     def form():
         x = raw.reshape(shape + (2,)).astype(real_type).view(complex_type)[..., 0]
-        spectrum = np.fft.fft(x * weights, n=f, axis=axes[1])
+        # NumPy 1.x's fft computes and returns complex128 whatever the input:
+        # back to the precision, so that the products run in it as ours do.
+        spectrum = np.fft.fft(x * weights, n=f, axis=axes[1]).astype(complex_type, copy=False)
         # (bin, channel, gate) for the chosen bins, contiguous so that matmul
         # hands each A A^H to BLAS (a strided operand makes NumPy fall back to
         # its own loop, ~10x slower here), per bin and segment.
