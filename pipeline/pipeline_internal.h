@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "dispatch_client.h"
 #include "eig.h"
 #include "frame.h"
 #include "log.h"
@@ -101,6 +102,7 @@ struct pipeline {
 
     void *zmq;
     void *input, *output, *metrics_socket;
+    dispatch_client *dispatch;   /* input.pattern dispatch: credit and heartbeats on input, else NULL */
 
     queue to_form, to_solve, to_publish;
     pool frames, outputs;

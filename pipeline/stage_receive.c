@@ -123,6 +123,11 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
     more = zmq_msg_more(&part);
+    if (p->dispatch != NULL && dispatch_client_take(p->dispatch, zmq_msg_data(&part), zmq_msg_size(&part), more,
+                                                    f->received_ns)) {
+        zmq_msg_close(&part); /* a control message from eigstream-dispatch */
+        return RECEIVE_NOTHING;
+    }
 
     r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     zmq_msg_close(&part);
@@ -214,8 +219,11 @@ void *pipeline_receive_main(void *arg)
         /* Only a closed pool refuses, and it closes after this thread ends. */
         if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
             break;
+        /* dispatch: credit for the slots the form stage freed, heartbeats */
+        if (p->dispatch != NULL)
+            dispatch_client_tick(p->dispatch, p->to_form.capacity - queue_depth(&p->to_form), metrics_now_ns());
         /* A short poll bounds how long a stop request waits. */
-        int ready = zmq_poll(&item, 1, 100);
+        int ready = zmq_poll(&item, 1, p->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready < 0) {
@@ -240,6 +248,8 @@ void *pipeline_receive_main(void *arg)
     }
     if (f != NULL)
         pipeline_frame_release(p, f);
+    if (p->dispatch != NULL)
+        dispatch_client_goodbye(p->dispatch);
     LOG_DEBUG("receive", "stopped accepting; draining");
     queue_close(&p->to_form);
     return NULL;
