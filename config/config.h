@@ -23,6 +23,14 @@ extern "C" {
 #endif
 
 #define CONFIG_STRING_MAX 256
+/* Most entries of a list setting (solver.gpu_devices). */
+#define CONFIG_LIST_MAX 16
+
+/* A list of integers in a file: name = [0, 1, 2]; ([] = empty). */
+typedef struct config_int_list {
+    int count;                    /* 0..CONFIG_LIST_MAX */
+    int values[CONFIG_LIST_MAX];
+} config_int_list;
 #define CONFIG_ERROR_MAX 512
 
 /* What an eigenspace frame carries per matrix (output.mode). The one enum of
@@ -100,6 +108,8 @@ typedef struct eigstream_config {
         int n;                             /* 128; 1..EIG_N_MAX, cuda up to EIG_CUDA_N_MAX */
         int matrices;                      /* matrices per frame, 180 */
         int gpu_device;                    /* 0 */
+        config_int_list gpu_devices;       /* [] = one worker per solver.workers on gpu_device */
+        int workers;                       /* solver workers (host backends, or per gpu_device), 1 */
         int cpu_threads;                   /* 0 = all cores */
         config_fallback fallback;          /* none */
     } solver;
@@ -167,6 +177,13 @@ void config_write_default(FILE *out);
 void config_write_settings(FILE *out, const eigstream_config *cfg);
 
 const char *config_strerror(config_error e);
+
+/* Solver workers the daemon runs: the entries of solver.gpu_devices when
+ * it has any, else solver.workers (1..CONFIG_LIST_MAX). */
+int config_solver_worker_count(const eigstream_config *cfg);
+/* The CUDA device of worker w (0 <= w < config_solver_worker_count):
+ * solver.gpu_devices[w], else solver.gpu_device. */
+int config_solver_worker_device(const eigstream_config *cfg, int w);
 
 /* The recording input.endpoint names ("file:NAME" -> "NAME"), or NULL when
  * the input is a ZeroMQ endpoint. */

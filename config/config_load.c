@@ -59,6 +59,9 @@ void config_defaults(eigstream_config *cfg)
         case CONFIG_KIND_HOST_PORT:
             snprintf((char *)field, CONFIG_STRING_MAX, "%s", spec->default_string);
             break;
+        case CONFIG_KIND_INT_LIST:
+            ((config_int_list *)field)->count = 0; /* every list defaults to [] */
+            break;
         }
     }
 }
@@ -178,6 +181,43 @@ static config_error load_choice(const config_choice *choice, const char *text, i
     return CONFIG_ERANGE;
 }
 
+/* A list setting: [a, b] (or (a, b)) of integers, each checked against the
+ * row before it is narrowed; the message names the entry. */
+static config_error load_int_list(load_context *ctx, const config_spec *spec, const config_setting_t *setting,
+                                  config_int_list *list)
+{
+    unsigned line = config_setting_source_line(setting);
+    int type = config_setting_type(setting);
+    if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
+        return load_fail(ctx, CONFIG_ETYPE, line, spec->group, spec->name, "expected a list of integers: [0, 1]");
+    int count = config_setting_length(setting);
+    if (count > CONFIG_LIST_MAX)
+        return load_fail(ctx, CONFIG_ERANGE, line, spec->group, spec->name, "%d entries: at most %d", count,
+                         CONFIG_LIST_MAX);
+    config_int_list loaded = {.count = count};
+    for (int i = 0; i < count; ++i) {
+        const config_setting_t *entry = config_setting_get_elem(setting, (unsigned)i);
+        int entry_type = config_setting_type(entry);
+        unsigned entry_line = config_setting_source_line(entry) != 0 ? config_setting_source_line(entry) : line;
+        if (entry_type != CONFIG_TYPE_INT && entry_type != CONFIG_TYPE_INT64)
+            return load_fail(ctx, CONFIG_ETYPE, entry_line, spec->group, spec->name, "entry %d: expected an integer",
+                             i);
+        char literal[48];
+        /* libconfig wraps 4294967296 to 0: the scanner sees the literal. */
+        if (config_scan_integer_overflow(ctx->text, entry_line, spec->name, literal, sizeof literal))
+            return load_fail(ctx, CONFIG_ERANGE, entry_line, spec->group, spec->name,
+                             "%s is out of range %" PRId64 "..%" PRId64, literal, spec->min, spec->max);
+        int64_t value = config_setting_get_int64(entry);
+        if (value < spec->min || value > spec->max)
+            return load_fail(ctx, CONFIG_ERANGE, entry_line, spec->group, spec->name,
+                             "entry %d: %" PRId64 " is out of range %" PRId64 "..%" PRId64, i, value, spec->min,
+                             spec->max);
+        loaded.values[i] = (int)value;
+    }
+    *list = loaded;
+    return CONFIG_OK;
+}
+
 /* Checks one setting from the file against its row (the value checks of
  * config_validate.c, on the value before it is narrowed) and stores it. */
 static config_error load_setting(load_context *ctx, const config_spec *spec,
@@ -251,6 +291,9 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
         memcpy(field, text, length + 1);
         return CONFIG_OK;
     }
+
+    case CONFIG_KIND_INT_LIST:
+        return load_int_list(ctx, spec, setting, field);
     }
     return load_fail(ctx, CONFIG_EINVAL, line, spec->group, spec->name, "unknown kind");
 }

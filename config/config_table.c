@@ -215,7 +215,22 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Matrices per frame; frames with another count are rejected."},
     {.group = "solver", .name = "gpu_device", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.gpu_device), .min = 0, .max = 63, .default_int = 0,
-     .help = "CUDA device index for backends auto and cuda."},
+     .help = "CUDA device index for backends auto and cuda (one worker; see gpu_devices for "
+             "several)."},
+    {.group = "solver", .name = "gpu_devices", .kind = CONFIG_KIND_INT_LIST,
+     .offset = FIELD(solver.gpu_devices), .min = 0, .max = 63,
+     .help = "Backends auto and cuda: one solver worker per entry, on that CUDA device "
+             "([0, 1] = two GPUs; [0, 0] = two workers sharing GPU 0). Each worker has its own "
+             "solver plan, streams, pinned buffers and device slots; frames go to the worker "
+             "with the fewest frames in flight and are published in sequence order. [] = "
+             "solver.workers workers on solver.gpu_device (leave gpu_device at 0 when this "
+             "is set)."},
+    {.group = "solver", .name = "workers", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(solver.workers), .min = 1, .max = CONFIG_LIST_MAX, .default_int = 1,
+     .help = "Solver workers when solver.gpu_devices is []: on the host backends each is a "
+             "plan with solver.cpu_threads threads (set cpu_threads to cores / workers); on "
+             "cuda they share gpu_device. With gpu_devices set it must be 1 or the number of "
+             "entries."},
     {.group = "solver", .name = "cpu_threads", .kind = CONFIG_KIND_INT,
      .offset = FIELD(solver.cpu_threads), .min = 0, .max = 1024, .default_int = 0,
      .help = "Threads for backends cpu and lapack. 0 = all cores."},
@@ -334,6 +349,16 @@ int config_output_mode_parse(const char *name, config_output_mode *out)
         }
     }
     return -1;
+}
+
+int config_solver_worker_count(const eigstream_config *cfg)
+{
+    return cfg->solver.gpu_devices.count > 0 ? cfg->solver.gpu_devices.count : cfg->solver.workers;
+}
+
+int config_solver_worker_device(const eigstream_config *cfg, int w)
+{
+    return cfg->solver.gpu_devices.count > 0 ? cfg->solver.gpu_devices.values[w] : cfg->solver.gpu_device;
 }
 
 const char *config_input_file(const eigstream_config *cfg)

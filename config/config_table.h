@@ -19,7 +19,9 @@ typedef enum config_kind {
     CONFIG_KIND_REAL,     /* double in [min_real, max_real]; file: number */
     CONFIG_KIND_CHOICE,   /* enum (int-sized) in [choice->min, choice->max]; file: a name */
     CONFIG_KIND_ENDPOINT, /* char[CONFIG_STRING_MAX]; file: ZeroMQ endpoint string */
-    CONFIG_KIND_HOST_PORT /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_HOST_PORT, /* char[CONFIG_STRING_MAX]; file: "HOST:PORT" (TCP listen address) */
+    CONFIG_KIND_INT_LIST  /* config_int_list, each entry in [min, max], at most CONFIG_LIST_MAX
+                             entries; file: [0, 1] ([] = empty, the default) */
 } config_kind;
 
 enum {
@@ -94,6 +96,9 @@ config_error config_check_real(const config_spec *spec, double value, config_vio
  * brackets ("[::1]:9464"), PORT 0..65535 (0: any free port). */
 config_error config_check_string(const config_spec *spec, const char *text, size_t length,
                                  config_violation *v);
+
+/* A list setting's entries against its row (count, then each entry). */
+config_error config_check_int_list(const config_spec *spec, const config_int_list *list, config_violation *v);
 
 /* Every setting of cfg against the table, then the rules between settings;
  * CONFIG_OK or the first violation (config_validate formats it). */

@@ -137,6 +137,19 @@ config_error config_check_string(const config_spec *spec, const char *text, size
     return check_endpoint(spec, text, length, v);
 }
 
+config_error config_check_int_list(const config_spec *spec, const config_int_list *list, config_violation *v)
+{
+    if (list->count < 0 || list->count > CONFIG_LIST_MAX)
+        return violation(v, CONFIG_ERANGE, spec, NULL, NULL, "%d entries: at most %d", list->count,
+                         CONFIG_LIST_MAX);
+    for (int i = 0; i < list->count; ++i)
+        if (list->values[i] < spec->min || list->values[i] > spec->max)
+            return violation(v, CONFIG_ERANGE, spec, NULL, NULL,
+                             "entry %d: %d is out of range %" PRId64 "..%" PRId64, i, list->values[i], spec->min,
+                             spec->max);
+    return CONFIG_OK;
+}
+
 /* The stored field of spec in cfg against its row. */
 static config_error check_setting(const eigstream_config *cfg, const config_spec *spec,
                                   config_violation *v)
@@ -163,6 +176,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }
+    case CONFIG_KIND_INT_LIST:
+        return config_check_int_list(spec, field, v);
     }
     return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "unknown kind");
 }
@@ -179,6 +194,31 @@ static config_error check_fallback(const eigstream_config *cfg, config_violation
     return violation(v, CONFIG_EINVAL, config_spec_find("solver", "fallback"), config_spec_find("solver", "backend"),
                      NULL, "%s needs backend %s or %s, not %s", config_fallback_name(cfg->solver.fallback),
                      eig_backend_name(EIG_BACKEND_CUDA), eig_backend_name(EIG_BACKEND_AUTO), eig_backend_name(b));
+}
+
+/* The solver workers: solver.gpu_devices names GPUs (backends cuda and
+ * auto), replaces gpu_device, and sets the worker count. */
+static config_error check_workers(const eigstream_config *cfg, config_violation *v)
+{
+    const config_spec *devices = config_spec_find("solver", "gpu_devices");
+    const config_spec *workers = config_spec_find("solver", "workers");
+    int count = cfg->solver.gpu_devices.count;
+    eig_backend b = cfg->solver.backend;
+    if (count == 0)
+        return CONFIG_OK;
+    if (b != EIG_BACKEND_CUDA && b != EIG_BACKEND_AUTO)
+        return violation(v, CONFIG_EINVAL, devices, config_spec_find("solver", "backend"), NULL,
+                         "needs backend %s or %s, not %s (host backends take solver.workers)",
+                         eig_backend_name(EIG_BACKEND_CUDA), eig_backend_name(EIG_BACKEND_AUTO), eig_backend_name(b));
+    if (cfg->solver.gpu_device != 0)
+        return violation(v, CONFIG_EINVAL, devices, config_spec_find("solver", "gpu_device"), NULL,
+                         "set either solver.gpu_device (%d) or solver.gpu_devices, not both",
+                         cfg->solver.gpu_device);
+    if (cfg->solver.workers != 1 && cfg->solver.workers != count)
+        return violation(v, CONFIG_EINVAL, workers, devices, NULL,
+                         "%d does not match the %d entries of solver.gpu_devices (one worker per entry: "
+                         "leave workers at 1)", cfg->solver.workers, count);
+    return CONFIG_OK;
 }
 
 /* d against n and the mode; n against the backend's limit. */
@@ -269,6 +309,8 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
         return rc;
     if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
+        return rc;
+    if ((rc = check_workers(cfg, v)) != CONFIG_OK)
         return rc;
     return check_message_size(cfg, v);
 }

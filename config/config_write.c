@@ -107,6 +107,15 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
     case CONFIG_KIND_HOST_PORT:
         format_string((const char *)field, out, out_bytes);
         return;
+    case CONFIG_KIND_INT_LIST: {
+        const config_int_list *list = field;
+        size_t used = (size_t)snprintf(out, out_bytes, "[");
+        for (int i = 0; i < list->count && used < out_bytes; ++i)
+            used += (size_t)snprintf(out + used, out_bytes - used, "%s%d", i > 0 ? ", " : "", list->values[i]);
+        if (used < out_bytes)
+            snprintf(out + used, out_bytes - used, "]");
+        return;
+    }
     }
     snprintf(out, out_bytes, "?");
 }
@@ -137,6 +146,10 @@ static void format_type(const config_spec *spec, char *out, size_t out_bytes)
         return;
     case CONFIG_KIND_HOST_PORT:
         snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
+    case CONFIG_KIND_INT_LIST:
+        snprintf(out, out_bytes, "list of up to %d integers %" PRId64 "..%" PRId64 " ([0, 1]), or []",
+                 CONFIG_LIST_MAX, spec->min, spec->max);
         return;
     }
     snprintf(out, out_bytes, "?");

@@ -122,6 +122,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->solver.matrices = PICK(180, 360);
     c->solver.gpu_device = PICK(0, 1);
     c->solver.cpu_threads = PICK(0, 2);
+    c->solver.workers = PICK(1, 3);
     c->frame.deadline_ms = PICK(1000, 250);
     c->frame.late_policy = PICK(CONFIG_LATE_PUBLISH, CONFIG_LATE_DROP);
     c->frame.queue_depth = PICK(4, 8);
@@ -172,6 +173,10 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(solver.matrices);
     SAME_INT(solver.gpu_device);
     SAME_INT(solver.cpu_threads);
+    SAME_INT(solver.workers);
+    SAME_INT(solver.gpu_devices.count);
+    for (int i = 0; i < got->solver.gpu_devices.count && i < CONFIG_LIST_MAX; i++)
+        SAME_INT(solver.gpu_devices.values[i]);
     SAME_INT(frame.deadline_ms);
     SAME_INT(frame.late_policy);
     SAME_INT(frame.queue_depth);
@@ -589,7 +594,7 @@ static const char full_file[] =
     "};\n"
     "solver = {\n"
     "  backend = \"lapack\"; precision = \"float\";\n"
-    "  n = 64; matrices = 360; gpu_device = 1; cpu_threads = 2;\n"
+    "  n = 64; matrices = 360; gpu_device = 1; cpu_threads = 2; workers = 3;\n"
     "};\n"
     "frame = { deadline_ms = 250; late_policy = \"drop\"; queue_depth = 8; overflow_policy = \"block\"; };\n"
     "form = { diagonal_loading = true; diagonal_loading_db = -40; forward_backward = true; };\n";
@@ -614,6 +619,81 @@ static void test_full_file(void)
 }
 
 /* config_write_settings of a non-default configuration loads back to it. */
+static void expect_invalid(const char *what, const eigstream_config *cfg, config_error code, const char *want);
+
+/* solver.gpu_devices (a list) and solver.workers: loading, the worker
+ * count and devices they give, each error with its line, the rules between
+ * them, writing and reading back. */
+static void test_worker_lists(void)
+{
+    eigstream_config cfg;
+    expect_ok("devices_shared.cfg", "solver = {\n  gpu_devices = [0, 0];\n};\n", &cfg);
+    CHECK(cfg.solver.gpu_devices.count == 2 && cfg.solver.gpu_devices.values[0] == 0 &&
+              cfg.solver.gpu_devices.values[1] == 0,
+          "[0, 0]: count %d", cfg.solver.gpu_devices.count);
+    CHECK(config_solver_worker_count(&cfg) == 2 && config_solver_worker_device(&cfg, 1) == 0,
+          "[0, 0]: %d workers", config_solver_worker_count(&cfg));
+    expect_ok("devices_three.cfg", "solver = { backend = \"cuda\"; gpu_devices = (1, 3, 2); workers = 3; };\n", &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 3 && config_solver_worker_device(&cfg, 0) == 1 &&
+              config_solver_worker_device(&cfg, 1) == 3 && config_solver_worker_device(&cfg, 2) == 2,
+          "(1, 3, 2): %d workers", config_solver_worker_count(&cfg));
+    expect_ok("workers_cpu.cfg", "solver = { backend = \"cpu\"; gpu_devices = []; workers = 4; gpu_device = 2; };\n",
+              &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 4 && config_solver_worker_device(&cfg, 3) == 2,
+          "workers 4: %d workers, device %d", config_solver_worker_count(&cfg), config_solver_worker_device(&cfg, 3));
+    expect_ok("workers_default.cfg", "", &cfg);
+    CHECK(config_solver_worker_count(&cfg) == 1 && config_solver_worker_device(&cfg, 0) == 0,
+          "defaults: one worker on device 0");
+
+    static const bad_file cases[] = {
+        {"devices_range.cfg", "solver = {\n  gpu_devices = [0,\n    64];\n};\n", CONFIG_ERANGE,
+         ":3: solver.gpu_devices: entry 1: 64 is out of range 0..63"},
+        {"devices_negative.cfg", "solver = {\n  gpu_devices = [-1];\n};\n", CONFIG_ERANGE,
+         ":2: solver.gpu_devices: entry 0: -1 is out of range 0..63"},
+        {"devices_scalar.cfg", "solver = {\n  gpu_devices = 0;\n};\n", CONFIG_ETYPE,
+         ":2: solver.gpu_devices: expected a list of integers: [0, 1]"},
+        {"devices_string.cfg", "solver = {\n  gpu_devices = (0, \"1\");\n};\n", CONFIG_ETYPE,
+         ":2: solver.gpu_devices: entry 1: expected an integer"},
+        {"devices_many.cfg", "solver = {\n  gpu_devices = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];\n};\n",
+         CONFIG_ERANGE, ":2: solver.gpu_devices: 17 entries: at most 16"},
+        {"devices_wrap.cfg", "solver = {\n  gpu_devices = [0, 4294967296];\n};\n", CONFIG_ERANGE,
+         ":2: solver.gpu_devices: 4294967296 is out of range 0..63"},
+        {"workers_range.cfg", "solver = {\n  workers = 0;\n};\n", CONFIG_ERANGE,
+         ":2: solver.workers: 0 is out of range 1..16"},
+        {"devices_cpu.cfg", "solver = {\n  backend = \"cpu\";\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":3: solver.gpu_devices: needs backend cuda or auto, not cpu (host backends take solver.workers)"},
+        {"devices_both.cfg", "solver = {\n  gpu_device = 1;\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":3: solver.gpu_devices: set either solver.gpu_device (1) or solver.gpu_devices, not both"},
+        {"workers_mismatch.cfg", "solver = {\n  workers = 3;\n  gpu_devices = [0, 1];\n};\n", CONFIG_EINVAL,
+         ":2: solver.workers: 3 does not match the 2 entries of solver.gpu_devices (one worker per entry: "
+         "leave workers at 1)"},
+    };
+    expect_errors(cases, sizeof cases / sizeof cases[0]);
+
+    /* Programmatic: the same rows. */
+    config_defaults(&cfg);
+    cfg.solver.gpu_devices.count = CONFIG_LIST_MAX + 1;
+    expect_invalid("17 devices", &cfg, CONFIG_ERANGE, "solver.gpu_devices: 17 entries: at most 16");
+    cfg.solver.gpu_devices = (config_int_list){.count = 2, .values = {0, 64}};
+    expect_invalid("device 64", &cfg, CONFIG_ERANGE, "solver.gpu_devices: entry 1: 64 is out of range 0..63");
+
+    /* Written and read back. */
+    eigstream_config want, got;
+    config_defaults(&want);
+    want.solver.gpu_devices = (config_int_list){.count = 3, .values = {2, 0, 5}};
+    char *text = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&text, &bytes);
+    if (f == NULL)
+        return;
+    config_write_settings(f, &want);
+    fclose(f);
+    CHECK(strstr(text, "gpu_devices = [2, 0, 5];") != NULL, "written as a list:\n%s", text);
+    expect_ok("devices_round_trip.cfg", text, &got);
+    check_equal("gpu_devices round trip", &got, &want);
+    free(text);
+}
+
 static void test_write_round_trip(void)
 {
     eigstream_config want, got;
@@ -877,6 +957,7 @@ int main(int argc, char **argv)
     test_cross_checks();
     test_full_file();
     test_write_round_trip();
+    test_worker_lists();
     test_names();
     test_choice_spellings();
     test_validate_programmatic();
