@@ -57,7 +57,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 34
+#define CONFIG_SPEC_COUNT 36
 #define CONFIG_GROUP_COUNT 7
 
 /* Settings in file order; the settings of one group are contiguous and the
