@@ -55,6 +55,7 @@ typedef struct dispatch_daemon {
     uint64_t interval_ns;               /* its heartbeat interval (READY) */
     uint64_t last_heard_ns, last_sent_ns;
     uint64_t dispatched, readies, first_seq, last_seq;
+    uint64_t last_turn;                 /* dispatch_daemons.turns when it was last sent a frame */
 } dispatch_daemon;
 
 typedef struct dispatch_daemons {
@@ -64,6 +65,7 @@ typedef struct dispatch_daemons {
     uint64_t control_errors[DISPATCH_CONTROL_ERROR_COUNT_];
     uint64_t unknown_peers;      /* CREDIT or HEARTBEAT from a peer that never said READY */
     uint64_t table_full;         /* READY refused: DISPATCH_DAEMONS_MAX daemons known */
+    uint64_t turns;              /* frames dispatched so far: the clock of last_turn */
 } dispatch_daemons;
 
 /* Handles one message from the back end (parts[0] the routing id, then the
@@ -71,8 +73,9 @@ typedef struct dispatch_daemons {
  * arrivals, departures and malformed messages. */
 dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, const cli_message *m, uint64_t now_ns);
 
-/* The live daemon with the most credit (ties: the one known longest), or
- * NULL when none has credit. */
+/* The live daemon with the most credit, or NULL when none has credit. Ties
+ * go to the one sent a frame least recently, so that idle daemons take
+ * turns rather than the first one taking every frame. */
 dispatch_daemon *dispatch_daemons_pick(dispatch_daemons *t);
 
 /* Marks d dead for `why` and logs it with what it was sent. */

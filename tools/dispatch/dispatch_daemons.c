@@ -105,7 +105,9 @@ dispatch_daemon *dispatch_daemons_pick(dispatch_daemons *t)
     dispatch_daemon *best = NULL;
     for (size_t i = 0; i < t->count; i++) {
         dispatch_daemon *d = &t->d[i];
-        if (d->state == DISPATCH_ALIVE && d->credit > 0 && (best == NULL || d->credit > best->credit))
+        if (d->state != DISPATCH_ALIVE || d->credit == 0)
+            continue;
+        if (best == NULL || d->credit > best->credit || (d->credit == best->credit && d->last_turn < best->last_turn))
             best = d;
     }
     return best;

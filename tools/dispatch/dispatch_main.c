@@ -182,6 +182,7 @@ static void dispatch_held(dispatcher *x, uint64_t now)
         d->last_seq = seq;
         d->credit--;
         d->last_sent_ns = now;
+        d->last_turn = ++x->t.turns;
         x->s.dispatched++;
         if (x->seq_log != NULL)
             fprintf(x->seq_log, "%llu %s\n", (unsigned long long)seq, d->name);
@@ -337,6 +338,8 @@ int main(int argc, char **argv)
         return cli_fatal("eigstream-dispatch", "out of memory");
     if (x.o.seq_log != NULL && (x.seq_log = fopen(x.o.seq_log, "w")) == NULL)
         return cli_fatal("eigstream-dispatch", "cannot open %s: %s", x.o.seq_log, strerror(errno));
+    if (x.seq_log != NULL)
+        setvbuf(x.seq_log, NULL, _IOLBF, 0); /* whole lines, readable while it runs */
     int rc = sockets_open(&x);
     if (rc == -1)
         fprintf(stderr, "eigstream-dispatch: zmq: %s\n", zmq_strerror(zmq_errno()));
