@@ -21,6 +21,7 @@ Synchronisation is by events (log lines, files, counts), never by measured times
 windows and timeouts are only upper bounds for a stuck run.
 """
 import glob
+import shutil
 import json
 import os
 import re
@@ -121,11 +122,13 @@ class Topology:
                                   "--out", f"tcp://127.0.0.1:{out}", "--out-pattern", "push",
                                   "--first-seq", "0", "--last-seq", str(FRAMES - 1), "--window", "1000",
                                   "--window-ms", str(window_ms), "--stats-s", "0",
-                                  "--json", os.path.join(tmp, "merge.json")], "merge")
+                                  "--json", os.path.join(tmp, "merge.json"),
+                                  "--prometheus", os.path.join(tmp, "merge.prom")], "merge")
         self.dispatch = self._start([DISPATCH, "--front", f"tcp://127.0.0.1:{front}",
                                      "--back", f"tcp://127.0.0.1:{back}", "--overflow", "block",
                                      "--queue", "8", "--stats-s", "0", "--seq-log", os.path.join(tmp, "seq.log"),
-                                     "--json", os.path.join(tmp, "dispatch.json")], "dispatch")
+                                     "--json", os.path.join(tmp, "dispatch.json"),
+                                     "--prometheus", os.path.join(tmp, "dispatch.prom")], "dispatch")
         self.daemons = []
         examples = sorted(glob.glob(os.path.join(SOURCE, "config", "examples", "scaleout-daemon-*.cfg")))
         for i, port in enumerate(ins):
@@ -229,7 +232,23 @@ def test_steady(tmp):
     check(len(per) == 3 and sum(per) == FRAMES and min(per) > 0, f"per-daemon dispatched {per}")
     log = top.seq_log()
     check(sorted(int(s) for s, _ in log) == list(range(FRAMES)), "seq log is not every frame once")
+    check_prometheus(tmp, dispatch, merge)
     return top
+
+
+def check_prometheus(tmp, dispatch, merge):
+    """promtool lints both text files; their counters equal the JSON's."""
+    texts = {}
+    for name in ("dispatch", "merge"):
+        with open(os.path.join(tmp, f"{name}.prom")) as f:
+            texts[name] = f.read()
+        if shutil.which("promtool") is not None:
+            r = subprocess.run(["promtool", "check", "metrics"], input=texts[name], capture_output=True, text=True)
+            check(r.returncode == 0, f"promtool on {name}.prom: {r.stdout} {r.stderr}")
+    check(f"eigstream_dispatch_frames_in_total {dispatch['frames_in']}\n" in texts["dispatch"],
+          "dispatch.prom frames_in differs from the JSON")
+    check(f"eigstream_merge_frames_out_total {merge['frames_out']}\n" in texts["merge"],
+          "merge.prom frames_out differs from the JSON")
 
 
 def test_kill(tmp):

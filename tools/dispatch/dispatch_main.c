@@ -64,7 +64,8 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
         CLI_STRING("json", 0, &o->json, "FILE", "metrics JSON, rewritten with each line and at exit"),
         CLI_STRING("prometheus", 0, &o->prometheus, "FILE", "Prometheus text file, rewritten likewise"),
         CLI_STRING("seq-log", 0, &o->seq_log, "FILE", "one line per dispatched frame: seq daemon"),
-        CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "exit once N frames came in and left, 0 = run until SIGINT/SIGTERM"),
+        CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N",
+                "exit once N frames came in and left, 0 = run until SIGINT/SIGTERM"),
         CLI_END};
     const cli_spec spec = {
         .prog = "eigstream-dispatch", .synopsis = "[options]", .options = table,

@@ -46,6 +46,7 @@ typedef struct merge_stats {
     size_t held;
     double *latency_ms;              /* ring of MERGE_LATENCY_KEPT added latencies */
     uint64_t latency_count;
+    double latency_sum_ms;           /* over every frame republished */
     double started_s;
 } merge_stats;
 

@@ -3,12 +3,12 @@
  * latency as JSON and Prometheus text.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_text.h"
 #include "merge.h"
 
 static const char *const drop_names[MERGE_DROP_COUNT_] = {"duplicate", "late", "send_timeout"};
@@ -30,6 +30,7 @@ void merge_stats_latency(merge_stats *s, double ms)
 {
     s->latency_ms[s->latency_count % MERGE_LATENCY_KEPT] = ms;
     s->latency_count++;
+    s->latency_sum_ms += ms;
 }
 
 /* p50 and p99 (nearest rank) of the latencies kept; 0 without any. */
@@ -46,71 +47,39 @@ static void latency_quantiles(const merge_stats *s, double *p50, double *p99)
     free(copy);
 }
 
-typedef struct writer {
-    char *out;
-    size_t bytes, used;
-} writer;
-
-static void put(writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(writer *w, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    size_t room = w->used < w->bytes ? w->bytes - w->used : 0;
-    int n = vsnprintf(room ? w->out + w->used : NULL, room, fmt, args);
-    va_end(args);
-    if (n > 0)
-        w->used += (size_t)n;
-}
-
 size_t merge_report_json(const merge_stats *s, const char *const *inputs, double now_s, char *out, size_t out_bytes)
 {
-    writer w = {out, out_bytes, 0};
+    cli_text w = {out, out_bytes, 0};
     double up = now_s - s->started_s, p50, p99;
     latency_quantiles(s, &p50, &p99);
-    put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_out\":%llu,\"frames_per_s\":%.2f,\"held\":%zu,"
+    cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_out\":%llu,\"frames_per_s\":%.2f,\"held\":%zu,"
             "\"next_seq\":%llu,\"late_published\":%llu,",
         up, (unsigned long long)s->frames_in, (unsigned long long)s->frames_out,
         up > 0 ? (double)s->frames_out / up : 0.0, s->held, (unsigned long long)s->next_seq,
         (unsigned long long)s->late_published);
-    put(&w, "\"added_latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"frames\":%llu},", p50, p99,
+    cli_text_put(&w, "\"added_latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"frames\":%llu},", p50, p99,
         (unsigned long long)s->latency_count);
-    put(&w, "\"inputs\":[");
+    cli_text_put(&w, "\"inputs\":[");
     for (size_t i = 0; i < s->inputs; i++)
-        put(&w, "%s{\"endpoint\":\"%s\",\"frames_in\":%llu}", i ? "," : "", inputs[i],
+        cli_text_put(&w, "%s{\"endpoint\":\"%s\",\"frames_in\":%llu}", i ? "," : "", inputs[i],
             (unsigned long long)s->in_by_input[i]);
-    put(&w, "],\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
+    cli_text_put(&w, "],\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
     for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         if (s->rejected[r] > 0) {
-            put(&w, "%s\"%s\":%llu", first ? "" : ",", protocol_reject_name((protocol_reject)r),
+            cli_text_put(&w, "%s\"%s\":%llu", first ? "" : ",", protocol_reject_name((protocol_reject)r),
                 (unsigned long long)s->rejected[r]);
             first = 0;
         }
-    put(&w, "},\"dropped\":{");
+    cli_text_put(&w, "},\"dropped\":{");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
-        put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);
-    put(&w, "},\"gap_frames\":%llu,\"gap_ranges\":%llu,\"gaps\":[", (unsigned long long)s->gap_frames,
+        cli_text_put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);
+    cli_text_put(&w, "},\"gap_frames\":%llu,\"gap_ranges\":%llu,\"gaps\":[", (unsigned long long)s->gap_frames,
         (unsigned long long)s->gap_ranges);
     for (uint64_t g = 0; g < s->gap_ranges && g < MERGE_GAPS_KEPT; g++)
-        put(&w, "%s[%llu,%llu]", g ? "," : "", (unsigned long long)s->gaps[g].first,
+        cli_text_put(&w, "%s[%llu,%llu]", g ? "," : "", (unsigned long long)s->gaps[g].first,
             (unsigned long long)s->gaps[g].last);
-    put(&w, "]}");
+    cli_text_put(&w, "]}");
     return w.used + 1;
-}
-
-static int write_atomically(const char *path, const char *text, size_t bytes)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
-        return -1;
-    int ok = fwrite(text, 1, bytes, f) == bytes;
-    ok &= fclose(f) == 0;
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
 }
 
 int merge_report_json_file(const merge_stats *s, const char *const *inputs, double now_s, const char *path)
@@ -122,45 +91,46 @@ int merge_report_json_file(const merge_stats *s, const char *const *inputs, doub
         return -1;
     }
     strcat(text, "\n");
-    return write_atomically(path, text, need);
+    return cli_file_replace(path, text, need);
 }
 
 int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs, double now_s, const char *path)
 {
     static char text[32 * 1024];
-    writer w = {text, sizeof text, 0};
+    cli_text w = {text, sizeof text, 0};
     double p50, p99;
     (void)now_s;
     latency_quantiles(s, &p50, &p99);
-    put(&w, "# HELP eigstream_merge_frames_in_total Eigenspace frames received, by input.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_frames_in_total Eigenspace frames received, by input.\n"
             "# TYPE eigstream_merge_frames_in_total counter\n");
     for (size_t i = 0; i < s->inputs; i++)
-        put(&w, "eigstream_merge_frames_in_total{input=\"%s\"} %llu\n", inputs[i],
+        cli_text_put(&w, "eigstream_merge_frames_in_total{input=\"%s\"} %llu\n", inputs[i],
             (unsigned long long)s->in_by_input[i]);
-    put(&w, "# HELP eigstream_merge_frames_out_total Frames republished in sequence order.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_frames_out_total Frames republished in sequence order.\n"
             "# TYPE eigstream_merge_frames_out_total counter\neigstream_merge_frames_out_total %llu\n",
         (unsigned long long)s->frames_out);
-    put(&w, "# HELP eigstream_merge_gap_frames_total Sequence numbers never received within the window.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_gap_frames_total Sequence numbers never received within the window.\n"
             "# TYPE eigstream_merge_gap_frames_total counter\neigstream_merge_gap_frames_total %llu\n",
         (unsigned long long)s->gap_frames);
-    put(&w, "# HELP eigstream_merge_dropped_total Received frames not republished in order, by reason.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_dropped_total Received frames not republished in order, by reason.\n"
             "# TYPE eigstream_merge_dropped_total counter\n");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
-        put(&w, "eigstream_merge_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
+        cli_text_put(&w, "eigstream_merge_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
             (unsigned long long)s->dropped[d]);
-    put(&w, "# HELP eigstream_merge_rejected_total Messages that are not eigenspace frames.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_rejected_total Messages that are not eigenspace frames.\n"
             "# TYPE eigstream_merge_rejected_total counter\neigstream_merge_rejected_total %llu\n",
         (unsigned long long)s->rejected_total);
-    put(&w, "# HELP eigstream_merge_held Frames waiting in the reorder window.\n"
+    cli_text_put(&w, "# HELP eigstream_merge_held Frames waiting in the reorder window.\n"
             "# TYPE eigstream_merge_held gauge\neigstream_merge_held %zu\n", s->held);
-    put(&w, "# HELP eigstream_merge_added_latency_seconds Arrival to republish, over the last frames.\n"
-            "# TYPE eigstream_merge_added_latency_seconds gauge\n"
+    cli_text_put(&w, "# HELP eigstream_merge_added_latency_seconds Arrival to republish (quantiles over the "
+            "last %d frames).\n# TYPE eigstream_merge_added_latency_seconds summary\n"
             "eigstream_merge_added_latency_seconds{quantile=\"0.5\"} %.6f\n"
-            "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n",
-        p50 / 1e3, p99 / 1e3);
+            "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n"
+            "eigstream_merge_added_latency_seconds_sum %.6f\neigstream_merge_added_latency_seconds_count %llu\n",
+        MERGE_LATENCY_KEPT, p50 / 1e3, p99 / 1e3, s->latency_sum_ms / 1e3, (unsigned long long)s->latency_count);
     if (w.used >= sizeof text) {
         errno = ENOSPC;
         return -1;
     }
-    return write_atomically(path, text, w.used);
+    return cli_file_replace(path, text, w.used);
 }
