@@ -8,6 +8,8 @@
 # config/examples/scaleout-daemon-*.cfg with these ports and the sizes substituted.
 # Expects: ROOT, BUILD, WORK, PORT_BASE, DAEMONS, FRAMES, N, CELLS, THREADS, PRECISION.
 
+DAEMON_PIDS="" DISPATCH_PID="" MERGE_PID=""
+
 so_bin() { # so_bin NAME -> path of a built program, or exit 1 naming it
     local p
     case "$1" in
