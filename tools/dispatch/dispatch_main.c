@@ -48,6 +48,8 @@ typedef struct dispatcher {
 
 static const char *const overflow_names[] = {"drop_oldest", "block", NULL};
 
+/* The command line into *o (defaults already there): -1 to go on, else the
+ * exit status (0 after --help, 2 on a bad option, reported). */
 static int options_parse(int argc, char **argv, dispatch_options *o)
 {
     const cli_option table[] = {
@@ -76,6 +78,8 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
     return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
 }
 
+/* An empty ring of cap messages; 0, or -1 when out of memory (held_free
+ * still frees what was allocated). */
 static int held_init(held *q, size_t cap)
 {
     q->m = calloc(cap, sizeof *q->m);
@@ -84,6 +88,7 @@ static int held_init(held *q, size_t cap)
     return q->m != NULL && q->seq != NULL ? 0 : -1;
 }
 
+/* Frees the ring and every part still in it. */
 static void held_free(held *q)
 {
     for (size_t i = 0; q->m != NULL && i < q->cap; i++)
@@ -218,6 +223,8 @@ static int back_receive(dispatcher *x, uint64_t now)
     return rc;
 }
 
+/* The metrics: one JSON line on stderr when line, and the --json and
+ * --prometheus files; a file that cannot be written is reported, not fatal. */
 static void report(dispatcher *x, int line)
 {
     double now = cli_monotonic_s();
@@ -233,6 +240,9 @@ static void report(dispatcher *x, int line)
         fprintf(stderr, "eigstream-dispatch: cannot write %s: %s\n", x->o.prometheus, strerror(errno));
 }
 
+/* Creates, configures and attaches both sockets: 0; -1 on a ZeroMQ error
+ * (zmq_errno says which); -2 when an endpoint cannot be bound or connected
+ * (reported here, naming it). */
 static int sockets_open(dispatcher *x)
 {
     int one = 1, linger = 0, hwm = x->o.front_hwm, back_hwm = 100000;
@@ -314,6 +324,8 @@ static int run(dispatcher *x)
     return 0;
 }
 
+/* At exit: frames still held are counted as dropped (shutdown), and every
+ * live daemon is told GOODBYE so that it offers READY to the next dispatcher. */
 static void shut_down(dispatcher *x)
 {
     uint64_t now = (uint64_t)(cli_monotonic_s() * 1e9);
@@ -324,6 +336,8 @@ static void shut_down(dispatcher *x)
             (void)dispatch_daemons_send_control(x->back, &x->t.d[i], DISPATCH_CONTROL_GOODBYE, now);
 }
 
+/* Exit 0 after SIGINT/SIGTERM or --frames, 1 on a socket or file error, 2
+ * on a bad option. */
 int main(int argc, char **argv)
 {
     dispatcher x = {.o = {.front = "tcp://*:5550", .back = "tcp://*:5560", .queue = 8, .liveness = 3,

@@ -55,6 +55,8 @@ static const char *const in_patterns[] = {"pull", "sub", NULL};
 static const char *const out_patterns[] = {"pub", "push", NULL};
 static const char *const late_policies[] = {"drop", "publish", NULL};
 
+/* The command line into *o (defaults already there): -1 to go on, else the
+ * exit status (0 after --help, 2 on a bad option or a missing --in). */
 static int options_parse(int argc, char **argv, merge_options *o)
 {
     const cli_option table[] = {
@@ -120,6 +122,8 @@ static void *socket_with(void *ctx, int type, int linger, int hwm_option, int hw
     return s;
 }
 
+/* One input socket per endpoint (connected, or bound with --in-bind) and
+ * the bound output: 0, or -1 (an endpoint failure is reported here). */
 static int sockets_open(merger *x)
 {
     static const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION,
@@ -150,11 +154,13 @@ static int sockets_open(merger *x)
     return 0;
 }
 
+/* CLOCK_MONOTONIC in ns: the window's deadlines and the added latency. */
 static uint64_t now_ns(void)
 {
     return (uint64_t)(cli_monotonic_s() * 1e9);
 }
 
+/* Closes f's parts and puts it back on the free stack. */
 static void recycle(merger *x, held_frame *f)
 {
     cli_message_release(&f->m);
@@ -271,6 +277,8 @@ static int input_receive(merger *x, size_t i, uint64_t now)
     return 0;
 }
 
+/* The metrics: one JSON line on stderr when line, and the --json and
+ * --prometheus files; a file that cannot be written is reported, not fatal. */
 static void report(merger *x, int line)
 {
     double now = cli_monotonic_s();
@@ -348,6 +356,8 @@ static void flush(merger *x)
     }
 }
 
+/* The reorder window, window + 1 frames on the free stack (one is always
+ * being received into) and the latency ring: 0, or -1 when out of memory. */
 static int window_create(merger *x)
 {
     size_t n = (size_t)x->o.window + 1; /* one more: the frame being received */
@@ -364,6 +374,7 @@ static int window_create(merger *x)
     return 0;
 }
 
+/* Frees everything main created, sockets and context last. */
 static void merger_free(merger *x)
 {
     for (size_t i = 0; x->frames != NULL && i < (size_t)x->o.window + 1; i++)
@@ -383,6 +394,8 @@ static void merger_free(merger *x)
         zmq_ctx_term(x->ctx);
 }
 
+/* Exit 0 after SIGINT/SIGTERM or --last-seq, 1 on a socket or memory
+ * error, 2 on a bad option. */
 int main(int argc, char **argv)
 {
     merger x = {.o = {.out = "tcp://*:5580", .window = 64, .window_ms = 1000, .send_timeout_ms = 1000,
