@@ -166,6 +166,10 @@ class Topology:
     def finish(self):
         """Waits for the merge (it exits at --last-seq), then stops the rest; the JSONs."""
         self.merge.wait(timeout=180)
+        with open(os.path.join(self.tmp, "merge.json")) as f:
+            out = json.load(f)["frames_out"]
+        # What the merge sent is on its way (its socket lingers): read all of it.
+        wait_for(lambda: len(self.received) >= out, f"the consumer to read the {out} frames the merge sent")
         for p in self.daemons + [self.dispatch]:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -19,6 +19,20 @@ void cli_text_put(cli_text *t, const char *fmt, ...)
         t->used += (size_t)n;
 }
 
+void cli_text_prometheus_header(cli_text *t, const char *name, const char *type, const char *help)
+{
+    cli_text_put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int cli_text_write(const cli_text *t, const char *path)
+{
+    if (t->used >= t->bytes) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return cli_file_replace(path, t->out, t->used);
+}
+
 int cli_file_replace(const char *path, const char *text, size_t bytes)
 {
     char tmp[4096];

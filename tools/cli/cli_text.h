@@ -26,6 +26,13 @@ typedef struct cli_text {
 /* Appends printf-style text. */
 void cli_text_put(cli_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The "# HELP name help" and "# TYPE name type" lines that precede a
+ * Prometheus metric's samples (text exposition format 0.0.4). */
+void cli_text_prometheus_header(cli_text *t, const char *name, const char *type, const char *help);
+
+/* cli_file_replace of t's text; -1 with errno ENOSPC when it did not fit. */
+int cli_text_write(const cli_text *t, const char *path);
+
 /* Writes bytes of text to path.tmp, then renames it over path, so that a
  * reader sees the old file or the new one, never half of one. 0, or -1
  * with errno. */

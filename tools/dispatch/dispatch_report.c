@@ -3,9 +3,7 @@
  * line, --json) and Prometheus text exposition (--prometheus, for
  * node_exporter's textfile collector).
  */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli_text.h"
 #include "dispatch.h"
@@ -66,13 +64,9 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
 int dispatch_report_json_file(const dispatch_stats *s, const dispatch_daemons *t, double now_s, const char *path)
 {
     static char text[64 * 1024];
-    size_t need = dispatch_report_json(s, t, now_s, text, sizeof text - 1);
-    if (need > sizeof text - 1) {
-        errno = ENOSPC;
-        return -1;
-    }
-    strcat(text, "\n");
-    return cli_file_replace(path, text, need);
+    cli_text w = {text, sizeof text, dispatch_report_json(s, t, now_s, text, sizeof text) - 1};
+    cli_text_put(&w, "\n");
+    return cli_text_write(&w, path);
 }
 
 int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daemons *t, double now_s,
@@ -81,37 +75,30 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     static char text[64 * 1024];
     cli_text w = {text, sizeof text, 0};
     (void)now_s;
-    cli_text_put(&w, "# HELP eigstream_dispatch_frames_in_total Covariance frames received from the source.\n"
-            "# TYPE eigstream_dispatch_frames_in_total counter\neigstream_dispatch_frames_in_total %llu\n",
-        (unsigned long long)s->frames_in);
-    cli_text_put(&w, "# HELP eigstream_dispatch_rejected_total Frames whose header failed the checks, by reason.\n"
-            "# TYPE eigstream_dispatch_rejected_total counter\n");
+    cli_text_prometheus_header(&w, "eigstream_dispatch_frames_in_total", "counter",
+                               "Messages received from the source.");
+    cli_text_put(&w, "eigstream_dispatch_frames_in_total %llu\n", (unsigned long long)s->frames_in);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_rejected_total", "counter",
+                               "Messages whose header failed the checks, by reason.");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         cli_text_put(&w, "eigstream_dispatch_rejected_total{reason=\"%s\"} %llu\n",
                      protocol_reject_name((protocol_reject)r), (unsigned long long)s->rejected[r]);
-    cli_text_put(&w, "# HELP eigstream_dispatch_dropped_total Accepted frames never dispatched, by reason.\n"
-            "# TYPE eigstream_dispatch_dropped_total counter\n");
+    cli_text_prometheus_header(&w, "eigstream_dispatch_dropped_total", "counter",
+                               "Accepted frames never dispatched, by reason.");
     for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_dispatch_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
-            (unsigned long long)s->dropped[d]);
-    cli_text_put(&w, "# HELP eigstream_dispatch_queued Frames held for want of credit.\n"
-            "# TYPE eigstream_dispatch_queued gauge\neigstream_dispatch_queued %zu\n", s->queued);
-    cli_text_put(&w, "# HELP eigstream_dispatch_daemons_alive Daemons that get frames.\n"
-            "# TYPE eigstream_dispatch_daemons_alive gauge\neigstream_dispatch_daemons_alive %zu\n",
-        dispatch_daemons_alive(t));
-    cli_text_put(&w, "# HELP eigstream_dispatch_dispatched_total Frames sent to each daemon.\n"
-            "# TYPE eigstream_dispatch_dispatched_total counter\n");
+                     (unsigned long long)s->dropped[d]);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_queued", "gauge", "Frames held for want of credit.");
+    cli_text_put(&w, "eigstream_dispatch_queued %zu\n", s->queued);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_daemons_alive", "gauge", "Daemons that get frames.");
+    cli_text_put(&w, "eigstream_dispatch_daemons_alive %zu\n", dispatch_daemons_alive(t));
+    cli_text_prometheus_header(&w, "eigstream_dispatch_dispatched_total", "counter", "Frames sent to each daemon.");
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_dispatched_total{daemon=\"%s\"} %llu\n", t->d[i].name,
-            (unsigned long long)t->d[i].dispatched);
-    cli_text_put(&w, "# HELP eigstream_dispatch_credit Frames each daemon may still be sent.\n"
-            "# TYPE eigstream_dispatch_credit gauge\n");
+                     (unsigned long long)t->d[i].dispatched);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_credit", "gauge", "Frames each daemon may still be sent.");
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_credit{daemon=\"%s\"} %llu\n", t->d[i].name,
                      (unsigned long long)t->d[i].credit);
-    if (w.used >= sizeof text) {
-        errno = ENOSPC;
-        return -1;
-    }
-    return cli_file_replace(path, text, w.used);
+    return cli_text_write(&w, path);
 }

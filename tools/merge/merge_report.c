@@ -2,7 +2,6 @@
  * merge_report.c - eigstream-merge's counters, gap ranges and added
  * latency as JSON and Prometheus text.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +84,16 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
 int merge_report_json_file(const merge_stats *s, const char *const *inputs, double now_s, const char *path)
 {
     static char text[128 * 1024];
-    size_t need = merge_report_json(s, inputs, now_s, text, sizeof text - 1);
-    if (need > sizeof text - 1) {
-        errno = ENOSPC;
-        return -1;
-    }
-    strcat(text, "\n");
-    return cli_file_replace(path, text, need);
+    cli_text w = {text, sizeof text, merge_report_json(s, inputs, now_s, text, sizeof text) - 1};
+    cli_text_put(&w, "\n");
+    return cli_text_write(&w, path);
+}
+
+/* One unlabelled sample with its HELP and TYPE lines. */
+static void prometheus_one(cli_text *w, const char *name, const char *type, const char *help, unsigned long long v)
+{
+    cli_text_prometheus_header(w, name, type, help);
+    cli_text_put(w, "%s %llu\n", name, v);
 }
 
 int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs, double now_s, const char *path)
@@ -101,36 +103,28 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
     double p50, p99;
     (void)now_s;
     latency_quantiles(s, &p50, &p99);
-    cli_text_put(&w, "# HELP eigstream_merge_frames_in_total Eigenspace frames received, by input.\n"
-            "# TYPE eigstream_merge_frames_in_total counter\n");
+    cli_text_prometheus_header(&w, "eigstream_merge_frames_in_total", "counter", "Eigenspace frames received, by input.");
     for (size_t i = 0; i < s->inputs; i++)
         cli_text_put(&w, "eigstream_merge_frames_in_total{input=\"%s\"} %llu\n", inputs[i],
-            (unsigned long long)s->in_by_input[i]);
-    cli_text_put(&w, "# HELP eigstream_merge_frames_out_total Frames republished in sequence order.\n"
-            "# TYPE eigstream_merge_frames_out_total counter\neigstream_merge_frames_out_total %llu\n",
-        (unsigned long long)s->frames_out);
-    cli_text_put(&w, "# HELP eigstream_merge_gap_frames_total Sequence numbers never received within the window.\n"
-            "# TYPE eigstream_merge_gap_frames_total counter\neigstream_merge_gap_frames_total %llu\n",
-        (unsigned long long)s->gap_frames);
-    cli_text_put(&w, "# HELP eigstream_merge_dropped_total Received frames not republished in order, by reason.\n"
-            "# TYPE eigstream_merge_dropped_total counter\n");
+                     (unsigned long long)s->in_by_input[i]);
+    prometheus_one(&w, "eigstream_merge_frames_out_total", "counter", "Frames republished in sequence order.",
+                   s->frames_out);
+    prometheus_one(&w, "eigstream_merge_gap_frames_total", "counter",
+                   "Sequence numbers never received within the window.", s->gap_frames);
+    cli_text_prometheus_header(&w, "eigstream_merge_dropped_total", "counter",
+                               "Received frames not republished in order, by reason.");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_merge_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
-            (unsigned long long)s->dropped[d]);
-    cli_text_put(&w, "# HELP eigstream_merge_rejected_total Messages that are not eigenspace frames.\n"
-            "# TYPE eigstream_merge_rejected_total counter\neigstream_merge_rejected_total %llu\n",
-        (unsigned long long)s->rejected_total);
-    cli_text_put(&w, "# HELP eigstream_merge_held Frames waiting in the reorder window.\n"
-            "# TYPE eigstream_merge_held gauge\neigstream_merge_held %zu\n", s->held);
-    cli_text_put(&w, "# HELP eigstream_merge_added_latency_seconds Arrival to republish (quantiles over the "
-            "last %d frames).\n# TYPE eigstream_merge_added_latency_seconds summary\n"
-            "eigstream_merge_added_latency_seconds{quantile=\"0.5\"} %.6f\n"
-            "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n"
-            "eigstream_merge_added_latency_seconds_sum %.6f\neigstream_merge_added_latency_seconds_count %llu\n",
-        MERGE_LATENCY_KEPT, p50 / 1e3, p99 / 1e3, s->latency_sum_ms / 1e3, (unsigned long long)s->latency_count);
-    if (w.used >= sizeof text) {
-        errno = ENOSPC;
-        return -1;
-    }
-    return cli_file_replace(path, text, w.used);
+                     (unsigned long long)s->dropped[d]);
+    prometheus_one(&w, "eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.",
+                   s->rejected_total);
+    prometheus_one(&w, "eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held);
+    cli_text_prometheus_header(&w, "eigstream_merge_added_latency_seconds", "summary",
+                               "Arrival to republish (quantiles over the last frames, at most 100000).");
+    cli_text_put(&w,
+                 "eigstream_merge_added_latency_seconds{quantile=\"0.5\"} %.6f\n"
+                 "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n"
+                 "eigstream_merge_added_latency_seconds_sum %.6f\neigstream_merge_added_latency_seconds_count %llu\n",
+                 p50 / 1e3, p99 / 1e3, s->latency_sum_ms / 1e3, (unsigned long long)s->latency_count);
+    return cli_text_write(&w, path);
 }
