@@ -4,7 +4,8 @@
 
   test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | kill
 
-configs  every config/examples/*.cfg passes the daemon's validator (--check-config).
+configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
+         command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
 steady   60 frames (n = 8, 4 matrices) plus 2 garbage messages: the dispatcher counts the
          garbage by reason and forwards none of it; every frame comes out of the merge once,
          in sequence order, decodable; the books balance (dispatcher: in = dispatched +
@@ -212,6 +213,20 @@ def test_configs():
         check(r.returncode == 0, f"{path}: --check-config exit {r.returncode}: {r.stderr.strip()}")
 
 
+def test_usage():
+    """Bad command lines exit 2 naming the problem; --help exits 0."""
+    cases = (([MERGE], "--in is required"),
+             ([MERGE, "--in", "tcp://127.0.0.1:1", "--window", "0"], "--window"),
+             ([DISPATCH, "--queue", "0"], "--queue"),
+             ([DISPATCH, "--overflow", "drop"], "--overflow"))
+    for argv, want in cases:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and want in r.stderr, f"{argv}: exit {r.returncode}, {r.stderr!r}")
+    for tool in (MERGE, DISPATCH):
+        r = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "docs/scaleout.md" in r.stdout, f"{tool} --help: exit {r.returncode}")
+
+
 def test_steady(tmp):
     top = Topology(tmp, window_ms=60000)
     garbage = top.ctx.socket(zmq.PUSH)
@@ -306,6 +321,7 @@ def main():
         top = None
         if CASE == "configs":
             test_configs()
+            test_usage()
         elif CASE == "steady":
             top = test_steady(tmp)
         elif CASE == "kill":
