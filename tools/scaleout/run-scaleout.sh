@@ -65,7 +65,7 @@ wait "$sink_pid"; sink_pid=""
 so_stop
 grep -h "gone\|gap:\|late:\|duplicate:" "$WORK/dispatch.log" "$WORK/merge.log" >&2
 sink_verdict=$(grep "^VERDICT:" "$WORK/sink.out" | tail -n 1)
-echo "sink: ${sink_verdict:-no verdict}" >&2
+echo "sink: ${sink_verdict:-no verdict}$([ "$kill_one" -eq 1 ] && echo " (with --kill its gaps are the frames lost with the daemon)")" >&2
 
 python3 - "$WORK" "$FRAMES" "$sim_status" "$kill_one" "$victim" <<'PY'
 import json, os, socket, sys
