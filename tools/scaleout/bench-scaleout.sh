@@ -14,7 +14,7 @@
 #
 # On a 2-core machine every process shares the same two cores: the curve says more about
 # the machine than the topology. On the 16-core GPU host (CPU backend):
-#   tools/scaleout/bench-scaleout.sh --build build --max-daemons 3 --frames 300 --n 128 --cells 180 --threads 4
+#   tools/scaleout/bench-scaleout.sh --build build --max-daemons 3 --frames 60 --n 128 --cells 180 --threads 5
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
