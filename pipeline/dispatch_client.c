@@ -21,6 +21,7 @@ struct dispatch_client {
     uint64_t last_heard;  /* when the dispatcher was last heard from (or READY sent) */
     uint64_t last_sent;   /* when we last sent anything */
     uint64_t ready_sent;  /* READY messages sent (1 per (re)connection) */
+    int leaving;          /* our GOODBYE was sent; waiting for the dispatcher's */
 };
 
 dispatch_client_error dispatch_client_create(void *socket, int heartbeat_ms, int liveness, dispatch_client **out)
@@ -106,7 +107,9 @@ int dispatch_client_take(dispatch_client *c, const void *part, size_t part_bytes
         LOG_WARN("dispatch", "malformed control message from the dispatcher: %s", dispatch_control_strerror(e));
         return 1;
     }
-    if (m.type == DISPATCH_CONTROL_GOODBYE) {
+    if (m.type == DISPATCH_CONTROL_GOODBYE && c->leaving) {
+        c->leaving = 0; /* the answer to ours: the last frame is in */
+    } else if (m.type == DISPATCH_CONTROL_GOODBYE) {
         LOG_WARN("dispatch", "the dispatcher said goodbye: offering READY until one answers");
         c->listening = 0;
     } else if (m.type != DISPATCH_CONTROL_HEARTBEAT) {
@@ -118,8 +121,18 @@ int dispatch_client_take(dispatch_client *c, const void *part, size_t part_bytes
 void dispatch_client_goodbye(dispatch_client *c)
 {
     if (c->listening)
-        (void)send_control(c, DISPATCH_CONTROL_GOODBYE, 0, 0, c->last_sent);
+        c->leaving = send_control(c, DISPATCH_CONTROL_GOODBYE, 0, 0, c->last_sent) == 0;
     c->listening = 0;
+}
+
+int dispatch_client_drained(const dispatch_client *c)
+{
+    return !c->leaving;
+}
+
+uint64_t dispatch_client_drain_ns(const dispatch_client *c)
+{
+    return c->liveness * c->interval_ns;
 }
 
 void dispatch_client_destroy(dispatch_client **c)

@@ -17,7 +17,7 @@
  *     dispatch_client_create(socket, 1000, 3, &c);
  *     loop: dispatch_client_tick(c, free_slots, now_ns);          // sends READY, CREDIT, HEARTBEAT
  *           message's first part: if (dispatch_client_take(c, data, bytes, more, now_ns)) skip it;
- *     dispatch_client_goodbye(c);                                  // before closing the socket
+ *     dispatch_client_goodbye(c);          // then take() until dispatch_client_drained(c) or drain_ns
  *     dispatch_client_destroy(&c);
  *
  * Not thread-safe: the thread that owns the socket calls everything.
@@ -61,8 +61,18 @@ void dispatch_client_tick(dispatch_client *c, size_t free_slots, uint64_t now_ns
  * uses one credit: 0 is returned and the caller receives it as a frame. */
 int dispatch_client_take(dispatch_client *c, const void *part, size_t part_bytes, int more, uint64_t now_ns);
 
-/* Tells the dispatcher to send nothing more (GOODBYE), without blocking. */
+/* Tells the dispatcher to send nothing more (GOODBYE), without blocking.
+ * The dispatcher answers GOODBYE behind the last frame it sent us: keep
+ * receiving (dispatch_client_take) until dispatch_client_drained says so,
+ * for at most dispatch_client_drain_ns, and a stop loses no frame. */
 void dispatch_client_goodbye(dispatch_client *c);
+
+/* 1 once nothing more can come: the dispatcher answered our GOODBYE, or it
+ * was never told (it was not listening, or the GOODBYE could not be sent). */
+int dispatch_client_drained(const dispatch_client *c);
+
+/* How long to wait for that answer at the most: liveness x the interval. */
+uint64_t dispatch_client_drain_ns(const dispatch_client *c);
 
 /* Frees *c (not the socket) and sets *c to NULL; NULL is fine. */
 void dispatch_client_destroy(dispatch_client **c);

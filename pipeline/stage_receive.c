@@ -204,6 +204,35 @@ void receive_accept(pipeline *p, frame *f)
         pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW);
 }
 
+/* input.pattern dispatch, on a stop: GOODBYE stops the dispatcher, which
+ * answers behind the frames it had already sent; those are received like
+ * any other until the answer (bounded by the heartbeat liveness), so that a
+ * daemon stopped on purpose loses none. Returns the frame buffer still held. */
+static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item, char *detail, size_t detail_bytes)
+{
+    dispatch_client_goodbye(p->dispatch);
+    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(p->dispatch);
+    while (!dispatch_client_drained(p->dispatch) && metrics_now_ns() < end) {
+        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+            break;
+        if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
+            continue; /* nothing yet, or a signal */
+        protocol_reject reason = PROTOCOL_OK;
+        receive_result result = receive_message(p, f, &reason, detail, detail_bytes);
+        if (result == RECEIVE_FRAME) {
+            receive_accept(p, f);
+            f = NULL;
+        } else if (result == RECEIVE_REJECTED) {
+            receive_reject(p, reason, detail);
+        } else if (result == RECEIVE_FATAL) {
+            break;
+        }
+    }
+    if (!dispatch_client_drained(p->dispatch))
+        LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
+    return f;
+}
+
 /* Ends with PIPELINE_OK on a stop request, PIPELINE_ESOCKET when the input
  * socket fails (the pipeline then stops and drains), after closing the form
  * queue either way. */
@@ -248,8 +277,8 @@ void *pipeline_receive_main(void *arg)
     }
     if (f != NULL)
         pipeline_frame_release(p, f);
-    if (p->dispatch != NULL)
-        dispatch_client_goodbye(p->dispatch);
+    if (p->dispatch != NULL && p->receive_result == PIPELINE_OK)
+        f = receive_dispatch_drain(p, f, &item, detail, sizeof detail);
     LOG_DEBUG("receive", "stopped accepting; draining");
     queue_close(&p->to_form);
     return NULL;

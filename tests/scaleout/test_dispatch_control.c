@@ -169,9 +169,18 @@ static void test_client(void)
     /* A malformed control message is consumed, not taken as a frame. */
     static const uint8_t bad[16] = {'E', 'I', 'G', 'D', 9};
     CHECK(dispatch_client_take(c, bad, sizeof bad, 0, t + 610 * MS) == 1, "bad control taken as a frame");
+    CHECK(dispatch_client_drained(c) == 1, "drained before any GOODBYE");
     dispatch_client_goodbye(c);
     m = router_wait(router);
     CHECK(m.type == DISPATCH_CONTROL_GOODBYE, "no GOODBYE at the end: %u", m.type);
+    /* Frames sent before the dispatcher read our GOODBYE still count; its
+     * answering GOODBYE says the last one is in. */
+    CHECK(dispatch_client_drained(c) == 0, "drained before the dispatcher answered");
+    CHECK(dispatch_client_take(c, frame, sizeof frame, 1, t + 620 * MS) == 0, "a last frame taken as control");
+    CHECK(dispatch_client_take(c, bye, sizeof bye, 0, t + 630 * MS) == 1, "the answer taken as a frame");
+    CHECK(dispatch_client_drained(c) == 1, "not drained after the dispatcher's answer");
+    CHECK(dispatch_client_drain_ns(c) == 300 * MS, "drain bound %llu ns, want 3 x 100 ms",
+          (unsigned long long)dispatch_client_drain_ns(c));
     dispatch_client_destroy(&c);
     CHECK(c == NULL, "destroy did not clear the pointer");
     int zero = 0;

@@ -2,7 +2,7 @@
 """Scale-out on one machine (label integration): eigstream-sim -> eigstream-dispatch
 -> 3 CPU daemons (input.pattern = dispatch) -> eigstream-merge -> this test (PULL).
 
-  test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | kill
+  test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill
 
 configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
          command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
@@ -11,6 +11,8 @@ steady   60 frames (n = 8, 4 matrices) plus 2 garbage messages: the dispatcher c
          in sequence order, decodable; the books balance (dispatcher: in = dispatched +
          rejected, dispatched = sum over daemons; merge: out = 60, no gap, no duplicate);
          each of the 3 daemons got frames (all three are READY with equal credit first).
+stop     the same, with one daemon stopped by SIGTERM after 15 frames came out: no frame is
+         lost (GOODBYE, then what was in flight is received and published), it exits 0.
 kill     the same, with one daemon stopped (SIGSTOP) after 15 frames came out and killed
          (SIGKILL) once 10 more frames were dispatched: the source is never blocked (the sim
          sends all 60 and exits 0); the frames missing at the consumer are exactly the gaps
@@ -312,6 +314,30 @@ def test_kill(tmp):
     return top
 
 
+def test_stop(tmp):
+    """A daemon stopped on purpose (SIGTERM) mid-stream loses nothing: it says GOODBYE, receives
+    what was already sent to it until the dispatcher answers, publishes it, and exits 0."""
+    top = Topology(tmp, window_ms=60000)
+    sim_result = {}
+    sim = threading.Thread(target=lambda: sim_result.update(r=run_sim(top, 10)))
+    sim.start()
+    wait_for(lambda: len(top.received) >= 15, "15 frames out before the stop")
+    leaving = top.daemons[1]
+    name = top.daemon_name(leaving)
+    leaving.send_signal(signal.SIGTERM)
+    check(leaving.wait(timeout=60) == 0, "the stopped daemon did not exit 0")
+    sim.join()
+    check(sim_result["r"].returncode == 0, f"sim: {sim_result['r'].stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"frames lost or out of order: missing {sorted(set(range(FRAMES)) - set(seqs))}")
+    check(merge["gap_frames"] == 0 and merge["frames_out"] == FRAMES, f"merge books: {merge}")
+    gone = [d for d in dispatch["daemons"] if d["id"] == name]
+    check(len(gone) == 1 and gone[0]["state"] == "goodbye", f"stopped daemon's state: {gone}")
+    check(leaving.log.count(r"no answer to GOODBYE") == 0, "the daemon gave up waiting for the dispatcher")
+    return top
+
+
 def main():
     for tool in (DAEMON, SIM, DISPATCH, MERGE):
         if not os.access(tool, os.X_OK):
@@ -326,6 +352,8 @@ def main():
             top = test_steady(tmp)
         elif CASE == "kill":
             top = test_kill(tmp)
+        elif CASE == "stop":
+            top = test_stop(tmp)
         else:
             print(f"unknown case {CASE}", file=sys.stderr)
             return 2

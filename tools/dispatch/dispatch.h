@@ -70,8 +70,10 @@ typedef struct dispatch_daemons {
 
 /* Handles one message from the back end (parts[0] the routing id, then the
  * control message). Returns the daemon it concerns, or NULL. Logs
- * arrivals, departures and malformed messages. */
-dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, const cli_message *m, uint64_t now_ns);
+ * arrivals, departures and malformed messages. A daemon's GOODBYE is
+ * answered with GOODBYE on router: behind every frame sent to it, so the
+ * daemon knows when the last one has arrived. */
+dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, const cli_message *m, uint64_t now_ns);
 
 /* The live daemon with the most credit, or NULL when none has credit. Ties
  * go to the one sent a frame least recently, so that idle daemons take

@@ -71,7 +71,7 @@ static dispatch_daemon *on_ready(dispatch_daemons *t, const zmq_msg_t *id, const
     return d;
 }
 
-dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, const cli_message *m, uint64_t now)
+dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, const cli_message *m, uint64_t now)
 {
     dispatch_control c;
     dispatch_control_error e = DISPATCH_CONTROL_ESIZE;
@@ -95,8 +95,10 @@ dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, const cli_message
     d->last_heard_ns = now;
     if (c.type == DISPATCH_CONTROL_CREDIT)
         d->credit += c.credit;
-    else if (c.type == DISPATCH_CONTROL_GOODBYE)
+    else if (c.type == DISPATCH_CONTROL_GOODBYE) {
         dispatch_daemons_bury(t, d, DISPATCH_DEATH_GOODBYE);
+        (void)dispatch_daemons_send_control(router, d, DISPATCH_CONTROL_GOODBYE, now);
+    }
     return d;
 }
 

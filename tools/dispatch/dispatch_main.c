@@ -216,7 +216,7 @@ static int back_receive(dispatcher *x, uint64_t now)
             rc = errno == EINTR ? 0 : -1;
             break;
         }
-        (void)dispatch_daemons_receive(&x->t, &m, now);
+        (void)dispatch_daemons_receive(&x->t, x->back, &m, now);
         cli_message_release(&m);
     }
     cli_message_free(&m);
