@@ -88,8 +88,16 @@ dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, con
     dispatch_daemon *d = find(t, zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]));
     if (d == NULL || d->state != DISPATCH_ALIVE) {
         /* Paranoid Pirate: a peer we do not count as alive must say READY
-         * first; its credit from before is void. */
+         * first; its credit from before is void. Its GOODBYE is still
+         * answered: nothing is on its way to it, and it may stop now. */
         t->unknown_peers++;
+        if (c.type == DISPATCH_CONTROL_GOODBYE) {
+            uint8_t wire[DISPATCH_CONTROL_BYTES];
+            dispatch_control_encode(&c, wire);
+            if (zmq_send(router, zmq_msg_data((zmq_msg_t *)&m->part[0]), zmq_msg_size((zmq_msg_t *)&m->part[0]),
+                         ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
+                (void)zmq_send(router, wire, sizeof wire, ZMQ_DONTWAIT);
+        }
         return NULL;
     }
     d->last_heard_ns = now;
