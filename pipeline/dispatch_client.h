@@ -31,6 +31,10 @@
 
 #include "dispatch_control.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* How long the receive thread waits on its socket in dispatch mode: freed
  * slots are returned as credit at most this late. */
 #define DISPATCH_CLIENT_POLL_MS 5
@@ -76,5 +80,9 @@ uint64_t dispatch_client_drain_ns(const dispatch_client *c);
 
 /* Frees *c (not the socket) and sets *c to NULL; NULL is fine. */
 void dispatch_client_destroy(dispatch_client **c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -272,12 +272,19 @@ def check_prometheus(tmp, dispatch, merge):
           "merge.prom frames_out differs from the JSON")
 
 
-def test_kill(tmp):
-    top = Topology(tmp, window_ms=5000)
-    sim_result = {}
-    sim = threading.Thread(target=lambda: sim_result.update(r=run_sim(top, 10)))
+def sim_midway(top):
+    """Starts the sim at 10 frames/s in a thread and returns once 15 frames came out of the merge:
+    (the thread, the dict its subprocess result lands in under "r")."""
+    result = {}
+    sim = threading.Thread(target=lambda: result.update(r=run_sim(top, 10)))
     sim.start()
     wait_for(lambda: len(top.received) >= 15, "15 frames out before the stop")
+    return sim, result
+
+
+def test_kill(tmp):
+    top = Topology(tmp, window_ms=5000)
+    sim, sim_result = sim_midway(top)
     victim = top.daemons[1]
     name = top.daemon_name(victim)
     victim.send_signal(signal.SIGSTOP)
@@ -318,10 +325,7 @@ def test_stop(tmp):
     """A daemon stopped on purpose (SIGTERM) mid-stream loses nothing: it says GOODBYE, receives
     what was already sent to it until the dispatcher answers, publishes it, and exits 0."""
     top = Topology(tmp, window_ms=60000)
-    sim_result = {}
-    sim = threading.Thread(target=lambda: sim_result.update(r=run_sim(top, 10)))
-    sim.start()
-    wait_for(lambda: len(top.received) >= 15, "15 frames out before the stop")
+    sim, sim_result = sim_midway(top)
     leaving = top.daemons[1]
     name = top.daemon_name(leaving)
     leaving.send_signal(signal.SIGTERM)
