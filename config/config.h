@@ -66,7 +66,8 @@ static inline const char *config_output_mode_name(int mode)
  * set, or -1 and *out untouched. */
 int config_output_mode_parse(const char *name, config_output_mode *out);
 
-typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB } config_input_pattern;
+/* dispatch: a DEALER asking eigstream-dispatch for frames with credit (docs/scaleout.md). */
+typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB, CONFIG_INPUT_DISPATCH } config_input_pattern;
 typedef enum config_output_pattern { CONFIG_OUTPUT_PUB = 0, CONFIG_OUTPUT_PUSH } config_output_pattern;
 /* Pacing of a recording read by the daemon (input.endpoint = "file:NAME"). */
 typedef enum config_replay_timing {
@@ -101,6 +102,8 @@ typedef struct eigstream_config {
         int64_t max_message_bytes;         /* ZMQ_MAXMSGSIZE and payload limit, default 128 MiB */
         config_replay_timing replay_timing; /* file input: max (default) or original */
         double replay_speed;               /* file input, original timing: speed factor, default 1 */
+        int heartbeat_ms;                  /* pattern dispatch: heartbeat interval, default 1000 */
+        int heartbeat_liveness;            /* pattern dispatch: silent intervals before the dispatcher counts as gone, 3 */
     } input;
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* "tcp://127.0.0.1:5551" */

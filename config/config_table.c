@@ -13,7 +13,7 @@
 
 /* The one name table of each config-only concept, indexed by enum value;
  * config_*_name below and the choice rows both read it. */
-static const char *const input_pattern_names[] = {"pull", "sub"};
+static const char *const input_pattern_names[] = {"pull", "sub", "dispatch"};
 static const char *const output_pattern_names[] = {"pub", "push"};
 static const char *const late_policy_names[] = {"publish", "drop"};
 static const char *const fallback_names[] = {"none", "cpu"};
@@ -104,7 +104,7 @@ static const config_choice iq_layout_choice = {iq_layout_name_of, PROTOCOL_IQ_CP
     static const config_choice concept##_choice = {concept##_name_of, first, last}
 
 CONFIG_CHOICE(input_pattern, config_input_pattern, config_input_pattern_name, CONFIG_INPUT_PULL,
-              CONFIG_INPUT_SUB);
+              CONFIG_INPUT_DISPATCH);
 CONFIG_CHOICE(output_pattern, config_output_pattern, config_output_pattern_name, CONFIG_OUTPUT_PUB,
               CONFIG_OUTPUT_PUSH);
 CONFIG_CHOICE(output_mode, int, config_output_mode_name, CONFIG_MODE_FULL, CONFIG_MODE_NOISE);
@@ -174,7 +174,9 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(input.pattern), .choice = &input_pattern_choice,
      .default_int = CONFIG_INPUT_PULL,
      .help = "Socket type: pull takes frames from PUSH sources, sub subscribes to the "
-             "covariance frames of a PUB source. pgm:// and epgm:// need sub."},
+             "covariance frames of a PUB source. pgm:// and epgm:// need sub. dispatch "
+             "connects a DEALER to eigstream-dispatch's back end (input.bind = false) and "
+             "asks for frames with credit (docs/scaleout.md)."},
     {.group = "input", .name = "bind", .kind = CONFIG_KIND_BOOL,
      .offset = FIELD(input.bind), .default_int = 1,
      .help = "true: bind input.endpoint and let sources connect; false: connect to it."},
@@ -198,6 +200,15 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(input.replay_speed), .min_real = 0.01, .max_real = 100.0, .default_real = 1.0,
      .help = "File input with replay_timing original: 2 plays twice as fast, 0.5 at half "
              "speed."},
+    {.group = "input", .name = "heartbeat_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.heartbeat_ms), .min = 10, .max = 60000, .default_int = 1000,
+     .help = "pattern dispatch only: the heartbeat interval (ms) between the daemon and "
+             "eigstream-dispatch, both ways; the dispatcher adopts it for this daemon."},
+    {.group = "input", .name = "heartbeat_liveness", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.heartbeat_liveness), .min = 1, .max = 100, .default_int = 3,
+     .help = "pattern dispatch only: heartbeat intervals of silence after which the "
+             "dispatcher counts as gone and the daemon offers READY again (the dispatcher "
+             "applies its own --liveness to the daemon)."},
 
     /* ---- output ---- */
     {.group = "output", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,

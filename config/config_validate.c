@@ -356,6 +356,12 @@ static config_error check_endpoints(const eigstream_config *cfg, config_violatio
     if (endpoint_is_multicast(cfg->output.endpoint) && cfg->output.pattern != CONFIG_OUTPUT_PUB)
         return violation(v, CONFIG_EINVAL, out, config_spec_find("output", "pattern"), NULL,
                          "pgm:// and epgm:// need output.pattern = \"pub\"");
+    /* The dispatcher's ROUTER binds; its daemons connect to it. */
+    if (cfg->input.pattern == CONFIG_INPUT_DISPATCH && cfg->input.bind &&
+        strncmp(cfg->input.endpoint, "file:", 5) != 0)
+        return violation(v, CONFIG_EINVAL, config_spec_find("input", "bind"), config_spec_find("input", "pattern"),
+                         NULL, "input.pattern = \"dispatch\" connects to eigstream-dispatch's back end: "
+                         "set input.bind = false");
     return CONFIG_OK;
 }
 

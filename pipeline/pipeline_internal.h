@@ -56,6 +56,7 @@
 
 #include "auth_zap.h"
 #include "config.h"
+#include "dispatch_client.h"
 #include "eig.h"
 #include "frame.h"
 #include "log.h"
@@ -178,6 +179,7 @@ struct pipeline {
         int priority;            /* SCHED_FIFO, 0 = none */
     } realtime;
     char curve_secret[CURVE_KEY_Z85_LENGTH + 1]; /* the server's secret key until the sockets are open */
+    dispatch_client *dispatch;   /* input.pattern dispatch: credit and heartbeats on input, else NULL */
 
     queue to_form, to_publish;
     pool frames, outputs;

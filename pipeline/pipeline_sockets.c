@@ -1,13 +1,15 @@
 /*
  * pipeline_sockets.c - the daemon's ZeroMQ context and its three sockets:
- * input (PULL or SUB), output (output.pattern pub: an XPUB with
+ * input (PULL, SUB, or a DEALER to eigstream-dispatch), output (output.pattern pub: an XPUB with
  * ZMQ_XPUB_NODROP; push: a PUSH), metrics (PUB, optional). With security.*
  * set, each is a CURVE server with the daemon's key pair, and the ZAP
  * handler (auth_zap.h) lets in the allowed client keys only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "pipeline_internal.h"
@@ -111,13 +113,38 @@ static pipeline_error socket_attach(void *s, const char *role, const char *endpo
     return PIPELINE_ESOCKET;
 }
 
+/* input.pattern dispatch: the DEALER's control messages go only to a
+ * completed connection (ZMQ_IMMEDIATE), so a READY is never queued for a
+ * dispatcher that is not there; the dispatch client tries again. */
+static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_bytes)
+{
+    /* The daemon's name in the dispatcher's logs and metrics: host:pid. */
+    char id[128] = "eigstream";
+    size_t used = gethostname(id, sizeof id - 24) == 0 ? strnlen(id, sizeof id - 24) : strlen(id);
+    snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
+    if (zmq_setsockopt(p->input, ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
+        pipeline_set_error(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
+        return PIPELINE_ESOCKET;
+    }
+    int immediate = 1;
+    SET_OPTION(p->input, "input", ZMQ_IMMEDIATE, immediate);
+    if (dispatch_client_create(p->input, p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness, &p->dispatch) !=
+        DISPATCH_CLIENT_OK) {
+        pipeline_set_error(err, err_bytes, "input: cannot create the dispatch client");
+        return PIPELINE_ENOMEM;
+    }
+    return PIPELINE_OK;
+}
+
 /* Options that must precede bind/connect are set between the two. */
 static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
-    int sub = cfg->input.pattern == CONFIG_INPUT_SUB;
-    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : ZMQ_PULL, "input", 0, ZMQ_RCVHWM,
-                                     cfg->input.hwm, err, err_bytes);
+    int sub = cfg->input.pattern == CONFIG_INPUT_SUB, dispatch = cfg->input.pattern == CONFIG_INPUT_DISPATCH;
+    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
+                                     ZMQ_RCVHWM, cfg->input.hwm, err, err_bytes);
+    if (e == PIPELINE_OK && dispatch)
+        e = input_dispatch_open(p, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
@@ -229,6 +256,7 @@ void pipeline_sockets_flush(pipeline *p)
 
 void pipeline_sockets_close(pipeline *p)
 {
+    dispatch_client_destroy(&p->dispatch);
     if (p->input != NULL)
         zmq_close(p->input);
     if (p->output != NULL)

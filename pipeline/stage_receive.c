@@ -162,6 +162,11 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
     more = zmq_msg_more(&part);
+    if (p->dispatch != NULL && dispatch_client_take(p->dispatch, zmq_msg_data(&part), zmq_msg_size(&part), more,
+                                                    f->received_ns)) {
+        zmq_msg_close(&part); /* a control message from eigstream-dispatch */
+        return RECEIVE_NOTHING;
+    }
 
     r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     zmq_msg_close(&part);
@@ -238,6 +243,35 @@ void receive_accept(pipeline *p, frame *f)
         pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW);
 }
 
+/* input.pattern dispatch, on a stop: GOODBYE stops the dispatcher, which
+ * answers behind the frames it had already sent; those are received like
+ * any other until the answer (bounded by the heartbeat liveness), so that a
+ * daemon stopped on purpose loses none. Returns the frame buffer still held. */
+static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item, char *detail, size_t detail_bytes)
+{
+    dispatch_client_goodbye(p->dispatch);
+    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(p->dispatch);
+    while (!dispatch_client_drained(p->dispatch) && metrics_now_ns() < end) {
+        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+            break;
+        if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
+            continue; /* nothing yet, or a signal */
+        protocol_reject reason = PROTOCOL_OK;
+        receive_result result = receive_message(p, f, &reason, detail, detail_bytes);
+        if (result == RECEIVE_FRAME) {
+            receive_accept(p, f);
+            f = NULL;
+        } else if (result == RECEIVE_REJECTED) {
+            receive_reject(p, reason, detail);
+        } else if (result == RECEIVE_FATAL) {
+            break;
+        }
+    }
+    if (!dispatch_client_drained(p->dispatch))
+        LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
+    return f;
+}
+
 /* Ends with PIPELINE_OK on a stop request, PIPELINE_ESOCKET when the input
  * socket fails (the pipeline then stops and drains), after closing the form
  * queue either way. */
@@ -253,8 +287,11 @@ void *pipeline_receive_main(void *arg)
         /* Only a closed pool refuses, and it closes after this thread ends. */
         if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
             break;
+        /* dispatch: credit for the slots the form stage freed, heartbeats */
+        if (p->dispatch != NULL)
+            dispatch_client_tick(p->dispatch, p->to_form.capacity - queue_depth(&p->to_form), metrics_now_ns());
         /* A short poll bounds how long a stop request waits. */
-        int ready = zmq_poll(&item, 1, 100);
+        int ready = zmq_poll(&item, 1, p->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready < 0) {
@@ -279,6 +316,8 @@ void *pipeline_receive_main(void *arg)
     }
     if (f != NULL)
         pipeline_frame_release(p, f);
+    if (p->dispatch != NULL && p->receive_result == PIPELINE_OK)
+        f = receive_dispatch_drain(p, f, &item, detail, sizeof detail);
     LOG_DEBUG("receive", "stopped accepting; draining");
     queue_close(&p->to_form);
     return NULL;

@@ -110,6 +110,8 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->input.max_message_bytes = PICK(128 * 1024 * 1024, 8589934592LL);
     c->input.replay_timing = PICK(CONFIG_REPLAY_MAX, CONFIG_REPLAY_ORIGINAL);
     c->input.replay_speed = PICK(1.0, 2.5);
+    c->input.heartbeat_ms = PICK(1000, 250);
+    c->input.heartbeat_liveness = PICK(3, 5);
     strcpy(c->output.endpoint, PICK("tcp://127.0.0.1:5551", "inproc://eigenspaces"));
     c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
     c->output.bind = PICK(1, 0);
@@ -186,6 +188,8 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(input.max_message_bytes);
     SAME_INT(input.replay_timing);
     SAME_REAL(input.replay_speed);
+    SAME_INT(input.heartbeat_ms);
+    SAME_INT(input.heartbeat_liveness);
     SAME_STRING(output.endpoint);
     SAME_INT(output.pattern);
     SAME_INT(output.bind);
@@ -245,6 +249,7 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
 /* Every setting, by hand: what --help-config and the file must name. */
 static const char *const all_settings[] = {
     "input.endpoint", "input.pattern", "input.bind", "input.hwm", "input.max_message_bytes",
+    "input.heartbeat_ms", "input.heartbeat_liveness",
     "output.endpoint", "output.pattern", "output.bind", "output.hwm", "output.mode",
     "output.signal_dimension", "output.snapshots",
     "solver.backend", "solver.precision", "solver.n", "solver.matrices", "solver.gpu_device",
@@ -537,7 +542,7 @@ static void test_bad_choice(void)
         {"choice_overflow.cfg", "frame = {\n  overflow_policy = \"drop\";\n};\n",
          CONFIG_ERANGE, ":2: frame.overflow_policy: expected one of drop_oldest|block"},
         {"choice_input.cfg", "input = {\n  pattern = \"push\";\n};\n",
-         CONFIG_ERANGE, ":2: input.pattern: expected one of pull|sub"},
+         CONFIG_ERANGE, ":2: input.pattern: expected one of pull|sub|dispatch"},
     };
     expect_errors(cases, sizeof cases / sizeof cases[0]);
 }
@@ -608,6 +613,9 @@ static void test_cross_checks(void)
                  CONFIG_EINVAL, ":2: metrics.endpoint: same as output.endpoint");
     expect_error("cross_pgm.cfg", "input = {\n  endpoint = \"epgm://eth0;239.192.1.1:5555\";\n};\n",
                  CONFIG_EINVAL, ":2: input.endpoint: pgm:// and epgm:// need input.pattern = \"sub\"");
+    expect_error("cross_dispatch_bind.cfg", "input = {\n  pattern = \"dispatch\";\n  bind = true;\n};\n",
+                 CONFIG_EINVAL, ":3: input.bind: input.pattern = \"dispatch\" connects to eigstream-dispatch's back "
+                 "end: set input.bind = false");
     expect_error("cross_pgm_out.cfg",
                  "output = {\n  pattern = \"push\";\n  endpoint = \"pgm://eth0;239.192.1.1:5555\";\n};\n",
                  CONFIG_EINVAL, ":3: output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
@@ -660,6 +668,7 @@ static const char full_file[] =
     "  hwm = 16;\n"
     "  max_message_bytes = 8589934592L;  # 8 GiB\n"
     "  replay_timing = \"original\"; replay_speed = 2.5;\n"
+    "  heartbeat_ms = 250; heartbeat_liveness = 5;\n"
     "};\n"
     "output = {\n"
     "  endpoint = \"inproc://eigenspaces\";\n"

@@ -1,0 +1,144 @@
+/*
+ * dispatch_client.c - credit and heartbeats of a daemon behind
+ * eigstream-dispatch (dispatch_client.h says what and why).
+ */
+#include "dispatch_client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <zmq.h>
+
+#include "log.h"
+
+#define NS_PER_MS 1000000ull
+
+struct dispatch_client {
+    void *socket;
+    uint64_t interval_ns, liveness;
+    int listening;        /* the dispatcher has our READY and was heard from lately */
+    uint64_t granted;     /* credit granted since the last READY */
+    uint64_t received;    /* frames received since the last READY */
+    uint64_t last_heard;  /* when the dispatcher was last heard from (or READY sent) */
+    uint64_t last_sent;   /* when we last sent anything */
+    uint64_t ready_sent;  /* READY messages sent (1 per (re)connection) */
+    int leaving;          /* our GOODBYE was sent; waiting for the dispatcher's */
+};
+
+dispatch_client_error dispatch_client_create(void *socket, int heartbeat_ms, int liveness, dispatch_client **out)
+{
+    *out = NULL;
+    if (socket == NULL || heartbeat_ms < 1 || liveness < 1)
+        return DISPATCH_CLIENT_EINVAL;
+    dispatch_client *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return DISPATCH_CLIENT_ENOMEM;
+    c->socket = socket;
+    c->interval_ns = (uint64_t)heartbeat_ms * NS_PER_MS;
+    c->liveness = (uint64_t)liveness;
+    *out = c;
+    return DISPATCH_CLIENT_OK;
+}
+
+/* One control message, never blocking; 0 when ZeroMQ took it. */
+static int send_control(dispatch_client *c, uint8_t type, uint32_t credit, uint32_t heartbeat_ms, uint64_t now)
+{
+    uint8_t wire[DISPATCH_CONTROL_BYTES];
+    dispatch_control m = {.type = type, .credit = credit, .heartbeat_ms = heartbeat_ms};
+    dispatch_control_encode(&m, wire);
+    if (zmq_send(c->socket, wire, sizeof wire, ZMQ_DONTWAIT) != (int)sizeof wire)
+        return -1; /* no dispatcher connected yet, or its pipe is full: next tick */
+    c->last_sent = now;
+    return 0;
+}
+
+/* READY replaces whatever credit the dispatcher held for us: both sides
+ * start counting again from here. */
+static void offer_ready(dispatch_client *c, size_t free_slots, uint64_t now)
+{
+    uint32_t credit = free_slots > UINT32_MAX ? UINT32_MAX : (uint32_t)free_slots;
+    if (now - c->last_sent < c->interval_ns && c->ready_sent > 0)
+        return; /* one READY per interval while nobody answers */
+    if (send_control(c, DISPATCH_CONTROL_READY, credit, (uint32_t)(c->interval_ns / NS_PER_MS), now) != 0)
+        return;
+    c->ready_sent++;
+    c->listening = 1;
+    c->granted = credit;
+    c->received = 0;
+    c->last_heard = now; /* the dispatcher gets `liveness` intervals to answer */
+    LOG_INFO("dispatch", "READY sent (credit %u)", credit);
+}
+
+void dispatch_client_tick(dispatch_client *c, size_t free_slots, uint64_t now)
+{
+    if (c->listening && now - c->last_heard > c->liveness * c->interval_ns) {
+        LOG_WARN("dispatch", "dispatcher silent for %llu ms: offering READY again",
+                 (unsigned long long)((now - c->last_heard) / NS_PER_MS));
+        c->listening = 0;
+    }
+    if (!c->listening) {
+        offer_ready(c, free_slots, now);
+        return;
+    }
+    /* Frames in flight to us hold credit already: only slots nobody has
+     * been promised are offered. */
+    uint64_t outstanding = c->granted > c->received ? c->granted - c->received : 0;
+    if (free_slots > outstanding) {
+        uint64_t more = free_slots - outstanding;
+        if (more > UINT32_MAX)
+            more = UINT32_MAX;
+        if (send_control(c, DISPATCH_CONTROL_CREDIT, (uint32_t)more, 0, now) == 0)
+            c->granted += more;
+        return;
+    }
+    if (now - c->last_sent >= c->interval_ns)
+        (void)send_control(c, DISPATCH_CONTROL_HEARTBEAT, 0, 0, now);
+}
+
+int dispatch_client_take(dispatch_client *c, const void *part, size_t part_bytes, int more, uint64_t now)
+{
+    c->last_heard = now;
+    if (more || !dispatch_control_is_control(part, part_bytes)) {
+        c->received++;
+        return 0;
+    }
+    dispatch_control m;
+    dispatch_control_error e = dispatch_control_decode(part, part_bytes, &m);
+    if (e != DISPATCH_CONTROL_OK) {
+        LOG_WARN("dispatch", "malformed control message from the dispatcher: %s", dispatch_control_strerror(e));
+        return 1;
+    }
+    if (m.type == DISPATCH_CONTROL_GOODBYE && c->leaving) {
+        c->leaving = 0; /* the answer to ours: the last frame is in */
+    } else if (m.type == DISPATCH_CONTROL_GOODBYE) {
+        LOG_WARN("dispatch", "the dispatcher said goodbye: offering READY until one answers");
+        c->listening = 0;
+    } else if (m.type != DISPATCH_CONTROL_HEARTBEAT) {
+        LOG_WARN("dispatch", "unexpected %s message from the dispatcher ignored", dispatch_control_type_name(m.type));
+    }
+    return 1;
+}
+
+void dispatch_client_goodbye(dispatch_client *c)
+{
+    if (c->listening)
+        c->leaving = send_control(c, DISPATCH_CONTROL_GOODBYE, 0, 0, c->last_sent) == 0;
+    c->listening = 0;
+}
+
+int dispatch_client_drained(const dispatch_client *c)
+{
+    return !c->leaving;
+}
+
+uint64_t dispatch_client_drain_ns(const dispatch_client *c)
+{
+    return c->liveness * c->interval_ns;
+}
+
+void dispatch_client_destroy(dispatch_client **c)
+{
+    if (c == NULL || *c == NULL)
+        return;
+    free(*c);
+    *c = NULL;
+}

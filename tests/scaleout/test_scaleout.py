@@ -1,0 +1,371 @@
+#!/usr/bin/python3
+"""Scale-out on one machine (label integration): eigstream-sim -> eigstream-dispatch
+-> 3 CPU daemons (input.pattern = dispatch) -> eigstream-merge -> this test (PULL).
+
+  test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill
+
+configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
+         command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
+steady   60 frames (n = 8, 4 matrices) plus 2 garbage messages: the dispatcher counts the
+         garbage by reason and forwards none of it; every frame comes out of the merge once,
+         in sequence order, decodable; the books balance (dispatcher: in = dispatched +
+         rejected, dispatched = sum over daemons; merge: out = 60, no gap, no duplicate);
+         each of the 3 daemons got frames (all three are READY with equal credit first).
+stop     the same, with one daemon stopped by SIGTERM after 15 frames came out: no frame is
+         lost (GOODBYE, then what was in flight is received and published), it exits 0.
+kill     the same, with one daemon stopped (SIGSTOP) after 15 frames came out and killed
+         (SIGKILL) once 10 more frames were dispatched: the source is never blocked (the sim
+         sends all 60 and exits 0); the frames missing at the consumer are exactly the gaps
+         the merge names, every one of them was dispatched to the dead daemon (the
+         dispatcher's seq log is the oracle), at least one is missing (it held frames when it
+         died), and every frame dispatched to a live daemon comes out, in order.
+
+Synchronisation is by events (log lines, files, counts), never by measured times: the
+windows and timeouts are only upper bounds for a stuck run.
+"""
+import glob
+import shutil
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import zmq
+
+BUILD, SOURCE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.join(SOURCE, "tools", "python"))
+import eigstream_client as ec  # noqa: E402
+
+DAEMON = os.path.join(BUILD, "app", "eigstream")
+SIM = os.path.join(BUILD, "tools", "sim", "eigstream-sim")
+DISPATCH = os.path.join(BUILD, "tools", "dispatch", "eigstream-dispatch")
+MERGE = os.path.join(BUILD, "tools", "merge", "eigstream-merge")
+FRAMES = 60
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+        print("FAIL", message, file=sys.stderr)
+
+
+def free_ports(count):
+    socks = [socket.socket() for _ in range(count)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def wait_for(predicate, what, limit_s=120):
+    """Polls predicate until true; a stuck run fails after limit_s (an upper bound, not a timing assert)."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    check(False, f"gave up waiting for {what}")
+    return False
+
+
+class Lines:
+    """Collects a process's stderr lines in a thread."""
+
+    def __init__(self, proc, tag):
+        self.lines, self.tag = [], tag
+        self.thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self.thread.start()
+
+    def _read(self, proc):
+        for line in proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def count(self, pattern):
+        return sum(1 for line in list(self.lines) if re.search(pattern, line))
+
+    def dump(self):
+        for line in self.lines[-30:]:
+            print(f"  [{self.tag}] {line}", file=sys.stderr)
+
+
+def daemon_config(example, dispatch_port, out_port):
+    """An example config with this run's endpoints and the test's small sizes."""
+    text = open(example).read()
+    text = re.sub(r'endpoint = "tcp://127\.0\.0\.1:5560"', f'endpoint = "tcp://127.0.0.1:{dispatch_port}"', text)
+    text = re.sub(r'endpoint = "tcp://127\.0\.0\.1:557\d"', f'endpoint = "tcp://127.0.0.1:{out_port}"', text)
+    text = re.sub(r"n = \d+;", "n = 8;", text)
+    text = re.sub(r"matrices = \d+;", "matrices = 4;", text)
+    text = re.sub(r'http = "[^"]*";', 'http = "";', text)
+    return text
+
+
+class Topology:
+    def __init__(self, tmp, window_ms):
+        self.tmp = tmp
+        front, back, out, *ins = free_ports(6)
+        self.front, self.back, self.out, self.ins = front, back, out, ins
+        self.procs = []
+        self.ctx = zmq.Context()
+        self.consumer = self.ctx.socket(zmq.PULL)
+        self.consumer.connect(f"tcp://127.0.0.1:{out}")
+        self.received = []  # (seq, flags) in arrival order
+        self.stop = threading.Event()
+        self.reader = threading.Thread(target=self._consume, daemon=True)
+        self.reader.start()
+        self.merge = self._start([MERGE, "--in", ",".join(f"tcp://127.0.0.1:{p}" for p in ins),
+                                  "--out", f"tcp://127.0.0.1:{out}", "--out-pattern", "push",
+                                  "--first-seq", "0", "--last-seq", str(FRAMES - 1), "--window", "1000",
+                                  "--window-ms", str(window_ms), "--stats-s", "0",
+                                  "--json", os.path.join(tmp, "merge.json"),
+                                  "--prometheus", os.path.join(tmp, "merge.prom")], "merge")
+        self.dispatch = self._start([DISPATCH, "--front", f"tcp://127.0.0.1:{front}",
+                                     "--back", f"tcp://127.0.0.1:{back}", "--overflow", "block",
+                                     "--queue", "8", "--stats-s", "0", "--seq-log", os.path.join(tmp, "seq.log"),
+                                     "--json", os.path.join(tmp, "dispatch.json"),
+                                     "--prometheus", os.path.join(tmp, "dispatch.prom")], "dispatch")
+        self.daemons = []
+        examples = sorted(glob.glob(os.path.join(SOURCE, "config", "examples", "scaleout-daemon-*.cfg")))
+        for i, port in enumerate(ins):
+            path = os.path.join(tmp, f"daemon{i}.cfg")
+            with open(path, "w") as f:
+                f.write(daemon_config(examples[i], back, port))
+            self.daemons.append(self._start([DAEMON, "-c", path], f"daemon{i}"))
+        wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit 4") == 3, "3 daemons READY")
+
+    def _start(self, argv, tag):
+        p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        p.log = Lines(p, tag)
+        self.procs.append(p)
+        return p
+
+    def _consume(self):
+        poller = zmq.Poller()
+        poller.register(self.consumer, zmq.POLLIN)
+        while not self.stop.is_set():
+            if poller.poll(50):
+                parts = self.consumer.recv_multipart()
+                header, _, results = ec.decode_eigenspace(parts)
+                self.received.append((header["seq"], header["flags"], results))
+
+    def seq_log(self):
+        try:
+            with open(os.path.join(self.tmp, "seq.log")) as f:
+                return [line.split() for line in f if line.endswith("\n")]
+        except FileNotFoundError:
+            return []
+
+    def daemon_name(self, proc):
+        return f"{socket.gethostname()}:{proc.pid}"
+
+    def finish(self):
+        """Waits for the merge (it exits at --last-seq), then stops the rest; the JSONs."""
+        self.merge.wait(timeout=180)
+        with open(os.path.join(self.tmp, "merge.json")) as f:
+            out = json.load(f)["frames_out"]
+        # What the merge sent is on its way (its socket lingers): read all of it.
+        wait_for(lambda: len(self.received) >= out, f"the consumer to read the {out} frames the merge sent")
+        for p in self.daemons + [self.dispatch]:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.daemons + [self.dispatch]:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                check(False, f"{p.args[0]} did not stop on SIGTERM")
+        self.stop.set()
+        self.reader.join()
+        self.consumer.close(0)
+        self.ctx.term()
+        with open(os.path.join(self.tmp, "merge.json")) as f:
+            merge = json.load(f)
+        with open(os.path.join(self.tmp, "dispatch.json")) as f:
+            dispatch = json.load(f)
+        return merge, dispatch
+
+    def dump(self):
+        for p in self.procs:
+            p.log.dump()
+
+
+def run_sim(top, rate):
+    return subprocess.run([SIM, "--endpoint", f"tcp://127.0.0.1:{top.front}", "--n", "8", "--cells", "4",
+                           "--snapshots", "64", "--frames", str(FRAMES), "--rate", str(rate), "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def check_order(seqs):
+    check(all(a < b for a, b in zip(seqs, seqs[1:])), f"merge output not in strictly increasing seq order: {seqs}")
+
+
+def test_configs():
+    examples = sorted(glob.glob(os.path.join(SOURCE, "config", "examples", "*.cfg")))
+    check(len(examples) >= 3, f"config/examples has {len(examples)} configs")
+    for path in examples:
+        r = subprocess.run([DAEMON, "--check-config", path], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0, f"{path}: --check-config exit {r.returncode}: {r.stderr.strip()}")
+
+
+def test_usage():
+    """Bad command lines exit 2 naming the problem; --help exits 0."""
+    cases = (([MERGE], "--in is required"),
+             ([MERGE, "--in", "tcp://127.0.0.1:1", "--window", "0"], "--window"),
+             ([DISPATCH, "--queue", "0"], "--queue"),
+             ([DISPATCH, "--overflow", "drop"], "--overflow"))
+    for argv, want in cases:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and want in r.stderr, f"{argv}: exit {r.returncode}, {r.stderr!r}")
+    for tool in (MERGE, DISPATCH):
+        r = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0 and "docs/scaleout.md" in r.stdout, f"{tool} --help: exit {r.returncode}")
+
+
+def test_steady(tmp):
+    top = Topology(tmp, window_ms=60000)
+    garbage = top.ctx.socket(zmq.PUSH)
+    garbage.connect(f"tcp://127.0.0.1:{top.front}")
+    garbage.send(b"hello")                       # header_size
+    garbage.send_multipart([b"EIGX" + bytes(60), b"payload"])  # bad_magic
+    garbage.close(linger=5000)
+    sim = run_sim(top, 0)
+    check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
+    check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
+              for m in results), "a matrix did not converge or its eigenvalues are not ascending")
+    check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
+          f"merge books: {merge}")
+    check(sum(i["frames_in"] for i in merge["inputs"]) == FRAMES, f"merge inputs: {merge['inputs']}")
+    check(dispatch["rejected"] == {"header_size": 1, "bad_magic": 1}, f"dispatcher rejects: {dispatch['rejected']}")
+    check(dispatch["frames_in"] == FRAMES + 2 and dispatch["dispatched"] == FRAMES
+          and dispatch["dropped_total"] == 0 and dispatch["queued"] == 0, f"dispatcher books: {dispatch}")
+    per = [d["dispatched"] for d in dispatch["daemons"]]
+    check(len(per) == 3 and sum(per) == FRAMES and min(per) > 0, f"per-daemon dispatched {per}")
+    log = top.seq_log()
+    check(sorted(int(s) for s, _ in log) == list(range(FRAMES)), "seq log is not every frame once")
+    check_prometheus(tmp, dispatch, merge)
+    return top
+
+
+def check_prometheus(tmp, dispatch, merge):
+    """promtool lints both text files; their counters equal the JSON's."""
+    texts = {}
+    for name in ("dispatch", "merge"):
+        with open(os.path.join(tmp, f"{name}.prom")) as f:
+            texts[name] = f.read()
+        if shutil.which("promtool") is not None:
+            r = subprocess.run(["promtool", "check", "metrics"], input=texts[name], capture_output=True, text=True)
+            check(r.returncode == 0, f"promtool on {name}.prom: {r.stdout} {r.stderr}")
+    check(f"eigstream_dispatch_frames_in_total {dispatch['frames_in']}\n" in texts["dispatch"],
+          "dispatch.prom frames_in differs from the JSON")
+    check(f"eigstream_merge_frames_out_total {merge['frames_out']}\n" in texts["merge"],
+          "merge.prom frames_out differs from the JSON")
+
+
+def sim_midway(top):
+    """Starts the sim at 10 frames/s in a thread and returns once 15 frames came out of the merge:
+    (the thread, the dict its subprocess result lands in under "r")."""
+    result = {}
+    sim = threading.Thread(target=lambda: result.update(r=run_sim(top, 10)))
+    sim.start()
+    wait_for(lambda: len(top.received) >= 15, "15 frames out before the stop")
+    return sim, result
+
+
+def test_kill(tmp):
+    top = Topology(tmp, window_ms=5000)
+    sim, sim_result = sim_midway(top)
+    victim = top.daemons[1]
+    name = top.daemon_name(victim)
+    victim.send_signal(signal.SIGSTOP)
+    stopped_at = len(top.seq_log())
+    wait_for(lambda: len(top.seq_log()) >= stopped_at + 10, "10 more frames dispatched after the stop")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    sim.join()
+    r = sim_result["r"]
+    check(r.returncode == 0 and f"sent {FRAMES} frames" in r.stdout + r.stderr,
+          f"sim blocked or failed: {r.returncode} {r.stdout} {r.stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check_order(seqs)
+    missing = set(range(FRAMES)) - set(seqs)
+    named = set()
+    for first, last in merge["gaps"]:
+        named.update(range(first, last + 1))
+    log = top.seq_log()
+    to_victim = {int(s) for s, d in log if d == name}
+    to_others = {int(s) for s, d in log if d != name}
+    check(named == missing, f"merge named {sorted(named)}, consumer missed {sorted(missing)}")
+    check(missing <= to_victim, f"missing {sorted(missing - to_victim)} were not sent to the dead daemon")
+    check(len(missing) >= 1, f"the stopped daemon held no frames (sent it: {sorted(to_victim)})")
+    check(to_others <= set(seqs), f"frames of live daemons missing: {sorted(to_others - set(seqs))}")
+    check(max(seqs) == FRAMES - 1, "the tail did not come out: the others did not carry on")
+    check(merge["frames_out"] + merge["gap_frames"] == FRAMES, f"merge books: {merge}")
+    check(dispatch["frames_in"] == FRAMES and dispatch["dispatched"] == FRAMES and dispatch["dropped_total"] == 0,
+          f"dispatcher books: {dispatch}")
+    dead = [d for d in dispatch["daemons"] if d["id"] == name]
+    check(len(dead) == 1 and dead[0]["state"] in ("silent", "unreachable"), f"dead daemon's state: {dead}")
+    check(sum(d["dispatched"] for d in dispatch["daemons"]) == FRAMES, "per-daemon dispatched does not sum up")
+    print(f"kill: {len(missing)} frames lost with {name}: {sorted(missing)}; dispatched to it {len(to_victim)}")
+    return top
+
+
+def test_stop(tmp):
+    """A daemon stopped on purpose (SIGTERM) mid-stream loses nothing: it says GOODBYE, receives
+    what was already sent to it until the dispatcher answers, publishes it, and exits 0."""
+    top = Topology(tmp, window_ms=60000)
+    sim, sim_result = sim_midway(top)
+    leaving = top.daemons[1]
+    name = top.daemon_name(leaving)
+    leaving.send_signal(signal.SIGTERM)
+    check(leaving.wait(timeout=60) == 0, "the stopped daemon did not exit 0")
+    sim.join()
+    check(sim_result["r"].returncode == 0, f"sim: {sim_result['r'].stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"frames lost or out of order: missing {sorted(set(range(FRAMES)) - set(seqs))}")
+    check(merge["gap_frames"] == 0 and merge["frames_out"] == FRAMES, f"merge books: {merge}")
+    gone = [d for d in dispatch["daemons"] if d["id"] == name]
+    check(len(gone) == 1 and gone[0]["state"] == "goodbye", f"stopped daemon's state: {gone}")
+    check(leaving.log.count(r"no answer to GOODBYE") == 0, "the daemon gave up waiting for the dispatcher")
+    return top
+
+
+def main():
+    for tool in (DAEMON, SIM, DISPATCH, MERGE):
+        if not os.access(tool, os.X_OK):
+            print(f"missing {tool}", file=sys.stderr)
+            return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        top = None
+        if CASE == "configs":
+            test_configs()
+            test_usage()
+        elif CASE == "steady":
+            top = test_steady(tmp)
+        elif CASE == "kill":
+            top = test_kill(tmp)
+        elif CASE == "stop":
+            top = test_stop(tmp)
+        else:
+            print(f"unknown case {CASE}", file=sys.stderr)
+            return 2
+        if failures and top is not None:
+            top.dump()
+    print(f"{CASE}: {'FAIL' if failures else 'PASS'} ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+/*
+ * dispatch_report.c - eigstream-dispatch's metrics as JSON (the periodic
+ * line, --json) and Prometheus text exposition (--prometheus, for
+ * node_exporter's textfile collector).
+ */
+#include <stdio.h>
+
+#include "cli_text.h"
+#include "dispatch.h"
+
+static const char *const drop_names[DISPATCH_DROP_COUNT_] = {"queue_full", "shutdown"};
+
+const char *dispatch_drop_name(dispatch_drop d)
+{
+    return (int)d >= 0 && d < DISPATCH_DROP_COUNT_ ? drop_names[d] : "unknown";
+}
+
+static void json_daemons(cli_text *w, const dispatch_daemons *t)
+{
+    cli_text_put(w, "\"daemons\":[");
+    for (size_t i = 0; i < t->count; i++) {
+        const dispatch_daemon *d = &t->d[i];
+        cli_text_put(w, "%s{\"id\":\"%s\",\"state\":\"%s\",\"credit\":%llu,\"dispatched\":%llu,\"readies\":%llu",
+                     i ? "," : "", d->name, dispatch_death_name(d->state), (unsigned long long)d->credit,
+                     (unsigned long long)d->dispatched, (unsigned long long)d->readies);
+        if (d->dispatched > 0)
+            cli_text_put(w, ",\"first_seq\":%llu,\"last_seq\":%llu", (unsigned long long)d->first_seq,
+                (unsigned long long)d->last_seq);
+        cli_text_put(w, "}");
+    }
+    cli_text_put(w, "]");
+}
+
+size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, double now_s, char *out,
+                            size_t out_bytes)
+{
+    cli_text w = {out, out_bytes, 0};
+    double up = now_s - s->started_s;
+    cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_per_s\":%.2f,\"dispatched\":%llu,\"resent\":%llu,"
+            "\"queued\":%zu,\"blocked_s\":%.3f,\"daemons_alive\":%zu,",
+        up, (unsigned long long)s->frames_in, up > 0 ? (double)s->dispatched / up : 0.0,
+        (unsigned long long)s->dispatched, (unsigned long long)s->resent, s->queued, (double)s->blocked_ns / 1e9,
+        dispatch_daemons_alive(t));
+    cli_text_put(&w, "\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
+    for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        if (s->rejected[r] > 0) {
+            cli_text_put(&w, "%s\"%s\":%llu", first ? "" : ",", protocol_reject_name((protocol_reject)r),
+                (unsigned long long)s->rejected[r]);
+            first = 0;
+        }
+    cli_text_put(&w, "},\"dropped_total\":%llu,\"dropped\":{", (unsigned long long)s->dropped_total);
+    for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
+        cli_text_put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);
+    cli_text_put(&w, "},\"control_errors\":{");
+    for (int e = 1; e < DISPATCH_CONTROL_ERROR_COUNT_; e++)
+        cli_text_put(&w, "%s\"%s\":%llu", e > 1 ? "," : "", dispatch_control_strerror((dispatch_control_error)e),
+            (unsigned long long)t->control_errors[e]);
+    cli_text_put(&w, "},\"unknown_peer_messages\":%llu,", (unsigned long long)t->unknown_peers);
+    json_daemons(&w, t);
+    cli_text_put(&w, "}");
+    return w.used + 1;
+}
+
+int dispatch_report_json_file(const dispatch_stats *s, const dispatch_daemons *t, double now_s, const char *path)
+{
+    static char text[64 * 1024];
+    cli_text w = {text, sizeof text, dispatch_report_json(s, t, now_s, text, sizeof text) - 1};
+    cli_text_put(&w, "\n");
+    return cli_text_write(&w, path);
+}
+
+int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daemons *t, double now_s,
+                                    const char *path)
+{
+    static char text[64 * 1024];
+    cli_text w = {text, sizeof text, 0};
+    (void)now_s;
+    cli_text_prometheus_header(&w, "eigstream_dispatch_frames_in_total", "counter",
+                               "Messages received from the source.");
+    cli_text_put(&w, "eigstream_dispatch_frames_in_total %llu\n", (unsigned long long)s->frames_in);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_rejected_total", "counter",
+                               "Messages whose header failed the checks, by reason.");
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        cli_text_put(&w, "eigstream_dispatch_rejected_total{reason=\"%s\"} %llu\n",
+                     protocol_reject_name((protocol_reject)r), (unsigned long long)s->rejected[r]);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_dropped_total", "counter",
+                               "Accepted frames never dispatched, by reason.");
+    for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
+        cli_text_put(&w, "eigstream_dispatch_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
+                     (unsigned long long)s->dropped[d]);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_queued", "gauge", "Frames held for want of credit.");
+    cli_text_put(&w, "eigstream_dispatch_queued %zu\n", s->queued);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_daemons_alive", "gauge", "Daemons that get frames.");
+    cli_text_put(&w, "eigstream_dispatch_daemons_alive %zu\n", dispatch_daemons_alive(t));
+    cli_text_prometheus_header(&w, "eigstream_dispatch_dispatched_total", "counter", "Frames sent to each daemon.");
+    for (size_t i = 0; i < t->count; i++)
+        cli_text_put(&w, "eigstream_dispatch_dispatched_total{daemon=\"%s\"} %llu\n", t->d[i].name,
+                     (unsigned long long)t->d[i].dispatched);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_credit", "gauge", "Frames each daemon may still be sent.");
+    for (size_t i = 0; i < t->count; i++)
+        cli_text_put(&w, "eigstream_dispatch_credit{daemon=\"%s\"} %llu\n", t->d[i].name,
+                     (unsigned long long)t->d[i].credit);
+    return cli_text_write(&w, path);
+}

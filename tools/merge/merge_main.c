@@ -1,0 +1,428 @@
+/*
+ * merge_main.c - eigstream-merge: options, sockets and the loop (merge.h
+ * says what the tool is; docs/scaleout.md how to run it).
+ *
+ * One thread, one zmq_poll loop over one socket per daemon (so that the
+ * counts say which daemon a frame came from): each eigenspace frame is
+ * checked (header, three parts), offered to the reorder window with the
+ * deadline arrival + --window-ms, and whatever the window releases is
+ * republished (the parts as they came: ZeroMQ moves the buffers) or
+ * counted as a gap, named by seq in the log and the JSON.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "cli_common.h"
+#include "cli_message.h"
+#include "cli_options.h"
+#include "merge.h"
+#include "reorder.h"
+
+#define POLL_MS_MAX 100
+#define EIGENSPACE_PARTS 3
+
+typedef struct merge_options {
+    const char *inputs, *out, *json, *prometheus;
+    int in_sub, in_bind, out_push, late_publish, window, window_ms, send_timeout_ms, out_hwm;
+    int64_t first_seq, last_seq;
+    double stats_s;
+} merge_options;
+
+/* One received frame while the window holds it. */
+typedef struct held_frame {
+    cli_message m;
+    uint64_t arrival_ns;
+} held_frame;
+
+typedef struct merger {
+    merge_options o;
+    void *ctx, *out;
+    void *in[MERGE_INPUTS_MAX];
+    char *endpoints[MERGE_INPUTS_MAX];
+    size_t inputs;
+    reorder *w;
+    held_frame *frames;  /* window + 1 */
+    held_frame **free;   /* stack of unused frames */
+    size_t free_count;
+    merge_stats s;
+    int done;            /* the release point passed --last-seq */
+} merger;
+
+static const char *const in_patterns[] = {"pull", "sub", NULL};
+static const char *const out_patterns[] = {"pub", "push", NULL};
+static const char *const late_policies[] = {"drop", "publish", NULL};
+
+/* The command line into *o (defaults already there): -1 to go on, else the
+ * exit status (0 after --help, 2 on a bad option or a missing --in). */
+static int options_parse(int argc, char **argv, merge_options *o)
+{
+    const cli_option table[] = {
+        CLI_STRING("in", 0, &o->inputs, "E1,E2,..", "the daemons' output endpoints, comma-separated"),
+        CLI_CHOICE("in-pattern", 0, &o->in_sub, in_patterns, NULL, "input sockets: pull (daemons push) or sub"),
+        CLI_FLAG("in-bind", 0, &o->in_bind, "bind each input instead of connecting to it"),
+        CLI_STRING("out", 0, &o->out, "E", "endpoint the ordered frames are republished on (binds)"),
+        CLI_CHOICE("out-pattern", 0, &o->out_push, out_patterns, NULL, "pub (XPUB, no silent drop) or push"),
+        CLI_INT("out-hwm", 0, &o->out_hwm, 1, 1000000, "H", "output send high-water mark (frames)"),
+        CLI_INT("send-timeout-ms", 0, &o->send_timeout_ms, 0, 3600000, "T",
+                "a refused republish waits this long, then is counted send_timeout"),
+        CLI_INT("window", 0, &o->window, 1, 1000000, "N", "reorder window: seqs held ahead of the next one out"),
+        CLI_INT("window-ms", 0, &o->window_ms, 0, 3600000, "T", "how long a frame waits for the seqs before it"),
+        CLI_CHOICE("late", 0, &o->late_publish, late_policies, NULL,
+                   "a frame whose seq was released as a gap: drop it or publish it flagged LATE"),
+        CLI_INT("first-seq", 0, &o->first_seq, -1, INT64_MAX, "S", "the first seq expected, -1 = the first received"),
+        CLI_INT("last-seq", 0, &o->last_seq, -1, INT64_MAX, "S",
+                "exit once every seq up to S is out or named, -1 = never"),
+        CLI_DOUBLE("stats-s", 0, &o->stats_s, 0.0, 3600.0, "S", "seconds between metrics lines on stderr, 0 = none"),
+        CLI_STRING("json", 0, &o->json, "FILE", "metrics JSON, rewritten with each line and at exit"),
+        CLI_STRING("prometheus", 0, &o->prometheus, "FILE", "Prometheus text file, rewritten likewise"),
+        CLI_END};
+    const cli_spec spec = {
+        .prog = "eigstream-merge", .synopsis = "--in E1,E2,.. [options]", .options = table,
+        .description = "Republishes the eigenspace frames of several daemons in sequence order; gaps, duplicates "
+                       "and late arrivals are counted and named by seq. See docs/scaleout.md.",
+        .epilogue = "Exit: 0 after SIGINT/SIGTERM (the window is flushed) or --last-seq, 1 on a socket or file "
+                    "error, 2 on a bad option."};
+    cli_args args;
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    if (status < 0 && o->inputs == NULL)
+        return cli_fatal("eigstream-merge", "--in is required (the daemons' output endpoints)") + 1;
+    return status;
+}
+
+/* Splits the comma-separated --in list into x->endpoints; -1 when empty or too long. */
+static int inputs_split(merger *x)
+{
+    const char *p = x->o.inputs;
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || x->inputs == MERGE_INPUTS_MAX)
+            return -1;
+        x->endpoints[x->inputs] = strndup(p, len);
+        if (x->endpoints[x->inputs++] == NULL)
+            return -1;
+        p += len + (p[len] == ',');
+    }
+    return x->inputs > 0 ? 0 : -1;
+}
+
+/* A socket with its options; NULL (zmq_errno set) on failure. */
+static void *socket_with(void *ctx, int type, int linger, int hwm_option, int hwm)
+{
+    void *s = zmq_socket(ctx, type);
+    if (s == NULL)
+        return NULL;
+    if (zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_setsockopt(s, hwm_option, &hwm, sizeof hwm) != 0) {
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* One input socket per endpoint (connected, or bound with --in-bind) and
+ * the bound output: 0, or -1 (an endpoint failure is reported here). */
+static int sockets_open(merger *x)
+{
+    static const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION,
+                                                          PROTOCOL_KIND_EIGENSPACE};
+    x->ctx = zmq_ctx_new();
+    if (x->ctx == NULL)
+        return -1;
+    for (size_t i = 0; i < x->inputs; i++) {
+        x->in[i] = socket_with(x->ctx, x->o.in_sub ? ZMQ_SUB : ZMQ_PULL, 0, ZMQ_RCVHWM, 1000);
+        if (x->in[i] == NULL || (x->o.in_sub && zmq_setsockopt(x->in[i], ZMQ_SUBSCRIBE, prefix, sizeof prefix) != 0))
+            return -1;
+        if (cli_socket_attach(x->in[i], x->endpoints[i], x->o.in_bind) != 0) {
+            fprintf(stderr, "eigstream-merge: input %s: %s\n", x->endpoints[i], zmq_strerror(zmq_errno()));
+            return -1;
+        }
+    }
+    /* XPUB with NODROP: a subscriber at its HWM refuses the send instead of
+     * losing the frame silently; the bounded wait then counts it. */
+    int one = 1, timeout = x->o.send_timeout_ms;
+    x->out = socket_with(x->ctx, x->o.out_push ? ZMQ_PUSH : ZMQ_XPUB, 1000, ZMQ_SNDHWM, x->o.out_hwm);
+    if (x->out == NULL || zmq_setsockopt(x->out, ZMQ_SNDTIMEO, &timeout, sizeof timeout) != 0 ||
+        (!x->o.out_push && zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0))
+        return -1;
+    if (cli_socket_attach(x->out, x->o.out, 1) != 0) {
+        fprintf(stderr, "eigstream-merge: output %s: %s\n", x->o.out, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return 0;
+}
+
+/* CLOCK_MONOTONIC in ns: the window's deadlines and the added latency. */
+static uint64_t now_ns(void)
+{
+    return (uint64_t)(cli_monotonic_s() * 1e9);
+}
+
+/* Closes f's parts and puts it back on the free stack. */
+static void recycle(merger *x, held_frame *f)
+{
+    cli_message_release(&f->m);
+    x->free[x->free_count++] = f;
+}
+
+/* Sets the LATE flag in a frame's header part (a new part replaces it). */
+static void flag_late(held_frame *f)
+{
+    protocol_header h;
+    if (protocol_header_decode(zmq_msg_data(&f->m.part[0]), zmq_msg_size(&f->m.part[0]), &h) != PROTOCOL_OK)
+        return;
+    h.flags |= PROTOCOL_FLAG_LATE;
+    zmq_msg_close(&f->m.part[0]);
+    if (zmq_msg_init_size(&f->m.part[0], PROTOCOL_HEADER_BYTES) == 0)
+        protocol_header_encode(&h, zmq_msg_data(&f->m.part[0]));
+}
+
+/* Republishes f's parts as they came; a refusal past the send timeout is
+ * counted. f goes back to the free stack either way. */
+static void publish(merger *x, held_frame *f)
+{
+    int sent = 1;
+    for (size_t i = 0; i < f->m.count && sent; i++) {
+        int flags = i + 1 < f->m.count ? ZMQ_SNDMORE : 0;
+        int rc;
+        while ((rc = zmq_msg_send(&f->m.part[i], x->out, flags)) < 0 && errno == EINTR && !cli_stop_requested)
+            ;
+        sent = rc >= 0;
+    }
+    if (sent) {
+        x->s.frames_out++;
+        merge_stats_latency(&x->s, (double)(now_ns() - f->arrival_ns) / 1e6);
+    } else {
+        x->s.dropped[MERGE_DROP_SEND_TIMEOUT]++;
+    }
+    recycle(x, f);
+}
+
+/* Publishes or names whatever the window releases at now. */
+static void release(merger *x, uint64_t now)
+{
+    reorder_release r;
+    while (reorder_pop_ready(x->w, now, &r)) {
+        if (r.kind == REORDER_ITEM) {
+            publish(x, r.item);
+            continue;
+        }
+        merge_stats_gap(&x->s, r.seq, r.last);
+        fprintf(stderr, "eigstream-merge: gap: seq %llu..%llu (%llu frames) never arrived\n",
+                (unsigned long long)r.seq, (unsigned long long)r.last, (unsigned long long)(r.last - r.seq + 1));
+    }
+}
+
+/* Offers a checked frame to the window: held, or counted (duplicate, late)
+ * and let go; a seq too far ahead first releases past the oldest gaps. */
+static void offer(merger *x, held_frame *f, uint64_t seq, uint64_t now)
+{
+    for (;;) {
+        switch (reorder_insert(x->w, seq, f, now + (uint64_t)x->o.window_ms * 1000000ull)) {
+        case REORDER_IN_ORDER:
+        case REORDER_BUFFERED:
+            return;
+        case REORDER_DUPLICATE:
+            x->s.dropped[MERGE_DROP_DUPLICATE]++;
+            fprintf(stderr, "eigstream-merge: duplicate: seq %llu dropped\n", (unsigned long long)seq);
+            recycle(x, f);
+            return;
+        case REORDER_LATE:
+            fprintf(stderr, "eigstream-merge: late: seq %llu arrived after its gap was named; %s\n",
+                    (unsigned long long)seq, x->o.late_publish ? "published flagged LATE" : "dropped");
+            if (!x->o.late_publish) {
+                x->s.dropped[MERGE_DROP_LATE]++;
+                recycle(x, f);
+                return;
+            }
+            flag_late(f);
+            x->s.late_published++;
+            publish(x, f);
+            return;
+        case REORDER_FULL:
+            release(x, now); /* makes room behind seq, then try again */
+            break;
+        }
+    }
+}
+
+/* Receives one message from input i: a checked eigenspace frame goes to the
+ * window, anything else is counted by reason. -1 on a socket failure. */
+static int input_receive(merger *x, size_t i, uint64_t now)
+{
+    held_frame *f = x->free[--x->free_count];
+    if (cli_message_receive(x->in[i], &f->m, EIGENSPACE_PARTS + 1) != 0) {
+        x->free[x->free_count++] = f;
+        return errno == EINTR ? 0 : -1;
+    }
+    f->arrival_ns = now;
+    x->s.frames_in++;
+    x->s.in_by_input[i]++;
+    protocol_header h;
+    protocol_reject r = protocol_header_decode_kind(zmq_msg_data(&f->m.part[0]), zmq_msg_size(&f->m.part[0]),
+                                                    PROTOCOL_KIND_EIGENSPACE, &h);
+    if (r == PROTOCOL_OK && (f->m.count != EIGENSPACE_PARTS || f->m.extra != 0))
+        r = PROTOCOL_REJECT_PARTS;
+    if (r != PROTOCOL_OK) {
+        if (x->s.rejected[r]++ == 0)
+            fprintf(stderr, "eigstream-merge: rejected a message from %s: %s (counted; first of its kind)\n",
+                    x->endpoints[i], protocol_reject_name(r));
+        x->s.rejected_total++;
+        recycle(x, f);
+        return 0;
+    }
+    offer(x, f, h.seq, now);
+    return 0;
+}
+
+/* The metrics: one JSON line on stderr when line, and the --json and
+ * --prometheus files; a file that cannot be written is reported, not fatal. */
+static void report(merger *x, int line)
+{
+    double now = cli_monotonic_s();
+    const char *const *inputs = (const char *const *)x->endpoints;
+    x->s.held = reorder_held(x->w);
+    x->s.next_seq = reorder_next(x->w);
+    if (line) {
+        static char text[128 * 1024];
+        if (merge_report_json(&x->s, inputs, now, text, sizeof text) <= sizeof text)
+            fprintf(stderr, "eigstream-merge: %s\n", text);
+    }
+    if (x->o.json != NULL && merge_report_json_file(&x->s, inputs, now, x->o.json) != 0)
+        fprintf(stderr, "eigstream-merge: cannot write %s: %s\n", x->o.json, strerror(errno));
+    if (x->o.prometheus != NULL && merge_report_prometheus_file(&x->s, inputs, now, x->o.prometheus) != 0)
+        fprintf(stderr, "eigstream-merge: cannot write %s: %s\n", x->o.prometheus, strerror(errno));
+}
+
+/* How long the poll may sleep: until the window stops waiting for a gap. */
+static int poll_timeout_ms(const merger *x, uint64_t now)
+{
+    uint64_t deadline;
+    if (!reorder_next_deadline(x->w, &deadline))
+        return POLL_MS_MAX;
+    if (deadline <= now)
+        return 0;
+    uint64_t ms = (deadline - now + 999999) / 1000000;
+    return ms < POLL_MS_MAX ? (int)ms : POLL_MS_MAX;
+}
+
+/* The loop; 0 on a stop request or --last-seq, -1 on a socket failure. */
+static int run(merger *x)
+{
+    zmq_pollitem_t items[MERGE_INPUTS_MAX + 1];
+    double next_report = cli_monotonic_s() + x->o.stats_s;
+    for (size_t i = 0; i < x->inputs; i++)
+        items[i] = (zmq_pollitem_t){.socket = x->in[i], .events = ZMQ_POLLIN};
+    items[x->inputs] = (zmq_pollitem_t){.socket = x->out, .events = x->o.out_push ? 0 : ZMQ_POLLIN};
+    while (!cli_stop_requested && !x->done) {
+        if (zmq_poll(items, (int)x->inputs + 1, poll_timeout_ms(x, now_ns())) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        uint64_t now = now_ns();
+        for (size_t i = 0; i < x->inputs; i++)
+            if ((items[i].revents & ZMQ_POLLIN) && input_receive(x, i, now) != 0)
+                return -1;
+        if (items[x->inputs].revents & ZMQ_POLLIN) { /* XPUB: (un)subscriptions, not needed */
+            char sub[256];
+            while (zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT) >= 0)
+                ;
+        }
+        release(x, now);
+        x->done = x->o.last_seq >= 0 && reorder_next(x->w) > (uint64_t)x->o.last_seq;
+        if (x->o.stats_s > 0 && cli_monotonic_s() >= next_report) {
+            report(x, 1);
+            next_report += x->o.stats_s;
+        }
+    }
+    return 0;
+}
+
+/* At exit: what the window holds goes out in order, the gaps between named;
+ * with --last-seq, the seqs after the last one received up to it too. */
+static void flush(merger *x)
+{
+    release(x, UINT64_MAX);
+    uint64_t next = reorder_next(x->w);
+    int any = x->s.frames_in > 0 || x->o.first_seq >= 0;
+    if (x->o.last_seq >= 0 && any && next <= (uint64_t)x->o.last_seq) {
+        merge_stats_gap(&x->s, next, (uint64_t)x->o.last_seq);
+        fprintf(stderr, "eigstream-merge: gap: seq %llu..%lld (%llu frames) never arrived before the stop\n",
+                (unsigned long long)next, (long long)x->o.last_seq,
+                (unsigned long long)((uint64_t)x->o.last_seq - next + 1));
+    }
+}
+
+/* The reorder window, window + 1 frames on the free stack (one is always
+ * being received into) and the latency ring: 0, or -1 when out of memory. */
+static int window_create(merger *x)
+{
+    size_t n = (size_t)x->o.window + 1; /* one more: the frame being received */
+    x->frames = calloc(n, sizeof *x->frames);
+    x->free = calloc(n, sizeof *x->free);
+    x->s.latency_ms = calloc(MERGE_LATENCY_KEPT, sizeof *x->s.latency_ms);
+    if (x->frames == NULL || x->free == NULL || x->s.latency_ms == NULL ||
+        reorder_create(&x->w, (size_t)x->o.window) != REORDER_OK)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        x->free[x->free_count++] = &x->frames[i];
+    if (x->o.first_seq >= 0 && reorder_start(x->w, (uint64_t)x->o.first_seq) != REORDER_OK)
+        return -1;
+    return 0;
+}
+
+/* Frees everything main created, sockets and context last. */
+static void merger_free(merger *x)
+{
+    for (size_t i = 0; x->frames != NULL && i < (size_t)x->o.window + 1; i++)
+        cli_message_free(&x->frames[i].m);
+    free(x->frames);
+    free(x->free);
+    free(x->s.latency_ms);
+    reorder_destroy(&x->w);
+    for (size_t i = 0; i < x->inputs; i++) {
+        if (x->in[i] != NULL)
+            zmq_close(x->in[i]);
+        free(x->endpoints[i]);
+    }
+    if (x->out != NULL)
+        zmq_close(x->out);
+    if (x->ctx != NULL)
+        zmq_ctx_term(x->ctx);
+}
+
+/* Exit 0 after SIGINT/SIGTERM or --last-seq, 1 on a socket or memory
+ * error, 2 on a bad option. */
+int main(int argc, char **argv)
+{
+    merger x = {.o = {.out = "tcp://*:5580", .window = 64, .window_ms = 1000, .send_timeout_ms = 1000,
+                      .out_hwm = 16, .first_seq = -1, .last_seq = -1, .stats_s = 5.0}};
+    int status = options_parse(argc, argv, &x.o);
+    if (status >= 0)
+        return status;
+    if (inputs_split(&x) != 0)
+        return cli_fatal("eigstream-merge", "--in: expected 1 to %d comma-separated endpoints, got \"%s\"",
+                         MERGE_INPUTS_MAX, x.o.inputs);
+    cli_stop_on_signals();
+    x.s.inputs = x.inputs;
+    x.s.started_s = cli_monotonic_s();
+    int rc = window_create(&x);
+    if (rc != 0)
+        fprintf(stderr, "eigstream-merge: out of memory for a window of %d frames\n", x.o.window);
+    if (rc == 0 && (rc = sockets_open(&x)) != 0)
+        fprintf(stderr, "eigstream-merge: zmq: %s\n", zmq_strerror(zmq_errno()));
+    if (rc == 0) {
+        fprintf(stderr, "eigstream-merge: %zu inputs (%s), out %s (%s), window %d frames / %d ms\n", x.inputs,
+                in_patterns[x.o.in_sub], x.o.out, out_patterns[x.o.out_push], x.o.window, x.o.window_ms);
+        rc = run(&x);
+        if (rc != 0)
+            fprintf(stderr, "eigstream-merge: socket failure: %s\n", zmq_strerror(zmq_errno()));
+        flush(&x);
+        report(&x, 1);
+    }
+    merger_free(&x);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench-scaleout.sh - frames/s of 1..D CPU daemons behind one eigstream-dispatch with
+# eigstream-merge, against one daemon fed directly, all in the same run (docs/scaleout.md).
+#
+# Each configuration gets FRAMES frames from eigstream-sim as fast as it takes them (the
+# dispatcher blocks the source rather than drop: a lossless run measures capacity); the
+# clock runs from the sim's start to the consumer's (eigstream-sink) last frame. Prints
+# one table: frames/s, the ratio to the direct daemon, the merge's added latency
+# (p50/p99, arrival to republish) and the sink's p99 end-to-end latency.
+#
+#   tools/scaleout/bench-scaleout.sh [--build DIR] [--max-daemons D] [--frames F] [--n N]
+#                                    [--cells C] [--threads T] [--precision float|double]
+#                                    [--port-base P]
+#
+# On a 2-core machine every process shares the same two cores: the curve says more about
+# the machine than the topology. On the 16-core GPU host (CPU backend):
+#   tools/scaleout/bench-scaleout.sh --build build --max-daemons 3 --frames 60 --n 128 --cells 180 --threads 5
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --max-daemons) MAX=$2; shift 2 ;;
+        --frames) FRAMES=$2; shift 2 ;;
+        --n) N=$2; shift 2 ;;
+        --cells) CELLS=$2; shift 2 ;;
+        --threads) THREADS=$2; shift 2 ;;
+        --precision) PRECISION=$2; shift 2 ;;
+        --port-base) PORT_BASE=$2; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench-scaleout: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+. "$here/scaleout-lib.sh"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-bench-scaleout.XXXXXX")
+sink_pid=""
+trap 'so_stop; [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'exit 1' INT TERM
+now() { date +%s.%N; }
+
+start_sink() { # start_sink PORT: a PULL consumer that exits after FRAMES frames
+    "$(so_bin eigstream-sink)" --endpoint "tcp://127.0.0.1:$1" --pattern pull --n "$N" --frames "$FRAMES" \
+        --duration $((FRAMES + 120)) --quiet --json "$WORK/sink.json" >"$WORK/sink.out" 2>"$WORK/sink.err" &
+    sink_pid=$!
+}
+
+send() { # the sim, as fast as it is let
+    "$(so_bin eigstream-sim)" --endpoint "tcp://127.0.0.1:$PORT_BASE" --n "$N" --cells "$CELLS" --snapshots 64 \
+        --precision "$PRECISION" --frames "$FRAMES" --rate 0 --quiet >/dev/null 2>&1
+}
+
+sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['latency_sink_ms']['p99'])" \
+    "$WORK/sink.json" 2>/dev/null || echo "?"; }
+
+# The peer: one daemon fed directly (PULL bind), pushing to the sink.
+DAEMONS=1
+so_config 1
+sed -e "s#^  endpoint = \"tcp://127.0.0.1:$((PORT_BASE + 10))\";.*#  endpoint = \"tcp://127.0.0.1:$PORT_BASE\";#" \
+    -e 's#^  pattern = "dispatch";#  pattern = "pull";#' -e 's#^  bind = false;.*#  bind = true;#' \
+    "$WORK/daemon-1.cfg" >"$WORK/direct.cfg"
+# Lossless like the dispatcher's --overflow block: the sim waits instead of frames being dropped.
+printf 'frame = {\n  overflow_policy = "block";\n};\n' >>"$WORK/direct.cfg"
+start_sink $((PORT_BASE + 21))
+"$(so_bin eigstream)" -c "$WORK/direct.cfg" 2>"$WORK/direct.log" &
+DAEMON_PIDS=$!
+for _ in $(seq 1 100); do grep -q "INFO  main: eigstream" "$WORK/direct.log" && break; sleep 0.1; done
+t0=$(now); send; wait "$sink_pid"; t1=$(now); sink_pid=""
+so_stop
+direct=$(python3 -c "print('%.2f' % ($FRAMES / ($t1 - $t0)))")
+printf '%-28s %10s %8s %14s %14s %12s\n' configuration frames/s ratio "merge p50 ms" "merge p99 ms" "sink p99 ms"
+printf '%-28s %10s %8s %14s %14s %12s\n' "1 daemon, direct" "$direct" "1.00" "-" "-" "$(sink_p99)"
+
+for DAEMONS in $(seq 1 "$MAX"); do
+    start_sink $((PORT_BASE + 40))
+    DISPATCH_ARGS="--overflow block" MERGE_ARGS="--window-ms 10000" so_start || exit 1
+    t0=$(now); send; wait "$sink_pid"; t1=$(now); sink_pid=""
+    so_wait_merge 600
+    so_stop
+    python3 - "$WORK/merge.json" "$FRAMES" "$t0" "$t1" "$direct" "$DAEMONS" "$(sink_p99)" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+frames, t0, t1, direct, d, sink = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7]
+rate = frames / (t1 - t0)
+note = "" if m["frames_out"] == frames and m["gap_frames"] == 0 else f"  (out {m['frames_out']}, gaps {m['gap_frames']})"
+print("%-28s %10.2f %8.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispatch+merge", rate, rate / direct,
+      m["added_latency_ms"]["p50"], m["added_latency_ms"]["p99"], sink, note))
+PY
+done
+echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon, $(nproc) cores)"
