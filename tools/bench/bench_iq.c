@@ -124,9 +124,8 @@ static void *scene_cube(const form_iq_params *q, size_t *bytes)
                     re += 3000 * cos(phase);
                     im += 3000 * sin(phase);
                 }
-                size_t i = q->layout == PROTOCOL_IQ_CPG   ? (c * q->pulses + p) * q->gates + g
-                           : q->layout == PROTOCOL_IQ_PCG ? (p * q->channels + c) * q->gates + g
-                                                          : (p * q->gates + g) * q->channels + c;
+                size_t i = protocol_iq_index(q->layout, q->channels, q->pulses, q->gates, (uint32_t)c, (uint32_t)p,
+                                             (uint32_t)g);
                 if (q->format == PROTOCOL_IQ_CI16_LE) {
                     int16_t v[2] = {(int16_t)lrint(fmax(-32768, fmin(32767, re))),
                                     (int16_t)lrint(fmax(-32768, fmin(32767, im)))};
