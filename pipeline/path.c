@@ -9,6 +9,13 @@ pipeline_error path_create(path **out, const path_params *params, char *err, siz
 {
     *out = NULL;
     eig_backend backend = eig_backend_resolve(params->backend, (int)params->n);
+    /* Asked for cuda where no GPU answers (none, or a driver the runtime
+     * cannot use): the one message naming the backend and the GPU count,
+     * before any CUDA call gives a less telling one. */
+    if (backend == EIG_BACKEND_CUDA && eig_cuda_device_count() == 0) {
+        path_plan_error(err, err_bytes, params, eig_cuda_built() ? EIG_ENODEVICE : EIG_ENOCUDA);
+        return PIPELINE_ESOLVER;
+    }
 #ifdef EIGSTREAM_PIPELINE_CUDA
     if (backend == EIG_BACKEND_CUDA)
         return path_cuda_create(out, params, err, err_bytes);

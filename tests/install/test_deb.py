@@ -65,18 +65,31 @@ def field(info, name):
 
 
 def owner_of(soname):
-    """The installed Debian package that holds soname (via the loader's cache
-    and dpkg -S on the resolved file), without an alternatives flavour suffix."""
+    """(package, path): the installed Debian package that holds soname (via
+    the loader's cache and dpkg -S on the resolved file), without an
+    alternatives flavour suffix, and the file; package None when no package
+    owns it, path None when the loader does not know it."""
     cache = run(["ldconfig", "-p"]).stdout
     m = re.search(rf"^\s*{re.escape(soname)} \(libc6,x86-64\) => (\S+)", cache, re.M)
     if not m:
-        return None
+        return None, None
     for path in (m.group(1), os.path.realpath(m.group(1))):
         r = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
         if r.returncode == 0:
             pkg = r.stdout.split(":")[0]
-            return re.sub(r"-(pthread|openmp|serial)$", "", pkg)
-    return None
+            return re.sub(r"-(pthread|openmp|serial)$", "", pkg), path
+    return None, os.path.realpath(m.group(1))
+
+
+CUDA_LIBRARIES = re.compile(r"^lib(cudart|cublas|cublasLt|cufft|cusolver|cusparse|nvJitLink)\.so\.")
+
+
+def from_cuda_toolkit(soname, path):
+    """A CUDA runtime library that no Debian package owns here: NVIDIA's CUDA
+    Toolkit installed outside dpkg (/usr/local/cuda...). A CUDA build's .deb
+    cannot name a package for it; the README's Install section says that the
+    target machine needs NVIDIA's CUDA runtime libraries."""
+    return bool(CUDA_LIBRARIES.match(soname)) and path is not None and "/cuda" in path
 
 
 def check_control(deb, version, arch, root):
@@ -93,7 +106,10 @@ def check_control(deb, version, arch, root):
             needed |= set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
                                      run(["readelf", "-d", f]).stdout))
     for soname in sorted(needed - {"libeigstream-eig.so.0"}):
-        pkg = owner_of(soname)
+        pkg, path = owner_of(soname)
+        if pkg is None and from_cuda_toolkit(soname, path):
+            print(f"{soname}: from the CUDA Toolkit at {path}, no Debian package: not in Depends")
+            continue
         check(pkg in depends, f"{soname} (package {pkg}) is needed but not in Depends {sorted(depends)}")
     control = os.path.join(SCRATCH, "control")
     shutil.rmtree(control, ignore_errors=True)

@@ -14,7 +14,7 @@ usage: test_install.py install BUILD SOURCE PREFIX
            --static), and runs each on the cpu and lapack backends; the
            consumer checks an analytic spectrum. A shared build must load
            PREFIX's library (ldd). SYSROOT: PREFIX is a package's /usr
-           unpacked under SYSROOT, whose .pc names /usr (PKG_CONFIG_SYSROOT_DIR).
+           unpacked under SYSROOT, whose .pc names /usr (pkg-config --define-variable=prefix=PREFIX).
        test_install.py pip SOURCE PREFIX SCRATCH
            pip-installs tools/python (its pyproject.toml, at the project's
            version) into a fresh venv, offline, and runs test_python_eigh.py
@@ -135,9 +135,12 @@ def consumer(source, prefix, scratch, sysroot=None):
     pc = os.path.join(scratch, "pkg-config")
     os.makedirs(pc)
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"))
+    make = ["make", "-f", os.path.join(src, "Makefile"), f"SRC={os.path.join(src, 'consumer.c')}"]
     if sysroot:
-        env["PKG_CONFIG_SYSROOT_DIR"] = sysroot
-    run(["make", "-f", os.path.join(src, "Makefile"), f"SRC={os.path.join(src, 'consumer.c')}"], env=env, cwd=pc)
+        # Only the paths the .pc derives from ${prefix} move into the unpacked
+        # tree; a sysroot would also move the system's and the CUDA Toolkit's.
+        make.append(f"PKG_CONFIG=pkg-config --define-variable=prefix={prefix}")
+    run(make, env=env, cwd=pc)
     programs = {"cmake shared": os.path.join(build, "consumer"),
                 "cmake static": os.path.join(build, "consumer_static"),
                 "pkg-config shared": os.path.join(pc, "consumer-pc"),

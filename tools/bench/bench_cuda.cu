@@ -601,6 +601,11 @@ int write_json(const options &o, const char *gpu, const std::vector<case_result>
 
 extern "C" int bench_cuda_main(int argc, char **argv)
 {
+    for (int k = 1; k < argc; ++k)
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            fputs(usage, stdout); /* with or without a GPU, as every mode's help */
+            return 0;
+        }
     options o;
     if (parse(argc, argv, o) != 0) {
         fputs(usage, stderr);
