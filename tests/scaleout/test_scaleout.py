@@ -108,8 +108,15 @@ def daemon_config(example, dispatch_port, out_port):
     return text
 
 
+# The kill case's victim gets a deeper receive queue, so its credit (free
+# slots) stays above the others' 4: the dispatcher keeps choosing it after it
+# is stopped, and at least one frame is certainly held by it when it dies,
+# whatever the timing (with equal credit it might have published everything).
+DEEP_QUEUE = 8
+
+
 class Topology:
-    def __init__(self, tmp, window_ms):
+    def __init__(self, tmp, window_ms, deep=None):
         self.tmp = tmp
         front, back, out, *ins = free_ports(6)
         self.front, self.back, self.out, self.ins = front, back, out, ins
@@ -138,8 +145,10 @@ class Topology:
             path = os.path.join(tmp, f"daemon{i}.cfg")
             with open(path, "w") as f:
                 f.write(daemon_config(examples[i], back, port))
+                if i == deep:
+                    f.write(f"frame = {{ queue_depth = {DEEP_QUEUE}; }};\n")
             self.daemons.append(self._start([DAEMON, "-c", path], f"daemon{i}"))
-        wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit 4") == 3, "3 daemons READY")
+        wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit") == 3, "3 daemons READY")
 
     def _start(self, argv, tag):
         p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -283,7 +292,7 @@ def sim_midway(top):
 
 
 def test_kill(tmp):
-    top = Topology(tmp, window_ms=5000)
+    top = Topology(tmp, window_ms=5000, deep=1)
     sim, sim_result = sim_midway(top)
     victim = top.daemons[1]
     name = top.daemon_name(victim)
