@@ -44,10 +44,6 @@ static const char iq_description[] =
     "on the CPU against NumPy (numpy.fft + matmul) and, with a GPU, the GPU forming\n"
     "(cube copy included) against our GPU solve of the matrices it forms.\n";
 
-static const char *const iq_formats[] = {"ci16_le", "cf32_le", NULL};
-static const int iq_format_values[] = {PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CF32_LE};
-static const char *const iq_layouts[] = {"cpg", "pcg", "pgc", NULL};
-static const char *const iq_windows[] = {"none", "hann", "hamming", "chebyshev", "taylor", NULL};
 static const char *const iq_devices[] = {"both", "cpu", "gpu", NULL};
 
 typedef struct iq_options {
@@ -62,15 +58,16 @@ static int parse_options(int argc, char **argv, iq_options *o)
     int format = PROTOCOL_IQ_CI16_LE, layout = PROTOCOL_IQ_CPG, window = FORM_WINDOW_HANN;
     int precision = EIG_COMPLEX_DOUBLE, threads = 2;
     double sidelobe = 40;
-    const cli_choices precisions = cli_choices_precision();
+    const cli_choices precisions = cli_choices_precision(), formats = cli_choices_iq_format();
+    const cli_choices layouts = cli_choices_iq_layout(), windows = cli_choices_form_window();
     *o = (iq_options){.runs = 10, .python = "/usr/bin/python3", .script = EIGSTREAM_BENCH_IQ_NUMPY, .dir = "/tmp"};
     const cli_option table[] = {
         CLI_INT("channels", 0, &channels, 1, EIG_N_MAX, "C", "channels = matrix order n"),
         CLI_INT("pulses", 0, &pulses, 1, 1 << 20, "P", "pulses per cube"),
         CLI_INT("gates", 0, &gates, 1, 1 << 24, "G", "range gates per pulse"),
-        CLI_CHOICE("format", 0, &format, iq_formats, iq_format_values, "sample format"),
-        CLI_CHOICE("layout", 0, &layout, iq_layouts, NULL, "cube layout (slowest index first)"),
-        CLI_CHOICE("window", 0, &window, iq_windows, NULL, "slow-time window"),
+        CLI_CHOICE("format", 0, &format, formats.names, formats.values, "sample format"),
+        CLI_CHOICE("layout", 0, &layout, layouts.names, layouts.values, "cube layout (slowest index first)"),
+        CLI_CHOICE("window", 0, &window, windows.names, windows.values, "slow-time window"),
         CLI_DOUBLE("sidelobe-db", 0, &sidelobe, 1, 300, "DB", "chebyshev/taylor sidelobe level"),
         CLI_INT("fft", 0, &fft, 0, 1 << 24, "F", "fft size, 0 = pulses"),
         CLI_INT("bin-first", 0, &first, 0, 1 << 24, "B", "first Doppler bin"),
@@ -299,7 +296,7 @@ int bench_iq_main(int argc, char **argv)
     printf("%s: %u channels x %u pulses x %u gates %s %s (%.1f MB), window %s, F %u, bins %u+%u, "
            "%u segment(s), guard %u: %u matrices of %u, K %u, %s\n",
            IQ_PROG, q->channels, q->pulses, q->gates, protocol_iq_format_name(q->format),
-           protocol_iq_layout_name(q->layout), (double)cube_bytes / 1e6, iq_windows[q->window], q->fft_size,
+           protocol_iq_layout_name(q->layout), (double)cube_bytes / 1e6, config_form_window_name(q->window), q->fft_size,
            q->bin_first, q->bin_count, q->segments, q->guard_gates, form_iq_matrices(q), q->channels,
            form_iq_snapshots(q), eig_precision_name(q->precision));
     int rc = 0;

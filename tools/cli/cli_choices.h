@@ -72,6 +72,15 @@ static inline cli_choices cli_choices_iq_layout(void)
     return c;
 }
 
+/* none, hann, hamming, chebyshev, taylor (the IQ slow-time windows; needs
+ * eigstream_config, which owns their name table). */
+static inline cli_choices cli_choices_form_window(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    CLI_CHOICES_FILL(c, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR, config_form_window_name((form_window)v_));
+    return c;
+}
+
 /* auto, cpu, lapack, cuda (needs eigstream_eig). */
 static inline cli_choices cli_choices_backend(void)
 {
