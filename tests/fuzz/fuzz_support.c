@@ -88,6 +88,17 @@ uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, siz
     return fast;
 }
 
+int fuzz_crc_accepted(const protocol_header *h, const void *const *part, const size_t *part_bytes, size_t parts,
+                      uint32_t crc)
+{
+    if (protocol_check_crc(h, part, part_bytes, parts) != PROTOCOL_OK) {
+        FUZZ_REQUIRE((h->flags & PROTOCOL_FLAG_CRC) && crc != h->crc32c, "rejected a matching CRC");
+        return 0;
+    }
+    FUZZ_REQUIRE(!(h->flags & PROTOCOL_FLAG_CRC) || crc == h->crc32c, "accepted a CRC that does not match");
+    return 1;
+}
+
 const char *fuzz_memfile_fill(int slot, const void *bytes, size_t size)
 {
     static int fd[2] = {-1, -1};

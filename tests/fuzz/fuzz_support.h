@@ -59,6 +59,11 @@ size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[
 /* The CRC32C of the payload parts, with both implementations (the SSE4.2 and
  * the table one) and protocol_payload_crc32c, which must all agree. */
 uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, size_t parts);
+/* protocol_check_crc on a frame's payload parts, required to agree with crc
+ * (fuzz_payload_crc of the same parts): a frame with the CRC flag is refused
+ * exactly when crc differs from its header's. 1 when accepted, else 0. */
+int fuzz_crc_accepted(const struct protocol_header *h, const void *const *part, const size_t *part_bytes, size_t parts,
+                      uint32_t crc);
 
 /* An in-memory file (memfd) that a loader taking a path can open: replaces
  * its contents with bytes and returns its path ("/proc/self/fd/N", valid
