@@ -170,9 +170,14 @@ static void monitor_serve(auth_zap *a, auth_watch *w)
     if (w->logged & (1u << reason))
         return;
     w->logged |= 1u << reason;
-    LOG_WARN("auth", "%s %s: refused a %s (logged once per socket; counted in "
+    /* NO_DETAIL carries an errno: a client that hung up mid-handshake (a
+     * plain-text one that read our CURVE greeting first looks like this). */
+    char detail[96] = "";
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+        snprintf(detail, sizeof detail, ": the client hung up mid-handshake (%s)", strerror((int)value));
+    LOG_WARN("auth", "%s %s: refused a %s%s (logged once per socket; counted in "
              "eigstream_auth_rejected_total{reason=\"%s\"})", w->role, endpoint,
-             reason == PIPELINE_AUTH_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake",
+             reason == PIPELINE_AUTH_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake", detail,
              pipeline_auth_reject_name(reason));
 }
 
