@@ -77,6 +77,12 @@
 
 /* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
 #define PIPELINE_ZMQ_IO_THREADS 2
+/* ZMQ_AFFINITY: the input's connections on I/O thread 0, the output's on
+ * I/O thread 1, so that a frame arriving and an eigenspace leaving are never
+ * copied by one thread in turn (ZeroMQ otherwise picks the least-loaded
+ * thread at each connection, and may pick the same one for both). */
+#define PIPELINE_ZMQ_INPUT_AFFINITY 1u
+#define PIPELINE_ZMQ_OUTPUT_AFFINITY 2u
 
 /* What a stage's step did with a frame. */
 typedef enum stage_outcome {

@@ -6,7 +6,11 @@
  * handler (auth_zap.h) lets in the allowed client keys only.
  */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +155,8 @@ static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
      * buffer it; smaller lies about sizes are the receiver's rejects. */
     int64_t max_bytes = cfg->input.max_message_bytes;
     SET_OPTION(p->input, "input", ZMQ_MAXMSGSIZE, max_bytes);
+    uint64_t affinity = PIPELINE_ZMQ_INPUT_AFFINITY;
+    SET_OPTION(p->input, "input", ZMQ_AFFINITY, affinity);
     if (sub) {
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_COVARIANCE};
         SET_OPTION(p->input, "input", ZMQ_SUBSCRIBE, prefix);
@@ -196,6 +202,8 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     if (!push)
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
     SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
+    uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY;
+    SET_OPTION(p->output, "output", ZMQ_AFFINITY, affinity);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 
@@ -210,8 +218,18 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
 }
 
+void pipeline_tune_allocator(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+#endif
+}
+
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
 {
+    pipeline_tune_allocator();
     p->zmq = zmq_ctx_new();
     if (p->zmq == NULL) {
         pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));

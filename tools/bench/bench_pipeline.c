@@ -30,8 +30,8 @@
  * scraping /metrics every second; both measures end to end without, then
  * with, and prints the two side by side.
  * Ratios (the targets the daemon is designed for):
- *   latency     end-to-end p99 at the fixed rate / (input + solve + output alone)  <= 1.2
- *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.9
+ *   latency     end-to-end p99 at the fixed rate / (input + solve + output alone)  <= 1.1
+ *   throughput  max-rate frames/s / (1 / slowest alone)                            >= 0.95
  */
 #include <errno.h>
 #include <limits.h>
@@ -53,10 +53,15 @@
 #include "cli_options.h"
 #include "config.h"
 #include "eig.h"
+#include "frame.h"
+#include "output.h"
+#include "path.h"
 #include "pipeline.h"
 #include "protocol.h"
 #include "workload.h"
 
+#define LATENCY_TARGET 1.1     /* p99 end to end / sum of the parts alone, at most */
+#define THROUGHPUT_TARGET 0.95 /* sustained frames/s / what the slowest part allows alone, at least */
 #define MESSAGE_PARTS_MAX 4096 /* payload parts of one message: one, or one per matrix */
 
 static const char pipeline_description[] =
@@ -266,6 +271,14 @@ static void covariance_message(message *m, const options *o, const void *payload
 
 /* ---- alone ------------------------------------------------------------------------------ */
 
+/* The bench's sender and receiver stand for two separate processes (the
+ * radar front end, the downstream stage): each has its own ZeroMQ context
+ * with one I/O thread, so that the bench never copies an input frame and an
+ * output frame with one thread in turn (the daemon would be blamed for it). */
+typedef struct bench_zmq {
+    void *source, *sink;
+} bench_zmq;
+
 typedef struct endpoints {
     char in[256], out[256];
 } endpoints;
@@ -275,11 +288,12 @@ static double median_of(double *v, int count)
     return bench_median(v, count);
 }
 
-/* Median one-message transfer time (ms) of m over a fresh PUSH -> PULL pair. */
-static double transfer_alone(void *ctx, const options *o, message *m, int frames)
+/* Median one-message transfer time (ms) of m from a PUSH in source to a
+ * PULL in sink (the same context, or two). */
+static double transfer_alone(void *source, void *sink, const options *o, message *m, int frames)
 {
     char endpoint[256];
-    void *push = zmq_socket(ctx, ZMQ_PUSH), *pull = zmq_socket(ctx, ZMQ_PULL);
+    void *push = zmq_socket(source, ZMQ_PUSH), *pull = zmq_socket(sink, ZMQ_PULL);
     int zero = 0;
     zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
@@ -312,40 +326,120 @@ static double transfer_alone(void *ctx, const options *o, message *m, int frames
     return result;
 }
 
-static double solve_alone(const options *o, const void *a, int frames, char *backend, size_t backend_bytes)
+/* The daemon's configuration for o, as both the stage alone and the end to
+ * end runs use it (endpoints aside). */
+static void bench_config(const options *o, eigstream_config *cfg)
 {
-    eig_plan_params p = eig_plan_params_default();
-    p.n = o->n;
-    p.batch = o->matrices;
-    p.precision = o->precision;
-    p.job = o->mode == CONFIG_MODE_VALUES ? EIG_JOB_VALUES : EIG_JOB_VECTORS;
-    p.threads = o->threads;
-    p.backend = o->backend;
-    eig_plan *plan;
-    eig_error e = eig_plan_create(&plan, &p);
-    if (e != EIG_OK) {
-        fprintf(stderr, "eigstream-bench pipeline: solver plan: %s\n", eig_strerror(e));
+    config_defaults(cfg);
+    cfg->solver.n = o->n;
+    cfg->solver.matrices = o->matrices;
+    cfg->solver.precision = o->precision;
+    cfg->solver.backend = o->backend;
+    cfg->solver.cpu_threads = o->threads;
+    cfg->solver.workers = o->workers;
+    cfg->solver.gpu_devices = o->gpu_devices;
+    cfg->output.mode = o->mode;
+    cfg->output.pattern = CONFIG_OUTPUT_PUSH;
+    cfg->frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
+    cfg->frame.deadline_ms = 3600 * 1000;
+    cfg->metrics.endpoint[0] = '\0';
+    snprintf(cfg->metrics.http, CONFIG_STRING_MAX, "%s", o->scraped ? "127.0.0.1:0" : "");
+    cfg->log.level = CONFIG_LOG_WARN;
+}
+
+/* One frame's buffers as the daemon allocates them (pipeline_frames.c): the
+ * path's host memory, pinned on the cuda path. */
+typedef struct stage_frame {
+    frame f;
+    output_buffer out;
+} stage_frame;
+
+static void stage_frame_free(path *p, stage_frame *s)
+{
+    path_buffer_free(p, s->f.a);
+    path_buffer_free(p, s->f.w);
+    path_buffer_free(p, s->f.info);
+    path_buffer_free(p, s->out.data);
+    free(s->f.signal_dim);
+    free(s->out.meta);
+    free(s->out.matrix_meta);
+}
+
+static int stage_frame_make(path *p, const options *o, const output_format *format, stage_frame *s)
+{
+    size_t elem = eig_element_bytes(o->precision), m = (size_t)o->matrices;
+    *s = (stage_frame){.f = {.slot = -1, .drop_reason = -1}};
+    s->f.a_bytes = m * o->n * o->n * elem;
+    s->f.a = path_buffer_alloc(p, s->f.a_bytes);
+    s->f.w = path_buffer_alloc(p, m * o->n * elem / 2);
+    s->f.info = path_buffer_alloc(p, m * sizeof *s->f.info);
+    s->f.signal_dim = calloc(m, sizeof *s->f.signal_dim);
+    s->out.meta = calloc(1, protocol_meta_bytes((uint32_t)m));
+    s->out.matrix_meta = calloc(m, sizeof *s->out.matrix_meta);
+    s->out.data = path_buffer_alloc(p, output_data_capacity(format));
+    return s->f.a && s->f.w && s->f.info && s->f.signal_dim && s->out.meta && s->out.matrix_meta && s->out.data
+               ? 0
+               : -1;
+}
+
+/* One frame through the steps of the form and solve stages and the publish
+ * stage's wait, as stage_form.c, stage_solve.c and stage_publish.c call them. */
+static int stage_frame_solve(path *p, const output_format *format, stage_frame *s, char *err, size_t err_bytes)
+{
+    frame *f = &s->f;
+    int ok = path_form(p, f, err, err_bytes) == PIPELINE_OK && path_solve(p, f, err, err_bytes) == PIPELINE_OK;
+    if (ok) {
+        output_signal_dimensions(format, f);
+        output_describe(format, f, &s->out);
+        ok = path_output_start(p, f, &s->out, err, err_bytes) == PIPELINE_OK &&
+             path_output_wait(p, f, err, err_bytes) == PIPELINE_OK;
+    }
+    path_release(p, f);
+    return ok ? 0 : -1;
+}
+
+/* The solve alone: the daemon's own data path (path.h, the one its solver
+ * worker creates) on one frame at a time in the path's buffers: upload and
+ * forming, the batched solve, the signal dimensions, the copy of what the
+ * mode sends into the output buffer. Copying the payload into the frame is
+ * the receive stage's work and stays out of the time. Median over min(frames,
+ * 7) runs after a warm-up; -1 when no path could be made. */
+static double solve_alone(const options *o, const void *payload, size_t payload_bytes, const uint8_t *header,
+                          char *backend, size_t backend_bytes)
+{
+    eigstream_config cfg;
+    bench_config(o, &cfg);
+    output_format format = {.n = (uint32_t)o->n, .matrices = (uint32_t)o->matrices, .precision = o->precision,
+                            .mode = (uint8_t)o->mode};
+    path_params params;
+    path_params_from_config(&params, &cfg, output_sends_vectors(&format));
+    if (o->gpu_devices.count > 0)
+        params.gpu_device = o->gpu_devices.values[0];
+    char err[256];
+    path *p;
+    if (path_create(&p, &params, err, sizeof err) != PIPELINE_OK) {
+        fprintf(stderr, "eigstream-bench pipeline: solver path: %s\n", err);
         return -1.0;
     }
-    snprintf(backend, backend_bytes, "%s", eig_backend_name(eig_plan_get_params(plan)->backend));
-    size_t elem = p.precision == EIG_COMPLEX_DOUBLE ? 16 : 8;
-    void *w = malloc((size_t)o->matrices * o->n * elem / 2);
-    void *z = malloc((size_t)o->matrices * o->n * o->n * elem);
-    int *info = malloc(sizeof *info * (size_t)o->matrices);
-    double *t = malloc(sizeof *t * (size_t)frames);
-    int runs = frames < 7 ? frames : 7; /* the solve is steady; 7 runs give a stable median */
-    eig_plan_execute(plan, a, w, z, info); /* warm-up */
-    for (int k = 0; k < runs; k++) {
+    snprintf(backend, backend_bytes, "%s", eig_backend_name(p->backend));
+    stage_frame s;
+    int runs = o->frames < 7 ? o->frames : 7; /* the solve is steady; 7 runs give a stable median */
+    double t[7], result = -1.0;
+    int k = -1, ok = stage_frame_make(p, o, &format, &s) == 0 &&
+                     protocol_header_decode(header, PROTOCOL_HEADER_BYTES, &s.f.header) == PROTOCOL_OK;
+    for (; ok && k < runs; k++) { /* k = -1 warms up */
+        memcpy(s.f.a, payload, payload_bytes); /* the host path forms in place */
         double start = bench_now_ms();
-        eig_plan_execute(plan, a, w, z, info);
-        t[k] = bench_now_ms() - start;
+        ok = stage_frame_solve(p, &format, &s, err, sizeof err) == 0;
+        if (k >= 0)
+            t[k] = bench_now_ms() - start;
     }
-    double result = median_of(t, runs);
-    free(w);
-    free(z);
-    free(info);
-    free(t);
-    eig_plan_destroy(&plan);
+    if (ok)
+        result = median_of(t, runs);
+    else
+        fprintf(stderr, "eigstream-bench pipeline: solve alone: %s\n", err);
+    stage_frame_free(p, &s);
+    path_destroy(&p);
     return result;
 }
 
@@ -389,12 +483,32 @@ static void *feeder_main(void *arg)
     return NULL;
 }
 
+/* A frame's timeline, from the bench's send and receipt (wall clock) and the
+ * daemon's stage times in the meta part: where the time goes. */
+enum { SEGMENTS = 5 };
+static const char *const segment_names[SEGMENTS] = {
+    "send->receipt",       /* the input transfer: the whole message is in the daemon's socket */
+    "receipt->solve",      /* copy and check, the form queue, forming */
+    "solve",               /* the solve stage's worker, upload to the host copy of the values */
+    "solve->hand-over",    /* the vectors' copy-out, the publish queue, encoding */
+    "hand-over->received", /* the output transfer */
+};
+
+static void timeline_split(double send_ms, const protocol_stage_times *t, double received_ms, double **segment,
+                           int frame)
+{
+    double at[SEGMENTS + 1] = {send_ms, (double)t->received_ns * 1e-6, (double)t->solve_start_ns * 1e-6,
+                               (double)t->solve_end_ns * 1e-6, (double)t->published_ns * 1e-6, received_ms};
+    for (int k = 0; k < SEGMENTS; k++)
+        segment[k][frame] = at[k + 1] - at[k];
+}
+
 typedef struct run_result {
     double fps;                   /* sustained outputs/s after the first two */
     double p50, p90, p99, max;    /* ms, send -> output received */
     int received;
     double stage_mean_ms[5];      /* the daemon's own histograms: receive form solve publish end_to_end */
-    double in_lag_ms, out_lag_ms; /* medians: send -> daemon receipt, daemon hand-over -> received */
+    double segment_ms[SEGMENTS];  /* medians of each frame's timeline (segment_names) */
     long scrapes;                 /* --metrics-http: /metrics responses read during the run */
     int workers;                  /* solver workers, and the frames dealt to each */
     uint64_t worker_frames[PIPELINE_WORKERS_MAX];
@@ -494,29 +608,15 @@ static double percentile(const double *sorted, int count, double q)
     return sorted[k < 0 ? 0 : (k >= count ? count - 1 : k)];
 }
 
-static int end_to_end(void *ctx, const options *o, const void *payload, size_t payload_bytes,
+static int end_to_end(const bench_zmq *z, const options *o, const void *payload, size_t payload_bytes,
                       double interval_ms, run_result *r)
 {
     eigstream_config cfg;
     endpoints ep;
     char err[512];
-    config_defaults(&cfg);
-    cfg.solver.n = o->n;
-    cfg.solver.matrices = o->matrices;
-    cfg.solver.precision = o->precision;
-    cfg.solver.backend = o->backend;
-    cfg.solver.cpu_threads = o->threads;
-    cfg.solver.workers = o->workers;
-    cfg.solver.gpu_devices = o->gpu_devices;
-    cfg.output.mode = o->mode;
-    cfg.output.pattern = CONFIG_OUTPUT_PUSH;
-    cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
-    cfg.frame.deadline_ms = 3600 * 1000;
-    cfg.metrics.endpoint[0] = '\0';
-    snprintf(cfg.metrics.http, CONFIG_STRING_MAX, "%s", o->scraped ? "127.0.0.1:0" : "");
-    cfg.log.level = CONFIG_LOG_WARN;
+    bench_config(o, &cfg);
 
-    void *pull = zmq_socket(ctx, ZMQ_PULL), *push = zmq_socket(ctx, ZMQ_PUSH);
+    void *pull = zmq_socket(z->sink, ZMQ_PULL), *push = zmq_socket(z->source, ZMQ_PUSH);
     int zero = 0;
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
@@ -554,8 +654,9 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
     double *latency = calloc((size_t)o->frames, sizeof *latency);
     double *arrive = calloc((size_t)o->frames, sizeof *arrive);
     double *send_real = calloc((size_t)o->frames, sizeof *send_real);
-    double *in_lag = calloc((size_t)o->frames, sizeof *in_lag);
-    double *out_lag = calloc((size_t)o->frames, sizeof *out_lag);
+    double *segment[SEGMENTS];
+    for (int k = 0; k < SEGMENTS; k++)
+        segment[k] = calloc((size_t)o->frames, sizeof *segment[k]);
     feeder f = {push, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
     pthread_create(&runner, NULL, pipeline_main, p);
     pthread_t scraper_threads[SCRAPERS];
@@ -583,8 +684,7 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         }
         arrive[received] = now;
         latency[received] = now - send_ms[seq];
-        in_lag[received] = (double)times.received_ns * 1e-6 - send_real[seq];
-        out_lag[received] = now_real - (double)times.published_ns * 1e-6;
+        timeline_split(send_real[seq], &times, now_real, segment, received);
     }
     pthread_join(feed, NULL);
     r->scrapes = scrapers_stop(scraper_threads, scrapers, scraping, &scrapers_done);
@@ -608,12 +708,12 @@ static int end_to_end(void *ctx, const options *o, const void *payload, size_t p
         r->p90 = percentile(latency + 1, received - 1, 0.90);
         r->p99 = percentile(latency + 1, received - 1, 0.99);
         r->max = latency[received - 1];
-        r->in_lag_ms = bench_median(in_lag + 1, received - 1);
-        r->out_lag_ms = bench_median(out_lag + 1, received - 1);
+        for (int k = 0; k < SEGMENTS; k++)
+            r->segment_ms[k] = bench_median(segment[k] + 1, received - 1);
     }
     free(send_real);
-    free(in_lag);
-    free(out_lag);
+    for (int k = 0; k < SEGMENTS; k++)
+        free(segment[k]);
     free(send_ms);
     free(latency);
     free(arrive);
@@ -680,26 +780,27 @@ typedef struct bench_report {
 } bench_report;
 
 /* Each part alone (medians): the input transfer, the solve, the output
- * transfer. Each transfer is timed with one I/O thread shared by both ends
- * and with one each, and the faster counts: the strictest yardstick for the
- * end-to-end ratios (on a loaded 2-core machine either can win). Returns 0,
- * or -1 when the solver could not run. */
-static int measure_alone(void *ctx, const options *o, const bench_frames *b, message *in_msg, message *out_msg,
-                         bench_report *r)
+ * transfer. Each transfer is timed between the source and sink contexts (two
+ * processes, an I/O thread each) and within one context of one I/O thread,
+ * and the faster counts: the strictest yardstick for the end-to-end ratios
+ * (on a loaded 2-core machine either can win). Returns 0, or -1 when the
+ * solver could not run. */
+static int measure_alone(const bench_zmq *z, const options *o, const bench_frames *b, message *in_msg,
+                         message *out_msg, bench_report *r)
 {
     void *ctx1 = zmq_ctx_new();
-    r->t_in = transfer_alone(ctx, o, in_msg, o->frames);
-    r->t_out = transfer_alone(ctx, o, out_msg, o->frames);
+    r->t_in = transfer_alone(z->source, z->sink, o, in_msg, o->frames);
+    r->t_out = transfer_alone(z->source, z->sink, o, out_msg, o->frames);
     if (ctx1 != NULL) {
-        double t_in1 = transfer_alone(ctx1, o, in_msg, o->frames);
-        double t_out1 = transfer_alone(ctx1, o, out_msg, o->frames);
+        double t_in1 = transfer_alone(ctx1, ctx1, o, in_msg, o->frames);
+        double t_out1 = transfer_alone(ctx1, ctx1, o, out_msg, o->frames);
         if (t_in1 >= 0 && t_in1 < r->t_in)
             r->t_in = t_in1;
         if (t_out1 >= 0 && t_out1 < r->t_out)
             r->t_out = t_out1;
         zmq_ctx_term(ctx1);
     }
-    r->t_solve = solve_alone(o, b->a, o->frames, r->backend, sizeof r->backend);
+    r->t_solve = solve_alone(o, b->payload, b->payload_bytes, in_msg->header, r->backend, sizeof r->backend);
     if (r->t_solve < 0)
         return -1;
     r->slowest = fmax(r->t_solve, fmax(r->t_in, r->t_out));
@@ -710,14 +811,14 @@ static int measure_alone(void *ctx, const options *o, const bench_frames *b, mes
 /* The daemon end to end at its maximum rate, then at a fixed rate well below
  * capacity (for latency): half of what the slowest part allows alone or of
  * what the pipeline sustained, whichever is lower. 0, or -1. */
-static int measure_end_to_end(void *ctx, const options *o, const bench_frames *b, bench_report *r)
+static int measure_end_to_end(const bench_zmq *z, const options *o, const bench_frames *b, bench_report *r)
 {
     r->rate = o->rate > 0 ? o->rate : 0.5 * 1e3 / r->slowest;
-    if (end_to_end(ctx, o, b->payload, b->payload_bytes, 0.0, &r->max_rate) != 0)
+    if (end_to_end(z, o, b->payload, b->payload_bytes, 0.0, &r->max_rate) != 0)
         return -1;
     if (o->rate <= 0 && r->max_rate.fps < 1e3 / r->slowest)
         r->rate = 0.5 * r->max_rate.fps;
-    if (end_to_end(ctx, o, b->payload, b->payload_bytes, 1e3 / r->rate, &r->fixed) != 0)
+    if (end_to_end(z, o, b->payload, b->payload_bytes, 1e3 / r->rate, &r->fixed) != 0)
         return -1;
     r->latency_ratio = r->fixed.p99 / r->sum_alone;
     r->throughput_ratio = r->max_rate.fps / (1e3 / r->slowest);
@@ -745,12 +846,17 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
            m->stage_mean_ms[0], m->stage_mean_ms[1], m->stage_mean_ms[2], m->stage_mean_ms[3], m->stage_mean_ms[4]);
     printf("                      fixed rate: receive %.1f form %.1f solve %.1f publish %.1f end-to-end %.1f ms\n",
            f->stage_mean_ms[0], f->stage_mean_ms[1], f->stage_mean_ms[2], f->stage_mean_ms[3], f->stage_mean_ms[4]);
-    printf("  fixed rate, medians send -> daemon receipt %.1f ms, daemon hand-over -> received %.1f ms\n",
-           f->in_lag_ms, f->out_lag_ms);
-    printf("  ratios              latency p99 / sum alone = %.3f (target <= 1.2) %s\n", r->latency_ratio,
-           r->latency_ratio <= 1.2 ? "met" : "MISSED");
-    printf("                      throughput / slowest alone = %.3f (target >= 0.9) %s\n", r->throughput_ratio,
-           r->throughput_ratio >= 0.9 ? "met" : "MISSED");
+    for (int k = 0; k < 2; k++) {
+        const run_result *x = k ? f : m;
+        printf("  %-19s", k ? "timeline, fixed" : "timeline, max rate");
+        for (int g = 0; g < SEGMENTS; g++)
+            printf("%s%s %.2f", g ? ", " : "", segment_names[g], x->segment_ms[g]);
+        printf(" ms (medians)\n");
+    }
+    printf("  ratios              latency p99 / sum alone = %.3f (target <= %.2f) %s\n", r->latency_ratio,
+           LATENCY_TARGET, r->latency_ratio <= LATENCY_TARGET ? "met" : "MISSED");
+    printf("                      throughput / slowest alone = %.3f (target >= %.2f) %s\n", r->throughput_ratio,
+           THROUGHPUT_TARGET, r->throughput_ratio >= THROUGHPUT_TARGET ? "met" : "MISSED");
 }
 
 /* 0, or 1 when the file cannot be written (named on stderr). */
@@ -769,28 +875,28 @@ static int report_json(const char *path, const options *o, const bench_frames *b
             "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
             "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
             "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
-            "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":1.2,"
-            "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":0.9}}\n",
+            "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":%.2f,"
+            "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":%.2f}}\n",
             o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
             o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
             o->per_matrix_parts ? "per-matrix" : "one", o->frames, b->payload_bytes + 64,
             b->meta_bytes + b->data_bytes + 64, r->t_in, r->t_solve, r->t_out, r->sum_alone, m->fps, m->p50,
-            m->p90, m->p99, m->max, r->rate, x->p50, x->p90, x->p99, x->max, r->latency_ratio,
-            r->throughput_ratio);
+            m->p90, m->p99, m->max, r->rate, x->p50, x->p90, x->p99, x->max, r->latency_ratio, LATENCY_TARGET,
+            r->throughput_ratio, THROUGHPUT_TARGET);
     fclose(f);
     return 0;
 }
 
 /* --metrics-http both: end to end again, HTTP server on and scraped, at
  * the rate the first run used; 0 or 2. */
-static int measure_scraped(void *ctx, const options *o, const bench_frames *b, const bench_report *off,
+static int measure_scraped(const bench_zmq *z, const options *o, const bench_frames *b, const bench_report *off,
                            bench_report *on)
 {
     options scraped = *o;
     scraped.scraped = 1;
     scraped.rate = off->rate;
     *on = *off;
-    return measure_end_to_end(ctx, &scraped, b, on) != 0 ? 2 : 0;
+    return measure_end_to_end(z, &scraped, b, on) != 0 ? 2 : 0;
 }
 
 static void report_compare(const bench_report *off, const bench_report *on)
@@ -806,14 +912,14 @@ static void report_compare(const bench_report *off, const bench_report *on)
 /* --workers W1,W2,..: the end-to-end runs of each count after the first
  * (r[0], measured with the rest of the report), at the first's fixed rate
  * so that latencies compare. 0, or 2 when a run failed. */
-static int measure_worker_counts(void *ctx, const options *o, const bench_frames *b, bench_report *r)
+static int measure_worker_counts(const bench_zmq *z, const options *o, const bench_frames *b, bench_report *r)
 {
     for (int k = 1; k < o->worker_counts.count; k++) {
         options each = *o;
         each.workers = o->worker_counts.values[k];
         each.rate = r[0].rate;
         r[k] = r[0];
-        if (measure_end_to_end(ctx, &each, b, &r[k]) != 0)
+        if (measure_end_to_end(z, &each, b, &r[k]) != 0)
             return 2;
     }
     return 0;
@@ -846,11 +952,9 @@ int bench_pipeline_main(int argc, char **argv)
         bench_frames_free(&b);
         return 1;
     }
-    /* The sender and the receiver of the bench stand for two separate
-     * processes (the radar front end, the downstream stage), each with its
-     * own ZeroMQ I/O thread: two I/O threads here, as in the daemon. */
-    void *ctx = zmq_ctx_new();
-    if (ctx == NULL || zmq_ctx_set(ctx, ZMQ_IO_THREADS, 2) != 0) {
+    pipeline_tune_allocator(); /* the daemon's allocator for the parts alone too (pipeline.h) */
+    bench_zmq z = {zmq_ctx_new(), zmq_ctx_new()};
+    if (z.source == NULL || z.sink == NULL) {
         fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));
         bench_frames_free(&b);
         return 1;
@@ -870,15 +974,17 @@ int bench_pipeline_main(int argc, char **argv)
     if (o.gpu_devices.count > 0)
         o.worker_counts = (config_int_list){.count = 1, .values = {1}};
     o.workers = o.worker_counts.values[0];
-    status = measure_alone(ctx, &o, &b, &in_msg, &out_msg, &r) != 0          ? 1
-             : measure_end_to_end(ctx, &o, &b, &r) != 0                       ? 2
+    status = measure_alone(&z, &o, &b, &in_msg, &out_msg, &r) != 0          ? 1
+             : measure_end_to_end(&z, &o, &b, &r) != 0                       ? 2
                                                                                : 0;
     if (status == 0 && o.metrics_http == 2)
-        status = measure_scraped(ctx, &o, &b, &r, &scraped);
+        status = measure_scraped(&z, &o, &b, &r, &scraped);
     counts[0] = r;
     if (status == 0)
-        status = measure_worker_counts(ctx, &o, &b, counts);
-    zmq_ctx_term(ctx);
+        status = measure_worker_counts(&z, &o, &b, counts);
+    zmq_ctx_term(z.source);
+    if (z.sink != z.source)
+        zmq_ctx_term(z.sink);
     if (status == 0) {
         report_print(&o, &b, &r);
         if (o.metrics_http == 2)
