@@ -93,6 +93,8 @@ typedef enum config_log_level {
     CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
 } config_log_level;
 
+#define CONFIG_COPY_THREADS_MAX 16 /* input.copy_threads */
+
 typedef struct eigstream_config {
     struct {
         char endpoint[CONFIG_STRING_MAX];  /* "tcp://127.0.0.1:5550" */
@@ -100,6 +102,7 @@ typedef struct eigstream_config {
         int bind;                          /* 1: bind, 0: connect (default 1) */
         int hwm;                           /* ZMQ_RCVHWM in messages, default 4 */
         int64_t max_message_bytes;         /* ZMQ_MAXMSGSIZE and payload limit, default 128 MiB */
+        int copy_threads;                  /* threads copying a large frame's parts, 0 = auto (default) */
         config_replay_timing replay_timing; /* file input: max (default) or original */
         double replay_speed;               /* file input, original timing: speed factor, default 1 */
         int heartbeat_ms;                  /* pattern dispatch: heartbeat interval, default 1000 */

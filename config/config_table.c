@@ -191,6 +191,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "one frame: 1 KiB..16 GiB, default 128 MiB. It must hold one frame of "
              "solver.matrices matrices of order solver.n. Write values above 2147483647 "
              "with the L suffix (4294967296L)."},
+    {.group = "input", .name = "copy_threads", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.copy_threads), .min = 0, .max = CONFIG_COPY_THREADS_MAX, .default_int = 0,
+     .help = "Threads that copy a received frame of 4 MiB or more into its buffer, with the "
+             "CRC and the NaN/Inf check: the receive thread and copy_threads - 1 helpers "
+             "(with its realtime settings). 0 = a quarter of the online cores, at most 4; "
+             "1 = the receive thread alone."},
     {.group = "input", .name = "replay_timing", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(input.replay_timing), .choice = &replay_timing_choice,
      .default_int = CONFIG_REPLAY_MAX,

@@ -142,7 +142,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     p->stats.workers = p->worker_count;
     metrics_history_init(&p->history, p->stats.start_ns);
     if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK ||
-        (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK) {
+        (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK ||
+        (e = pipeline_receive_prepare(p, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
         return e;
     }
@@ -160,6 +161,7 @@ void pipeline_destroy(pipeline **pp)
         return;
     metrics_http_stop(&p->http); /* first: it reads nothing else, but nothing may outlive it */
     pipeline_sockets_close(p);
+    pipeline_receive_release(p);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
     pipeline_workers_destroy(p);

@@ -53,6 +53,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <zmq.h>
 
 #include "auth_zap.h"
 #include "config.h"
@@ -69,6 +70,7 @@
 #include "pool.h"
 #include "protocol.h"
 #include "queue.h"
+#include "receive_team.h"
 #include "recording.h"
 
 /* Largest HTTP document (/api/metrics: the JSON plus 300 history points of
@@ -198,6 +200,12 @@ struct pipeline {
     pthread_t publish_thread;
     pthread_t receive_thread, metrics_thread;
     pipeline_error receive_result;
+    /* The receive stage's message in hand: its payload parts (part_capacity
+     * of each), and the team that copies them (input.copy_threads; NULL: the
+     * receive thread alone). */
+    zmq_msg_t *receive_parts;
+    receive_part *receive_list;
+    receive_team *receive_team;
     uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
     int seq_seen;                 /* ... once a frame was accepted */
 
@@ -216,6 +224,10 @@ struct pipeline {
 void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
+/* The receive stage's buffers and its copy team (input.copy_threads), each
+ * helper with the receive thread's realtime settings; _release frees them. */
+pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes);
+void pipeline_receive_release(pipeline *p);
 void *pipeline_receive_main(void *arg);
 void *pipeline_receive_file_main(void *arg);
 void *pipeline_metrics_main(void *arg);

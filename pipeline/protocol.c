@@ -625,6 +625,33 @@ uint32_t protocol_crc32c(uint32_t crc, const void *data, size_t bytes)
     return protocol_crc32c_portable(crc, data, bytes);
 }
 
+/* CRC arithmetic is in GF(2)[x] modulo the CRC32C polynomial, in the
+ * reflected bit order of the register: bit 31 holds x^0, bit 0 x^31. The
+ * register of A||B is that of A multiplied by x^(8|B|), plus that of B (the
+ * initial and final inversions cancel between the two). */
+static uint32_t crc32c_multiply(uint32_t a, uint32_t b)
+{
+    uint32_t product = 0;
+    for (uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
+        if (a & bit)
+            product ^= b;
+        b = (b >> 1) ^ (CRC32C_POLY & (0u - (b & 1u))); /* b *= x */
+    }
+    return product;
+}
+
+uint32_t protocol_crc32c_combine(uint32_t crc_a, uint32_t crc_b, size_t bytes_b)
+{
+    uint32_t shift = 1u << 31;      /* x^0 */
+    uint32_t power = 1u << (31 - 8); /* x^8: one byte */
+    for (size_t n = bytes_b; n != 0; n >>= 1) {
+        if (n & 1)
+            shift = crc32c_multiply(shift, power);
+        power = crc32c_multiply(power, power); /* x^(8 * 2^k) */
+    }
+    return crc32c_multiply(shift, crc_a) ^ crc_b;
+}
+
 const char *protocol_crc32c_implementation(void)
 {
 #ifdef CRC32C_HAVE_SSE42

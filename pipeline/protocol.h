@@ -182,6 +182,10 @@ protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const 
 
 /* CRC32C, incremental: crc = protocol_crc32c(0, p, len); crc = protocol_crc32c(crc, q, len2). */
 uint32_t protocol_crc32c(uint32_t crc, const void *data, size_t bytes);
+/* The CRC32C of A followed by B from crc_a = protocol_crc32c(0, A, ..),
+ * crc_b = protocol_crc32c(0, B, ..) and B's length: what lets pieces of one
+ * payload be summed on different threads. O(log bytes_b). */
+uint32_t protocol_crc32c_combine(uint32_t crc_a, uint32_t crc_b, size_t bytes_b);
 
 /* Eigenspace meta part codec (little-endian, 32 + 16*count bytes). */
 size_t protocol_meta_bytes(uint32_t count);

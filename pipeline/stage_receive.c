@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "pipeline_internal.h"
@@ -142,13 +144,40 @@ protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts,
     return PROTOCOL_OK;
 }
 
+static void receive_parts_close(pipeline *p, size_t held)
+{
+    for (size_t i = 0; i < held; i++)
+        zmq_msg_close(&p->receive_parts[i]);
+}
+
+/* The held parts into f->a, with the CRC (when the frame carries one) and
+ * the finite check: the receive team's pass (receive_team.h). */
+static void receive_copy_parts(pipeline *p, frame *f, size_t held, payload_scan *scan)
+{
+    receive_part *list = p->receive_list;
+    size_t total = 0;
+    for (size_t i = 0; i < held; i++) {
+        list[i] = (receive_part){zmq_msg_data(&p->receive_parts[i]), zmq_msg_size(&p->receive_parts[i])};
+        total += list[i].bytes;
+    }
+    uint8_t finite_as;
+    receive_job job = {.dst = f->a, .parts = list, .count = held, .total = total,
+                       .crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0};
+    job.element = payload_element(&f->header, &finite_as);
+    job.finite_as = finite_as;
+    receive_verdict v = receive_team_run(p->receive_team, &job);
+    scan->crc = v.crc;
+    scan->finite = v.finite;
+    scan->checked = total - total % job.element;
+}
+
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
 static receive_result receive_message(pipeline *p, frame *f, protocol_reject *reason, char *detail,
                                       size_t detail_bytes)
 {
     zmq_msg_t part;
     protocol_reject r = PROTOCOL_OK;
-    size_t parts = 0, copied = 0;
+    size_t parts = 0;
     payload_scan scan = {0, 0, PROTOCOL_OK};
     int more;
 
@@ -171,35 +200,44 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     zmq_msg_close(&part);
 
-    /* The payload parts: copied once, back to back, into the frame buffer
-     * while the message still looks valid and they fit; always drained.
-     * Whether the parts are too many or too large is decided only once
-     * all of them are counted (receive_check_payload), in the order of
-     * docs/protocol.md, whatever the storage. */
-    int overflow = 0;
+    /* The payload parts: held until the last has been read (ZeroMQ has all
+     * of them by now), then copied once, back to back, into the frame buffer
+     * by the receive team while the message still looks valid and they fit;
+     * always drained. Whether the parts are too many or too large is decided
+     * only once all of them are counted (receive_check_payload), in the order
+     * of docs/protocol.md, whatever the storage. */
+    size_t held = 0, total = 0, seen = 0;
+    int fits = 1;
     while (more) {
-        zmq_msg_init(&part);
-        if (zmq_msg_recv(&part, p->input, 0) < 0) {
-            if (errno == EINTR)
+        zmq_msg_t *m = held < p->part_capacity ? &p->receive_parts[held] : &part;
+        zmq_msg_init(m);
+        if (zmq_msg_recv(m, p->input, 0) < 0) {
+            int e = errno;
+            zmq_msg_close(m);
+            if (e == EINTR)
                 continue; /* parts of a message arrive together; retry */
-            zmq_msg_close(&part);
+            receive_parts_close(p, held);
             return RECEIVE_FATAL;
         }
-        more = zmq_msg_more(&part);
-        size_t bytes = zmq_msg_size(&part);
+        more = zmq_msg_more(m);
+        size_t bytes = zmq_msg_size(m);
         if (parts < p->part_capacity)
             f->part_bytes[parts] = bytes;
         parts++;
-        if (r == PROTOCOL_OK && !overflow) {
-            overflow = bytes > f->a_bytes - copied; /* then the sizes check rejects it */
-            if (!overflow)
-                receive_copy_and_check(f, &scan, zmq_msg_data(&part), bytes, &copied);
-        }
-        zmq_msg_close(&part);
+        fits = fits && bytes <= f->a_bytes - total; /* else the sizes check rejects it */
+        total += fits ? bytes : 0;
+        seen += bytes;
+        if (m == &part)
+            zmq_msg_close(&part); /* more parts than a valid frame has: rejected */
+        else
+            held++;
     }
+    if (r == PROTOCOL_OK && fits && parts <= p->part_capacity)
+        receive_copy_parts(p, f, held, &scan);
+    receive_parts_close(p, held);
 
     if (r == PROTOCOL_OK)
-        r = receive_check_payload(p, f, parts, copied, &scan, detail, detail_bytes);
+        r = receive_check_payload(p, f, parts, seen, &scan, detail, detail_bytes);
     *reason = r;
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
@@ -270,6 +308,51 @@ static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item
     if (!dispatch_client_drained(p->dispatch))
         LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
     return f;
+}
+
+/* input.copy_threads 0: a quarter of the online cores, at most 4 (the copy
+ * is bound by memory, not by cores); 1 or 2 cores get none. */
+_Static_assert(CONFIG_COPY_THREADS_MAX <= RECEIVE_TEAM_MAX, "input.copy_threads exceeds the receive team");
+
+static int receive_copy_threads(const pipeline *p)
+{
+    int threads = p->cfg.input.copy_threads;
+    if (threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores >= 16 ? 4 : cores >= 4 ? (int)(cores / 4) : 1;
+    }
+    return threads;
+}
+
+pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes)
+{
+    p->receive_parts = calloc(p->part_capacity, sizeof *p->receive_parts);
+    p->receive_list = calloc(p->part_capacity, sizeof *p->receive_list);
+    if (p->receive_parts == NULL || p->receive_list == NULL) {
+        pipeline_set_error(err, err_bytes, "out of memory");
+        return PIPELINE_ENOMEM;
+    }
+    int threads = receive_copy_threads(p);
+    if (threads < 2 || p->recording != NULL)
+        return PIPELINE_OK;
+    p->receive_team = receive_team_create(threads);
+    if (p->receive_team == NULL) {
+        pipeline_set_error(err, err_bytes, "input.copy_threads: cannot start %d copy threads", threads);
+        return PIPELINE_ETHREAD;
+    }
+    for (int i = 0; i < threads - 1; i++)
+        pipeline_realtime_thread(p, receive_team_helper(p->receive_team, i), CONFIG_THREAD_RECEIVE, i + 1);
+    LOG_DEBUG("receive", "%d threads copy each frame of %u kB or more", threads, RECEIVE_TEAM_MIN_BYTES / 1024);
+    return PIPELINE_OK;
+}
+
+void pipeline_receive_release(pipeline *p)
+{
+    receive_team_destroy(&p->receive_team);
+    free(p->receive_parts);
+    free(p->receive_list);
+    p->receive_parts = NULL;
+    p->receive_list = NULL;
 }
 
 /* Ends with PIPELINE_OK on a stop request, PIPELINE_ESOCKET when the input
