@@ -871,15 +871,35 @@ static void case_metrics(void)
     free(a);
 }
 
+/* EIGSTREAM_TEST_GPU_DEVICES="0,1": the devices the GPU workers take in
+ * turn (a machine with several GPUs); unset: device 0 for every worker.
+ * Returns the count parsed into devices (0 when unset or malformed). */
+static int test_gpu_devices(int devices[CONFIG_LIST_MAX])
+{
+    const char *text = getenv("EIGSTREAM_TEST_GPU_DEVICES");
+    int count = 0;
+    for (const char *at = text; at != NULL && *at != '\0' && count < CONFIG_LIST_MAX;) {
+        char *end;
+        long d = strtol(at, &end, 10);
+        if (end == at || d < 0 || d > 63)
+            return 0;
+        devices[count++] = (int)d;
+        at = *end == ',' ? end + 1 : end;
+    }
+    return count;
+}
+
 /* Several solver workers: `workers` host workers (solver.workers), or on
  * the GPU (EIGSTREAM_TEST_BACKEND=cuda) that many sharing device 0
- * (solver.gpu_devices = [0, 0, ...]). Returns the worker count set. */
+ * (solver.gpu_devices = [0, 0, ...]), or taking EIGSTREAM_TEST_GPU_DEVICES
+ * in turn. Returns the worker count set. */
 static int set_workers(eigstream_config *cfg, int workers)
 {
     if (cfg->solver.backend == EIG_BACKEND_CUDA) {
+        int devices[CONFIG_LIST_MAX], listed = test_gpu_devices(devices);
         cfg->solver.gpu_devices.count = workers;
         for (int i = 0; i < workers; i++)
-            cfg->solver.gpu_devices.values[i] = 0;
+            cfg->solver.gpu_devices.values[i] = listed > 0 ? devices[i % listed] : 0;
     } else {
         cfg->solver.workers = workers;
     }
@@ -1057,6 +1077,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "skipped: EIGSTREAM_TEST_BACKEND=cuda without a usable GPU\n");
         return 77;
     }
+    int on_gpu = backend != NULL && strcmp(backend, "cuda") == 0;
+    int devices[CONFIG_LIST_MAX], listed = on_gpu ? test_gpu_devices(devices) : 0;
+    for (int i = 0; i < listed; i++)
+        if (devices[i] >= eig_cuda_device_count()) {
+            fprintf(stderr, "skipped: EIGSTREAM_TEST_GPU_DEVICES names device %d of %d\n", devices[i],
+                    eig_cuda_device_count());
+            return 77;
+        }
     static const struct {
         const char *name;
         void (*run)(void);
