@@ -84,6 +84,8 @@ typedef struct options {
     config_int_list worker_counts; /* --workers: the counts compared, in order */
     config_int_list gpu_devices;   /* --gpu-devices: one worker per entry (replaces --workers) */
     int workers;      /* this end-to-end run: solver.workers */
+    int input_hwm;    /* input.hwm */
+    int copy_threads; /* input.copy_threads */
 } options;
 
 /* "1,2,3": 1..CONFIG_LIST_MAX entries, each within [lo, hi]. */
@@ -129,7 +131,7 @@ static const char *const pipeline_http[] = {"off", "on", "both", NULL};
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL,
-                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1};
+                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
                       backends = cli_choices_backend();
@@ -154,6 +156,10 @@ static int parse_options(int argc, char **argv, options *o)
                    "solver workers (solver.workers; cuda: sharing the GPU); several: compared in one run"),
         CLI_CUSTOM("gpu-devices", 0, &o->gpu_devices, parse_gpu_devices, "device indices 0..63, comma-separated",
                    "D[,D..]", "solver.gpu_devices: one worker per listed device (instead of --workers)"),
+        CLI_INT("input-hwm", 0, &o->input_hwm, 0, 1000000, "H",
+                "the daemon's input.hwm: frames ZeroMQ reads ahead (memory: H x frame size)"),
+        CLI_INT("copy-threads", 0, &o->copy_threads, 0, CONFIG_COPY_THREADS_MAX, "T",
+                "the daemon's input.copy_threads, 0 = auto"),
         CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
         CLI_CHOICE("metrics-http", 0, &o->metrics_http, pipeline_http, NULL,
                    "daemon HTTP metrics server with 10 clients scraping /metrics each second: "
@@ -298,7 +304,9 @@ static double transfer_alone(void *source, void *sink, const options *o, message
     zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
     if (o->ipc) {
-        snprintf(endpoint, sizeof endpoint, "ipc:///tmp/eigstream-bench-%d-alone", (int)getpid());
+        static atomic_int pairs; /* transfers_together runs two at once */
+        snprintf(endpoint, sizeof endpoint, "ipc:///tmp/eigstream-bench-%d-alone-%d", (int)getpid(),
+                 atomic_fetch_add(&pairs, 1));
         zmq_bind(pull, endpoint);
     } else {
         size_t len = sizeof endpoint;
@@ -323,6 +331,8 @@ static double transfer_alone(void *source, void *sink, const options *o, message
     free(t);
     zmq_close(push);
     zmq_close(pull);
+    if (o->ipc)
+        unlink(endpoint + strlen("ipc://")); /* libzmq 4.3 leaves the socket file */
     return result;
 }
 
@@ -345,6 +355,8 @@ static void bench_config(const options *o, eigstream_config *cfg)
     cfg->metrics.endpoint[0] = '\0';
     snprintf(cfg->metrics.http, CONFIG_STRING_MAX, "%s", o->scraped ? "127.0.0.1:0" : "");
     cfg->log.level = CONFIG_LOG_WARN;
+    cfg->input.hwm = o->input_hwm;
+    cfg->input.copy_threads = o->copy_threads;
 }
 
 /* One frame's buffers as the daemon allocates them (pipeline_frames.c): the
@@ -404,6 +416,46 @@ static int stage_frame_solve(path *p, const output_format *format, stage_frame *
  * mode sends into the output buffer. Copying the payload into the frame is
  * the receive stage's work and stays out of the time. Median over min(frames,
  * 7) runs after a warm-up; -1 when no path could be made. */
+/* Both transfers at once and nothing else: the input frame from one pair of
+ * contexts and the output frame from another, each pair a sender and a
+ * receiver of its own, for the same number of messages. Not a target's
+ * yardstick: what the transport itself allows when both directions share
+ * the machine, as they do end to end. */
+typedef struct transfer_run {
+    void *source, *sink;
+    const options *o;
+    message *m;
+    double median_ms;
+} transfer_run;
+
+static void *transfer_run_main(void *arg)
+{
+    transfer_run *t = arg;
+    t->median_ms = transfer_alone(t->source, t->sink, t->o, t->m, t->o->frames);
+    return NULL;
+}
+
+static void transfers_together(const options *o, message *in_msg, message *out_msg, double *t_in, double *t_out)
+{
+    transfer_run runs[2] = {{zmq_ctx_new(), zmq_ctx_new(), o, in_msg, -1},
+                            {zmq_ctx_new(), zmq_ctx_new(), o, out_msg, -1}};
+    pthread_t threads[2];
+    int started[2] = {0, 0};
+    for (int k = 0; k < 2; k++)
+        started[k] = runs[k].source != NULL && runs[k].sink != NULL &&
+                     pthread_create(&threads[k], NULL, transfer_run_main, &runs[k]) == 0;
+    for (int k = 0; k < 2; k++) {
+        if (started[k])
+            pthread_join(threads[k], NULL);
+        if (runs[k].source != NULL)
+            zmq_ctx_term(runs[k].source);
+        if (runs[k].sink != NULL)
+            zmq_ctx_term(runs[k].sink);
+    }
+    *t_in = runs[0].median_ms;
+    *t_out = runs[1].median_ms;
+}
+
 static double solve_alone(const options *o, const void *payload, size_t payload_bytes, const uint8_t *header,
                           char *backend, size_t backend_bytes)
 {
@@ -698,6 +750,10 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     memcpy(r->worker_frames, counters.worker_frames, sizeof r->worker_frames);
     pipeline_destroy(&p);
     zmq_close(pull);
+    if (o->ipc) {
+        unlink(ep.in + strlen("ipc://"));
+        unlink(ep.out + strlen("ipc://"));
+    }
 
     r->received = received;
     if (received == o->frames) {
@@ -775,6 +831,7 @@ static int bench_frames_make(const options *o, bench_frames *b)
 typedef struct bench_report {
     char backend[32];
     double t_in, t_solve, t_out, sum_alone, slowest, rate;
+    double t_in_together, t_out_together; /* both transfers at once (transfers_together) */
     run_result max_rate, fixed;
     double latency_ratio, throughput_ratio;
 } bench_report;
@@ -803,6 +860,7 @@ static int measure_alone(const bench_zmq *z, const options *o, const bench_frame
     r->t_solve = solve_alone(o, b->payload, b->payload_bytes, in_msg->header, r->backend, sizeof r->backend);
     if (r->t_solve < 0)
         return -1;
+    transfers_together(o, in_msg, out_msg, &r->t_in_together, &r->t_out_together);
     r->slowest = fmax(r->t_solve, fmax(r->t_in, r->t_out));
     r->sum_alone = r->t_in + r->t_solve + r->t_out;
     return 0;
@@ -837,6 +895,8 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
            (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
            r->t_in, r->t_solve, r->t_out, r->sum_alone);
+    printf("  transfers together  input %.2f ms, output %.2f ms (both at once, no daemon: allows %.2f frames/s)\n",
+           r->t_in_together, r->t_out_together, 1e3 / fmax(r->t_solve, fmax(r->t_in_together, r->t_out_together)));
     printf("  end to end, max     %.2f frames/s sustained (slowest alone allows %.2f)\n", m->fps, 1e3 / r->slowest);
     printf("                      latency p50 %.2f p90 %.2f p99 %.2f max %.2f ms (queueing included)\n", m->p50,
            m->p90, m->p99, m->max);
