@@ -111,6 +111,66 @@ static void case_tcp_full(void)
     }
 }
 
+/* Frames of 4.7 MB (above RECEIVE_TEAM_MIN_BYTES) copied by a team of 3
+ * (input.copy_threads): one part or a part per matrix, with and without
+ * CRC, eigenpairs against LAPACK; then a frame whose CRC does not match and
+ * one with a NaN in its last element, both rejected and counted. */
+static void case_copy_team(void)
+{
+    const int n = 48, m = 128, frames = 6;
+    const size_t payload = (size_t)m * n * n * 16;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.input.copy_threads = 3;
+    cfg.input.hwm = 0; /* the bad frames queue behind the good ones */
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start copy_team");
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 1);
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec spec = {.seq = (uint64_t)f, .per_matrix_parts = f % 2, .crc = (f / 2) % 2};
+        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &spec) == 0, "send %d", f);
+    }
+    CHECK(receive_and_check(&d, a, n, m, Z, frames, "copy_team") == frames, "copy_team: all frames out");
+
+    uint8_t hb[PROTOCOL_HEADER_BYTES], *bad = malloc(payload);
+    memcpy(bad, frame_at(a, 0, n, m, Z), payload);
+    protocol_header h;
+    test_covariance_header(&h, 100, n, m, Z);
+    h.flags |= PROTOCOL_FLAG_CRC;
+    h.crc32c = protocol_crc32c(0, bad, payload);
+    bad[payload / 2 + 3] ^= 0x10; /* one bit, in the middle share */
+    protocol_header_encode(&h, hb);
+    const void *parts[] = {hb, bad};
+    size_t sizes[] = {PROTOCOL_HEADER_BYTES, payload};
+    CHECK(test_send_parts(d.push, parts, sizes, 2) == 0, "send the bad CRC");
+    memcpy(bad, frame_at(a, 0, n, m, Z), payload);
+    ((double *)bad)[payload / 8 - 1] = NAN;
+    test_covariance_header(&h, 101, n, m, Z);
+    protocol_header_encode(&h, hb);
+    CHECK(test_send_parts(d.push, parts, sizes, 2) == 0, "send the NaN");
+    free(bad);
+
+    pipeline_counters c;
+    for (int waited = 0; waited < 10000; waited += 20) {
+        pipeline_get_counters(d.p, &c);
+        if (c.rejected_total >= 2)
+            break;
+        test_sleep_ms(20);
+    }
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
+    CHECK(c.rejected[PROTOCOL_REJECT_CRC] == 1 && c.rejected[PROTOCOL_REJECT_NONFINITE] == 1 &&
+              c.rejected_total == 2,
+          "copy_team: rejects crc %llu nonfinite %llu total %llu", (unsigned long long)c.rejected[PROTOCOL_REJECT_CRC],
+          (unsigned long long)c.rejected[PROTOCOL_REJECT_NONFINITE], (unsigned long long)c.rejected_total);
+    CHECK(c.in == (uint64_t)frames && c.out == (uint64_t)frames, "copy_team: in=%llu out=%llu",
+          (unsigned long long)c.in, (unsigned long long)c.out);
+    check_accounting(&c, "copy_team");
+    free(a);
+}
+
 /* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
  * snapshot count: d must match an independent MDL on LAPACK's values. */
 static void case_ipc_signal_mdl(void)
@@ -1090,6 +1150,7 @@ int main(int argc, char **argv)
         void (*run)(void);
     } cases[] = {
         {"tcp_full", case_tcp_full},          {"ipc_signal_mdl", case_ipc_signal_mdl},
+        {"copy_team", case_copy_team},
         {"modes", case_modes},                {"forming", case_forming},
         {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
         {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},
