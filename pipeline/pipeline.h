@@ -39,20 +39,6 @@ typedef enum pipeline_error {
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err,
                                size_t err_bytes);
-/* Process-wide (glibc's mallopt; nothing elsewhere): ZeroMQ allocates every
- * message part it receives and the receiver frees it once copied, ~47 MB a
- * frame at the defaults. glibc would map each part of 128 kB or more afresh
- * and unmap it at free: page faults on every byte and TLB shootdowns, which
- * serialize on the process's memory map with every other thread's. Measured
- * on an H100 host (eigstream-bench pipeline, 180 x 128 complex double, full
- * mode, tcp), the output's transfer took 31-35 ms of a frame's life this way
- * and 14-15 ms from a reused heap, and the daemon sustained 32-37 frames/s
- * against 47-79. So: one arena, no mapped chunks, no trimming. The heap then
- * keeps its peak, the frames in flight, which the queues and high-water
- * marks bound (the soak test watches its floor). pipeline_create calls it; a
- * program that times transfers before creating a pipeline (eigstream-bench)
- * calls it first, so that both are measured alike. Idempotent. */
-void pipeline_tune_allocator(void);
 /* Runs until pipeline_stop, or until a stage meets a fatal error (the input
  * socket failing: PIPELINE_ESOCKET), then drains what was accepted. Returns
  * PIPELINE_OK after a clean stop, else the first fatal error (logged with

@@ -6,9 +6,6 @@
  * handler (auth_zap.h) lets in the allowed client keys only.
  */
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +14,7 @@
 #include <zmq.h>
 
 #include "pipeline_internal.h"
+#include "transport_memory.h"
 
 #define OUTPUT_LINGER_MS 2000 /* how long shutdown waits for the last outputs to leave */
 #define METRICS_LINGER_MS 200
@@ -218,18 +216,9 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
 }
 
-void pipeline_tune_allocator(void)
-{
-#ifdef __GLIBC__
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
-#endif
-}
-
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
 {
-    pipeline_tune_allocator();
+    transport_tune_allocator(); /* ZeroMQ's part buffers (transport_memory.h) */
     p->zmq = zmq_ctx_new();
     if (p->zmq == NULL) {
         pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));

@@ -58,6 +58,7 @@
 #include "path.h"
 #include "pipeline.h"
 #include "protocol.h"
+#include "transport_memory.h"
 #include "workload.h"
 
 #define LATENCY_TARGET 1.1     /* p99 end to end / sum of the parts alone, at most */
@@ -1012,7 +1013,7 @@ int bench_pipeline_main(int argc, char **argv)
         bench_frames_free(&b);
         return 1;
     }
-    pipeline_tune_allocator(); /* the daemon's allocator for the parts alone too (pipeline.h) */
+    transport_tune_allocator(); /* the daemon's allocator for the parts alone too */
     bench_zmq z = {zmq_ctx_new(), zmq_ctx_new()};
     if (z.source == NULL || z.sink == NULL) {
         fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));

@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "cli_options.h"
 #include "dispatch.h"
+#include "transport_memory.h"
 
 #define PARTS_MAX (1 + 100000) /* header + one part per matrix at the sim's largest */
 #define POLL_MS 20
@@ -345,6 +346,7 @@ int main(int argc, char **argv)
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
+    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
     cli_stop_on_signals();
     x.t.liveness = (uint64_t)x.o.liveness;
     x.s.started_s = cli_monotonic_s();

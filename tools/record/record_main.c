@@ -27,6 +27,7 @@
 #include "cli_options.h"
 #include "protocol.h"
 #include "recording.h"
+#include "transport_memory.h"
 
 #define RECORD_PROG "eigstream-record"
 
@@ -331,6 +332,7 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
         return status;
+    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
     if (o.repair != NULL)
         return repair_main(o.repair);
 

@@ -18,6 +18,7 @@
 #include "sink_check.h"
 #include "sink_iq.h"
 #include "sink_latency.h"
+#include "transport_memory.h"
 
 #define PARTS_MAX 4 /* eigenspace frames have 3; one more detects extras */
 
@@ -496,6 +497,7 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
         return status;
+    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
     scene *sc = NULL;
     iq_scene iq;
     /* --iq: the IQ scene (its jammers from --jammers); the covariance scene

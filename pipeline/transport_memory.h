@@ -1,0 +1,25 @@
+/*
+ * transport_memory.h - how a process that receives large ZeroMQ messages
+ * should have its C library allocate them: the daemon, the bench and every
+ * tool that takes frames (sink, merge, dispatch, record) call it first.
+ */
+#ifndef EIGSTREAM_TRANSPORT_MEMORY_H
+#define EIGSTREAM_TRANSPORT_MEMORY_H
+
+/* Process-wide (glibc's mallopt; nothing elsewhere): ZeroMQ allocates every
+ * message part it receives and the receiver frees it once used, ~47 MB a
+ * frame at the defaults. glibc would map each part of 128 kB or more afresh
+ * and unmap it at free: page faults on every byte and TLB shootdowns, which
+ * serialize on the process's memory map with every other thread's. Measured
+ * on an H100 host (eigstream-bench pipeline, 180 x 128 complex double, full
+ * mode, tcp), the daemon's output took 31-35 ms of a frame's life this way
+ * and 14-15 ms from a reused heap, and the daemon sustained 32-37 frames/s
+ * against 47-79. So: one arena, no mapped chunks, no trimming. The heap then
+ * keeps its peak, the frames in flight, which the queues and high-water
+ * marks bound (the soak test watches its floor). Any other process (a Python
+ * consumer) gets the same from the environment:
+ * GLIBC_TUNABLES=glibc.malloc.arena_max=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824
+ * Call it before the threads that allocate start; idempotent. */
+void transport_tune_allocator(void);
+
+#endif
