@@ -2,10 +2,11 @@
  * test_protocol.c - unit tests of the wire protocol v1 codec (pipeline/protocol.c).
  *
  * Oracles: the published CRC32C check value and a bit-at-a-time reference
- * CRC written here; hand-computed byte offsets and sizes from docs/protocol.md.
+ * CRC (tests/crc32c_bitwise.h); hand-computed byte offsets and sizes from docs/protocol.md.
  * Every rejection reason is produced by a crafted message and its name checked.
  */
 #include "protocol.h"
+#include "crc32c_bitwise.h"
 #include "test_check.h"
 
 #include <math.h>
@@ -20,18 +21,6 @@
         CHECK(got_ == (want), "%s: got %s, want %s", what, protocol_reject_name(got_),    \
               protocol_reject_name(want));                                                \
     } while (0)
-
-/* Bit-at-a-time CRC32C: the independent oracle for both fast versions. */
-static uint32_t crc32c_bitwise(const uint8_t *p, size_t bytes)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < bytes; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++)
-            c = (c & 1u) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    }
-    return ~c;
-}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint32_t rng_u32(void)
