@@ -94,6 +94,7 @@ typedef enum config_log_level {
 } config_log_level;
 
 #define CONFIG_COPY_THREADS_MAX 16 /* input.copy_threads */
+#define CONFIG_INPUT_IO_THREADS_MAX 8 /* input.io_threads */
 
 typedef struct eigstream_config {
     struct {
@@ -103,6 +104,8 @@ typedef struct eigstream_config {
         int hwm;                           /* ZMQ_RCVHWM in messages, default 4 */
         int64_t max_message_bytes;         /* ZMQ_MAXMSGSIZE and payload limit, default 128 MiB */
         int copy_threads;                  /* threads copying a large frame's parts, 0 = auto (default) */
+        int io_threads;                    /* ZeroMQ I/O threads (and, connecting, connections) reading the input, 1 */
+        int reorder_ms;                    /* io_threads > 1: how long a missing seq is waited for, default 20 */
         config_replay_timing replay_timing; /* file input: max (default) or original */
         double replay_speed;               /* file input, original timing: speed factor, default 1 */
         int heartbeat_ms;                  /* pattern dispatch: heartbeat interval, default 1000 */

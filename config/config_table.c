@@ -197,6 +197,19 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "CRC and the NaN/Inf check: the receive thread and copy_threads - 1 helpers "
              "(with its realtime settings). 0 = a quarter of the online cores, at most 4; "
              "1 = the receive thread alone."},
+    {.group = "input", .name = "io_threads", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.io_threads), .min = 1, .max = CONFIG_INPUT_IO_THREADS_MAX, .default_int = 1,
+     .help = "Input sockets, each connected to the source's PUSH and read by its own "
+             "ZeroMQ I/O thread: one connection carries ~3-8 GB/s, less than two GPUs "
+             "solve. The PUSH deals frames over the connections in turn; the receiver "
+             "passes them on in seq order (input.reorder_ms). Above 1 it needs "
+             "input.pattern = \"pull\" and input.bind = false."},
+    {.group = "input", .name = "reorder_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.reorder_ms), .min = 0, .max = 10000, .default_int = 20,
+     .help = "input.io_threads above 1: how long a frame waits for a lower seq that may "
+             "still come on another connection, before going on without it (a source that "
+             "skips seqs adds up to this to the frame after each skip). A seq at or below "
+             "one already passed on goes on at once and is counted as a source restart."},
     {.group = "input", .name = "replay_timing", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(input.replay_timing), .choice = &replay_timing_choice,
      .default_int = CONFIG_REPLAY_MAX,

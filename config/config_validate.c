@@ -356,6 +356,14 @@ static config_error check_endpoints(const eigstream_config *cfg, config_violatio
     if (endpoint_is_multicast(cfg->output.endpoint) && cfg->output.pattern != CONFIG_OUTPUT_PUB)
         return violation(v, CONFIG_EINVAL, out, config_spec_find("output", "pattern"), NULL,
                          "pgm:// and epgm:// need output.pattern = \"pub\"");
+    /* Several input sockets: each a connection to the source's PUSH (a SUB
+     * each would get every frame; a bound socket would take them all). */
+    if (cfg->input.io_threads > 1 && (cfg->input.pattern != CONFIG_INPUT_PULL || cfg->input.bind ||
+                                      strncmp(cfg->input.endpoint, "file:", 5) == 0))
+        return violation(v, CONFIG_EINVAL, config_spec_find("input", "io_threads"),
+                         config_spec_find("input", "pattern"), config_spec_find("input", "bind"),
+                         "more than one input socket connects to a PUSH source: it needs input.pattern "
+                         "\"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)");
     /* The dispatcher's ROUTER binds; its daemons connect to it. */
     if (cfg->input.pattern == CONFIG_INPUT_DISPATCH && cfg->input.bind &&
         strncmp(cfg->input.endpoint, "file:", 5) != 0)

@@ -31,7 +31,7 @@
 #include "pipeline.h"
 
 #define AUTH_ZAP_PEERS_LOGGED 1024
-#define AUTH_ZAP_WATCH_MAX 4
+#define AUTH_ZAP_WATCH_MAX 12 /* the input sockets (up to 8), output, metrics, spare */
 
 typedef struct auth_zap auth_zap;
 

@@ -223,7 +223,10 @@ static pipeline_error threads_start(pipeline *p)
     rc = pipeline_workers_start(p);
     if (rc == 0) {
         rc = pthread_create(&p->receive_thread, NULL,
-                            p->recording != NULL ? pipeline_receive_file_main : pipeline_receive_main, p);
+                            p->recording != NULL         ? pipeline_receive_file_main
+                            : p->cfg.input.io_threads > 1 ? pipeline_receive_merge_main
+                                                          : pipeline_receive_main,
+                            p);
         if (rc == 0) {
             pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE, -1);
             return PIPELINE_OK;

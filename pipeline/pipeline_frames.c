@@ -98,7 +98,8 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
 {
     size_t depth = (size_t)p->cfg.frame.queue_depth;
     /* pipeline_internal.h: why these counts. */
-    size_t frames = p->worker_count == 1 ? 3 * depth + 4 : depth + 3 + p->window_capacity;
+    size_t frames = (p->worker_count == 1 ? 3 * depth + 4 : depth + 3 + p->window_capacity) +
+                    pipeline_receive_merge_frames(p);
     size_t outputs = (size_t)(p->cfg.output.hwm > 0 ? p->cfg.output.hwm : 4) + 2;
     if (p->worker_count > 1)
         outputs += p->window_capacity; /* held by frames the reorder window holds */

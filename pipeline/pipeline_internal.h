@@ -40,6 +40,8 @@
  *            receive queue's overflow policy decides what happens under
  *            overload. Several workers: queue_depth + 3 + window_capacity
  *            (receiver, form queue, dispatcher, everything unpublished).
+ *            Either way plus io_threads - 1: with several input sockets the
+ *            receiver holds a frame from each (stage_receive_merge.c).
  *   outputs  pool of output.hwm + 2 output buffers (several workers: plus
  *            window_capacity, pipeline_workers.c says why): a published
  *            frame's data part is sent zero-copy and its buffer comes back
@@ -78,13 +80,14 @@
 #define PIPELINE_HTTP_DOCUMENT_BYTES (160 * 1024)
 
 /* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
-#define PIPELINE_ZMQ_IO_THREADS 2
-/* ZMQ_AFFINITY: the input's connections on I/O thread 0, the output's on
- * I/O thread 1, so that a frame arriving and an eigenspace leaving are never
- * copied by one thread in turn (ZeroMQ otherwise picks the least-loaded
- * thread at each connection, and may pick the same one for both). */
-#define PIPELINE_ZMQ_INPUT_AFFINITY 1u
-#define PIPELINE_ZMQ_OUTPUT_AFFINITY 2u
+/* The ZeroMQ I/O threads: one per input socket (input.io_threads; socket k
+ * on thread k by ZMQ_AFFINITY), then one for the output, so that a frame
+ * arriving and an eigenspace leaving are never copied by one thread in turn
+ * (ZeroMQ otherwise picks the least-loaded thread at each connection, and
+ * may pick the same one for both). */
+#define PIPELINE_ZMQ_IO_THREADS(cfg) ((cfg)->input.io_threads + 1)
+#define PIPELINE_ZMQ_INPUT_AFFINITY(k) (UINT64_C(1) << (k))
+#define PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg) (UINT64_C(1) << (cfg)->input.io_threads)
 
 /* What a stage's step did with a frame. */
 typedef enum stage_outcome {
@@ -178,6 +181,7 @@ struct pipeline {
 
     void *zmq;
     void *input, *output, *metrics_socket;
+    void *inputs[CONFIG_INPUT_IO_THREADS_MAX]; /* input.io_threads sockets; inputs[0] is input */
     auth_zap *auth;              /* security.* set: the ZAP handler, else NULL */
     struct {                     /* realtime.*: what pipeline_realtime_prepare found permitted */
         int numa_node;           /* the GPU's node (realtime.gpu_numa), -1 when not used */
@@ -206,6 +210,7 @@ struct pipeline {
     zmq_msg_t *receive_parts;
     receive_part *receive_list;
     receive_team *receive_team;
+
     uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
     int seq_seen;                 /* ... once a frame was accepted */
 
@@ -227,6 +232,12 @@ void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __att
 /* The receive stage's buffers and its copy team (input.copy_threads), each
  * helper with the receive thread's realtime settings; _release frees them. */
 pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes);
+/* ---- stage_receive_merge.c: input.io_threads > 1 --------------------------------- */
+
+/* Frames the merge holds besides the receiver's one (a head per input
+ * socket after the first): the frame pool has them in addition. */
+size_t pipeline_receive_merge_frames(const pipeline *p);
+void *pipeline_receive_merge_main(void *arg);
 void pipeline_receive_release(pipeline *p);
 void *pipeline_receive_main(void *arg);
 void *pipeline_receive_file_main(void *arg);
@@ -264,6 +275,17 @@ void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, si
  * cubes), MDL's K (IQ input always has it). */
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
                                       const payload_scan *scan, char *detail, size_t detail_bytes);
+typedef enum receive_result {
+    RECEIVE_NOTHING = 0, /* no message was waiting */
+    RECEIVE_FRAME,       /* a valid frame is in f */
+    RECEIVE_REJECTED,
+    RECEIVE_FATAL        /* the socket or context is gone */
+} receive_result;
+
+/* Reads one whole message from socket into f (nothing waiting: NOTHING). On
+ * RECEIVE_REJECTED *reason and detail say why. */
+receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_reject *reason, char *detail,
+                               size_t detail_bytes);
 /* Counts and logs (rate-limited) a rejected message. */
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail);
 /* Counts an accepted frame and queues it under the overflow policy. */

@@ -138,28 +138,42 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     return PIPELINE_OK;
 }
 
-/* Options that must precede bind/connect are set between the two. */
-static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
+/* Input socket k: its own ZeroMQ I/O thread (ZMQ_AFFINITY), the message
+ * limit, the subscription. Options that must precede bind/connect are set
+ * between the two. */
+static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int sub = cfg->input.pattern == CONFIG_INPUT_SUB, dispatch = cfg->input.pattern == CONFIG_INPUT_DISPATCH;
-    pipeline_error e = socket_create(p, &p->input, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
+    void **s = &p->inputs[k];
+    pipeline_error e = socket_create(p, s, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
                                      ZMQ_RCVHWM, cfg->input.hwm, err, err_bytes);
-    if (e == PIPELINE_OK && dispatch)
-        e = input_dispatch_open(p, err, err_bytes);
     if (e != PIPELINE_OK)
+        return e;
+    p->input = p->inputs[0];
+    if (dispatch && (e = input_dispatch_open(p, err, err_bytes)) != PIPELINE_OK)
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
      * buffer it; smaller lies about sizes are the receiver's rejects. */
     int64_t max_bytes = cfg->input.max_message_bytes;
-    SET_OPTION(p->input, "input", ZMQ_MAXMSGSIZE, max_bytes);
-    uint64_t affinity = PIPELINE_ZMQ_INPUT_AFFINITY;
-    SET_OPTION(p->input, "input", ZMQ_AFFINITY, affinity);
+    SET_OPTION(*s, "input", ZMQ_MAXMSGSIZE, max_bytes);
+    uint64_t affinity = PIPELINE_ZMQ_INPUT_AFFINITY(k);
+    SET_OPTION(*s, "input", ZMQ_AFFINITY, affinity);
     if (sub) {
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_COVARIANCE};
-        SET_OPTION(p->input, "input", ZMQ_SUBSCRIBE, prefix);
+        SET_OPTION(*s, "input", ZMQ_SUBSCRIBE, prefix);
     }
-    return socket_attach(p->input, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
+    return socket_attach(*s, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
+}
+
+/* input.io_threads sockets (several: each a connection to the source's
+ * PUSH, which deals frames over them in turn; stage_receive_merge.c). */
+static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
+{
+    pipeline_error e = PIPELINE_OK;
+    for (int k = 0; e == PIPELINE_OK && k < p->cfg.input.io_threads; k++)
+        e = input_socket_open(p, k, err, err_bytes);
+    return e;
 }
 
 /* The bounded wait of a refused send for a deadline (see output_open). */
@@ -200,7 +214,7 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     if (!push)
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
     SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
-    uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY;
+    uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
     SET_OPTION(p->output, "output", ZMQ_AFFINITY, affinity);
     return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
@@ -224,12 +238,12 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
         pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
-    /* Two I/O threads, so that a frame arriving and an eigenspace leaving
-     * (each ~47 MB at the defaults) are copied by different threads at the
-     * same time: with ZeroMQ's default single I/O thread they serialize and
-     * the sustained rate is 1 / (input + output transfer) instead of
-     * 1 / max(input, output). */
-    if (zmq_ctx_set(p->zmq, ZMQ_IO_THREADS, PIPELINE_ZMQ_IO_THREADS) != 0) {
+    /* The input's I/O threads and the output's (PIPELINE_ZMQ_IO_THREADS), so
+     * that a frame arriving and an eigenspace leaving (each ~47 MB at the
+     * defaults) are copied by different threads at the same time: with
+     * ZeroMQ's default single I/O thread they serialize and the sustained
+     * rate is 1 / (input + output transfer) instead of 1 / max(input, output). */
+    if (zmq_ctx_set(p->zmq, ZMQ_IO_THREADS, PIPELINE_ZMQ_IO_THREADS(&p->cfg)) != 0) {
         pipeline_set_error(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
@@ -264,8 +278,10 @@ void pipeline_sockets_flush(pipeline *p)
 void pipeline_sockets_close(pipeline *p)
 {
     dispatch_client_destroy(&p->dispatch);
-    if (p->input != NULL)
-        zmq_close(p->input);
+    for (int k = 0; k < CONFIG_INPUT_IO_THREADS_MAX; k++)
+        if (p->inputs[k] != NULL)
+            zmq_close(p->inputs[k]);
+    memset(p->inputs, 0, sizeof p->inputs);
     if (p->output != NULL)
         zmq_close(p->output);
     if (p->metrics_socket != NULL)

@@ -16,12 +16,6 @@
 
 #include "pipeline_internal.h"
 
-typedef enum receive_result {
-    RECEIVE_NOTHING = 0, /* no message was waiting */
-    RECEIVE_FRAME,       /* a valid frame is in f */
-    RECEIVE_REJECTED,
-    RECEIVE_FATAL        /* the socket or context is gone */
-} receive_result;
 
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
 {
@@ -172,7 +166,7 @@ static void receive_copy_parts(pipeline *p, frame *f, size_t held, payload_scan 
 }
 
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
-static receive_result receive_message(pipeline *p, frame *f, protocol_reject *reason, char *detail,
+receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_reject *reason, char *detail,
                                       size_t detail_bytes)
 {
     zmq_msg_t part;
@@ -183,7 +177,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
 
     detail[0] = '\0';
     zmq_msg_init(&part);
-    if (zmq_msg_recv(&part, p->input, ZMQ_DONTWAIT) < 0) {
+    if (zmq_msg_recv(&part, socket, ZMQ_DONTWAIT) < 0) {
         int e = errno;
         zmq_msg_close(&part);
         return (e == EAGAIN || e == EINTR) ? RECEIVE_NOTHING : RECEIVE_FATAL;
@@ -211,7 +205,7 @@ static receive_result receive_message(pipeline *p, frame *f, protocol_reject *re
     while (more) {
         zmq_msg_t *m = held < p->part_capacity ? &p->receive_parts[held] : &part;
         zmq_msg_init(m);
-        if (zmq_msg_recv(m, p->input, 0) < 0) {
+        if (zmq_msg_recv(m, socket, 0) < 0) {
             int e = errno;
             zmq_msg_close(m);
             if (e == EINTR)
@@ -295,7 +289,7 @@ static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item
         if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
             continue; /* nothing yet, or a signal */
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, f, &reason, detail, detail_bytes);
+        receive_result result = receive_message(p, p->input, f, &reason, detail, detail_bytes);
         if (result == RECEIVE_FRAME) {
             receive_accept(p, f);
             f = NULL;
@@ -385,7 +379,7 @@ void *pipeline_receive_main(void *arg)
         if (ready == 0)
             continue;
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, f, &reason, detail, sizeof detail);
+        receive_result result = receive_message(p, p->input, f, &reason, detail, sizeof detail);
         if (result == RECEIVE_FRAME) {
             receive_accept(p, f);
             f = NULL;

@@ -112,6 +112,9 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->input.replay_speed = PICK(1.0, 2.5);
     c->input.heartbeat_ms = PICK(1000, 250);
     c->input.heartbeat_liveness = PICK(3, 5);
+    c->input.copy_threads = PICK(0, 6);
+    c->input.io_threads = 1; /* above 1 needs pattern pull, and the full file subscribes */
+    c->input.reorder_ms = PICK(20, 75);
     strcpy(c->output.endpoint, PICK("tcp://127.0.0.1:5551", "inproc://eigenspaces"));
     c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
     c->output.bind = PICK(1, 0);
@@ -190,6 +193,9 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_REAL(input.replay_speed);
     SAME_INT(input.heartbeat_ms);
     SAME_INT(input.heartbeat_liveness);
+    SAME_INT(input.copy_threads);
+    SAME_INT(input.io_threads);
+    SAME_INT(input.reorder_ms);
     SAME_STRING(output.endpoint);
     SAME_INT(output.pattern);
     SAME_INT(output.bind);
@@ -249,7 +255,8 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
 /* Every setting, by hand: what --help-config and the file must name. */
 static const char *const all_settings[] = {
     "input.endpoint", "input.pattern", "input.bind", "input.hwm", "input.max_message_bytes",
-    "input.heartbeat_ms", "input.heartbeat_liveness",
+    "input.heartbeat_ms", "input.heartbeat_liveness", "input.copy_threads", "input.io_threads",
+    "input.reorder_ms",
     "output.endpoint", "output.pattern", "output.bind", "output.hwm", "output.mode",
     "output.signal_dimension", "output.snapshots",
     "solver.backend", "solver.precision", "solver.n", "solver.matrices", "solver.gpu_device",
@@ -616,6 +623,9 @@ static void test_cross_checks(void)
     expect_error("cross_dispatch_bind.cfg", "input = {\n  pattern = \"dispatch\";\n  bind = true;\n};\n",
                  CONFIG_EINVAL, ":3: input.bind: input.pattern = \"dispatch\" connects to eigstream-dispatch's back "
                  "end: set input.bind = false");
+    expect_error("cross_io_threads_bind.cfg", "input = {\n  io_threads = 2;\n};\n", CONFIG_EINVAL,
+                 ":2: input.io_threads: more than one input socket connects to a PUSH source: it needs "
+                 "input.pattern \"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)");
     expect_error("cross_pgm_out.cfg",
                  "output = {\n  pattern = \"push\";\n  endpoint = \"pgm://eth0;239.192.1.1:5555\";\n};\n",
                  CONFIG_EINVAL, ":3: output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
@@ -669,6 +679,7 @@ static const char full_file[] =
     "  max_message_bytes = 8589934592L;  # 8 GiB\n"
     "  replay_timing = \"original\"; replay_speed = 2.5;\n"
     "  heartbeat_ms = 250; heartbeat_liveness = 5;\n"
+    "  copy_threads = 6; reorder_ms = 75;\n"
     "};\n"
     "output = {\n"
     "  endpoint = \"inproc://eigenspaces\";\n"

@@ -171,6 +171,63 @@ static void case_copy_team(void)
     free(a);
 }
 
+/* Receives one output and checks it is seq's frame, eigenpairs against LAPACK. */
+static void expect_output(test_daemon *d, const void *a, int n, int m, uint64_t seq, const char *label)
+{
+    test_output o;
+    if (test_receive_output(d->pull, &o, 10000) != 0) {
+        CHECK(0, "%s: output seq %llu did not arrive", label, (unsigned long long)seq);
+        return;
+    }
+    CHECK(o.header.seq == seq, "%s: seq %llu, want %llu", label, (unsigned long long)o.header.seq,
+          (unsigned long long)seq);
+    if (o.header.seq < 64)
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
+    test_output_free(&o);
+}
+
+/* input.io_threads = 3: three input sockets, each connected to the test's
+ * PUSH, which deals frames over the three connections in turn. A run of
+ * frames comes out complete and in seq order, eigenpairs against LAPACK; a
+ * seq the source skips is waited for input.reorder_ms, then gone past; a seq
+ * below what went on (a source restart) goes on at once and is counted. */
+static void case_io_threads(void)
+{
+    const int n = 16, m = 4, frames = 40;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.input.io_threads = 3;
+    cfg.input.reorder_ms = 200;
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start io_threads");
+        return;
+    }
+    test_sleep_ms(200); /* the three connections up (fewer would still keep the order) */
+    void *a = make_frames(frames, n, m, Z, 0);
+    for (int f = 0; f < frames; f++) {
+        if (f == 20)
+            continue; /* the source skips 20 */
+        test_frame_spec s = {.seq = (uint64_t)f, .per_matrix_parts = f % 2};
+        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+    }
+    for (int f = 0; f < frames; f++)
+        if (f != 20)
+            expect_output(&d, a, n, m, (uint64_t)f, "io_threads: a run over three connections");
+    test_frame_spec restart = {.seq = 5};
+    CHECK(test_send_frame(d.push, frame_at(a, 5, n, m, Z), n, m, Z, &restart) == 0, "send 5 again");
+    expect_output(&d, a, n, m, 5, "io_threads: a restart");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
+    uint64_t sent = (uint64_t)frames; /* 0..39 but 20, and 5 twice */
+    CHECK(c.in == sent && c.out == sent && c.source_restarts == 1 && c.rejected_total == 0,
+          "io_threads: in=%llu out=%llu restarts=%llu rejected=%llu, want %llu %llu 1 0", (unsigned long long)c.in,
+          (unsigned long long)c.out, (unsigned long long)c.source_restarts, (unsigned long long)c.rejected_total,
+          (unsigned long long)sent, (unsigned long long)sent);
+    check_accounting(&c, "io_threads");
+    free(a);
+}
+
 /* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
  * snapshot count: d must match an independent MDL on LAPACK's values. */
 static void case_ipc_signal_mdl(void)
@@ -1150,7 +1207,7 @@ int main(int argc, char **argv)
         void (*run)(void);
     } cases[] = {
         {"tcp_full", case_tcp_full},          {"ipc_signal_mdl", case_ipc_signal_mdl},
-        {"copy_team", case_copy_team},
+        {"copy_team", case_copy_team},        {"io_threads", case_io_threads},
         {"modes", case_modes},                {"forming", case_forming},
         {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
         {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},

@@ -87,6 +87,7 @@ typedef struct options {
     int workers;      /* this end-to-end run: solver.workers */
     int input_hwm;    /* input.hwm */
     int copy_threads; /* input.copy_threads */
+    int io_threads;   /* input.io_threads: connections from the daemon to the source */
 } options;
 
 /* "1,2,3": 1..CONFIG_LIST_MAX entries, each within [lo, hi]. */
@@ -132,7 +133,7 @@ static const char *const pipeline_http[] = {"off", "on", "both", NULL};
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL,
-                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4};
+                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4, .io_threads = 1};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
                       backends = cli_choices_backend();
@@ -161,6 +162,8 @@ static int parse_options(int argc, char **argv, options *o)
                 "the daemon's input.hwm: frames ZeroMQ reads ahead (memory: H x frame size)"),
         CLI_INT("copy-threads", 0, &o->copy_threads, 0, CONFIG_COPY_THREADS_MAX, "T",
                 "the daemon's input.copy_threads, 0 = auto"),
+        CLI_INT("input-io-threads", 0, &o->io_threads, 1, CONFIG_INPUT_IO_THREADS_MAX, "K",
+                "the daemon's input.io_threads: K connections to the source, each read by its own I/O thread"),
         CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
         CLI_CHOICE("metrics-http", 0, &o->metrics_http, pipeline_http, NULL,
                    "daemon HTTP metrics server with 10 clients scraping /metrics each second: "
@@ -358,6 +361,7 @@ static void bench_config(const options *o, eigstream_config *cfg)
     cfg->log.level = CONFIG_LOG_WARN;
     cfg->input.hwm = o->input_hwm;
     cfg->input.copy_threads = o->copy_threads;
+    cfg->input.io_threads = o->io_threads;
 }
 
 /* One frame's buffers as the daemon allocates them (pipeline_frames.c): the
@@ -674,9 +678,14 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
     if (o->ipc) {
-        /* The daemon binds (its default), the bench connects. */
+        /* The daemon binds (its default), the bench connects; with several
+         * input sockets the daemon connects to the bench's input. */
         snprintf(ep.in, sizeof ep.in, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
         snprintf(ep.out, sizeof ep.out, "ipc:///tmp/eigstream-bench-%d-out", (int)getpid());
+        if (o->io_threads > 1) {
+            zmq_bind(push, ep.in);
+            cfg.input.bind = 0;
+        }
     } else {
         /* The bench binds on ports the kernel picks and the daemon connects:
          * no window in which another process could take a probed port. */
@@ -699,7 +708,8 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
         return -1;
     }
     if (o->ipc) {
-        zmq_connect(push, ep.in);
+        if (o->io_threads == 1)
+            zmq_connect(push, ep.in);
         zmq_connect(pull, ep.out);
     }
     pthread_t runner, feed;
@@ -888,10 +898,10 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
 {
     const run_result *m = &r->max_rate, *f = &r->fixed;
     printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
-           "parts %s, %d frames, %d solver worker(s)\n",
+           "parts %s, %d frames, %d solver worker(s), %d input connection(s)\n",
            o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
-           o->per_matrix_parts ? "per-matrix" : "one", o->frames, m->workers);
+           o->per_matrix_parts ? "per-matrix" : "one", o->frames, m->workers, o->io_threads);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
            (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
@@ -1015,6 +1025,8 @@ int bench_pipeline_main(int argc, char **argv)
     }
     transport_tune_allocator(); /* the daemon's allocator for the parts alone too */
     bench_zmq z = {zmq_ctx_new(), zmq_ctx_new()};
+    if (z.source != NULL) /* an I/O thread per connection the daemon makes to the source */
+        zmq_ctx_set(z.source, ZMQ_IO_THREADS, o.io_threads);
     if (z.source == NULL || z.sink == NULL) {
         fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));
         bench_frames_free(&b);

@@ -1,0 +1,140 @@
+/*
+ * stage_receive_merge.c - the receive stage over several input sockets
+ * (input.io_threads > 1, input.pattern pull, input.bind false): each socket
+ * is its own connection to the source's PUSH, read by its own ZeroMQ I/O
+ * thread, and the PUSH deals frames over them in turn. Within a connection
+ * frames keep their order; across connections one may overtake another.
+ *
+ * The merge holds the next frame of each socket (its head) and passes on the
+ * head of lowest seq when it is the seq after the last passed on, or when
+ * every socket has a head (nothing lower can still come), or when it has
+ * waited input.reorder_ms (a seq the source skipped, or a connection that
+ * has gone quiet). A head at or below the last seq passed on goes at once
+ * (a source restart, counted by receive_accept). So frames leave in seq
+ * order, and the merge holds at most one frame per socket.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#include "pipeline_internal.h"
+
+size_t pipeline_receive_merge_frames(const pipeline *p)
+{
+    return p->cfg.input.io_threads > 1 ? (size_t)p->cfg.input.io_threads - 1 : 0;
+}
+
+typedef struct merge {
+    pipeline *p;
+    int count;                                  /* input sockets */
+    frame *head[CONFIG_INPUT_IO_THREADS_MAX];   /* a valid frame from socket k, or NULL */
+    uint64_t since[CONFIG_INPUT_IO_THREADS_MAX]; /* when it became the head (monotonic ns) */
+    frame *spare;                               /* a buffer to receive into */
+    uint64_t last_seq;
+    int passed;                                 /* a frame has been passed on */
+} merge;
+
+/* The head of lowest seq, or -1 when there is none. */
+static int merge_lowest(const merge *m)
+{
+    int best = -1;
+    for (int k = 0; k < m->count; k++)
+        if (m->head[k] != NULL && (best < 0 || m->head[k]->header.seq < m->head[best]->header.seq))
+            best = k;
+    return best;
+}
+
+/* Passes on every head that may go now (see the file comment). */
+static void merge_release(merge *m, uint64_t now, int draining)
+{
+    uint64_t wait_ns = (uint64_t)m->p->cfg.input.reorder_ms * 1000000u;
+    for (int k; (k = merge_lowest(m)) >= 0;) {
+        frame *f = m->head[k];
+        int heads = 0;
+        for (int i = 0; i < m->count; i++)
+            heads += m->head[i] != NULL;
+        int next = m->passed && f->header.seq <= m->last_seq + 1;
+        if (!draining && !next && heads < m->count && now - m->since[k] < wait_ns)
+            return;
+        m->head[k] = NULL;
+        m->last_seq = f->header.seq;
+        m->passed = 1;
+        receive_accept(m->p, f);
+    }
+}
+
+/* Reads socket k while it has no head: a frame becomes its head, rejects
+ * are counted. 0, or -1 when the socket failed. */
+static int merge_read(merge *m, int k, char *detail, size_t detail_bytes)
+{
+    pipeline *p = m->p;
+    while (m->head[k] == NULL) {
+        if (m->spare == NULL && pool_get(&p->frames, (void **)&m->spare) != POOL_OK)
+            return -1;
+        protocol_reject reason = PROTOCOL_OK;
+        receive_result r = receive_message(p, p->inputs[k], m->spare, &reason, detail, detail_bytes);
+        if (r == RECEIVE_NOTHING)
+            return 0;
+        if (r == RECEIVE_FATAL)
+            return -1;
+        if (r == RECEIVE_REJECTED) {
+            receive_reject(p, reason, detail);
+            continue;
+        }
+        m->head[k] = m->spare;
+        m->since[k] = metrics_now_ns();
+        m->spare = NULL;
+    }
+    return 0;
+}
+
+/* How long to wait for input: until the lowest head's wait is over, at
+ * most 100 ms (a stop request waits no longer). */
+static int merge_poll_ms(const merge *m, uint64_t now)
+{
+    int k = merge_lowest(m);
+    if (k < 0)
+        return 100;
+    uint64_t wait_ns = (uint64_t)m->p->cfg.input.reorder_ms * 1000000u, waited = now - m->since[k];
+    uint64_t left_ms = waited >= wait_ns ? 0 : (wait_ns - waited + 999999u) / 1000000u;
+    return left_ms < 100 ? (int)left_ms : 100;
+}
+
+/* As pipeline_receive_main, over p->inputs[0 .. io_threads). */
+void *pipeline_receive_merge_main(void *arg)
+{
+    pipeline *p = arg;
+    merge m = {.p = p, .count = p->cfg.input.io_threads};
+    zmq_pollitem_t items[CONFIG_INPUT_IO_THREADS_MAX];
+    char detail[256];
+    p->receive_result = PIPELINE_OK;
+    while (!atomic_load(&p->stop_requested)) {
+        int waiting = 0;
+        for (int k = 0; k < m.count; k++)
+            if (m.head[k] == NULL)
+                items[waiting++] = (zmq_pollitem_t){.socket = p->inputs[k], .events = ZMQ_POLLIN};
+        int ready = zmq_poll(items, waiting, merge_poll_ms(&m, metrics_now_ns()));
+        if (ready < 0 && errno != EINTR) {
+            LOG_ERROR("receive", "input socket poll failed: %s", zmq_strerror(errno));
+            p->receive_result = PIPELINE_ESOCKET;
+            break;
+        }
+        int failed = 0;
+        for (int k = 0; k < m.count && !failed; k++)
+            failed = merge_read(&m, k, detail, sizeof detail) != 0;
+        if (failed) {
+            if (atomic_load(&p->stop_requested))
+                break; /* the frame pool closed */
+            LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
+            p->receive_result = PIPELINE_ESOCKET;
+            break;
+        }
+        merge_release(&m, metrics_now_ns(), 0);
+    }
+    merge_release(&m, metrics_now_ns(), 1); /* what the heads hold goes on, in order */
+    if (m.spare != NULL)
+        pipeline_frame_release(p, m.spare);
+    LOG_DEBUG("receive", "stopped accepting; draining");
+    queue_close(&p->to_form);
+    return NULL;
+}
