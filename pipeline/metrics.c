@@ -277,6 +277,10 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         metrics_put(&w, "%s\"%s\":%llu", r > 1 ? "," : "", protocol_reject_name((protocol_reject)r),
             (unsigned long long)atomic_load_explicit(&m->rejected[r], RELAXED));
+    metrics_put(&w, "},\"auth_rejected\":{");
+    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
+        metrics_put(&w, "%s\"%s\":%llu", r ? "," : "", pipeline_auth_reject_name((pipeline_auth_reject)r),
+            (unsigned long long)atomic_load_explicit(&m->auth_rejected[r], RELAXED));
     metrics_put(&w, "},\"queues\":{\"capacity\":%zu,\"form\":%zu,\"solve\":%zu,\"publish\":%zu,"
             "\"frames_free\":%zu,\"frames_total\":%zu,\"outputs_free\":%zu,\"outputs_total\":%zu},",
         c->queue_capacity, c->queue_form, c->queue_solve, c->queue_publish, c->frames_free,

@@ -172,8 +172,11 @@ def run(daemon, tag, keys):
             got = sub.recv_multipart()
     if check(got is not None, "the listed client received no eigenspace"):
         check_eigenspace(got, sent)
-    check(metrics_sub.poll(30000) and "frames" in json.loads(metrics_sub.recv()),
-          "the listed client received no metrics document")
+    doc = json.loads(metrics_sub.recv()) if metrics_sub.poll(30000) else {}
+    check("frames" in doc, "the listed client received no metrics document")
+    auth = doc.get("auth_rejected", {})
+    check(auth.get("key_not_allowed", 0) >= 2 and auth.get("plaintext", 0) >= 2,
+          f"the metrics document's auth_rejected {auth}: want key_not_allowed and plaintext >= 2")
     published = wait_metric(port, "eigstream_frames_published_total", lambda v: v >= len(sent))
     check(published == len(sent), f"published {published}, the listed client sent {len(sent)}")
     received = scrape(port).get("eigstream_frames_received_total")
