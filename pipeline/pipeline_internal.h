@@ -79,7 +79,6 @@
  * 12 series). */
 #define PIPELINE_HTTP_DOCUMENT_BYTES (160 * 1024)
 
-/* ZeroMQ I/O threads of the daemon: one for the input, one for the output. */
 /* The ZeroMQ I/O threads: one per input socket (input.io_threads; socket k
  * on thread k by ZMQ_AFFINITY), then one for the output, so that a frame
  * arriving and an eigenspace leaving are never copied by one thread in turn
@@ -180,8 +179,8 @@ struct pipeline {
     size_t recorded_frame_bytes;
 
     void *zmq;
-    void *input, *output, *metrics_socket;
-    void *inputs[CONFIG_INPUT_IO_THREADS_MAX]; /* input.io_threads sockets; inputs[0] is input */
+    void *inputs[CONFIG_INPUT_IO_THREADS_MAX]; /* input.io_threads sockets (inputs[0] the only one mostly) */
+    void *output, *metrics_socket;
     auth_zap *auth;              /* security.* set: the ZAP handler, else NULL */
     struct {                     /* realtime.*: what pipeline_realtime_prepare found permitted */
         int numa_node;           /* the GPU's node (realtime.gpu_numa), -1 when not used */
@@ -228,17 +227,17 @@ struct pipeline {
 /* err <- the formatted message (NULL or 0 bytes: nothing). */
 void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
 /* The receive stage's buffers and its copy team (input.copy_threads), each
  * helper with the receive thread's realtime settings; _release frees them. */
 pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes);
-/* ---- stage_receive_merge.c: input.io_threads > 1 --------------------------------- */
-
-/* Frames the merge holds besides the receiver's one (a head per input
- * socket after the first): the frame pool has them in addition. */
-size_t pipeline_receive_merge_frames(const pipeline *p);
-void *pipeline_receive_merge_main(void *arg);
 void pipeline_receive_release(pipeline *p);
+/* stage_receive_merge.c (input.io_threads > 1): the frames the merge holds
+ * besides the receiver's one (a head per input socket after the first),
+ * which the frame pool has in addition. */
+size_t pipeline_receive_merge_frames(const pipeline *p);
+
+/* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
+void *pipeline_receive_merge_main(void *arg);
 void *pipeline_receive_main(void *arg);
 void *pipeline_receive_file_main(void *arg);
 void *pipeline_metrics_main(void *arg);
@@ -254,27 +253,21 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reas
 
 /* ---- stage_receive.c: what the ZeroMQ and the file input share ----------------- */
 
-/* The CRC and the NaN/Inf check of a payload, done chunk by chunk as it is
- * copied into the frame. */
-typedef struct payload_scan {
-    uint32_t crc;          /* CRC32C of everything copied so far */
-    size_t checked;        /* bytes of f->a checked for NaN/Inf (whole elements) */
-    protocol_reject finite;
-} payload_scan;
-
 /* Decodes a header part into f->header and checks it against what the
  * daemon takes: a covariance frame of its n, matrices and precision, or
  * with form.input = iq an IQ cube of its channels, pulses, gates, format and
  * layout (the other kind is bad_kind). */
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes);
-/* Copies bytes from src to f->a + *copied, scanning them; *copied grows. */
-void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied);
+/* Copies the payload parts back to back into f->a with the CRC (when the
+ * frame carries one) and the NaN/Inf check of what was copied, on the
+ * receive team (receive_team.h; the caller alone without one). */
+receive_verdict receive_copy_payload(pipeline *p, frame *f, const receive_part *parts, size_t count);
 /* The checks once the payload is in f->a (f->part_bytes holds the part
  * sizes): sizes against the header, CRC, finite entries (none for ci16_le
  * cubes), MDL's K (IQ input always has it). */
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
-                                      const payload_scan *scan, char *detail, size_t detail_bytes);
+                                      const receive_verdict *scan, char *detail, size_t detail_bytes);
 typedef enum receive_result {
     RECEIVE_NOTHING = 0, /* no message was waiting */
     RECEIVE_FRAME,       /* a valid frame is in f */

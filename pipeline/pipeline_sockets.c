@@ -124,13 +124,13 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     char id[128] = "eigstream";
     size_t used = gethostname(id, sizeof id - 24) == 0 ? strnlen(id, sizeof id - 24) : strlen(id);
     snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
-    if (zmq_setsockopt(p->input, ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
+    if (zmq_setsockopt(p->inputs[0], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
         pipeline_set_error(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     int immediate = 1;
-    SET_OPTION(p->input, "input", ZMQ_IMMEDIATE, immediate);
-    if (dispatch_client_create(p->input, p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness, &p->dispatch) !=
+    SET_OPTION(p->inputs[0], "input", ZMQ_IMMEDIATE, immediate);
+    if (dispatch_client_create(p->inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness, &p->dispatch) !=
         DISPATCH_CLIENT_OK) {
         pipeline_set_error(err, err_bytes, "input: cannot create the dispatch client");
         return PIPELINE_ENOMEM;
@@ -150,7 +150,6 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
                                      ZMQ_RCVHWM, cfg->input.hwm, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    p->input = p->inputs[0];
     if (dispatch && (e = input_dispatch_open(p, err, err_bytes)) != PIPELINE_OK)
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
@@ -286,7 +285,7 @@ void pipeline_sockets_close(pipeline *p)
         zmq_close(p->output);
     if (p->metrics_socket != NULL)
         zmq_close(p->metrics_socket);
-    p->input = p->output = p->metrics_socket = NULL;
+    p->output = p->metrics_socket = NULL;
     auth_zap_destroy(&p->auth); /* its sockets too, before the context ends */
     /* Term waits (output linger at most) for queued outputs; their zero-copy
      * buffers come back to the output pool, which is freed after this. */

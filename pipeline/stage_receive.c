@@ -16,7 +16,6 @@
 
 #include "pipeline_internal.h"
 
-
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
 {
     uint64_t suppressed;
@@ -31,10 +30,6 @@ void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
                  detail);
 }
 
-/* The CRC and the finite check run over each chunk right after it is copied,
- * while it is still in cache: one pass over the payload instead of three. */
-#define SCAN_CHUNK_BYTES (128 * 1024)
-
 /* The bytes of one payload element and the eig_precision its finite check
  * reads it as: a complex matrix element, or an IQ sample (cf32_le has the
  * bytes of complex float; ci16_le is always finite: 0, no check). */
@@ -48,26 +43,16 @@ static size_t payload_element(const protocol_header *h, uint8_t *finite_as)
     return eig_element_bytes(h->element);
 }
 
-void receive_copy_and_check(frame *f, payload_scan *scan, const uint8_t *src, size_t bytes, size_t *copied)
+receive_verdict receive_copy_payload(pipeline *p, frame *f, const receive_part *parts, size_t count)
 {
-    uint8_t *a = f->a;
     uint8_t finite_as;
-    size_t element = payload_element(&f->header, &finite_as);
-    int crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0;
-    for (size_t done = 0; done < bytes;) {
-        size_t chunk = bytes - done < SCAN_CHUNK_BYTES ? bytes - done : SCAN_CHUNK_BYTES;
-        memcpy(a + *copied, src + done, chunk);
-        if (crc)
-            scan->crc = protocol_crc32c(scan->crc, a + *copied, chunk);
-        *copied += chunk;
-        done += chunk;
-        /* Whole elements only; a part boundary inside an element is checked
-         * with the next chunk (invalid layouts fail the size check anyway). */
-        size_t upto = *copied - *copied % element;
-        if (finite_as != 0 && scan->finite == PROTOCOL_OK && upto > scan->checked)
-            scan->finite = protocol_check_finite(a + scan->checked, upto - scan->checked, finite_as);
-        scan->checked = upto;
-    }
+    receive_job job = {.dst = f->a, .parts = parts, .count = count,
+                       .crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0};
+    job.element = payload_element(&f->header, &finite_as);
+    job.finite_as = finite_as;
+    for (size_t i = 0; i < count; i++)
+        job.total += parts[i].bytes;
+    return receive_team_run(p->receive_team, &job);
 }
 
 /* An IQ cube's header against form.* and solver.n. */
@@ -107,7 +92,7 @@ protocol_reject receive_check_header(const pipeline *p, frame *f, const void *pa
 }
 
 protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
-                                      const payload_scan *scan, char *detail, size_t detail_bytes)
+                                      const receive_verdict *scan, char *detail, size_t detail_bytes)
 {
     /* More parts than a valid frame has: f->part_bytes holds only the first
      * ones; checking no parts gives the header's size checks, then `parts`. */
@@ -144,25 +129,12 @@ static void receive_parts_close(pipeline *p, size_t held)
         zmq_msg_close(&p->receive_parts[i]);
 }
 
-/* The held parts into f->a, with the CRC (when the frame carries one) and
- * the finite check: the receive team's pass (receive_team.h). */
-static void receive_copy_parts(pipeline *p, frame *f, size_t held, payload_scan *scan)
+/* The held parts into f->a, checked (receive_copy_payload). */
+static receive_verdict receive_copy_parts(pipeline *p, frame *f, size_t held)
 {
-    receive_part *list = p->receive_list;
-    size_t total = 0;
-    for (size_t i = 0; i < held; i++) {
-        list[i] = (receive_part){zmq_msg_data(&p->receive_parts[i]), zmq_msg_size(&p->receive_parts[i])};
-        total += list[i].bytes;
-    }
-    uint8_t finite_as;
-    receive_job job = {.dst = f->a, .parts = list, .count = held, .total = total,
-                       .crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0};
-    job.element = payload_element(&f->header, &finite_as);
-    job.finite_as = finite_as;
-    receive_verdict v = receive_team_run(p->receive_team, &job);
-    scan->crc = v.crc;
-    scan->finite = v.finite;
-    scan->checked = total - total % job.element;
+    for (size_t i = 0; i < held; i++)
+        p->receive_list[i] = (receive_part){zmq_msg_data(&p->receive_parts[i]), zmq_msg_size(&p->receive_parts[i])};
+    return receive_copy_payload(p, f, p->receive_list, held);
 }
 
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
@@ -172,7 +144,7 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
     zmq_msg_t part;
     protocol_reject r = PROTOCOL_OK;
     size_t parts = 0;
-    payload_scan scan = {0, 0, PROTOCOL_OK};
+    receive_verdict scan = {0, PROTOCOL_OK};
     int more;
 
     detail[0] = '\0';
@@ -227,7 +199,7 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
             held++;
     }
     if (r == PROTOCOL_OK && fits && parts <= p->part_capacity)
-        receive_copy_parts(p, f, held, &scan);
+        scan = receive_copy_parts(p, f, held);
     receive_parts_close(p, held);
 
     if (r == PROTOCOL_OK)
@@ -289,7 +261,7 @@ static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item
         if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
             continue; /* nothing yet, or a signal */
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, p->input, f, &reason, detail, detail_bytes);
+        receive_result result = receive_message(p, p->inputs[0], f, &reason, detail, detail_bytes);
         if (result == RECEIVE_FRAME) {
             receive_accept(p, f);
             f = NULL;
@@ -304,10 +276,10 @@ static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item
     return f;
 }
 
-/* input.copy_threads 0: a quarter of the online cores, at most 4 (the copy
- * is bound by memory, not by cores); 1 or 2 cores get none. */
 _Static_assert(CONFIG_COPY_THREADS_MAX <= RECEIVE_TEAM_MAX, "input.copy_threads exceeds the receive team");
 
+/* input.copy_threads 0: a quarter of the online cores, at most 4 (the copy
+ * is bound by memory, not by cores); fewer than 8 cores get none. */
 static int receive_copy_threads(const pipeline *p)
 {
     int threads = p->cfg.input.copy_threads;
@@ -357,7 +329,7 @@ void *pipeline_receive_main(void *arg)
     pipeline *p = arg;
     frame *f = NULL;
     char detail[256];
-    zmq_pollitem_t item = {.socket = p->input, .events = ZMQ_POLLIN};
+    zmq_pollitem_t item = {.socket = p->inputs[0], .events = ZMQ_POLLIN};
 
     p->receive_result = PIPELINE_OK;
     while (!atomic_load(&p->stop_requested)) {
@@ -379,7 +351,7 @@ void *pipeline_receive_main(void *arg)
         if (ready == 0)
             continue;
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, p->input, f, &reason, detail, sizeof detail);
+        receive_result result = receive_message(p, p->inputs[0], f, &reason, detail, sizeof detail);
         if (result == RECEIVE_FRAME) {
             receive_accept(p, f);
             f = NULL;

@@ -103,8 +103,7 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
 {
     const recording_frame *fr = recording_reader_frame(p->recording, i);
     char why[RECORDING_ERROR_MAX];
-    size_t parts = 0, copied = 0;
-    payload_scan scan = {0, 0, PROTOCOL_OK};
+    size_t parts = 0;
     detail[0] = '\0';
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
@@ -130,8 +129,9 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
                  fr->parts, p->matrices);
         return PROTOCOL_REJECT_PARTS;
     }
-    receive_copy_and_check(f, &scan, p->recorded_frame + PROTOCOL_HEADER_BYTES, payload, &copied);
-    return receive_check_payload(p, f, parts, copied, &scan, detail, detail_bytes);
+    receive_part all = {p->recorded_frame + PROTOCOL_HEADER_BYTES, payload};
+    receive_verdict scan = receive_copy_payload(p, f, &all, 1);
+    return receive_check_payload(p, f, parts, payload, &scan, detail, detail_bytes);
 }
 
 void *pipeline_receive_file_main(void *arg)

@@ -283,8 +283,9 @@ static void covariance_message(message *m, const options *o, const void *payload
 
 /* The bench's sender and receiver stand for two separate processes (the
  * radar front end, the downstream stage): each has its own ZeroMQ context
- * with one I/O thread, so that the bench never copies an input frame and an
- * output frame with one thread in turn (the daemon would be blamed for it). */
+ * (the sender an I/O thread per connection the daemon makes to it, the
+ * receiver one), so that the bench never copies an input frame and an output
+ * frame with one thread in turn (the daemon would be blamed for it). */
 typedef struct bench_zmq {
     void *source, *sink;
 } bench_zmq;
@@ -415,12 +416,6 @@ static int stage_frame_solve(path *p, const output_format *format, stage_frame *
     return ok ? 0 : -1;
 }
 
-/* The solve alone: the daemon's own data path (path.h, the one its solver
- * worker creates) on one frame at a time in the path's buffers: upload and
- * forming, the batched solve, the signal dimensions, the copy of what the
- * mode sends into the output buffer. Copying the payload into the frame is
- * the receive stage's work and stays out of the time. Median over min(frames,
- * 7) runs after a warm-up; -1 when no path could be made. */
 /* Both transfers at once and nothing else: the input frame from one pair of
  * contexts and the output frame from another, each pair a sender and a
  * receiver of its own, for the same number of messages. Not a target's
@@ -461,6 +456,12 @@ static void transfers_together(const options *o, message *in_msg, message *out_m
     *t_out = runs[1].median_ms;
 }
 
+/* The solve alone: the daemon's own data path (path.h, the one its solver
+ * worker creates) on one frame at a time in the path's buffers: upload and
+ * forming, the batched solve, the signal dimensions, the copy of what the
+ * mode sends into the output buffer. Copying the payload into the frame is
+ * the receive stage's work and stays out of the time. Median over min(frames,
+ * 7) runs after a warm-up; -1 when no path could be made. */
 static double solve_alone(const options *o, const void *payload, size_t payload_bytes, const uint8_t *header,
                           char *backend, size_t backend_bytes)
 {
