@@ -172,7 +172,7 @@ static void case_copy_team(void)
 }
 
 /* Receives one output and checks it is seq's frame, eigenpairs against LAPACK. */
-static void expect_output(test_daemon *d, const void *a, int n, int m, uint64_t seq, const char *label)
+static void expect_output(test_daemon *d, const void *a, int n, int m, int frames, uint64_t seq, const char *label)
 {
     test_output o;
     if (test_receive_output(d->pull, &o, 10000) != 0) {
@@ -181,7 +181,7 @@ static void expect_output(test_daemon *d, const void *a, int n, int m, uint64_t 
     }
     CHECK(o.header.seq == seq, "%s: seq %llu, want %llu", label, (unsigned long long)o.header.seq,
           (unsigned long long)seq);
-    if (o.header.seq < 64)
+    if (o.header.seq < (uint64_t)frames) /* a frame of a */
         test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
     test_output_free(&o);
 }
@@ -193,7 +193,7 @@ static void expect_output(test_daemon *d, const void *a, int n, int m, uint64_t 
  * below what went on (a source restart) goes on at once and is counted. */
 static void case_io_threads(void)
 {
-    const int n = 16, m = 4, frames = 40;
+    const int n = 16, m = 4, frames = 120; /* enough that connections overtake each other */
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
@@ -213,13 +213,13 @@ static void case_io_threads(void)
     }
     for (int f = 0; f < frames; f++)
         if (f != 20)
-            expect_output(&d, a, n, m, (uint64_t)f, "io_threads: a run over three connections");
+            expect_output(&d, a, n, m, frames, (uint64_t)f, "io_threads: a run over three connections");
     test_frame_spec restart = {.seq = 5};
     CHECK(test_send_frame(d.push, frame_at(a, 5, n, m, Z), n, m, Z, &restart) == 0, "send 5 again");
-    expect_output(&d, a, n, m, 5, "io_threads: a restart");
+    expect_output(&d, a, n, m, frames, 5, "io_threads: a restart");
     pipeline_counters c;
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
-    uint64_t sent = (uint64_t)frames; /* 0..39 but 20, and 5 twice */
+    uint64_t sent = (uint64_t)frames; /* 0..frames-1 but 20, and 5 twice */
     CHECK(c.in == sent && c.out == sent && c.source_restarts == 1 && c.rejected_total == 0,
           "io_threads: in=%llu out=%llu restarts=%llu rejected=%llu, want %llu %llu 1 0", (unsigned long long)c.in,
           (unsigned long long)c.out, (unsigned long long)c.source_restarts, (unsigned long long)c.rejected_total,
