@@ -137,6 +137,9 @@ typedef struct eig_cuda_qr_config {
     int row_chunks;     /* CTAs per matrix (each re-runs the chase, bit-identically) */
     size_t smem;
     int group_min;      /* smallest block order chased by a multishift group */
+    int bulges;         /* most bulges per group (8, 16 or 32) */
+    bool serial_shifts; /* fused kernel: a group's shifts by one lane's QL, not
+                           by every lane's quadrisection (c128 vectors, run M1) */
     /* logged path (vectors): one chase per matrix, then the apply kernel;
      * matrices whose log would pass log_cap / head_cap take the fused kernel */
     bool logged;

@@ -19,10 +19,10 @@
  * a fixed budget, so any batch count works with bounded device memory. */
 static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
 
-/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
- * L1: at 64 and 128 the fused kernel is faster, at 256 the logged path is
- * 1.4-2x faster). */
-static const int EIG_CUDA_QR_LOG_MIN_N = 256;
+/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, runs
+ * L1 and M1: at 64, 96 and 128 the fused kernel is faster, at 192 the
+ * logged path is 1.3-1.4x faster, at 256 1.4-2x). */
+static const int EIG_CUDA_QR_LOG_MIN_N = 192;
 
 struct eig_cuda_plan {
     eig_plan_params p;
@@ -126,6 +126,16 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     qr->chase_smem = eig_cuda_qr_chase_smem<R>(n);
     qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
     qr->logged = logged && qr->apply_smem <= (size_t)optin;
+    /* Bulges per group and the shift solve (run M1, H100, n = 96..512): 16
+     * bulges with lane-parallel shifts where no consumer warps share the
+     * chase's SM (values-only: c64 qr 1.16 -> 0.91 ms at n = 128; logged
+     * path: c64 n = 256 8.10 -> 6.84); the fused vectors kernel keeps 8
+     * (16 took 1.98 ms against 1.53 at c64 n = 128: the consumers are the
+     * bound there), and at c128 the serial shift solve (the parallel one
+     * took 2.39 ms against 2.23). */
+    const bool fused_vectors = vectors && !qr->logged;
+    qr->bulges = tuning->qr_bulges > 0 ? tuning->qr_bulges : fused_vectors ? 8 : 16;
+    qr->serial_shifts = fused_vectors && sizeof(R) == sizeof(double);
 }
 
 /* Kernel configurations for one precision; EIG_EUNSUPPORTED when a kernel's
@@ -312,7 +322,9 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
         (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER ||
         (unsigned)params->device_only > 1 ||
         (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
-        params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0)
+        params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0 ||
+        (params->cuda.qr_bulges != 0 && params->cuda.qr_bulges != 8 &&
+         params->cuda.qr_bulges != 16 && params->cuda.qr_bulges != 32))
         return EIG_EINVAL;
     /* EIG_CUDA_N_MAX (eig.h): all three kernels fit shared memory up to
      * there in both precisions (docs/gpu.md). */

@@ -38,10 +38,12 @@ namespace {
 
 enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
 
-/* Bulges chased at once by a multishift group (lanes 0..QR_BULGES-1 of the
- * chasing warp), the tick distance between consecutive bulges, and the
- * smallest unreduced block that gets a group (smaller ones: single shift). */
-enum { QR_BULGES = 8, QR_BULGE_LAG = 3, QR_GROUP_MIN = 2 * QR_BULGES + 4 };
+/* A multishift group chases up to QR_BULGES_MAX bulges at once, one per
+ * lane of the chasing warp; a block of order k gets the largest of 32, 16, 8
+ * bulges (at most the plan's cap) with k >= 2 * bulges + 4, and blocks
+ * below QR_GROUP_MIN (the default; the plan may raise it) single-shift
+ * sweeps. Consecutive bulges start QR_BULGE_LAG ticks apart. */
+enum { QR_BULGES_MAX = 32, QR_BULGES_MIN = 8, QR_BULGE_LAG = 3, QR_GROUP_MIN = 2 * QR_BULGES_MIN + 4 };
 /* after this many groups in a row without progress, one single-shift sweep
  * (Wilkinson) */
 enum { QR_GROUP_STALLS = 3 };
@@ -58,6 +60,10 @@ struct chase_state {
     int after_group; /* the last event was a group: the next scan judges its progress */
     int stalled;     /* groups in a row that neither deflated nor split their block */
     int group_min;   /* smallest block order that gets a group (QR_GROUP_MIN by default) */
+    int bulges_max;  /* the plan's cap on bulges per group (QR_BULGES_MIN..QR_BULGES_MAX) */
+    /* the current group: g_ms bulges, shifts from the g_ms x g_ms block at
+     * d[g_b0..], e[g_b0..] */
+    int g_ms, g_b0;
 };
 
 /* One bulge of a multishift group, in the registers of its lane. */
@@ -218,12 +224,11 @@ QR_CHASE_FN void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
     }
 }
 
-template <bool LOG, int MS, typename R>
+template <bool LOG, bool GROUPS, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
-                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
-                              R *shifts, R *scratch);
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir);
 
-QR_CHASE_FN void chase_init(chase_state &st, int n)
+QR_CHASE_FN void chase_init(chase_state &st, int n, int group_min, int bulges_max)
 {
     st.l1 = 0;
     st.l = st.lend = 0;
@@ -235,46 +240,43 @@ QR_CHASE_FN void chase_init(chase_state &st, int n)
     st.g_top = st.g_bottom = st.g_len = st.g_dir = 0;
     st.after_group = 0;
     st.stalled = 0;
-    st.group_min = QR_GROUP_MIN;
+    st.group_min = group_min > 0 ? group_min : QR_GROUP_MIN;
+    st.bulges_max = bulges_max;
+    st.g_ms = st.g_b0 = 0;
+}
+
+/* Bulges of a group on a block of the given order: the largest of
+ * bulges_max, bulges_max / 2, ..., QR_BULGES_MIN with order >= 2 * bulges + 4
+ * (0: none fits, single shift). */
+QR_CHASE_FN int group_bulges(int order, int bulges_max)
+{
+    int ms = bulges_max;
+    while (ms > QR_BULGES_MIN && order < 2 * ms + 4)
+        ms /= 2;
+    return order >= 2 * ms + 4 ? ms : 0;
 }
 
 /* Starts a multishift group on the unreduced block from l (the end where
  * eigenvalues deflate) to m, when it is long enough and the sweep budget
- * allows MS more sweeps: the MS shifts (written to shifts[]) are the
- * eigenvalues of the MS x MS block at l's end (computed by this same QL/QR,
- * single-shift, on a copy in scratch[2 MS]). The group counts as MS sweeps.
- * Returns false (nothing changed but the flag) when a single-shift sweep
- * should be done instead. */
-template <int MS, typename R>
-QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int m, R *shifts,
-                             R *scratch)
+ * allows its sweeps: g_ms bulges whose shifts are the eigenvalues of the
+ * g_ms x g_ms block at l's end (d[g_b0..], e[g_b0..]), which the lanes
+ * compute next (group_shift). The group counts as g_ms sweeps. Returns false
+ * (nothing changed but the stall count) when a single-shift sweep should be
+ * done instead. */
+QR_CHASE_FN bool group_start(chase_state &st, int l, int m)
 {
-    typedef typename eig_cuda_complex<R>::type R2;
     const int dir = m < l ? 1 : -1;
     const int len = dir < 0 ? m - l : l - m; /* rotations per bulge; block order len + 1 */
-    if (len + 1 < st.group_min || st.jtot + MS > st.nmaxit)
+    const int ms = group_bulges(len + 1, st.bulges_max);
+    if (len + 1 < st.group_min || ms == 0 || st.jtot + ms > st.nmaxit)
         return false;
     if (st.stalled >= QR_GROUP_STALLS) {
         st.stalled = 0;
         return false;
     }
-    const int b0 = dir < 0 ? l : l - MS + 1;
-    R *sd = scratch, *se = scratch + MS;
-    for (int i = 0; i < MS; ++i) {
-        sd[i] = d[b0 + i];
-        se[i] = i < MS - 1 ? e[b0 + i] : (R)0;
-    }
-    chase_state small;
-    chase_init(small, MS);
-    int f, dd;
-    while (chase_advance<false, 1>(small, sd, se, MS, (R2 *)nullptr, f, dd, (R *)nullptr,
-                                   (R *)nullptr) >= 0) {
-    }
-    if (small.info != 0)
-        return false;
-    for (int i = 0; i < MS; ++i)
-        shifts[i] = sd[i];
-    st.jtot += MS;
+    st.jtot += ms;
+    st.g_ms = ms;
+    st.g_b0 = dir < 0 ? l : l - ms + 1;
     st.g_top = m;
     st.g_bottom = l;
     st.g_len = len;
@@ -283,14 +285,127 @@ QR_CHASE_FN bool group_start(chase_state &st, const R *d, const R *e, int l, int
     return true;
 }
 
+/* Hardware reciprocal (MUFU, relative error about 2^-23 in both precisions;
+ * exact on the host). */
+template <typename R> QR_CHASE_FN R rcp_approx(R q);
+template <> QR_CHASE_FN double rcp_approx<double>(double q)
+{
+#ifdef __CUDA_ARCH__
+    double y;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(q));
+    return y;
+#else
+    return 1 / q;
+#endif
+}
+template <> QR_CHASE_FN float rcp_approx<float>(float q)
+{
+#ifdef __CUDA_ARCH__
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(q));
+    return y;
+#else
+    return 1 / q;
+#endif
+}
+
+/* Shift of bulge j of the current group: the (j+1)-th smallest eigenvalue of
+ * the g_ms x g_ms block at d[g_b0..], e[g_b0..], to about working precision
+ * (accurate shifts save group ticks: docs/gpu.md, run M1). Each lane computes
+ * its own shift, so a group's shifts cost one lane's solve, not g_ms serial
+ * ones; a lane without a bulge computes a clamped one and ignores it.
+ * Quadrisection on Sturm counts from Gershgorin's interval: three counts per
+ * step, three independent recurrences interleaved (the latency of one),
+ * each step keeps a quarter of the interval: 26 steps in double and 13 in
+ * float reach 2^-52 / 2^-26 of it. The recurrence
+ * q_i = (d_i - x) - e_{i-1}^2 / q_{i-1} takes the hardware reciprocal
+ * instead of a division: that is the exact count of a block whose e^2 moved
+ * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
+ * eigenvalue, and the deflation tests decide as always. |q| <= pivmin counts
+ * as -pivmin (LAPACK dlaebz). */
+template <typename R>
+QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
+{
+    typedef eig_cuda_limits<R> lim;
+    const int ms = st.g_ms, b0 = st.g_b0;
+    const int k = j < ms ? j : ms - 1;
+    R lo = d[b0], hi = d[b0], emax = 0;
+    for (int i = 0; i < ms; ++i) {
+        const R el = i > 0 ? fabs(e[b0 + i - 1]) : (R)0, er = i < ms - 1 ? fabs(e[b0 + i]) : (R)0;
+        lo = fmin(lo, d[b0 + i] - (el + er));
+        hi = fmax(hi, d[b0 + i] + (el + er));
+        emax = fmax(emax, er);
+    }
+    const R pivmin = lim::safmin() * fmax((R)1, emax * emax);
+    const int steps = sizeof(R) == sizeof(double) ? 26 : 13;
+    for (int step = 0; step < steps; ++step) {
+        const R w4 = (R)0.25 * (hi - lo);
+        const R x1 = lo + w4, x2 = (R)0.5 * (lo + hi), x3 = hi - w4;
+        R q1 = d[b0] - x1, q2 = d[b0] - x2, q3 = d[b0] - x3;
+        int c1 = q1 < 0, c2 = q2 < 0, c3 = q3 < 0;
+        for (int i = 1; i < ms; ++i) {
+            const R e2 = e[b0 + i - 1] * e[b0 + i - 1], di = d[b0 + i];
+            q1 = fabs(q1) <= pivmin ? -pivmin : q1;
+            q2 = fabs(q2) <= pivmin ? -pivmin : q2;
+            q3 = fabs(q3) <= pivmin ? -pivmin : q3;
+            q1 = fma(-e2, rcp_approx(q1), di - x1);
+            q2 = fma(-e2, rcp_approx(q2), di - x2);
+            q3 = fma(-e2, rcp_approx(q3), di - x3);
+            c1 += q1 < 0;
+            c2 += q2 < 0;
+            c3 += q3 < 0;
+        }
+        /* the eigenvalue lies above x_i when at most k lie below it */
+        if (c3 <= k) {
+            lo = x3;
+        } else if (c2 <= k) {
+            lo = x2;
+            hi = x3;
+        } else if (c1 <= k) {
+            lo = x1;
+            hi = x2;
+        } else {
+            hi = x1;
+        }
+    }
+    return (R)0.5 * (lo + hi);
+}
+
+/* The shifts of the current group computed serially, by one lane: this
+ * same QL/QR (single shift, loose tolerance) on a copy of the g_ms x g_ms
+ * block in scratch[2 g_ms], the eigenvalues written to shifts[g_ms]. The
+ * fused kernel's c128 vectors path uses it instead of group_shift (run M1:
+ * with the lane-parallel solve its QR phase took 2.39 ms instead of 2.23 at
+ * n = 128, where c64 gained 7%). Should the copy not converge, its diagonal
+ * serves: any real shifts are valid, the deflation tests decide. */
+template <typename R>
+QR_CHASE_FN void group_shifts_serial(const chase_state &st, const R *d, const R *e, R *shifts,
+                                     R *scratch)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int ms = st.g_ms, b0 = st.g_b0;
+    R *sd = scratch, *se = scratch + ms;
+    for (int i = 0; i < ms; ++i) {
+        sd[i] = d[b0 + i];
+        se[i] = i < ms - 1 ? e[b0 + i] : (R)0;
+    }
+    chase_state small;
+    chase_init(small, ms, 0, QR_BULGES_MIN);
+    int f, dd;
+    while (chase_advance<false, false>(small, sd, se, ms, (R2 *)nullptr, f, dd) >= 0) {
+    }
+    for (int i = 0; i < ms; ++i)
+        shifts[i] = small.info == 0 ? sd[i] : d[b0 + i];
+}
+
 /* Ticks of a group: bulge j (lane j) starts QR_BULGE_LAG * j ticks after
  * bulge 0 and then moves one pivot per tick; ticks are numbered from
  * QR_GROUP_FIRST_TICK = -1, the tick in which bulge 0 reads its start
  * values (every bulge reads them one tick before it starts). */
 enum { QR_GROUP_FIRST_TICK = -1 };
-QR_CHASE_FN int group_ticks(const chase_state &st, int ms)
+QR_CHASE_FN int group_ticks(const chase_state &st)
 {
-    return 1 + QR_BULGE_LAG * (ms - 1) + st.g_len;
+    return 1 + QR_BULGE_LAG * (st.g_ms - 1) + st.g_len;
 }
 
 /* A bulge state that keeps rot_make on its fast path while the lane idles. */
@@ -309,7 +424,7 @@ template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
  * pivot i reads d, e at i-1..i+1 (QL) that bulge j-1 finished writing at
  * least one tick earlier (lag 3), and writes pivots that no other bulge
  * touches in this tick; so after a __syncwarp per tick the group is the
- * sequence of MS single-shift sweeps, reordered only between rotations on
+ * sequence of its g_ms single-shift sweeps, reordered only between rotations on
  * disjoint pivots. Every lane of the warp runs the same instructions (no
  * divergence on the chain): a lane that is not an active bulge this tick
  * (mine == false, not started, or done) computes on its idle state, and
@@ -408,19 +523,19 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     }
 }
 
-template <bool LOG, int MS, typename R>
+template <bool LOG, bool GROUPS, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
-                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir,
-                              R *shifts, R *scratch)
+                              typename eig_cuda_complex<R>::type *cs, int &first, int &dir)
 {
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
-    /* MS == 1 is the shift solve of a group: there an off-diagonal counts as
-     * negligible already at eps^(1/4) relative size, which moves those
-     * eigenvalues by O(sqrt(eps)) only (second order): shifts that good
-     * keep the groups converging as fast (measured: same ticks on radar
-     * input) for half to a quarter of the shift-solve sweeps */
-    const R eps = lim::eps(), eps2 = MS == 1 ? sqrt(eps) : eps * eps, safmin = lim::safmin();
+    /* GROUPS == false is only group_shifts_serial's solve: there an
+     * off-diagonal counts as negligible already at eps^(1/4) relative size,
+     * which moves those eigenvalues by O(sqrt(eps)) only (second order):
+     * shifts that good converge as fast for a quarter to a half of the
+     * solve's sweeps (single-shift sweeps elsewhere run with GROUPS, their
+     * groups off through group_min) */
+    const R eps = lim::eps(), eps2 = GROUPS ? eps * eps : sqrt(eps), safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
             if (st.l1 >= n) {
@@ -524,8 +639,8 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                 st.mode = CHASE_END;
                 continue;
             }
-            if constexpr (MS > 1) {
-                if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+            if constexpr (GROUPS) {
+                if (group_start(st, l, m))
                     return CHASE_GROUP;
             }
             st.jtot++;
@@ -621,8 +736,8 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
             st.mode = CHASE_END;
             continue;
         }
-        if constexpr (MS > 1) {
-            if (group_start<MS>(st, d, e, l, m, shifts, scratch))
+        if constexpr (GROUPS) {
+            if (group_start(st, l, m))
                 return CHASE_GROUP;
         }
         st.jtot++;
@@ -661,33 +776,43 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
     }
 }
 
-/* Applies ticks t0 .. t0+nticks-1 of the current group (log: MS entries per
+/* Applies ticks t0 .. t0+nticks-1 of the current group (log: ms entries per
  * tick) to one row of Zr (z at the row, stride rows), bulge after bulge:
  * within the chunk, bulge j's rotations are a run of consecutive pivots
- * (one eig_cuda_apply_sweep with log stride MS: one load and one store per
+ * (one eig_cuda_apply_sweep with log stride ms: one load and one store per
  * rotation, the shared column carried in a register). The order is valid:
- * the group equals its MS sweeps done one after the other, and a rotation
+ * the group equals its ms sweeps done one after the other, and a rotation
  * of bulge j+1 that overlaps one of bulge j comes at least two ticks later
  * (so never in an earlier chunk). */
-template <int MS, typename R>
+template <typename R>
 QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>::type *log,
-                             int t0, int nticks, int top, int len, int dir)
+                             int t0, int nticks, int top, int len, int dir, int ms)
 {
-    for (int j = 0; j < MS; ++j) {
+    for (int j = 0; j < ms; ++j) {
         const int lag = QR_BULGE_LAG * j;
         const int u0 = t0 - lag > 0 ? t0 - lag : 0;
         const int u1 = t0 + nticks - lag < len ? t0 + nticks - lag : len;
         if (u1 <= u0)
             continue;
         const int first = dir < 0 ? top - 1 - u0 : top + u0;
-        eig_cuda_apply_sweep(z, rows, log + (u0 + lag - t0) * MS + j, u1 - u0, first, dir, MS);
+        eig_cuda_apply_sweep(z, rows, log + (u0 + lag - t0) * ms + j, u1 - u0, first, dir, ms);
     }
+}
+
+/* Entries (c, s) of each of the fused kernel's two shared log buffers: a
+ * whole sweep, or n / g_ms ticks of a group. More would cost occupancy:
+ * c128 n = 128 runs three CTAs per SM (70.5 KB each); with 16 KB of log
+ * buffers only two fit (two waves: the QR phase took 4.15 ms instead of
+ * 2.23, run M1). */
+__host__ __device__ inline int qr_log_entries(int n)
+{
+    return n;
 }
 
 template <typename R>
 __global__ void __launch_bounds__(160)
-    qr_kernel(int n, int group_min, eig_cuda_workspace ws, R *__restrict__ w_all,
-              int *__restrict__ info_all, bool overflowed_only)
+    qr_kernel(int n, int group_min, int bulges_max, bool serial_shifts, eig_cuda_workspace ws,
+              R *__restrict__ w_all, int *__restrict__ info_all, bool overflowed_only)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     const int b = blockIdx.x, chunk = blockIdx.y, tid = threadIdx.x, nt = blockDim.x;
@@ -698,14 +823,16 @@ __global__ void __launch_bounds__(160)
         return; /* the logged path (qr_chase_kernel, apply) did this matrix */
 
     extern __shared__ double2 smem_raw[];
-    R2 *cs = (R2 *)smem_raw; /* [2][n] logged (c, s) */
-    R *d = (R *)(cs + 2 * n);
+    const int log_entries = rows > 0 ? qr_log_entries(n) : 0; /* values-only logs nothing */
+    R2 *cs = (R2 *)smem_raw; /* [2][log_entries] logged (c, s) */
+    R *d = (R *)(cs + 2 * log_entries);
     R *e = d + n;
     R *zs = e + n; /* [n][rows] */
     int *rank = (int *)(zs + (size_t)n * rows);
-    __shared__ R shifts[QR_BULGES], scratch[2 * QR_BULGES];
-    __shared__ int evt_count[2], evt_first[2], evt_dir[2], evt_ticks[2], evt_top[2], evt_len[2];
+    __shared__ int evt_count[2], evt_first[2], evt_dir[2], evt_ticks[2], evt_top[2], evt_len[2],
+        evt_ms[2];
     __shared__ int unconverged;
+    __shared__ R shifts[QR_BULGES_MAX], scratch[2 * QR_BULGES_MAX]; /* serial_shifts */
 
     const R *dg = (const R *)ws.diag + (size_t)b * n;
     const R *eg = (const R *)ws.offdiag + (size_t)b * n;
@@ -720,33 +847,28 @@ __global__ void __launch_bounds__(160)
     }
     __syncthreads();
 
-    /* Warp 0 chases: lane 0 runs the control flow (splits, shifts, single
-     * sweeps, 2x2 blocks); a multishift group is run by lanes
-     * 0..QR_BULGES-1, one bulge each, ticks separated by __syncwarp. Its log
-     * goes out in events of group_chunk ticks (QR_BULGES (c, s) per tick,
-     * identity for an idle bulge), which fit one buffer of n entries. */
+    /* Warp 0 chases: lane 0 runs the control flow (splits, single sweeps,
+     * 2x2 blocks); a multishift group is run by lanes 0..g_ms-1, one bulge
+     * each: every lane computes its shift, then the ticks, separated by
+     * __syncwarp. Its log goes out in events of log_entries / g_ms ticks
+     * (g_ms (c, s) per tick, identity for an idle bulge). */
     const int lane = tid & 31;
     const unsigned full = 0xffffffffu;
-    const int group_chunk = n / QR_BULGES > 0 ? n / QR_BULGES : 1;
     chase_state st;
-    chase_init(st, n);
-    if (group_min > 0)
-        st.group_min = group_min;
+    chase_init(st, n, group_min, bulges_max);
     bulge_state<R> bulge;
     R sigma = 0;
     bool in_group = false;
-    int group_t = 0, group_end = 0;
+    int group_t = 0, group_end = 0, group_chunk = 1;
     for (int it = 0;; ++it) {
         const int cur = it & 1;
-        R2 *log = cs + cur * n;
+        R2 *log = cs + cur * log_entries;
         if (tid < 32) {
             if (!in_group) {
                 int k = 0, first = 0, dir = 0;
                 if (lane == 0) {
-                    k = rows > 0 ? chase_advance<true, QR_BULGES>(st, d, e, n, log, first, dir,
-                                                                  shifts, scratch)
-                                 : chase_advance<false, QR_BULGES>(st, d, e, n, log, first, dir,
-                                                                   shifts, scratch);
+                    k = rows > 0 ? chase_advance<true, true>(st, d, e, n, log, first, dir)
+                                 : chase_advance<false, true>(st, d, e, n, log, first, dir);
                     if (k != CHASE_GROUP) {
                         evt_count[cur] = k;
                         evt_first[cur] = first;
@@ -761,24 +883,33 @@ __global__ void __launch_bounds__(160)
                     st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
                     st.g_len = __shfl_sync(full, st.g_len, 0);
                     st.g_dir = __shfl_sync(full, st.g_dir, 0);
-                    __syncwarp();
-                    sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+                    st.g_ms = __shfl_sync(full, st.g_ms, 0);
+                    st.g_b0 = __shfl_sync(full, st.g_b0, 0);
+                    if (serial_shifts) {
+                        if (lane == 0)
+                            group_shifts_serial(st, d, e, shifts, scratch);
+                        __syncwarp();
+                        sigma = shifts[lane < st.g_ms ? lane : 0];
+                    } else {
+                        sigma = group_shift(st, d, e, lane);
+                    }
                     bulge_idle(bulge);
                     in_group = true;
                     group_t = QR_GROUP_FIRST_TICK;
-                    group_end = QR_GROUP_FIRST_TICK + group_ticks(st, QR_BULGES);
+                    group_end = QR_GROUP_FIRST_TICK + group_ticks(st);
+                    group_chunk = log_entries / st.g_ms;
                 }
             }
             if (in_group) {
+                const int ms = st.g_ms;
                 const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
                                            : group_end - group_t;
                 for (int t = group_t; t < group_t + ticks; ++t) {
                     if (rows > 0)
-                        group_tick<true>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
-                                         log + (t - group_t) * QR_BULGES + lane);
+                        group_tick<true>(bulge, lane < ms, lane, t, st, d, e, n, sigma,
+                                         log + (t - group_t) * ms + lane);
                     else
-                        group_tick<false>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma,
-                                          log);
+                        group_tick<false>(bulge, lane < ms, lane, t, st, d, e, n, sigma, log);
                     __syncwarp();
                 }
                 if (lane == 0) {
@@ -788,19 +919,20 @@ __global__ void __launch_bounds__(160)
                     evt_ticks[cur] = ticks;
                     evt_top[cur] = st.g_top;
                     evt_len[cur] = st.g_len;
+                    evt_ms[cur] = ms;
                 }
                 group_t += ticks;
                 in_group = group_t < group_end;
             }
         } else if (it > 0) {
             const int prev = cur ^ 1;
+            const R2 *plog = cs + prev * log_entries;
             if (evt_count[prev] == CHASE_GROUP)
-                apply_group<QR_BULGES>(zs + (tid - 32), rows, cs + prev * n, evt_first[prev],
-                                       evt_ticks[prev], evt_top[prev], evt_len[prev],
-                                       evt_dir[prev]);
+                apply_group(zs + (tid - 32), rows, plog, evt_first[prev], evt_ticks[prev],
+                            evt_top[prev], evt_len[prev], evt_dir[prev], evt_ms[prev]);
             else
-                eig_cuda_apply_sweep(zs + (tid - 32), rows, cs + prev * n, evt_count[prev],
-                            evt_first[prev], evt_dir[prev]);
+                eig_cuda_apply_sweep(zs + (tid - 32), rows, plog, evt_count[prev],
+                                     evt_first[prev], evt_dir[prev]);
         }
         if (rows > 0)
             __syncthreads();
@@ -848,16 +980,17 @@ __global__ void __launch_bounds__(160)
  * Log layout per matrix: headers (first pivot, direction, rotations per
  * sweep, sweeps) in application order, and the rotations (c, s) in the
  * same order, sweep after sweep; a multishift group is one header of
- * QR_BULGES sweeps (bulge j's rotations consecutive: the group equals its
+ * g_ms sweeps (bulge j's rotations consecutive: the group equals its
  * sweeps done one after the other). Before each event the chase checks
  * that the log has room for it (a single sweep: n rotations; a group:
- * QR_BULGES * len); if not, it stops and marks the matrix
+ * g_ms * len); if not, it stops and marks the matrix
  * EIG_CUDA_QR_LOG_OVERFLOW, and the fused qr_kernel redoes that matrix from
  * d, e (never a truncated log). Otherwise it writes w (sorted), info, the
  * ranks and the log sizes. */
 template <typename R>
 __global__ void __launch_bounds__(32)
-    qr_chase_kernel(int n, int group_min, int log_cap, int head_cap, eig_cuda_workspace ws,
+    qr_chase_kernel(int n, int group_min, int bulges_max, int log_cap, int head_cap,
+                    eig_cuda_workspace ws,
                     R *__restrict__ w_all, int *__restrict__ info_all)
 {
     typedef typename eig_cuda_complex<R>::type R2;
@@ -872,8 +1005,7 @@ __global__ void __launch_bounds__(32)
     extern __shared__ double2 smem_raw[];
     R *d = (R *)smem_raw;
     R *e = d + n;
-    __shared__ R shifts[QR_BULGES], scratch[2 * QR_BULGES];
-    __shared__ R2 idle_sink[QR_BULGES]; /* identity entries of idle bulges */
+    __shared__ R2 idle_sink[QR_BULGES_MAX]; /* identity entries of idle bulges */
     const R *dg = (const R *)ws.diag + (size_t)b * n;
     const R *eg = (const R *)ws.offdiag + (size_t)b * n;
     for (int i = lane; i < n; i += 32) {
@@ -885,9 +1017,7 @@ __global__ void __launch_bounds__(32)
     R2 *log = (R2 *)ws.qr_log + (size_t)b * log_cap;
     int4 *head = ws.qr_head + (size_t)b * head_cap;
     chase_state st;
-    chase_init(st, n);
-    if (group_min > 0)
-        st.group_min = group_min;
+    chase_init(st, n, group_min, bulges_max);
     bulge_state<R> bulge;
     int pos = 0, nh = 0; /* uniform over the warp */
     bool overflow = false;
@@ -898,8 +1028,7 @@ __global__ void __launch_bounds__(32)
         }
         int k = 0, first = 0, dir = 0;
         if (lane == 0) {
-            k = chase_advance<true, QR_BULGES>(st, d, e, n, log + pos, first, dir, shifts,
-                                               scratch);
+            k = chase_advance<true, true>(st, d, e, n, log + pos, first, dir);
             if (k > 0)
                 head[nh] = make_int4(first, dir, k, 1);
         }
@@ -917,28 +1046,27 @@ __global__ void __launch_bounds__(32)
         st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
         st.g_len = __shfl_sync(full, st.g_len, 0);
         st.g_dir = __shfl_sync(full, st.g_dir, 0);
-        const int len = st.g_len;
-        if (pos + QR_BULGES * len > log_cap) {
+        st.g_ms = __shfl_sync(full, st.g_ms, 0);
+        st.g_b0 = __shfl_sync(full, st.g_b0, 0);
+        const int len = st.g_len, ms = st.g_ms;
+        if (pos + ms * len > log_cap) {
             overflow = true;
             break;
         }
-        __syncwarp();
-        const R sigma = lane < QR_BULGES ? shifts[lane] : (R)0;
+        const R sigma = group_shift(st, d, e, lane);
         bulge_idle(bulge);
-        const int end = QR_GROUP_FIRST_TICK + group_ticks(st, QR_BULGES);
+        const int end = QR_GROUP_FIRST_TICK + group_ticks(st);
         R2 *mine = log + pos + lane * len;
         for (int t = QR_GROUP_FIRST_TICK; t < end; ++t) {
             const int u = t - QR_BULGE_LAG * lane;
-            R2 *slot = lane < QR_BULGES && u >= 0 && u < len ? mine + u
-                                                              : idle_sink + (lane & 7);
-            group_tick<true>(bulge, lane < QR_BULGES, lane, t, st, d, e, n, sigma, slot);
+            R2 *slot = lane < ms && u >= 0 && u < len ? mine + u : idle_sink + lane;
+            group_tick<true>(bulge, lane < ms, lane, t, st, d, e, n, sigma, slot);
             __syncwarp();
         }
         if (lane == 0)
-            head[nh] = make_int4(st.g_dir < 0 ? st.g_top - 1 : st.g_top, st.g_dir, len,
-                                 QR_BULGES);
+            head[nh] = make_int4(st.g_dir < 0 ? st.g_top - 1 : st.g_top, st.g_dir, len, ms);
         ++nh;
-        pos += QR_BULGES * len;
+        pos += ms * len;
     }
     __syncwarp();
     if (overflow) {
@@ -973,7 +1101,8 @@ __global__ void __launch_bounds__(32)
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
 {
     const size_t rows = 32 * (size_t)consumer_warps;
-    return (4 * (size_t)n + 2 * (size_t)n + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
+    const size_t log = consumer_warps > 0 ? 2 * (size_t)qr_log_entries(n) : 0; /* (c, s) */
+    return (2 * log + 2 * (size_t)n + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
 }
 
 template <typename R> size_t eig_cuda_qr_chase_smem(int n)
@@ -1008,20 +1137,20 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
     dim3 grid(count, cfg->row_chunks);
     const int threads = 32 * (1 + cfg->consumer_warps);
     if (!cfg->logged) {
-        qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(n, cfg->group_min, *ws, (R *)w, info,
-                                                           false);
+        qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(
+            n, cfg->group_min, cfg->bulges, cfg->serial_shifts, *ws, (R *)w, info, false);
         return cudaGetLastError();
     }
     qr_chase_kernel<R><<<count, 32, cfg->chase_smem, stream>>>(
-        n, cfg->group_min, cfg->log_cap, cfg->head_cap, *ws, (R *)w, info);
+        n, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap, *ws, (R *)w, info);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
     e = eig_cuda_qr_apply_launch<R>(cfg, n, count, ws, stream);
     if (e != cudaSuccess)
         return e;
-    qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(n, cfg->group_min, *ws, (R *)w, info,
-                                                       true);
+    qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(
+        n, cfg->group_min, cfg->bulges, cfg->serial_shifts, *ws, (R *)w, info, true);
     return cudaGetLastError();
 }
 

@@ -98,7 +98,7 @@ enum {
 
 /* How the cuda backend runs implicit QR on the tridiagonal (docs/gpu.md). */
 typedef enum eig_cuda_qr_path {
-    EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n >= 256, else fused */
+    EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n >= 192, else fused */
     EIG_CUDA_QR_PATH_FUSED,    /* one kernel: each CTA re-runs the chase and applies
                                   its rotations to a row slice of the vectors */
     EIG_CUDA_QR_PATH_LOGGED    /* one chase per matrix writes a rotation log, an
@@ -118,6 +118,9 @@ typedef struct eig_cuda_tuning {
                                  group, 0..EIG_CUDA_TUNING_MAX; 0 = single-shift
                                  sweeps up to n = 64, the kernel's default above;
                                  above n: single-shift sweeps only */
+    int qr_bulges;            /* most bulges chased at once by a group: 8, 16 or
+                                 32; 0 = 8 on the fused vectors path, 16
+                                 elsewhere (docs/gpu.md, run M1) */
 } eig_cuda_tuning;
 
 /* Upper bound of the integer fields of eig_cuda_tuning. */

@@ -38,6 +38,7 @@ eig_plan_params eig_plan_params_default(void)
     p.cuda.qr_path = EIG_CUDA_QR_PATH_AUTO;
     p.cuda.qr_log_cap = 0;
     p.cuda.qr_group_min = 0;
+    p.cuda.qr_bulges = 0;
     return p;
 }
 
@@ -73,6 +74,9 @@ static eig_error eig_plan_params_validate(const eig_plan_params *p)
     if ((unsigned)p->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED || p->cuda.qr_log_cap < 0 ||
         p->cuda.qr_log_cap > EIG_CUDA_TUNING_MAX || p->cuda.qr_group_min < 0 ||
         p->cuda.qr_group_min > EIG_CUDA_TUNING_MAX)
+        return EIG_EINVAL;
+    if (p->cuda.qr_bulges != 0 && p->cuda.qr_bulges != 8 && p->cuda.qr_bulges != 16 &&
+        p->cuda.qr_bulges != 32)
         return EIG_EINVAL;
     /* bytes of the largest buffer (z, complex double) must fit in size_t */
     size_t per_matrix = (size_t)p->n * (size_t)p->n * 16;

@@ -72,7 +72,7 @@ static void test_plan_errors(void)
               d.job == EIG_JOB_VECTORS && d.storage == EIG_STORAGE_FULL && d.uplo == EIG_LOWER &&
               d.backend == EIG_BACKEND_AUTO && d.threads == 0 && d.device == 0 &&
               d.device_only == 0 && d.cuda.qr_path == EIG_CUDA_QR_PATH_AUTO &&
-              d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0,
+              d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0 && d.cuda.qr_bulges == 0,
           "defaults");
     eig_plan *plan;
     CHECK(eig_plan_create(NULL, &d) == EIG_EINVAL, "NULL out");
@@ -102,6 +102,8 @@ static void test_plan_errors(void)
     bad[nbad].what = "cuda.qr_log_cap > max",
     bad[nbad++].p.cuda.qr_log_cap = EIG_CUDA_TUNING_MAX + 1;
     bad[nbad].what = "cuda.qr_group_min < 0", bad[nbad++].p.cuda.qr_group_min = -2;
+    bad[nbad].what = "cuda.qr_bulges = 12", bad[nbad++].p.cuda.qr_bulges = 12;
+    bad[nbad].what = "cuda.qr_bulges = 64", bad[nbad++].p.cuda.qr_bulges = 64;
     for (int k = 0; k < nbad; k++) {
         eig_error e = create_with(bad[k].p, &plan);
         CHECK(e == EIG_EINVAL && plan == NULL, "%s: got %s", bad[k].what, eig_strerror(e));

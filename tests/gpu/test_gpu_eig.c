@@ -20,6 +20,9 @@
  *   --qr-path P         auto (default), fused or logged (eig_cuda_tuning)
  *   --qr-log-cap N      rotations logged per matrix: a small cap forces the
  *                       logged path's overflow fallback to the fused kernel
+ *   --qr-group-min N    smallest block order chased by a multishift group
+ *                       (20 reaches the groups at the small sizes too)
+ *   --qr-bulges N       most bulges per group: 8, 16 or 32
  * Each failure names the matrix type, size, precision, variant and ratio.
  */
 #include <complex.h>
@@ -501,11 +504,22 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
             long x = strtol(v, &end, 10);
             ok = *end == '\0' && x > 0 && x <= EIG_CUDA_TUNING_MAX;
             tuning.qr_log_cap = ok ? (int)x : 0;
+        } else if (ok && strcmp(argv[k], "--qr-group-min") == 0) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            ok = *end == '\0' && x > 0 && x <= EIG_CUDA_TUNING_MAX;
+            tuning.qr_group_min = ok ? (int)x : 0;
+        } else if (ok && strcmp(argv[k], "--qr-bulges") == 0) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            ok = *end == '\0' && (x == 8 || x == 16 || x == 32);
+            tuning.qr_bulges = ok ? (int)x : 0;
         } else {
             ok = 0;
         }
         if (!ok) {
-            printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n",
+            printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n"
+                   "       [--qr-group-min N] [--qr-bulges 8|16|32]\n",
                    argv[0]);
             return -1;
         }
@@ -535,8 +549,9 @@ int main(int argc, char **argv)
     if (nsizes == 0)
         for (size_t i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); ++i)
             sizes[nsizes++] = default_sizes[i];
-    printf("qr path %s, log cap %d (0: the plan's)\n", eig_cuda_qr_path_name(tuning.qr_path),
-           tuning.qr_log_cap);
+    printf("qr path %s, log cap %d, group min %d, bulges %d (0: the plan's)\n",
+           eig_cuda_qr_path_name(tuning.qr_path), tuning.qr_log_cap, tuning.qr_group_min,
+           tuning.qr_bulges);
     for (int i = 0; i < nsizes; ++i) {
         test_size(sizes[i], EIG_COMPLEX_DOUBLE);
         test_size(sizes[i], EIG_COMPLEX_FLOAT);

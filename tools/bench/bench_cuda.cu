@@ -37,6 +37,7 @@ static const char usage[] =
     "                       [--precision c64|c128|both] [--input radar|random]\n"
     "                       [--vectors | --values] [--runs R] [--check K] [--no-heevd]\n"
     "                       [--qr-path auto|fused|logged] [--qr-log-cap N] [--qr-group-min N]\n"
+    "                       [--qr-bulges 8|16|32]\n"
     "                       [--json FILE]\n"
     "\n"
     "CUDA mode: times our cuda backend (device entry point) against cusolverDnXsyevBatched\n"
@@ -54,6 +55,7 @@ static const char usage[] =
     "  --qr-path P    our QR path: auto (default: logged for vectors at n >= 256), fused, logged\n"
     "  --qr-log-cap N rotations logged per matrix (default 0: the plan's, 3 n^2 / 2 n^2)\n"
     "  --qr-group-min N smallest block order of a multishift group (default 0: the plan's)\n"
+    "  --qr-bulges N    most bulges chased at once by a group, 8, 16 or 32 (default 0: the plan's)\n"
     "  --json FILE    also write the results as JSON\n";
 
 namespace {
@@ -67,7 +69,7 @@ struct options {
     int runs = 20;
     int check = 16;
     bool heevd = true;
-    eig_cuda_tuning tuning = {EIG_CUDA_QR_PATH_AUTO, 0, 0}; /* eig.h: 0 = the plan's */
+    eig_cuda_tuning tuning = {EIG_CUDA_QR_PATH_AUTO, 0, 0, 0}; /* eig.h: 0 = the plan's */
     const char *json = nullptr;
 };
 
@@ -176,6 +178,9 @@ int parse(int argc, char **argv, options &o)
         } else if (strcmp(a, "--qr-group-min") == 0 && v) {
             o.tuning.qr_group_min = atoi(v);
             ++k;
+        } else if (strcmp(a, "--qr-bulges") == 0 && v) {
+            o.tuning.qr_bulges = atoi(v);
+            ++k;
         } else if (strcmp(a, "--json") == 0 && v) {
             o.json = v;
             ++k;
@@ -184,7 +189,9 @@ int parse(int argc, char **argv, options &o)
         }
     }
     if (o.batch < 1 || o.runs < 1 || o.check < 0 || o.tuning.qr_log_cap < 0 ||
-        o.tuning.qr_group_min < 0)
+        o.tuning.qr_group_min < 0 ||
+        (o.tuning.qr_bulges != 0 && o.tuning.qr_bulges != 8 && o.tuning.qr_bulges != 16 &&
+         o.tuning.qr_bulges != 32))
         return -1;
     return 0;
 }

@@ -30,7 +30,7 @@ SONAME = "libeigstream-eig.so.0"
 class CudaTuning(ctypes.Structure):
     """eig_cuda_tuning."""
     _fields_ = [("qr_path", ctypes.c_int), ("qr_log_cap", ctypes.c_int),
-                ("qr_group_min", ctypes.c_int)]
+                ("qr_group_min", ctypes.c_int), ("qr_bulges", ctypes.c_int)]
 
 
 class PlanParams(ctypes.Structure):
