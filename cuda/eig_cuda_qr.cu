@@ -33,6 +33,12 @@
 /* The chase is plain scalar code: it also compiles for the host, where a
  * harness can run it against LAPACK without a GPU. */
 #define QR_CHASE_FN __host__ __device__ __forceinline__
+/* #pragma unroll for the device pass only (the host compiler knows no such pragma) */
+#ifdef __CUDA_ARCH__
+#define QR_UNROLL _Pragma("unroll")
+#else
+#define QR_UNROLL
+#endif
 
 namespace {
 
@@ -323,17 +329,48 @@ template <> QR_CHASE_FN float rcp_approx<float>(float q)
  * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
  * eigenvalue, and the deflation tests decide as always. |q| <= pivmin counts
  * as -pivmin (LAPACK dlaebz). */
+template <int MS, typename R>
+QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k);
+
 template <typename R>
 QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
 {
+    const int ms = st.g_ms, k = j < ms ? j : ms - 1;
+    const R *db = d + st.g_b0, *eb = e + st.g_b0;
+    /* float: the usual group sizes with the block in registers (run M2:
+     * c64 n = 128 qr 1.540 -> 1.389 ms with vectors, 0.906 -> 0.883
+     * values-only); double reads it from shared memory (MS = 0): 16 bulges'
+     * d and e^2 took 64 more registers and qr_kernel<double> spilled (c128
+     * values-only qr 1.617 -> 1.840) */
+    if (sizeof(R) == sizeof(float) && ms == 8)
+        return block_eigenvalue<8>(db, eb, ms, k);
+    if (sizeof(R) == sizeof(float) && ms == 16)
+        return block_eigenvalue<16>(db, eb, ms, k);
+    return block_eigenvalue<0>(db, eb, ms, k);
+}
+
+/* The (k+1)-th smallest eigenvalue of the ms x ms tridiagonal block
+ * (d[0..ms), e[0..ms-1)), as group_shift describes. MS > 0: ms == MS, and
+ * the block's d and e^2 are loaded into registers once (unrolled: no load
+ * latency on the recurrences' chains; the clock64 profile of run M2 found
+ * the solve at 12.7 k cycles per 16-bulge group in c64 and 33 k in c128
+ * when it read shared memory); MS = 0: any ms, read from d, e. */
+template <int MS, typename R>
+QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k)
+{
     typedef eig_cuda_limits<R> lim;
-    const int ms = st.g_ms, b0 = st.g_b0;
-    const int k = j < ms ? j : ms - 1;
-    R lo = d[b0], hi = d[b0], emax = 0;
+    enum { REG = MS > 0 ? MS : 1 };
+    R dr[REG], e2r[REG];
+    R lo = d[0], hi = d[0], emax = 0;
+QR_UNROLL
+    for (int i = 0; i < (MS > 0 ? MS : 1); ++i) {
+        dr[i] = d[i];
+        e2r[i] = i > 0 ? e[i - 1] * e[i - 1] : (R)0;
+    }
     for (int i = 0; i < ms; ++i) {
-        const R el = i > 0 ? fabs(e[b0 + i - 1]) : (R)0, er = i < ms - 1 ? fabs(e[b0 + i]) : (R)0;
-        lo = fmin(lo, d[b0 + i] - (el + er));
-        hi = fmax(hi, d[b0 + i] + (el + er));
+        const R el = i > 0 ? fabs(e[i - 1]) : (R)0, er = i < ms - 1 ? fabs(e[i]) : (R)0;
+        lo = fmin(lo, d[i] - (el + er));
+        hi = fmax(hi, d[i] + (el + er));
         emax = fmax(emax, er);
     }
     const R pivmin = lim::safmin() * fmax((R)1, emax * emax);
@@ -341,10 +378,9 @@ QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
     for (int step = 0; step < steps; ++step) {
         const R w4 = (R)0.25 * (hi - lo);
         const R x1 = lo + w4, x2 = (R)0.5 * (lo + hi), x3 = hi - w4;
-        R q1 = d[b0] - x1, q2 = d[b0] - x2, q3 = d[b0] - x3;
+        R q1 = d[0] - x1, q2 = d[0] - x2, q3 = d[0] - x3;
         int c1 = q1 < 0, c2 = q2 < 0, c3 = q3 < 0;
-        for (int i = 1; i < ms; ++i) {
-            const R e2 = e[b0 + i - 1] * e[b0 + i - 1], di = d[b0 + i];
+        auto advance = [&](R di, R e2) {
             q1 = fabs(q1) <= pivmin ? -pivmin : q1;
             q2 = fabs(q2) <= pivmin ? -pivmin : q2;
             q3 = fabs(q3) <= pivmin ? -pivmin : q3;
@@ -354,6 +390,14 @@ QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
             c1 += q1 < 0;
             c2 += q2 < 0;
             c3 += q3 < 0;
+        };
+        if (MS > 0) {
+QR_UNROLL
+            for (int i = 1; i < REG; ++i)
+                advance(dr[i], e2r[i]);
+        } else {
+            for (int i = 1; i < ms; ++i)
+                advance(d[i], e[i - 1] * e[i - 1]);
         }
         /* the eigenvalue lies above x_i when at most k lie below it */
         if (c3 <= k) {
