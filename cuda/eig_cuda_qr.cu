@@ -327,8 +327,8 @@ template <> QR_CHASE_FN float rcp_approx<float>(float q)
  * q_i = (d_i - x) - e_{i-1}^2 / q_{i-1} takes the hardware reciprocal
  * instead of a division: that is the exact count of a block whose e^2 moved
  * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
- * eigenvalue, and the deflation tests decide as always. |q| <= pivmin counts
- * as -pivmin (LAPACK dlaebz). */
+ * eigenvalue, and the deflation tests decide as always. e^2 is kept >= pivmin
+ * (LAPACK dlaebz's bound), so that a zero pivot needs no test on the chain. */
 template <int MS, typename R>
 QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k);
 
@@ -362,11 +362,6 @@ QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k)
     enum { REG = MS > 0 ? MS : 1 };
     R dr[REG], e2r[REG];
     R lo = d[0], hi = d[0], emax = 0;
-QR_UNROLL
-    for (int i = 0; i < (MS > 0 ? MS : 1); ++i) {
-        dr[i] = d[i];
-        e2r[i] = i > 0 ? e[i - 1] * e[i - 1] : (R)0;
-    }
     for (int i = 0; i < ms; ++i) {
         const R el = i > 0 ? fabs(e[i - 1]) : (R)0, er = i < ms - 1 ? fabs(e[i]) : (R)0;
         lo = fmin(lo, d[i] - (el + er));
@@ -374,16 +369,23 @@ QR_UNROLL
         emax = fmax(emax, er);
     }
     const R pivmin = lim::safmin() * fmax((R)1, emax * emax);
+    /* e^2 >= pivmin > 0 keeps the recurrence free of 0 * inf */
+    auto e2_at = [&](int i) { return fmax(e[i - 1] * e[i - 1], pivmin); };
+QR_UNROLL
+    for (int i = 0; i < (MS > 0 ? MS : 1); ++i) {
+        dr[i] = d[i];
+        e2r[i] = i > 0 ? e2_at(i) : (R)0;
+    }
     const int steps = sizeof(R) == sizeof(double) ? 26 : 13;
     for (int step = 0; step < steps; ++step) {
         const R w4 = (R)0.25 * (hi - lo);
         const R x1 = lo + w4, x2 = (R)0.5 * (lo + hi), x3 = hi - w4;
         R q1 = d[0] - x1, q2 = d[0] - x2, q3 = d[0] - x3;
         int c1 = q1 < 0, c2 = q2 < 0, c3 = q3 < 0;
+        /* no pivot guard on the chains: a zero pivot gives 1/q = inf, the
+         * next pivot -inf (counted) and the one after d - x again, IEEE
+         * arithmetic's own answer (as LAPACK dlaneg relies on) */
         auto advance = [&](R di, R e2) {
-            q1 = fabs(q1) <= pivmin ? -pivmin : q1;
-            q2 = fabs(q2) <= pivmin ? -pivmin : q2;
-            q3 = fabs(q3) <= pivmin ? -pivmin : q3;
             q1 = fma(-e2, rcp_approx(q1), di - x1);
             q2 = fma(-e2, rcp_approx(q2), di - x2);
             q3 = fma(-e2, rcp_approx(q3), di - x3);
@@ -397,7 +399,7 @@ QR_UNROLL
                 advance(dr[i], e2r[i]);
         } else {
             for (int i = 1; i < ms; ++i)
-                advance(d[i], e[i - 1] * e[i - 1]);
+                advance(d[i], e2_at(i));
         }
         /* the eigenvalue lies above x_i when at most k lie below it */
         if (c3 <= k) {
