@@ -49,7 +49,12 @@ enum { CHASE_TOP = 0, CHASE_QL, CHASE_QR, CHASE_END };
  * bulges (at most the plan's cap) with k >= 2 * bulges + 4, and blocks
  * below QR_GROUP_MIN (the default; the plan may raise it) single-shift
  * sweeps. Consecutive bulges start QR_BULGE_LAG ticks apart. */
-enum { QR_BULGES_MAX = 32, QR_BULGES_MIN = 8, QR_BULGE_LAG = 3, QR_GROUP_MIN = 2 * QR_BULGES_MIN + 4 };
+enum {
+    QR_BULGES_MAX = 32,
+    QR_BULGES_MIN = 8,
+    QR_BULGE_LAG = 3,
+    QR_GROUP_MIN = 2 * QR_BULGES_MIN + 4
+};
 /* after this many groups in a row without progress, one single-shift sweep
  * (Wilkinson) */
 enum { QR_GROUP_STALLS = 3 };
@@ -230,7 +235,7 @@ QR_CHASE_FN void sym2x2_eig(R a, R b, R c, R &rt1, R &rt2, R &cs1, R &sn1)
     }
 }
 
-template <bool LOG, bool GROUPS, typename R>
+template <bool LOG, bool SHIFT_SOLVE, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                               typename eig_cuda_complex<R>::type *cs, int &first, int &dir);
 
@@ -315,42 +320,8 @@ template <> QR_CHASE_FN float rcp_approx<float>(float q)
 #endif
 }
 
-/* Shift of bulge j of the current group: the (j+1)-th smallest eigenvalue of
- * the g_ms x g_ms block at d[g_b0..], e[g_b0..], to about working precision
- * (accurate shifts save group ticks: docs/gpu.md, run M1). Each lane computes
- * its own shift, so a group's shifts cost one lane's solve, not g_ms serial
- * ones; a lane without a bulge computes a clamped one and ignores it.
- * Quadrisection on Sturm counts from Gershgorin's interval: three counts per
- * step, three independent recurrences interleaved (the latency of one),
- * each step keeps a quarter of the interval: 26 steps in double and 13 in
- * float reach 2^-52 / 2^-26 of it. The recurrence
- * q_i = (d_i - x) - e_{i-1}^2 / q_{i-1} takes the hardware reciprocal
- * instead of a division: that is the exact count of a block whose e^2 moved
- * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
- * eigenvalue, and the deflation tests decide as always. e^2 is kept >= pivmin
- * (LAPACK dlaebz's bound), so that a zero pivot needs no test on the chain. */
-template <int MS, typename R>
-QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k);
-
-template <typename R>
-QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
-{
-    const int ms = st.g_ms, k = j < ms ? j : ms - 1;
-    const R *db = d + st.g_b0, *eb = e + st.g_b0;
-    /* float: the usual group sizes with the block in registers (run M2:
-     * c64 n = 128 qr 1.540 -> 1.389 ms with vectors, 0.906 -> 0.883
-     * values-only); double reads it from shared memory (MS = 0): 16 bulges'
-     * d and e^2 took 64 more registers and qr_kernel<double> spilled (c128
-     * values-only qr 1.617 -> 1.840) */
-    if (sizeof(R) == sizeof(float) && ms == 8)
-        return block_eigenvalue<8>(db, eb, ms, k);
-    if (sizeof(R) == sizeof(float) && ms == 16)
-        return block_eigenvalue<16>(db, eb, ms, k);
-    return block_eigenvalue<0>(db, eb, ms, k);
-}
-
 /* The (k+1)-th smallest eigenvalue of the ms x ms tridiagonal block
- * (d[0..ms), e[0..ms-1)), as group_shift describes. MS > 0: ms == MS, and
+ * (d[0..ms), e[0..ms-1)), as group_shift (below) describes. MS > 0: ms == MS, and
  * the block's d and e^2 are loaded into registers once (unrolled: no load
  * latency on the recurrences' chains; the clock64 profile of run M2 found
  * the solve at 12.7 k cycles per 16-bulge group in c64 and 33 k in c128
@@ -417,6 +388,37 @@ QR_UNROLL
     return (R)0.5 * (lo + hi);
 }
 
+/* Shift of bulge j of the current group: the (j+1)-th smallest eigenvalue of
+ * the g_ms x g_ms block at d[g_b0..], e[g_b0..], to about working precision
+ * (accurate shifts save group ticks: docs/gpu.md, run M1). Each lane computes
+ * its own shift, so a group's shifts cost one lane's solve, not g_ms serial
+ * ones; a lane without a bulge computes a clamped one and ignores it.
+ * Quadrisection on Sturm counts from Gershgorin's interval: three counts per
+ * step, three independent recurrences interleaved (the latency of one),
+ * each step keeps a quarter of the interval: 26 steps in double and 13 in
+ * float reach 2^-52 / 2^-26 of it. The recurrence
+ * q_i = (d_i - x) - e_{i-1}^2 / q_{i-1} takes the hardware reciprocal
+ * instead of a division: that is the exact count of a block whose e^2 moved
+ * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
+ * eigenvalue, and the deflation tests decide as always. e^2 is kept >= pivmin
+ * (LAPACK dlaebz's bound), so that a zero pivot needs no test on the chain. */
+template <typename R>
+QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
+{
+    const int ms = st.g_ms, k = j < ms ? j : ms - 1;
+    const R *db = d + st.g_b0, *eb = e + st.g_b0;
+    /* float: the usual group sizes with the block in registers (run M2:
+     * c64 n = 128 qr 1.540 -> 1.389 ms with vectors, 0.906 -> 0.883
+     * values-only); double reads it from shared memory (MS = 0): 16 bulges'
+     * d and e^2 took 64 more registers and qr_kernel<double> spilled (c128
+     * values-only qr 1.617 -> 1.840) */
+    if (sizeof(R) == sizeof(float) && ms == 8)
+        return block_eigenvalue<8>(db, eb, ms, k);
+    if (sizeof(R) == sizeof(float) && ms == 16)
+        return block_eigenvalue<16>(db, eb, ms, k);
+    return block_eigenvalue<0>(db, eb, ms, k);
+}
+
 /* The shifts of the current group computed serially, by one lane: this
  * same QL/QR (single shift, loose tolerance) on a copy of the g_ms x g_ms
  * block in scratch[2 g_ms], the eigenvalues written to shifts[g_ms]. The
@@ -438,7 +440,7 @@ QR_CHASE_FN void group_shifts_serial(const chase_state &st, const R *d, const R 
     chase_state small;
     chase_init(small, ms, 0, QR_BULGES_MIN);
     int f, dd;
-    while (chase_advance<false, false>(small, sd, se, ms, (R2 *)nullptr, f, dd) >= 0) {
+    while (chase_advance<false, true>(small, sd, se, ms, (R2 *)nullptr, f, dd) >= 0) {
     }
     for (int i = 0; i < ms; ++i)
         shifts[i] = small.info == 0 ? sd[i] : d[b0 + i];
@@ -569,19 +571,18 @@ QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const
     }
 }
 
-template <bool LOG, bool GROUPS, typename R>
+template <bool LOG, bool SHIFT_SOLVE, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                               typename eig_cuda_complex<R>::type *cs, int &first, int &dir)
 {
     typedef eig_cuda_limits<R> lim;
     typedef typename eig_cuda_complex<R>::type R2;
-    /* GROUPS == false is only group_shifts_serial's solve: there an
-     * off-diagonal counts as negligible already at eps^(1/4) relative size,
-     * which moves those eigenvalues by O(sqrt(eps)) only (second order):
-     * shifts that good converge as fast for a quarter to a half of the
-     * solve's sweeps (single-shift sweeps elsewhere run with GROUPS, their
-     * groups off through group_min) */
-    const R eps = lim::eps(), eps2 = GROUPS ? eps * eps : sqrt(eps), safmin = lim::safmin();
+    /* SHIFT_SOLVE: group_shifts_serial's solve, which starts no groups, and
+     * where an off-diagonal counts as negligible already at eps^(1/4)
+     * relative size, which moves those eigenvalues by O(sqrt(eps)) only
+     * (second order): shifts that good converge as fast for a quarter to a
+     * half of the solve's sweeps */
+    const R eps = lim::eps(), eps2 = SHIFT_SOLVE ? sqrt(eps) : eps * eps, safmin = lim::safmin();
     for (;;) {
         if (st.mode == CHASE_TOP) {
             if (st.l1 >= n) {
@@ -685,7 +686,7 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                 st.mode = CHASE_END;
                 continue;
             }
-            if constexpr (GROUPS) {
+            if constexpr (!SHIFT_SOLVE) {
                 if (group_start(st, l, m))
                     return CHASE_GROUP;
             }
@@ -782,7 +783,7 @@ QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
             st.mode = CHASE_END;
             continue;
         }
-        if constexpr (GROUPS) {
+        if constexpr (!SHIFT_SOLVE) {
             if (group_start(st, l, m))
                 return CHASE_GROUP;
         }
@@ -913,8 +914,8 @@ __global__ void __launch_bounds__(160)
             if (!in_group) {
                 int k = 0, first = 0, dir = 0;
                 if (lane == 0) {
-                    k = rows > 0 ? chase_advance<true, true>(st, d, e, n, log, first, dir)
-                                 : chase_advance<false, true>(st, d, e, n, log, first, dir);
+                    k = rows > 0 ? chase_advance<true, false>(st, d, e, n, log, first, dir)
+                                 : chase_advance<false, false>(st, d, e, n, log, first, dir);
                     if (k != CHASE_GROUP) {
                         evt_count[cur] = k;
                         evt_first[cur] = first;
@@ -1074,7 +1075,7 @@ __global__ void __launch_bounds__(32)
         }
         int k = 0, first = 0, dir = 0;
         if (lane == 0) {
-            k = chase_advance<true, true>(st, d, e, n, log + pos, first, dir);
+            k = chase_advance<true, false>(st, d, e, n, log + pos, first, dir);
             if (k > 0)
                 head[nh] = make_int4(first, dir, k, 1);
         }

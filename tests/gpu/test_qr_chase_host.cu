@@ -57,7 +57,7 @@ chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, 
     R sigma[QR_BULGES_MAX], shifts[QR_BULGES_MAX], scratch[2 * QR_BULGES_MAX];
     for (;;) {
         int first = 0, dir = 0;
-        const int k = chase_advance<true, true>(st, d.data(), e.data(), n, log.data(), first, dir);
+        const int k = chase_advance<true, false>(st, d.data(), e.data(), n, log.data(), first, dir);
         if (k == CHASE_FINISHED)
             break;
         if (k != CHASE_GROUP) {
@@ -69,7 +69,8 @@ chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, 
         if (serial)
             group_shifts_serial(st, d.data(), e.data(), shifts, scratch);
         for (int j = 0; j < QR_BULGES_MAX; ++j) {
-            sigma[j] = serial ? shifts[j < st.g_ms ? j : 0] : group_shift(st, d.data(), e.data(), j);
+            sigma[j] = serial ? shifts[j < st.g_ms ? j : 0]
+                              : group_shift(st, d.data(), e.data(), j);
             bulge_idle(bulge[j]);
         }
         const int end = QR_GROUP_FIRST_TICK + group_ticks(st), chunk = log_entries / st.g_ms;
@@ -203,7 +204,8 @@ void check_size(int n)
         workload_radar_batch(n, 1, EIG_COMPLEX_DOUBLE, 1000 + 17 * m, a.data());
         tridiagonal_of(a, n, d, e);
         snprintf(name, sizeof name, "radar %d", m);
-        const int g = check_tridiagonal<double>(name, d, e, n) + check_tridiagonal<float>(name, d, e, n);
+        const int g = check_tridiagonal<double>(name, d, e, n) +
+                      check_tridiagonal<float>(name, d, e, n);
         CHECK(n < 64 || g > 0, "%s n=%d: no multishift group ran", name, n);
     }
     for (int type = WORKLOAD_TYPE_MIN; type <= WORKLOAD_TYPE_MAX; ++type) {
@@ -238,7 +240,8 @@ int main()
     }
     for (int n : sizes) {
         check_size(n);
-        printf("n=%d checked (radar, types 1-22; caps 8, 16, 32; both shift solves; float, double)\n",
+        printf("n=%d checked (radar, types 1-22; caps 8, 16, 32; both shift solves; "
+               "float, double)\n",
                n);
     }
     return test_check_report("test_qr_chase_host");
