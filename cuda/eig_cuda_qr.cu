@@ -22,7 +22,7 @@
  * row slices of Zr; a matrix whose log would overflow is redone by
  * qr_kernel (overflowed_only).
  *
- * Shared memory: 2 buffers * n * 2R (logged c, s) + 2n R (d, e) + the Zr
+ * Shared memory: 2 buffers * n * 2R (logged c, s) + 2(n+1) R (d, e) + the Zr
  * slice 32 * consumer_warps * n R + n int (rank). Each event's log is one
  * sweep (consecutive pivots, first and direction in __shared__ ints) or one
  * 2x2 rotation; consecutive rotations let the consumers carry a column in a
@@ -320,38 +320,62 @@ template <> QR_CHASE_FN float rcp_approx<float>(float q)
 #endif
 }
 
-/* The (k+1)-th smallest eigenvalue of the ms x ms tridiagonal block
- * (d[0..ms), e[0..ms-1)), as group_shift (below) describes. MS > 0: ms == MS, and
- * the block's d and e^2 are loaded into registers once (unrolled: no load
- * latency on the recurrences' chains; the clock64 profile of run M2 found
- * the solve at 12.7 k cycles per 16-bulge group in c64 and 33 k in c128
- * when it read shared memory); MS = 0: any ms, read from d, e. */
-template <int MS, typename R>
-QR_CHASE_FN R block_eigenvalue(const R *d, const R *e, int ms, int k)
+/* The current group's trailing block, prepared once by one lane for every
+ * lane's shift solve: d, e^2 (kept >= pivmin, LAPACK dlaebz's bound, so that
+ * a zero pivot needs no test on the recurrences' chains) and Gershgorin's
+ * interval. Before run M3 every lane recomputed e^2 and its guard inside
+ * each quadrisection step (34% of the c128 values-only QR phase was the
+ * shift solve, by ncu's samples). */
+template <typename R> struct shift_block {
+    R d[QR_BULGES_MAX], e2[QR_BULGES_MAX];
+    R lo, hi;
+};
+
+template <typename R>
+QR_CHASE_FN void shift_block_prepare(const chase_state &st, const R *d, const R *e,
+                                     shift_block<R> &blk)
 {
     typedef eig_cuda_limits<R> lim;
-    enum { REG = MS > 0 ? MS : 1 };
-    R dr[REG], e2r[REG];
-    R lo = d[0], hi = d[0], emax = 0;
+    const int ms = st.g_ms;
+    const R *db = d + st.g_b0, *eb = e + st.g_b0;
+    R lo = db[0], hi = db[0], emax = 0;
     for (int i = 0; i < ms; ++i) {
-        const R el = i > 0 ? fabs(e[i - 1]) : (R)0, er = i < ms - 1 ? fabs(e[i]) : (R)0;
-        lo = fmin(lo, d[i] - (el + er));
-        hi = fmax(hi, d[i] + (el + er));
+        const R el = i > 0 ? fabs(eb[i - 1]) : (R)0, er = i < ms - 1 ? fabs(eb[i]) : (R)0;
+        lo = fmin(lo, db[i] - (el + er));
+        hi = fmax(hi, db[i] + (el + er));
         emax = fmax(emax, er);
     }
     const R pivmin = lim::safmin() * fmax((R)1, emax * emax);
-    /* e^2 >= pivmin > 0 keeps the recurrence free of 0 * inf */
-    auto e2_at = [&](int i) { return fmax(e[i - 1] * e[i - 1], pivmin); };
+    for (int i = 0; i < ms; ++i) {
+        blk.d[i] = db[i];
+        blk.e2[i] = i > 0 ? fmax(eb[i - 1] * eb[i - 1], pivmin) : (R)0;
+    }
+    blk.lo = lo;
+    blk.hi = hi;
+}
+
+/* The (k+1)-th smallest eigenvalue of the ms x ms block, as group_shift
+ * (below) describes. MS > 0: ms == MS, and the block is loaded into
+ * registers once (unrolled: no load latency on the recurrences' chains; the
+ * clock64 profile of run M2 found the solve at 12.7 k cycles per 16-bulge
+ * group in c64 when it read shared memory); MS = 0: any ms, read from blk. */
+template <int MS, typename R>
+QR_CHASE_FN R block_eigenvalue(const shift_block<R> &blk, int ms, int k)
+{
+    enum { REG = MS > 0 ? MS : 1 };
+    R dr[REG], e2r[REG];
 QR_UNROLL
     for (int i = 0; i < (MS > 0 ? MS : 1); ++i) {
-        dr[i] = d[i];
-        e2r[i] = i > 0 ? e2_at(i) : (R)0;
+        dr[i] = blk.d[i];
+        e2r[i] = blk.e2[i];
     }
+    R lo = blk.lo, hi = blk.hi;
+    const R d0 = blk.d[0];
     const int steps = sizeof(R) == sizeof(double) ? 26 : 13;
     for (int step = 0; step < steps; ++step) {
         const R w4 = (R)0.25 * (hi - lo);
         const R x1 = lo + w4, x2 = (R)0.5 * (lo + hi), x3 = hi - w4;
-        R q1 = d[0] - x1, q2 = d[0] - x2, q3 = d[0] - x3;
+        R q1 = d0 - x1, q2 = d0 - x2, q3 = d0 - x3;
         int c1 = q1 < 0, c2 = q2 < 0, c3 = q3 < 0;
         /* no pivot guard on the chains: a zero pivot gives 1/q = inf, the
          * next pivot -inf (counted) and the one after d - x again, IEEE
@@ -370,7 +394,7 @@ QR_UNROLL
                 advance(dr[i], e2r[i]);
         } else {
             for (int i = 1; i < ms; ++i)
-                advance(d[i], e2_at(i));
+                advance(blk.d[i], blk.e2[i]);
         }
         /* the eigenvalue lies above x_i when at most k lie below it */
         if (c3 <= k) {
@@ -389,34 +413,33 @@ QR_UNROLL
 }
 
 /* Shift of bulge j of the current group: the (j+1)-th smallest eigenvalue of
- * the g_ms x g_ms block at d[g_b0..], e[g_b0..], to about working precision
- * (accurate shifts save group ticks: docs/gpu.md, run M1). Each lane computes
- * its own shift, so a group's shifts cost one lane's solve, not g_ms serial
- * ones; a lane without a bulge computes a clamped one and ignores it.
- * Quadrisection on Sturm counts from Gershgorin's interval: three counts per
- * step, three independent recurrences interleaved (the latency of one),
- * each step keeps a quarter of the interval: 26 steps in double and 13 in
- * float reach 2^-52 / 2^-26 of it. The recurrence
- * q_i = (d_i - x) - e_{i-1}^2 / q_{i-1} takes the hardware reciprocal
- * instead of a division: that is the exact count of a block whose e^2 moved
- * by ~2^-23 relative, so the shift is within ~2^-23 |e| of this block's
- * eigenvalue, and the deflation tests decide as always. e^2 is kept >= pivmin
- * (LAPACK dlaebz's bound), so that a zero pivot needs no test on the chain. */
+ * the g_ms x g_ms block at d[g_b0..], e[g_b0..] (prepared in blk by
+ * shift_block_prepare), to about working precision (accurate shifts save
+ * group ticks: docs/gpu.md, run M1). Each lane computes its own shift, so a
+ * group's shifts cost one lane's solve, not g_ms serial ones; a lane without
+ * a bulge computes a clamped one and ignores it. Quadrisection on Sturm
+ * counts from Gershgorin's interval: three counts per step, three
+ * independent recurrences interleaved (the latency of one), each step keeps
+ * a quarter of the interval: 26 steps in double and 13 in float reach
+ * 2^-52 / 2^-26 of it. The recurrence q_i = (d_i - x) - e_{i-1}^2 / q_{i-1}
+ * takes the hardware reciprocal instead of a division: that is the exact
+ * count of a block whose e^2 moved by ~2^-23 relative, so the shift is
+ * within ~2^-23 |e| of this block's eigenvalue, and the deflation tests
+ * decide as always. */
 template <typename R>
-QR_CHASE_FN R group_shift(const chase_state &st, const R *d, const R *e, int j)
+QR_CHASE_FN R group_shift(const chase_state &st, const shift_block<R> &blk, int j)
 {
     const int ms = st.g_ms, k = j < ms ? j : ms - 1;
-    const R *db = d + st.g_b0, *eb = e + st.g_b0;
     /* float: the usual group sizes with the block in registers (run M2:
      * c64 n = 128 qr 1.540 -> 1.389 ms with vectors, 0.906 -> 0.883
      * values-only); double reads it from shared memory (MS = 0): 16 bulges'
      * d and e^2 took 64 more registers and qr_kernel<double> spilled (c128
      * values-only qr 1.617 -> 1.840) */
     if (sizeof(R) == sizeof(float) && ms == 8)
-        return block_eigenvalue<8>(db, eb, ms, k);
+        return block_eigenvalue<8>(blk, ms, k);
     if (sizeof(R) == sizeof(float) && ms == 16)
-        return block_eigenvalue<16>(db, eb, ms, k);
-    return block_eigenvalue<0>(db, eb, ms, k);
+        return block_eigenvalue<16>(blk, ms, k);
+    return block_eigenvalue<0>(blk, ms, k);
 }
 
 /* The shifts of the current group computed serially, by one lane: this
@@ -456,119 +479,157 @@ QR_CHASE_FN int group_ticks(const chase_state &st)
     return 1 + QR_BULGE_LAG * (st.g_ms - 1) + st.g_len;
 }
 
-/* A bulge state that keeps rot_make on its fast path while the lane idles. */
+/* The idle bulge state: a fixed point of group_tick_dir's update when the
+ * lane reads the spare slots d[n] = 0, e[n] = 1 (c = 1, s = 0, p = 0 and
+ * g = 2c^2 - 1 = 1, to rounding), so an idle lane runs the tick's arithmetic
+ * on its fast path (t = 1) and needs no select to keep its state. */
 template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
 {
     b.g = 1;
     b.p = 0;
     b.c = 1;
     b.s = 0;
-    b.dip1 = b.di = b.ei = 0;
+    b.dip1 = b.di = 0;
+    b.ei = 1;
     b.r_slot = 0;
 }
 
-/* One tick of bulge `lane` of the current group: exactly the rotation that
- * the single-shift sweep with shift sigma makes at this pivot. Bulge j at
- * pivot i reads d, e at i-1..i+1 (QL) that bulge j-1 finished writing at
- * least one tick earlier (lag 3), and writes pivots that no other bulge
- * touches in this tick; so after a __syncwarp per tick the group is the
- * sequence of its g_ms single-shift sweeps, reordered only between rotations on
- * disjoint pivots. Every lane of the warp runs the same instructions (no
- * divergence on the chain): a lane that is not an active bulge this tick
- * (mine == false, not started, or done) computes on its idle state, and
- * its loads and stores are predicated off. Logs (c, s) as eig_cuda_apply_sweep expects,
- * or the identity for an idle bulge. */
+/* Values of the spare slots d[n], e[n] that idle bulges read */
+#define QR_SPARE_D 0
+#define QR_SPARE_E 1
+
+/* rot_make for the lanes of a group tick: the same rotation, with the rare
+ * rescaled path behind one warp vote (cast as soon as t is known, so that
+ * its latency hides behind the MUFU and the corrections), so that the
+ * common tick has no divergent branch. The squares cannot overflow (the
+ * matrix is scaled to max|a| in [1, 2) and rotations keep the norm), so
+ * only t < lo is tested. Every lane of the warp must call it. */
+template <typename R> QR_CHASE_FN void rot_make_warp(R f, R g, R &c, R &s, R &r)
+{
+    typedef eig_cuda_limits<R> lim;
+    const R t = fma(f, f, g * g);
+    const bool rare = !(t >= lim::rot_tiny() * lim::rot_tiny());
+#ifdef __CUDA_ARCH__
+    const bool any_rare = __any_sync(0xffffffffu, rare);
+#else
+    const bool any_rare = rare;
+#endif
+    const R y = rsqrt_approx(t);
+    const R fy = f * y, gy = g * y, ty = t * y;
+    const R e = fma(-ty, y, (R)1);
+    const R e2 = fma(e, (R)0.375, (R)0.5);
+    c = fma(fy * e, e2, fy);
+    s = fma(gy * e, e2, gy);
+    r = fma(ty * e, e2, ty);
+    if (any_rare) { /* warp-uniform: every lane computes, the rare ones keep it */
+        const rotation<R> q = rot_make_scaled(f, g);
+        c = rare ? q.c : c;
+        s = rare ? q.s : s;
+        r = rare ? q.r : r;
+    }
+}
+
+/* *a = v when p, as one predicated shared-memory store on the device (a
+ * branch around a group of stores costs a convergence barrier per tick). */
+template <typename R> QR_CHASE_FN void store_if(bool p, R *a, R v)
+{
+#ifdef __CUDA_ARCH__
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(a);
+    if (sizeof(R) == sizeof(double))
+        asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.shared.f64 [%1], %2; }"
+                     :: "r"((int)p), "r"(sa), "d"((double)v) : "memory");
+    else
+        asm volatile("{ .reg .pred q; setp.ne.b32 q, %0, 0; @q st.shared.f32 [%1], %2; }"
+                     :: "r"((int)p), "r"(sa), "f"((float)v) : "memory");
+#else
+    if (p)
+        *a = v;
+#endif
+}
+
+/* One tick of bulge `lane` of the current group, whose sweeps run in
+ * direction DIR (-1 QL: pivots top-1 down to bottom; +1 QR: top up to
+ * bottom-1): exactly the rotation that the single-shift sweep with shift
+ * sigma makes at this pivot. Bulge j at pivot i reads d, e at i-1..i+1 (QL)
+ * that bulge j-1 finished writing at least one tick earlier (lag 3), and
+ * writes pivots that no other bulge touches in this tick; so after a
+ * __syncwarp per tick the group is the sequence of its g_ms single-shift
+ * sweeps, reordered only between rotations on disjoint pivots.
+ * Straight-line code for every lane of the warp (run M3: the branchy tick
+ * executed ~123 instructions with four convergence barriers): a lane that
+ * is not an active bulge this tick (mine == false, not started, or done)
+ * reads the spare slots d[n], e[n] (which nobody writes), stores nothing
+ * (predicated stores) and sits in bulge_idle's fixed point, so every lane
+ * takes the same update and only the start and the last step select.
+ * A bulge reads its start values in the tick before it starts (u == -1),
+ * from pivots that bulge lane-1 finished one tick earlier. Logs (c, s) as
+ * eig_cuda_apply_sweep expects, or the identity for an idle bulge. */
+template <int DIR, bool LOG, typename R>
+QR_CHASE_FN void group_tick_dir(bulge_state<R> &b, bool mine, int lane, int t,
+                                const chase_state &st, R *d, R *e, int n, R sigma,
+                                typename eig_cuda_complex<R>::type *log_slot)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const bool QL = DIR < 0;
+    const int len = st.g_len, top = st.g_top, bot = st.g_bottom;
+    const int u = t - QR_BULGE_LAG * lane;
+    const bool act = mine && u >= 0 && u < len;
+    const bool start = mine && u == -1, last = act && u == len - 1, first = mine && u == 0;
+    const int uc = u < 0 ? 0 : u >= len ? len - 1 : u;
+    const int i = QL ? top - 1 - uc : top + uc;
+    /* next tick's values: QL d[i-1], e[i-1]; QR d[i+2], e[i+1] (clamped at
+     * the block's end); at u == -1 the start values instead */
+    const int nd = QL ? (i > bot ? i - 1 : bot) : (i + 2 <= bot ? i + 2 : bot);
+    const int ne = QL ? nd : (i + 1 <= bot - 1 ? i + 1 : bot - 1);
+    const int s0 = QL ? top - 1 : top; /* start: d[s0], e[s0] and d[s1] */
+    const R d_next = d[start ? s0 : act ? nd : n];
+    const R e_next = e[start ? s0 : act ? ne : n];
+    const R d_start = d[start ? (QL ? top : top + 1) : n];
+    /* the chain: only a select before rot_make */
+    const R g_in = first ? (QL ? b.dip1 : b.di) - sigma : b.g;
+    const R f = b.s * b.ei, bb = b.c * b.ei;
+    R c, s, r;
+    rot_make_warp(g_in, f, c, s, r);
+    const R g = (QL ? b.dip1 : b.di) - b.p;
+    const R rr = fma((QL ? b.di : b.dip1) - g, s, c * (bb + bb));
+    const R p = s * rr;
+    const R gn = fma(c, rr, -bb);
+    const R d_bot = QL ? b.di : b.dip1; /* d[bot] when this is the last pivot */
+    store_if(act, e + b.r_slot, r);
+    store_if(act, d + (QL ? i + 1 : i), g + p);
+    store_if(last, d + bot, d_bot - p);
+    store_if(last, e + (QL ? bot : bot - 1), gn);
+    if (LOG && mine)
+        *log_slot = act ? rot_pair<R2>(c, QL ? -s : s) : rot_pair<R2>((R)1, (R)0);
+    /* the state: the shifted window (QL: dip1 <- di <- d_next; QR: di <- dip1
+     * <- d_next), the rotation; the start values; after the last step the
+     * idle fixed point */
+    if (QL) {
+        b.dip1 = start ? d_start : b.di;
+        b.di = d_next;
+    } else {
+        b.di = start ? d_next : b.dip1;
+        b.dip1 = start ? d_start : d_next;
+    }
+    b.ei = last ? (R)QR_SPARE_E : e_next;
+    b.r_slot = start ? n - 1 : i;
+    b.c = start || last ? (R)1 : c;
+    b.s = start ? (R)1 : last ? (R)0 : s;
+    b.p = start || last ? (R)0 : p;
+    b.g = start ? (R)0 : last ? (R)1 : gn;
+}
+
+/* group_tick_dir in the current group's direction (for callers that run one
+ * tick at a time; the kernels choose the direction once per group). */
 template <bool LOG, typename R>
 QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
                             R *d, R *e, int n, R sigma,
                             typename eig_cuda_complex<R>::type *log_slot)
 {
-    typedef typename eig_cuda_complex<R>::type R2;
-    const int len = st.g_len, top = st.g_top, bot = st.g_bottom;
-    const int u = t - QR_BULGE_LAG * lane;
-    const bool act = mine && u >= 0 && u < len;
-    const int uc = u < 0 ? 0 : u >= len ? len - 1 : u;
-    /* the start values were loaded one tick ahead (below): only a select
-     * on the chain, no load */
-    const R g_in = u == 0 ? (st.g_dir < 0 ? b.dip1 : b.di) - sigma : b.g;
-    R c, s, r, p, gn, d_bot;
-    if (st.g_dir < 0) {
-        const int i = top - 1 - uc;
-        const int nx = i > bot ? i - 1 : bot;
-        /* an idle lane reads nothing: its clamped pivot may be one that an
-         * active bulge writes in this tick */
-        const R di_next = act ? d[nx] : (R)0, ei_next = act ? e[nx] : (R)0;
-        const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(g_in, f, c, s, r);
-        const R g = b.dip1 - b.p;
-        const R rr = fma(b.di - g, s, c * (bb + bb));
-        p = s * rr;
-        gn = fma(c, rr, -bb);
-        d_bot = b.di; /* d[bot] when this is the last pivot */
-        if (act) {
-            e[b.r_slot] = r;
-            d[i + 1] = g + p;
-            b.r_slot = i;
-            b.dip1 = b.di;
-            b.di = di_next;
-            b.ei = ei_next;
-        }
-        if (LOG && mine)
-            *log_slot = act ? rot_pair<R2>(c, -s) : rot_pair<R2>((R)1, (R)0);
-    } else {
-        const int i = top + uc;
-        const int nx = i + 2 <= bot ? i + 2 : bot;
-        const R dip2 = act ? d[nx] : (R)0;
-        const R ei_next = act ? e[i + 1 <= bot - 1 ? i + 1 : bot - 1] : (R)0;
-        const R f = b.s * b.ei, bb = b.c * b.ei;
-        rot_make(g_in, f, c, s, r);
-        const R g = b.di - b.p;
-        const R rr = fma(b.dip1 - g, s, c * (bb + bb));
-        p = s * rr;
-        gn = fma(c, rr, -bb);
-        d_bot = b.dip1;
-        if (act) {
-            e[b.r_slot] = r;
-            d[i] = g + p;
-            b.r_slot = i;
-            b.di = b.dip1;
-            b.dip1 = dip2;
-            b.ei = ei_next;
-        }
-        if (LOG && mine)
-            *log_slot = act ? rot_pair<R2>(c, s) : rot_pair<R2>((R)1, (R)0);
-    }
-    if (act) {
-        b.c = c;
-        b.s = s;
-        b.p = p;
-        b.g = gn;
-    }
-    if (act && u == len - 1) {
-        /* the sweep's last step; then idle (keeps rot_make on its fast path) */
-        d[bot] = d_bot - p;
-        e[st.g_dir < 0 ? bot : bot - 1] = gn;
-        bulge_idle(b);
-    }
-    if (mine && u == -1) {
-        /* start values of the next tick, read last in this tick so that no
-         * instruction of this tick waits on them; bulge lane-1 finished
-         * writing them one tick ago (pivots top, top-1 (QL) or top, top+1
-         * (QR) are its first two) */
-        if (st.g_dir < 0) {
-            b.dip1 = d[top];
-            b.di = d[top - 1];
-            b.ei = e[top - 1];
-        } else {
-            b.di = d[top];
-            b.dip1 = d[top + 1];
-            b.ei = e[top];
-        }
-        b.g = 0;
-        b.c = b.s = 1;
-        b.p = 0;
-        b.r_slot = n - 1;
-    }
+    if (st.g_dir < 0)
+        group_tick_dir<-1, LOG>(b, mine, lane, t, st, d, e, n, sigma, log_slot);
+    else
+        group_tick_dir<1, LOG>(b, mine, lane, t, st, d, e, n, sigma, log_slot);
 }
 
 template <bool LOG, bool SHIFT_SOLVE, typename R>
@@ -846,6 +907,40 @@ QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>:
     }
 }
 
+/* Ticks t0 .. t0+ticks-1 of the current group in direction DIR, a
+ * __syncwarp after each; tick t logs at log[(t - t0) * stride] (LOG). */
+template <int DIR, bool LOG, typename R>
+__device__ __forceinline__ void group_ticks_run(bulge_state<R> &b, int lane, int t0, int ticks,
+                                                const chase_state &st, R *d, R *e, int n, R sigma,
+                                                typename eig_cuda_complex<R>::type *log,
+                                                int stride)
+{
+    const bool mine = lane < st.g_ms;
+#pragma unroll 2
+    for (int t = t0; t < t0 + ticks; ++t) {
+        group_tick_dir<DIR, LOG>(b, mine, lane, t, st, d, e, n, sigma, log + (t - t0) * stride);
+        __syncwarp();
+    }
+}
+
+/* A whole group of the logged path in direction DIR: bulge `lane` writes
+ * its len rotations to mine[0 .. len), an idle tick's identity to sink. */
+template <int DIR, typename R>
+__device__ __forceinline__ void chase_group_logged(bulge_state<R> &b, int lane, int end,
+                                                   const chase_state &st, R *d, R *e, int n,
+                                                   R sigma,
+                                                   typename eig_cuda_complex<R>::type *mine,
+                                                   typename eig_cuda_complex<R>::type *sink)
+{
+    const bool own = lane < st.g_ms;
+    for (int t = QR_GROUP_FIRST_TICK; t < end; ++t) {
+        const int u = t - QR_BULGE_LAG * lane;
+        group_tick_dir<DIR, true>(b, own, lane, t, st, d, e, n, sigma,
+                                  own && u >= 0 && u < st.g_len ? mine + u : sink);
+        __syncwarp();
+    }
+}
+
 /* Entries (c, s) of each of the fused kernel's two shared log buffers: a
  * whole sweep, or n / g_ms ticks of a group. More would cost occupancy:
  * c128 n = 128 runs three CTAs per SM (70.5 KB each); with 16 KB of log
@@ -856,8 +951,11 @@ __host__ __device__ inline int qr_log_entries(int n)
     return n;
 }
 
+/* (160, 1): with the bare bound ptxas held qr_kernel<float> to 72 registers
+ * and spilled (c64 n = 128 qr 1.344 ms); asking for one CTA per SM lets it
+ * take 95 (1.299 ms, run M3); occupancy is set by shared memory anyway */
 template <typename R>
-__global__ void __launch_bounds__(160)
+__global__ void __launch_bounds__(160, 1)
     qr_kernel(int n, int group_min, int bulges_max, bool serial_shifts, eig_cuda_workspace ws,
               R *__restrict__ w_all, int *__restrict__ info_all, bool overflowed_only)
 {
@@ -873,19 +971,20 @@ __global__ void __launch_bounds__(160)
     const int log_entries = rows > 0 ? qr_log_entries(n) : 0; /* values-only logs nothing */
     R2 *cs = (R2 *)smem_raw; /* [2][log_entries] logged (c, s) */
     R *d = (R *)(cs + 2 * log_entries);
-    R *e = d + n;
-    R *zs = e + n; /* [n][rows] */
+    R *e = d + n + 1; /* d[n], e[n]: spare slots that idle bulges read */
+    R *zs = e + n + 1; /* [n][rows] */
     int *rank = (int *)(zs + (size_t)n * rows);
     __shared__ int evt_count[2], evt_first[2], evt_dir[2], evt_ticks[2], evt_top[2], evt_len[2],
         evt_ms[2];
     __shared__ int unconverged;
     __shared__ R shifts[QR_BULGES_MAX], scratch[2 * QR_BULGES_MAX]; /* serial_shifts */
+    __shared__ shift_block<R> blk;
 
     const R *dg = (const R *)ws.diag + (size_t)b * n;
     const R *eg = (const R *)ws.offdiag + (size_t)b * n;
-    for (int i = tid; i < n; i += nt) {
-        d[i] = dg[i];
-        e[i] = eg[i];
+    for (int i = tid; i <= n; i += nt) {
+        d[i] = i < n ? dg[i] : (R)QR_SPARE_D;
+        e[i] = i < n ? eg[i] : (R)QR_SPARE_E;
     }
     const int row0 = chunk * rows;
     for (int idx = tid; idx < n * rows; idx += nt) {
@@ -938,7 +1037,10 @@ __global__ void __launch_bounds__(160)
                         __syncwarp();
                         sigma = shifts[lane < st.g_ms ? lane : 0];
                     } else {
-                        sigma = group_shift(st, d, e, lane);
+                        if (lane == 0)
+                            shift_block_prepare(st, d, e, blk);
+                        __syncwarp();
+                        sigma = group_shift(st, blk, lane);
                     }
                     bulge_idle(bulge);
                     in_group = true;
@@ -951,14 +1053,18 @@ __global__ void __launch_bounds__(160)
                 const int ms = st.g_ms;
                 const int ticks = rows > 0 ? min(group_chunk, group_end - group_t)
                                            : group_end - group_t;
-                for (int t = group_t; t < group_t + ticks; ++t) {
-                    if (rows > 0)
-                        group_tick<true>(bulge, lane < ms, lane, t, st, d, e, n, sigma,
-                                         log + (t - group_t) * ms + lane);
-                    else
-                        group_tick<false>(bulge, lane < ms, lane, t, st, d, e, n, sigma, log);
-                    __syncwarp();
-                }
+                if (rows > 0 && st.g_dir < 0)
+                    group_ticks_run<-1, true>(bulge, lane, group_t, ticks, st, d, e, n, sigma,
+                                              log + lane, ms);
+                else if (rows > 0)
+                    group_ticks_run<1, true>(bulge, lane, group_t, ticks, st, d, e, n, sigma,
+                                             log + lane, ms);
+                else if (st.g_dir < 0)
+                    group_ticks_run<-1, false>(bulge, lane, group_t, ticks, st, d, e, n, sigma,
+                                               log, 0);
+                else
+                    group_ticks_run<1, false>(bulge, lane, group_t, ticks, st, d, e, n, sigma,
+                                              log, 0);
                 if (lane == 0) {
                     evt_count[cur] = CHASE_GROUP;
                     evt_first[cur] = group_t;
@@ -1051,13 +1157,14 @@ __global__ void __launch_bounds__(32)
     }
     extern __shared__ double2 smem_raw[];
     R *d = (R *)smem_raw;
-    R *e = d + n;
+    R *e = d + n + 1; /* d[n], e[n]: spare slots that idle bulges read */
     __shared__ R2 idle_sink[QR_BULGES_MAX]; /* identity entries of idle bulges */
+    __shared__ shift_block<R> blk;
     const R *dg = (const R *)ws.diag + (size_t)b * n;
     const R *eg = (const R *)ws.offdiag + (size_t)b * n;
-    for (int i = lane; i < n; i += 32) {
-        d[i] = dg[i];
-        e[i] = eg[i];
+    for (int i = lane; i <= n; i += 32) {
+        d[i] = i < n ? dg[i] : (R)QR_SPARE_D;
+        e[i] = i < n ? eg[i] : (R)QR_SPARE_E;
     }
     __syncwarp();
 
@@ -1100,16 +1207,17 @@ __global__ void __launch_bounds__(32)
             overflow = true;
             break;
         }
-        const R sigma = group_shift(st, d, e, lane);
+        if (lane == 0)
+            shift_block_prepare(st, d, e, blk);
+        __syncwarp();
+        const R sigma = group_shift(st, blk, lane);
         bulge_idle(bulge);
         const int end = QR_GROUP_FIRST_TICK + group_ticks(st);
         R2 *mine = log + pos + lane * len;
-        for (int t = QR_GROUP_FIRST_TICK; t < end; ++t) {
-            const int u = t - QR_BULGE_LAG * lane;
-            R2 *slot = lane < ms && u >= 0 && u < len ? mine + u : idle_sink + lane;
-            group_tick<true>(bulge, lane < ms, lane, t, st, d, e, n, sigma, slot);
-            __syncwarp();
-        }
+        if (st.g_dir < 0)
+            chase_group_logged<-1>(bulge, lane, end, st, d, e, n, sigma, mine, idle_sink + lane);
+        else
+            chase_group_logged<1>(bulge, lane, end, st, d, e, n, sigma, mine, idle_sink + lane);
         if (lane == 0)
             head[nh] = make_int4(st.g_dir < 0 ? st.g_top - 1 : st.g_top, st.g_dir, len, ms);
         ++nh;
@@ -1149,12 +1257,12 @@ template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
 {
     const size_t rows = 32 * (size_t)consumer_warps;
     const size_t log = consumer_warps > 0 ? 2 * (size_t)qr_log_entries(n) : 0; /* (c, s) */
-    return (2 * log + 2 * (size_t)n + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
+    return (2 * log + 2 * ((size_t)n + 1) + rows * n) * sizeof(R) + (size_t)n * sizeof(int);
 }
 
 template <typename R> size_t eig_cuda_qr_chase_smem(int n)
 {
-    return 2 * (size_t)n * sizeof(R);
+    return 2 * ((size_t)n + 1) * sizeof(R);
 }
 
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes)

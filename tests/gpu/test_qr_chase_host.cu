@@ -40,9 +40,10 @@ struct chase_counts {
     int groups, info;
 };
 
-/* The chase of one tridiagonal (d, e of order n, e[n-1] unused) with its
- * rotations accumulated into z (n x n, column-major, identity on entry):
- * qr_kernel's loop with one consumer row per row of z. */
+/* The chase of one tridiagonal (d, e of order n, e[n-1] unused, d[n] and
+ * e[n] spare slots) with its rotations accumulated into z (n x n,
+ * column-major, identity on entry): qr_kernel's loop with one consumer row
+ * per row of z. */
 template <typename R>
 chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, int n,
                        int bulges, bool serial)
@@ -55,6 +56,7 @@ chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, 
     std::vector<R2> log((size_t)log_entries);
     bulge_state<R> bulge[QR_BULGES_MAX];
     R sigma[QR_BULGES_MAX], shifts[QR_BULGES_MAX], scratch[2 * QR_BULGES_MAX];
+    shift_block<R> blk;
     for (;;) {
         int first = 0, dir = 0;
         const int k = chase_advance<true, false>(st, d.data(), e.data(), n, log.data(), first, dir);
@@ -68,9 +70,10 @@ chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, 
         ++c.groups;
         if (serial)
             group_shifts_serial(st, d.data(), e.data(), shifts, scratch);
+        else
+            shift_block_prepare(st, d.data(), e.data(), blk);
         for (int j = 0; j < QR_BULGES_MAX; ++j) {
-            sigma[j] = serial ? shifts[j < st.g_ms ? j : 0]
-                              : group_shift(st, d.data(), e.data(), j);
+            sigma[j] = serial ? shifts[j < st.g_ms ? j : 0] : group_shift(st, blk, j);
             bulge_idle(bulge[j]);
         }
         const int end = QR_GROUP_FIRST_TICK + group_ticks(st), chunk = log_entries / st.g_ms;
@@ -106,7 +109,7 @@ void check_result(const char *what, const std::vector<double> &d0, const std::ve
         FAIL("%s: dsterf failed", what);
         return;
     }
-    std::vector<double> w(d.begin(), d.end());
+    std::vector<double> w(d.begin(), d.begin() + n);
     std::vector<double> ws(w);
     std::sort(ws.begin(), ws.end());
     double eig = 0, res = 0, orth = 0;
@@ -177,11 +180,13 @@ int check_tridiagonal(const char *name, const std::vector<double> &d0,
     for (int cap : caps)
         for (int serial = 0; serial < 2; ++serial) {
             std::vector<R> d(d0.begin(), d0.end()), e(e0.begin(), e0.end());
+            d.push_back(QR_SPARE_D); /* d[n], e[n]: the kernels' spare slots for idle bulges */
+            e.push_back(QR_SPARE_E);
             std::vector<R> z((size_t)n * n, 0);
             for (int i = 0; i < n; ++i)
                 z[(size_t)i * n + i] = 1;
             /* the tridiagonal actually solved: d0, e0 rounded to R */
-            std::vector<double> dr(d.begin(), d.end()), er(e.begin(), e.end());
+            std::vector<double> dr(d.begin(), d.begin() + n), er(e.begin(), e.begin() + n);
             const chase_counts c = run_chase<R>(d, e, z, n, cap, serial != 0);
             char what[160];
             snprintf(what, sizeof what, "%s n=%d %s cap %d %s shifts", name, n,
