@@ -58,6 +58,8 @@ enum {
 /* after this many groups in a row without progress, one single-shift sweep
  * (Wilkinson) */
 enum { QR_GROUP_STALLS = 3 };
+/* values of the spare slots d[n], e[n] that idle bulges read (bulge_idle) */
+enum { QR_SPARE_D = 0, QR_SPARE_E = 1 };
 
 /* chase_advance's return codes besides a rotation count */
 enum { CHASE_FINISHED = -1, CHASE_GROUP = -2 };
@@ -143,11 +145,12 @@ template <typename R> QR_CHASE_FN rotation<R> rot_make_scaled(R f, R g)
  * so with |e| ~ 2^-22 the correction error is ~2^-66 and c, s, r are within
  * about 1 ulp (c*c + s*s = 1 within a few ulp: the rotations stay orthogonal
  * to working precision). Four dependent FP operations after the MUFU. `f`
- * is the argument that arrives last on the chain (the chase's g). */
-template <typename R> QR_CHASE_FN void rot_make(R f, R g, R &c, R &s, R &r)
+ * is the argument that arrives last on the chain (the chase's g).
+ * rot_fast is that common case for a given t = f*f + g*g; rot_make adds the
+ * rare rescaled path (t out of [lo, hi]), rot_make_warp (group ticks) puts
+ * it behind a warp vote. */
+template <typename R> QR_CHASE_FN void rot_fast(R f, R g, R t, R &c, R &s, R &r)
 {
-    typedef eig_cuda_limits<R> lim;
-    const R t = fma(f, f, g * g);
     const R y = rsqrt_approx(t);
     const R fy = f * y, gy = g * y, ty = t * y;
     const R e = fma(-ty, y, (R)1);
@@ -155,6 +158,13 @@ template <typename R> QR_CHASE_FN void rot_make(R f, R g, R &c, R &s, R &r)
     c = fma(fy * e, e2, fy);
     s = fma(gy * e, e2, gy);
     r = fma(ty * e, e2, ty);
+}
+
+template <typename R> QR_CHASE_FN void rot_make(R f, R g, R &c, R &s, R &r)
+{
+    typedef eig_cuda_limits<R> lim;
+    const R t = fma(f, f, g * g);
+    rot_fast(f, g, t, c, s, r);
     const R lo = lim::rot_tiny() * lim::rot_tiny(), hi = lim::rot_huge() * lim::rot_huge();
     if (__builtin_expect(!(t >= lo && t <= hi), 0)) {
         const rotation<R> q = rot_make_scaled(f, g);
@@ -494,10 +504,6 @@ template <typename R> QR_CHASE_FN void bulge_idle(bulge_state<R> &b)
     b.r_slot = 0;
 }
 
-/* Values of the spare slots d[n], e[n] that idle bulges read */
-#define QR_SPARE_D 0
-#define QR_SPARE_E 1
-
 /* rot_make for the lanes of a group tick: the same rotation, with the rare
  * rescaled path behind one warp vote (cast as soon as t is known, so that
  * its latency hides behind the MUFU and the corrections), so that the
@@ -514,13 +520,7 @@ template <typename R> QR_CHASE_FN void rot_make_warp(R f, R g, R &c, R &s, R &r)
 #else
     const bool any_rare = rare;
 #endif
-    const R y = rsqrt_approx(t);
-    const R fy = f * y, gy = g * y, ty = t * y;
-    const R e = fma(-ty, y, (R)1);
-    const R e2 = fma(e, (R)0.375, (R)0.5);
-    c = fma(fy * e, e2, fy);
-    s = fma(gy * e, e2, gy);
-    r = fma(ty * e, e2, ty);
+    rot_fast(f, g, t, c, s, r);
     if (any_rare) { /* warp-uniform: every lane computes, the rare ones keep it */
         const rotation<R> q = rot_make_scaled(f, g);
         c = rare ? q.c : c;
@@ -581,10 +581,10 @@ QR_CHASE_FN void group_tick_dir(bulge_state<R> &b, bool mine, int lane, int t,
      * the block's end); at u == -1 the start values instead */
     const int nd = QL ? (i > bot ? i - 1 : bot) : (i + 2 <= bot ? i + 2 : bot);
     const int ne = QL ? nd : (i + 1 <= bot - 1 ? i + 1 : bot - 1);
-    const int s0 = QL ? top - 1 : top; /* start: d[s0], e[s0] and d[s1] */
+    const int s0 = QL ? top - 1 : top; /* start values: d[s0], e[s0], d[s0 + 1] */
     const R d_next = d[start ? s0 : act ? nd : n];
     const R e_next = e[start ? s0 : act ? ne : n];
-    const R d_start = d[start ? (QL ? top : top + 1) : n];
+    const R d_start = d[start ? s0 + 1 : n];
     /* the chain: only a select before rot_make */
     const R g_in = first ? (QL ? b.dip1 : b.di) - sigma : b.g;
     const R f = b.s * b.ei, bb = b.c * b.ei;
