@@ -1080,8 +1080,19 @@ static void case_workers(void)
     for (int w = 0; w < workers; w++)
         for (int i = 0; i < 20000 && path_fault_waiting(w) != 1; i++)
             test_sleep_ms(1);
+    /* accepted and gated does not mean dealt: the dispatcher may still hold
+     * a worker's last frame (a loaded machine failed this check in CI), so
+     * wait until the dealing settles at capacity or the time runs out */
     pipeline_counters c;
-    pipeline_get_counters(d.p, &c);
+    for (int i = 0; i < 20000; i++) {
+        pipeline_get_counters(d.p, &c);
+        int settled = c.workers == workers;
+        for (int w = 0; settled && w < workers; w++)
+            settled = c.worker_frames[w] == (uint64_t)capacity && c.worker_in_flight[w] == capacity;
+        if (settled)
+            break;
+        test_sleep_ms(1);
+    }
     CHECK(c.workers == workers, "workers: %d workers, want %d", c.workers, workers);
     for (int w = 0; w < workers; w++)
         CHECK(c.worker_frames[w] == (uint64_t)capacity && c.worker_in_flight[w] == capacity,
