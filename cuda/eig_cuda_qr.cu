@@ -58,6 +58,12 @@ enum {
 /* after this many groups in a row without progress, one single-shift sweep
  * (Wilkinson) */
 enum { QR_GROUP_STALLS = 3 };
+/* Quadrisection steps of a group's shift solve (group_shift): 2 bits each.
+ * Double stops at 2^-44 of Gershgorin's interval: on the host harness
+ * (radar n = 64/128/256) that costs 0-1.7% more group ticks than 2^-52 for
+ * 15% less solve, and on an H100 values-only c128 n = 128 qr took 1.109
+ * against 1.187 ms (run M3); below 2^-26 (float's 13) ticks rise 17%. */
+enum { QR_SHIFT_STEPS_DOUBLE = 22, QR_SHIFT_STEPS_FLOAT = 13 };
 /* values of the spare slots d[n], e[n] that idle bulges read (bulge_idle) */
 enum { QR_SPARE_D = 0, QR_SPARE_E = 1 };
 
@@ -381,7 +387,7 @@ QR_UNROLL
     }
     R lo = blk.lo, hi = blk.hi;
     const R d0 = blk.d[0];
-    const int steps = sizeof(R) == sizeof(double) ? 26 : 13;
+    const int steps = sizeof(R) == sizeof(double) ? QR_SHIFT_STEPS_DOUBLE : QR_SHIFT_STEPS_FLOAT;
     for (int step = 0; step < steps; ++step) {
         const R w4 = (R)0.25 * (hi - lo);
         const R x1 = lo + w4, x2 = (R)0.5 * (lo + hi), x3 = hi - w4;
@@ -430,8 +436,8 @@ QR_UNROLL
  * a bulge computes a clamped one and ignores it. Quadrisection on Sturm
  * counts from Gershgorin's interval: three counts per step, three
  * independent recurrences interleaved (the latency of one), each step keeps
- * a quarter of the interval: 26 steps in double and 13 in float reach
- * 2^-52 / 2^-26 of it. The recurrence q_i = (d_i - x) - e_{i-1}^2 / q_{i-1}
+ * a quarter of the interval: 22 steps in double and 13 in float reach
+ * 2^-44 / 2^-26 of it. The recurrence q_i = (d_i - x) - e_{i-1}^2 / q_{i-1}
  * takes the hardware reciprocal instead of a division: that is the exact
  * count of a block whose e^2 moved by ~2^-23 relative, so the shift is
  * within ~2^-23 |e| of this block's eigenvalue, and the deflation tests
