@@ -463,7 +463,9 @@ QR_CHASE_FN R group_shift(const chase_state &st, const shift_block<R> &blk, int 
  * block in scratch[2 g_ms], the eigenvalues written to shifts[g_ms]. The
  * fused kernel's c128 vectors path uses it instead of group_shift (run M1:
  * with the lane-parallel solve its QR phase took 2.39 ms instead of 2.23 at
- * n = 128, where c64 gained 7%). Should the copy not converge, its diagonal
+ * n = 128, where c64 gained 7%; run M3: the same group ticks, but the fixed
+ * quadrisection steps on an 8 x 8 block cost more than this QL, which on a
+ * 16 x 16 block costs more than they do). Should the copy not converge, its diagonal
  * serves: any real shifts are valid, the deflation tests decide. */
 template <typename R>
 QR_CHASE_FN void group_shifts_serial(const chase_state &st, const R *d, const R *e, R *shifts,
