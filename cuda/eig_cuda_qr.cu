@@ -627,19 +627,6 @@ QR_CHASE_FN void group_tick_dir(bulge_state<R> &b, bool mine, int lane, int t,
     b.g = start ? (R)0 : last ? (R)1 : gn;
 }
 
-/* group_tick_dir in the current group's direction (for callers that run one
- * tick at a time; the kernels choose the direction once per group). */
-template <bool LOG, typename R>
-QR_CHASE_FN void group_tick(bulge_state<R> &b, bool mine, int lane, int t, const chase_state &st,
-                            R *d, R *e, int n, R sigma,
-                            typename eig_cuda_complex<R>::type *log_slot)
-{
-    if (st.g_dir < 0)
-        group_tick_dir<-1, LOG>(b, mine, lane, t, st, d, e, n, sigma, log_slot);
-    else
-        group_tick_dir<1, LOG>(b, mine, lane, t, st, d, e, n, sigma, log_slot);
-}
-
 template <bool LOG, bool SHIFT_SOLVE, typename R>
 QR_CHASE_FN int chase_advance(chase_state &st, R *d, R *e, int n,
                               typename eig_cuda_complex<R>::type *cs, int &first, int &dir)
@@ -915,6 +902,31 @@ QR_CHASE_FN void apply_group(R *z, int rows, const typename eig_cuda_complex<R>:
     }
 }
 
+/* Every lane's copy of the group that lane 0's chase_advance has just
+ * started (CHASE_GROUP). */
+__device__ __forceinline__ void group_broadcast(chase_state &st)
+{
+    const unsigned full = 0xffffffffu;
+    st.g_top = __shfl_sync(full, st.g_top, 0);
+    st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
+    st.g_len = __shfl_sync(full, st.g_len, 0);
+    st.g_dir = __shfl_sync(full, st.g_dir, 0);
+    st.g_ms = __shfl_sync(full, st.g_ms, 0);
+    st.g_b0 = __shfl_sync(full, st.g_b0, 0);
+}
+
+/* This lane's shift by the lane-parallel solve: lane 0 prepares the
+ * group's block in blk (shared), then every lane solves for its own. */
+template <typename R>
+__device__ __forceinline__ R group_shift_warp(const chase_state &st, const R *d, const R *e,
+                                              shift_block<R> &blk, int lane)
+{
+    if (lane == 0)
+        shift_block_prepare(st, d, e, blk);
+    __syncwarp();
+    return group_shift(st, blk, lane);
+}
+
 /* Ticks t0 .. t0+ticks-1 of the current group in direction DIR, a
  * __syncwarp after each; tick t logs at log[(t - t0) * stride] (LOG). */
 template <int DIR, bool LOG, typename R>
@@ -1033,22 +1045,14 @@ __global__ void __launch_bounds__(160, 1)
                 }
                 k = __shfl_sync(full, k, 0);
                 if (k == CHASE_GROUP) {
-                    st.g_top = __shfl_sync(full, st.g_top, 0);
-                    st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
-                    st.g_len = __shfl_sync(full, st.g_len, 0);
-                    st.g_dir = __shfl_sync(full, st.g_dir, 0);
-                    st.g_ms = __shfl_sync(full, st.g_ms, 0);
-                    st.g_b0 = __shfl_sync(full, st.g_b0, 0);
+                    group_broadcast(st);
                     if (serial_shifts) {
                         if (lane == 0)
                             group_shifts_serial(st, d, e, shifts, scratch);
                         __syncwarp();
                         sigma = shifts[lane < st.g_ms ? lane : 0];
                     } else {
-                        if (lane == 0)
-                            shift_block_prepare(st, d, e, blk);
-                        __syncwarp();
-                        sigma = group_shift(st, blk, lane);
+                        sigma = group_shift_warp(st, d, e, blk, lane);
                     }
                     bulge_idle(bulge);
                     in_group = true;
@@ -1204,21 +1208,13 @@ __global__ void __launch_bounds__(32)
         }
         if (k != CHASE_GROUP)
             continue;
-        st.g_top = __shfl_sync(full, st.g_top, 0);
-        st.g_bottom = __shfl_sync(full, st.g_bottom, 0);
-        st.g_len = __shfl_sync(full, st.g_len, 0);
-        st.g_dir = __shfl_sync(full, st.g_dir, 0);
-        st.g_ms = __shfl_sync(full, st.g_ms, 0);
-        st.g_b0 = __shfl_sync(full, st.g_b0, 0);
+        group_broadcast(st);
         const int len = st.g_len, ms = st.g_ms;
         if (pos + ms * len > log_cap) {
             overflow = true;
             break;
         }
-        if (lane == 0)
-            shift_block_prepare(st, d, e, blk);
-        __syncwarp();
-        const R sigma = group_shift(st, blk, lane);
+        const R sigma = group_shift_warp(st, d, e, blk, lane);
         bulge_idle(bulge);
         const int end = QR_GROUP_FIRST_TICK + group_ticks(st);
         R2 *mine = log + pos + lane * len;

@@ -80,9 +80,15 @@ chase_counts run_chase(std::vector<R> &d, std::vector<R> &e, std::vector<R> &z, 
         for (int t0 = QR_GROUP_FIRST_TICK; t0 < end; t0 += chunk) {
             const int ticks = chunk < end - t0 ? chunk : end - t0;
             for (int t = t0; t < t0 + ticks; ++t)
-                for (int j = 0; j < QR_BULGES_MAX; ++j) /* the warp's lanes, in turn */
-                    group_tick<true>(bulge[j], j < st.g_ms, j, t, st, d.data(), e.data(), n,
-                                     sigma[j], log.data() + (t - t0) * st.g_ms + (j % st.g_ms));
+                for (int j = 0; j < QR_BULGES_MAX; ++j) { /* the warp's lanes, in turn */
+                    R2 *slot = log.data() + (t - t0) * st.g_ms + (j % st.g_ms);
+                    if (st.g_dir < 0)
+                        group_tick_dir<-1, true>(bulge[j], j < st.g_ms, j, t, st, d.data(),
+                                                 e.data(), n, sigma[j], slot);
+                    else
+                        group_tick_dir<1, true>(bulge[j], j < st.g_ms, j, t, st, d.data(),
+                                                e.data(), n, sigma[j], slot);
+                }
             for (int row = 0; row < n; ++row)
                 apply_group(z.data() + row, n, log.data(), t0, ticks, st.g_top, st.g_len, st.g_dir,
                             st.g_ms);
