@@ -106,21 +106,24 @@ typedef struct eig_cuda_workspace {
     void *zreal;     /* chunk * n*n real: eigenvectors of the tridiagonal, sorted (vectors) */
     int *scale_exp;  /* chunk: the matrix was scaled by 2^-scale_exp */
     int *status;     /* chunk: 0 or the negative info of the input check */
-    /* logged QR (eig_cuda_qr.cu chases once per matrix, eig_cuda_qr_apply.cu
-     * applies): per matrix log_cap rotations (c, s) of the precision, head_cap
-     * sweep headers, n ranks, and 4 ints of state (EIG_CUDA_QR_LOG_*, headers,
-     * rotations). NULL when the plan does not log. */
+    /* logged QR (eig_cuda_qr.cu: qr_log_kernel chases once per matrix and
+     * applies as the log grows, eig_cuda_qr_apply.cuh): per matrix log_cap
+     * rotations (c, s) of the precision, head_cap sweep headers, n ranks and
+     * one 64-bit progress word (status, headers, rotations:
+     * eig_cuda_qr_apply.cuh), plus one word after the launch group's last
+     * matrix for the launch's CTA tickets. NULL when the plan does not log. */
     void *qr_log;
     int4 *qr_head; /* (first pivot, direction, rotations per sweep, sweeps) */
     int *qr_rank;
-    int *qr_state;
+    unsigned long long *qr_state;
 } eig_cuda_workspace;
 
-/* qr_state[4b]: what the chase kernel left for matrix b */
+/* Status in matrix b's progress word (ws.qr_state[b]) */
 enum {
-    EIG_CUDA_QR_LOG_APPLY = 0,   /* log complete, eigenvalues written: apply it */
-    EIG_CUDA_QR_LOG_SKIP = 1,    /* nothing to apply (bad input, no convergence) */
-    EIG_CUDA_QR_LOG_OVERFLOW = 2 /* log full: the fused qr kernel redoes it */
+    EIG_CUDA_QR_LOG_RUNNING = 0, /* the chase is on (zeroed before each launch) */
+    EIG_CUDA_QR_LOG_APPLY = 1,   /* log complete, eigenvalues and ranks written */
+    EIG_CUDA_QR_LOG_SKIP = 2,    /* nothing to apply (bad input, no convergence) */
+    EIG_CUDA_QR_LOG_OVERFLOW = 3 /* log full: the fused qr kernel redoes it */
 };
 
 /* ---- kernel configurations (chosen at plan creation) --------------------------- */
@@ -140,11 +143,12 @@ typedef struct eig_cuda_qr_config {
     int bulges;         /* most bulges per group (8, 16 or 32) */
     bool serial_shifts; /* fused kernel: a group's shifts by one lane's QL, not
                            by every lane's quadrisection (c128 vectors, run M1) */
-    /* logged path (vectors): one chase per matrix, then the apply kernel;
-     * matrices whose log would pass log_cap / head_cap take the fused kernel */
+    /* logged path (vectors): one chase per matrix and its appliers in one
+     * launch; matrices whose log would pass log_cap / head_cap take the
+     * fused kernel */
     bool logged;
     int log_cap, head_cap;
-    int apply_rows;     /* Zr rows per apply CTA (one per thread) */
+    int apply_rows;     /* Zr rows per applier warp: 32 or 64 (two per lane) */
     int apply_chunk;    /* rotations per staged log chunk (two buffers) */
     size_t chase_smem, apply_smem;
 } eig_cuda_qr_config;
@@ -177,14 +181,11 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                cudaStream_t stream);
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps);
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes);
-/* logged path: the chase kernel's and the apply kernel's shared memory */
+/* logged path: the chase's and an applier's shared memory (qr_log_kernel
+ * takes the larger) */
 template <typename R> size_t eig_cuda_qr_chase_smem(int n);
 template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk);
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg);
-template <typename R>
-cudaError_t eig_cuda_qr_apply_launch(const eig_cuda_qr_config *cfg, int n, int count,
-                                     const eig_cuda_workspace *ws, cudaStream_t stream);
-template <typename R> cudaError_t eig_cuda_qr_apply_set_smem(size_t bytes);
 
 /* Applies `count` rotations of one sweep, logged as (c, s) pairs at cs with
  * stride `stride`, to the row of Zr at z (columns `rows` apart): pivots

@@ -19,10 +19,16 @@
  * a fixed budget, so any batch count works with bounded device memory. */
 static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
 
-/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, runs
- * L1 and M1: at 64, 96 and 128 the fused kernel is faster, at 192 the
- * logged path is 1.3-1.4x faster, at 256 1.4-2x). */
-static const int EIG_CUDA_QR_LOG_MIN_N = 192;
+/* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
+ * M4: since its appliers follow the chase in the same launch it is faster
+ * above n = 64: at 80 qr 1.09 -> 0.87 ms (c128), 0.73 -> 0.52 (c64), at 128
+ * 1.97 -> 1.49 and 1.31 -> 0.90; at 64 the fused kernel's single-shift
+ * sweeps are as fast, 0.39 against 0.42 ms in c64). */
+static const int EIG_CUDA_QR_LOG_MIN_N = 65;
+
+/* Shared memory a logged-path CTA takes besides its dynamic part: the
+ * chase's static arrays (~1 KB) and the driver's reserve (1 KB). */
+static const size_t EIG_CUDA_QR_LOG_CTA_EXTRA = 2048;
 
 struct eig_cuda_plan {
     eig_plan_params p;
@@ -97,8 +103,9 @@ extern "C" int eig_cuda_runtime_device_count(void)
 /* QR phase, logged path (vectors jobs): one chase per matrix writes its
  * rotation log (log_cap rotations: 3 n^2 up to n = 256, 2 n^2 above; radar
  * input needs 1.1-1.8 n^2, the LAPACK test types up to 2.6 n^2; a matrix
- * that would overflow takes the fused kernel), then an apply kernel of
- * 32-row slices, the log staged through two 2 KB shared buffers.
+ * that would overflow takes the fused kernel), and in the same launch
+ * appliers of 32-row slices follow it, the log staged through two shared
+ * buffers.
  * The plan's tuning (eig.h, eig_cuda_tuning) may force either path, set the
  * log capacity (tests of the overflow fallback) and the smallest block order
  * of a multishift group; its zeros keep the choices below. */
@@ -121,11 +128,20 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
         tuning->qr_log_cap > 0 ? (size_t)tuning->qr_log_cap : (n <= 256 ? 3 : 2) * nn;
     qr->log_cap = (int)((cap + 63) / 64 * 64); /* 16-byte aligned per matrix */
     qr->head_cap = 4 * n + 16;
-    qr->apply_rows = 32;
+    /* Appliers of 64 rows (two per lane: run M4, c128 n = 128 qr 1.92 ->
+     * 1.49 ms against 32) where two CTAs still fit an SM; else 32 (c128
+     * n = 256: one 132 KB CTA per SM would start only 132 of 180 chases,
+     * qr 9.8 -> 15.9 ms). 2 KB log chunks (768 bytes cost more staging
+     * than they gained). */
     qr->apply_chunk = 2048 / (int)sizeof(C);
     qr->chase_smem = eig_cuda_qr_chase_smem<R>(n);
+    qr->apply_rows = 64;
     qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
-    qr->logged = logged && qr->apply_smem <= (size_t)optin;
+    if (2 * (qr->apply_smem + qr->chase_smem + EIG_CUDA_QR_LOG_CTA_EXTRA) > (size_t)optin) {
+        qr->apply_rows = 32;
+        qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
+    }
+    qr->logged = logged && qr->apply_smem + qr->chase_smem <= (size_t)optin;
     /* Bulges per group and the shift solve (run M1, H100, n = 96..512): 16
      * bulges with lane-parallel shifts where no consumer warps share the
      * chase's SM (values-only: c64 qr 1.16 -> 0.91 ms at n = 128; logged
@@ -215,7 +231,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (vectors)
         per += nn * csize + wy_per * csize + nn * rsize + n * csize;
     if (logged)
-        per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) + 4 * sizeof(int);
+        per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) +
+               sizeof(*plan->ws.qr_state);
     size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
     if (chunk < 1)
         chunk = 1;
@@ -241,7 +258,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         ws->qr_log = ws->wy;
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_head, chunk * plan->qr.head_cap * sizeof(int4)));
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_rank, chunk * n * sizeof(int)));
-        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, chunk * 4 * sizeof(int)));
+        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, (chunk + 1) * sizeof(*ws->qr_state)));
     }
     return EIG_OK;
 }
@@ -301,7 +318,8 @@ static eig_error eig_cuda_plan_build(eig_cuda_plan *plan)
     if (!guard.ok)
         return eig_cuda_error(guard.err);
     int optin = 0;
-    EIG_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
+    EIG_CUDA_TRY(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
     eig_error e = p->precision == EIG_COMPLEX_DOUBLE ? eig_cuda_plan_configure<double>(plan, optin)
                                                      : eig_cuda_plan_configure<float>(plan, optin);
     if (e != EIG_OK)

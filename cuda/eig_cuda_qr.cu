@@ -16,11 +16,12 @@
  * stay small (32 rows: n*32*R bytes).
  * Values-only: consumer_warps = 0, row_chunks = 1, one warp per matrix.
  *
- * Logged path (the plan's choice for vectors at large n): qr_chase_kernel
+ * Logged path (the plan's choice for vectors above n = 64): qr_log_kernel
  * runs the same chase once per matrix (one warp) and writes its rotations
- * to a global log, which qr_apply_kernel (eig_cuda_qr_apply.cu) applies to
- * row slices of Zr; a matrix whose log would overflow is redone by
- * qr_kernel (overflowed_only).
+ * to a global log, which the matrix's appliers (eig_cuda_qr_apply.cuh, one
+ * warp per 32- or 64-row slice of Zr, in the same launch) apply as it
+ * grows; a matrix whose log would overflow is redone by qr_kernel
+ * (overflowed_only).
  *
  * Shared memory: 2 buffers * n * 2R (logged c, s) + 2(n+1) R (d, e) + the Zr
  * slice 32 * consumer_warps * n R + n int (rank). Each event's log is one
@@ -29,6 +30,7 @@
  * register.
  */
 #include "eig_cuda_internal.cuh"
+#include "eig_cuda_qr_apply.cuh"
 
 /* The chase is plain scalar code: it also compiles for the host, where a
  * harness can run it against LAPACK without a GPU. */
@@ -984,8 +986,8 @@ __global__ void __launch_bounds__(160, 1)
     const int rows = nt - 32; /* 0 for values-only */
     if (ws.status[b] != 0)
         return; /* the input check already wrote info and NaN eigenvalues */
-    if (overflowed_only && ws.qr_state[4 * b] != EIG_CUDA_QR_LOG_OVERFLOW)
-        return; /* the logged path (qr_chase_kernel, apply) did this matrix */
+    if (overflowed_only && qr_log_decode(ws.qr_state[b]).status != EIG_CUDA_QR_LOG_OVERFLOW)
+        return; /* the logged path (qr_log_kernel) did this matrix */
 
     extern __shared__ double2 smem_raw[];
     const int log_entries = rows > 0 ? qr_log_entries(n) : 0; /* values-only logs nothing */
@@ -1139,36 +1141,35 @@ __global__ void __launch_bounds__(160, 1)
 }
 
 
-/* Logged path, part (a): the chase of one matrix by one warp, no consumers,
- * the rotation log written to global memory for qr_apply_kernel
- * (eig_cuda_qr_apply.cu). The chase is the fused kernel's, bit for bit.
+/* Logged path, the chase: matrix b's chase by one warp (no consumers), the
+ * fused kernel's bit for bit, its rotations written to the global log that
+ * the matrix's appliers (qr_apply_slice, eig_cuda_qr_apply.cuh) follow.
  * Log layout per matrix: headers (first pivot, direction, rotations per
  * sweep, sweeps) in application order, and the rotations (c, s) in the
  * same order, sweep after sweep; a multishift group is one header of
  * g_ms sweeps (bulge j's rotations consecutive: the group equals its
- * sweeps done one after the other). Before each event the chase checks
- * that the log has room for it (a single sweep: n rotations; a group:
+ * sweeps done one after the other). Progress is published after every
+ * group and whenever single events have logged `chunk` more rotations (an
+ * applier stages whole chunks). Before each event the chase checks that
+ * the log has room for it (a single sweep: n rotations; a group:
  * g_ms * len); if not, it stops and marks the matrix
  * EIG_CUDA_QR_LOG_OVERFLOW, and the fused qr_kernel redoes that matrix from
- * d, e (never a truncated log). Otherwise it writes w (sorted), info, the
- * ranks and the log sizes. */
+ * d, e (never a truncated log). Otherwise it writes w (sorted), info and
+ * the ranks, then publishes its final status. */
 template <typename R>
-__global__ void __launch_bounds__(32)
-    qr_chase_kernel(int n, int group_min, int bulges_max, int log_cap, int head_cap,
-                    eig_cuda_workspace ws,
-                    R *__restrict__ w_all, int *__restrict__ info_all)
+__device__ void qr_chase_matrix(int b, int n, int group_min, int bulges_max, int log_cap,
+                                int head_cap, int chunk, const eig_cuda_workspace &ws,
+                                R *__restrict__ w_all, int *__restrict__ info_all, R *d)
 {
     typedef typename eig_cuda_complex<R>::type R2;
-    const int b = blockIdx.x, lane = threadIdx.x;
+    const int lane = threadIdx.x & 31;
     const unsigned full = 0xffffffffu;
-    int *state = ws.qr_state + 4 * b;
+    unsigned long long *word = ws.qr_state + b;
     if (ws.status[b] != 0) {
-        if (lane == 0)
-            state[0] = EIG_CUDA_QR_LOG_SKIP; /* the input check wrote info and NaN */
+        if (lane == 0) /* the input check wrote info and NaN */
+            qr_log_publish(word, EIG_CUDA_QR_LOG_SKIP, 0, 0);
         return;
     }
-    extern __shared__ double2 smem_raw[];
-    R *d = (R *)smem_raw;
     R *e = d + n + 1; /* d[n], e[n]: spare slots that idle bulges read */
     __shared__ R2 idle_sink[QR_BULGES_MAX]; /* identity entries of idle bulges */
     __shared__ shift_block<R> blk;
@@ -1185,7 +1186,7 @@ __global__ void __launch_bounds__(32)
     chase_state st;
     chase_init(st, n, group_min, bulges_max);
     bulge_state<R> bulge;
-    int pos = 0, nh = 0; /* uniform over the warp */
+    int pos = 0, nh = 0, published = 0; /* uniform over the warp */
     bool overflow = false;
     for (;;) {
         if (log_cap - pos < n || nh >= head_cap) {
@@ -1204,6 +1205,11 @@ __global__ void __launch_bounds__(32)
         if (k > 0) {
             ++nh;
             pos += k;
+            if (pos - published >= chunk) { /* lane 0 wrote the event */
+                if (lane == 0)
+                    qr_log_publish(word, EIG_CUDA_QR_LOG_RUNNING, nh, pos);
+                published = pos;
+            }
             continue;
         }
         if (k != CHASE_GROUP)
@@ -1226,11 +1232,16 @@ __global__ void __launch_bounds__(32)
             head[nh] = make_int4(st.g_dir < 0 ? st.g_top - 1 : st.g_top, st.g_dir, len, ms);
         ++nh;
         pos += ms * len;
+        __threadfence(); /* every bulge's rotations before the publication */
+        __syncwarp();
+        if (lane == 0)
+            qr_log_publish(word, EIG_CUDA_QR_LOG_RUNNING, nh, pos);
+        published = pos;
     }
     __syncwarp();
     if (overflow) {
         if (lane == 0)
-            state[0] = EIG_CUDA_QR_LOG_OVERFLOW;
+            qr_log_publish(word, EIG_CUDA_QR_LOG_OVERFLOW, nh, pos);
         return;
     }
     const int bad = __shfl_sync(full, st.info, 0);
@@ -1247,12 +1258,46 @@ __global__ void __launch_bounds__(32)
         rank_out[i] = r;
         w[bad ? i : r] = bad ? (R)NAN : scalbn(di, ex);
     }
-    if (lane == 0) {
+    if (lane == 0)
         info_all[b] = bad;
-        state[0] = bad ? EIG_CUDA_QR_LOG_SKIP : EIG_CUDA_QR_LOG_APPLY;
-        state[1] = nh;
-        state[2] = pos;
-    }
+    __threadfence(); /* the ranks (and w, info) before the final status */
+    __syncwarp();
+    if (lane == 0)
+        qr_log_publish(word, bad ? EIG_CUDA_QR_LOG_SKIP : EIG_CUDA_QR_LOG_APPLY, nh, pos);
+}
+
+/* Logged path: one launch runs every matrix's chase (one warp) and its
+ * appliers (one warp per ROWS-row slice of Zr), which apply the log
+ * while the chase writes it. A CTA is two warps: warp 0 applies a slice,
+ * warp 1 chases in the CTA of the matrix's slice 0 and leaves at once in
+ * the others (a chase in a CTA of its own would hold the launch's shared
+ * memory, an applier's, for nothing: fewer appliers would fit at once).
+ * Roles go by ticket, in the order the CTAs start: the first `count` take
+ * slice 0 (and the chase) of matrices 0..count-1, the others the remaining
+ * slices, a matrix's on consecutive tickets (they stream its log through
+ * L2 together). Every chase has started before any applier can wait on it,
+ * so waiting appliers never hold resources a chase needs, whatever order
+ * the hardware starts CTAs in; the chases wait on nothing. Shared memory:
+ * the applier's space (eig_cuda_qr_apply_smem), then the chase's d and e. */
+template <typename R, int ROWS>
+__global__ void __launch_bounds__(64, 1)
+    qr_log_kernel(int n, int count, int group_min, int bulges_max, int log_cap, int head_cap,
+                  int chunk, size_t apply_smem, eig_cuda_workspace ws, R *__restrict__ w_all,
+                  int *__restrict__ info_all)
+{
+    extern __shared__ double2 smem_raw[];
+    __shared__ int ticket;
+    if (threadIdx.x == 0)
+        ticket = (int)atomicAdd((unsigned *)(ws.qr_state + count), 1u);
+    __syncthreads();
+    const int t = ticket, slices = (n + ROWS - 1) / ROWS;
+    const int b = t < count ? t : (t - count) / (slices - 1);
+    const int slice = t < count ? 0 : 1 + (t - count) % (slices - 1);
+    if (threadIdx.x < 32)
+        qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
+    else if (slice == 0)
+        qr_chase_matrix<R>(b, n, group_min, bulges_max, log_cap, head_cap, chunk, ws, w_all,
+                           info_all, (R *)((char *)smem_raw + apply_smem));
 }
 
 } // namespace
@@ -1276,18 +1321,29 @@ template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_
                                 (int)bytes);
 }
 
-template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg)
+template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk)
 {
-    cudaError_t e = cudaFuncSetAttribute(
-        qr_chase_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cfg->chase_smem);
-    if (e != cudaSuccess)
-        return e;
-    return eig_cuda_qr_apply_set_smem<R>(cfg->apply_smem);
+    typedef typename eig_cuda_complex<R>::type R2;
+    return 2 * (size_t)chunk * sizeof(R2) + (size_t)n * rows * sizeof(R);
 }
 
-/* Fused path: one launch. Logged path: the chase (one warp per matrix),
- * the apply kernel, then the fused kernel over the matrices whose log
- * overflowed (its other CTAs return at once). */
+/* The logged path's kernel for the plan's applier rows (32 or 64). */
+template <typename R>
+static decltype(&qr_log_kernel<R, 64>) qr_log_kernel_for(const eig_cuda_qr_config *cfg)
+{
+    return cfg->apply_rows == 64 ? qr_log_kernel<R, 64> : qr_log_kernel<R, 32>;
+}
+
+template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg)
+{
+    return cudaFuncSetAttribute(qr_log_kernel_for<R>(cfg),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)(cfg->apply_smem + cfg->chase_smem));
+}
+
+/* Fused path: one launch. Logged path: the progress words and the ticket
+ * zeroed, the chases and appliers in one launch, then the fused kernel over
+ * the matrices whose log overflowed (its other CTAs return at once). */
 template <typename R>
 cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                const eig_cuda_workspace *ws, void *w, int *info,
@@ -1300,12 +1356,15 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
             n, cfg->group_min, cfg->bulges, cfg->serial_shifts, *ws, (R *)w, info, false);
         return cudaGetLastError();
     }
-    qr_chase_kernel<R><<<count, 32, cfg->chase_smem, stream>>>(
-        n, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap, *ws, (R *)w, info);
-    cudaError_t e = cudaGetLastError();
+    cudaError_t e =
+        cudaMemsetAsync(ws->qr_state, 0, ((size_t)count + 1) * sizeof(*ws->qr_state), stream);
     if (e != cudaSuccess)
         return e;
-    e = eig_cuda_qr_apply_launch<R>(cfg, n, count, ws, stream);
+    const int slices = (n + cfg->apply_rows - 1) / cfg->apply_rows;
+    qr_log_kernel_for<R>(cfg)<<<count * slices, 64, cfg->apply_smem + cfg->chase_smem, stream>>>(
+        n, count, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap, cfg->apply_chunk,
+        cfg->apply_smem, *ws, (R *)w, info);
+    e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
     qr_kernel<R><<<grid, threads, cfg->smem, stream>>>(
@@ -1317,6 +1376,7 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
     template size_t eig_cuda_qr_smem<R>(int, int);                                               \
     template size_t eig_cuda_qr_chase_smem<R>(int);                                              \
     template cudaError_t eig_cuda_qr_set_smem<R>(int, size_t);                                   \
+    template size_t eig_cuda_qr_apply_smem<R>(int, int, int);                                    \
     template cudaError_t eig_cuda_qr_log_set_smem<R>(const eig_cuda_qr_config *);                \
     template cudaError_t eig_cuda_qr_launch<R>(const eig_cuda_qr_config *, int, int,             \
                                                const eig_cuda_workspace *, void *, int *,        \
