@@ -110,13 +110,20 @@ typedef struct eig_cuda_workspace {
      * applies as the log grows, eig_cuda_qr_apply.cuh): per matrix log_cap
      * rotations (c, s) of the precision, head_cap sweep headers, n ranks and
      * one 64-bit progress word (status, headers, rotations:
-     * eig_cuda_qr_apply.cuh), plus one word after the launch group's last
-     * matrix for the launch's CTA tickets. NULL when the plan does not log. */
+     * eig_cuda_qr_apply.cuh), plus EIG_CUDA_QR_LOG_COUNTER_WORDS words after
+     * the launch group's last matrix for the launch's role counters (the
+     * chases and appliers claimed, the CTAs started on each SM). NULL when
+     * the plan does not log. */
     void *qr_log;
     int4 *qr_head; /* (first pivot, direction, rotations per sweep, sweeps) */
     int *qr_rank;
     unsigned long long *qr_state;
 } eig_cuda_workspace;
+
+/* The logged QR launch's counters (after the progress words): chases
+ * claimed, appliers claimed, then CTAs started per SM (%smid modulo
+ * EIG_CUDA_QR_LOG_SM_SLOTS), as unsigned ints. */
+enum { EIG_CUDA_QR_LOG_SM_SLOTS = 1024, EIG_CUDA_QR_LOG_COUNTER_WORDS = 1 + 1024 / 2 };
 
 /* Status in matrix b's progress word (ws.qr_state[b]) */
 enum {
@@ -151,6 +158,7 @@ typedef struct eig_cuda_qr_config {
     int apply_rows;     /* Zr rows per applier warp: 32 or 64 (two per lane) */
     int apply_chunk;    /* rotations per staged log chunk (two buffers) */
     size_t chase_smem, apply_smem;
+    int sms;            /* the device's SMs: at most ceil(count / sms) chases start on one */
 } eig_cuda_qr_config;
 
 /* Reflectors per compact-WY block of the back-transformation. */

@@ -230,7 +230,7 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         per += nn * csize;
     if (vectors)
         per += nn * csize + wy_per * csize + nn * rsize + n * csize;
-    if (logged)
+    if (logged) /* (plus the launch's counters, EIG_CUDA_QR_LOG_COUNTER_WORDS) */
         per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) +
                sizeof(*plan->ws.qr_state);
     size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
@@ -258,7 +258,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         ws->qr_log = ws->wy;
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_head, chunk * plan->qr.head_cap * sizeof(int4)));
         EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_rank, chunk * n * sizeof(int)));
-        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, (chunk + 1) * sizeof(*ws->qr_state)));
+        EIG_CUDA_TRY(cudaMalloc((void **)&ws->qr_state, (chunk + EIG_CUDA_QR_LOG_COUNTER_WORDS) *
+                                                             sizeof(*ws->qr_state)));
     }
     return EIG_OK;
 }
@@ -320,6 +321,7 @@ static eig_error eig_cuda_plan_build(eig_cuda_plan *plan)
     int optin = 0;
     EIG_CUDA_TRY(
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p->device));
+    EIG_CUDA_TRY(cudaDeviceGetAttribute(&plan->qr.sms, cudaDevAttrMultiProcessorCount, p->device));
     eig_error e = p->precision == EIG_COMPLEX_DOUBLE ? eig_cuda_plan_configure<double>(plan, optin)
                                                      : eig_cuda_plan_configure<float>(plan, optin);
     if (e != EIG_OK)

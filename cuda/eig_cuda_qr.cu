@@ -1266,33 +1266,69 @@ __device__ void qr_chase_matrix(int b, int n, int group_min, int bulges_max, int
         qr_log_publish(word, bad ? EIG_CUDA_QR_LOG_SKIP : EIG_CUDA_QR_LOG_APPLY, nh, pos);
 }
 
+/* The role of a logged-path CTA that has just started (thread 0): role[0]
+ * the matrix, role[1] the slice (0: with the chase). counters: chases
+ * claimed, applier jobs claimed, CTAs started per SM; count * slices CTAs
+ * claim count chases and count * (slices - 1) applier jobs, so every CTA
+ * finds one. */
+__device__ void qr_log_role(unsigned *counters, int count, int slices, int quota, int role[2])
+{
+    unsigned sm;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    const unsigned started = atomicAdd(counters + 2 + sm % EIG_CUDA_QR_LOG_SM_SLOTS, 1u);
+    if (slices == 1 || started < (unsigned)quota) {
+        const int b = (int)atomicAdd(counters, 1u);
+        if (b < count) {
+            role[0] = b;
+            role[1] = 0;
+            return;
+        }
+    }
+    const int jobs = count * (slices - 1);
+    const int j = jobs > 0 ? (int)atomicAdd(counters + 1, 1u) : jobs;
+    if (j < jobs) {
+        role[0] = j / (slices - 1);
+        role[1] = 1 + j % (slices - 1);
+        return;
+    }
+    role[0] = (int)atomicAdd(counters, 1u); /* the applier jobs ran out: chase */
+    role[1] = 0;
+}
+
 /* Logged path: one launch runs every matrix's chase (one warp) and its
  * appliers (one warp per ROWS-row slice of Zr), which apply the log
  * while the chase writes it. A CTA is two warps: warp 0 applies a slice,
  * warp 1 chases in the CTA of the matrix's slice 0 and leaves at once in
  * the others (a chase in a CTA of its own would hold the launch's shared
- * memory, an applier's, for nothing: fewer appliers would fit at once).
- * Roles go by ticket, in the order the CTAs start: the first `count` take
- * slice 0 (and the chase) of matrices 0..count-1, the others the remaining
- * slices, a matrix's on consecutive tickets (they stream its log through
- * L2 together). Every chase has started before any applier can wait on it,
- * so waiting appliers never hold resources a chase needs, whatever order
- * the hardware starts CTAs in; the chases wait on nothing. Shared memory:
- * the applier's space (eig_cuda_qr_apply_smem), then the chase's d and e. */
+ * memory, an applier's, for nothing: fewer appliers would fit at once;
+ * alternating the chasing warp between CTAs on one SM was slower, run M4).
+ * Roles are claimed as the CTAs start (qr_log_role): a chase (with its
+ * matrix's slice 0) while its SM has started fewer than `quota` CTAs
+ * (ceil(count / SMs)), else the next applier job. The hardware starts
+ * CTAs unevenly (run M4, H100: of the first 180 of 360 such CTAs, 22 SMs
+ * got three and 30 none), and chases that share an SM slow each other
+ * (with the quota c128 n = 128 qr 1.50 -> 1.40 ms, n = 96 1.07 -> 0.92).
+ * Waiting appliers never starve a chase of resources: a CTA becomes an
+ * applier only on an SM that has already started `quota` CTAs, so while
+ * chases are unclaimed some SM can still start one, and once the applier
+ * jobs run out the remaining CTAs chase. The chases wait
+ * on nothing. Shared memory: the applier's space (eig_cuda_qr_apply_smem),
+ * then the chase's d and e. (64, 1): with the bare bound ptxas held the
+ * float kernel to 72 registers and spilled, as qr_kernel's; shared memory
+ * sets the occupancy anyway.) */
 template <typename R, int ROWS>
 __global__ void __launch_bounds__(64, 1)
-    qr_log_kernel(int n, int count, int group_min, int bulges_max, int log_cap, int head_cap,
-                  int chunk, size_t apply_smem, eig_cuda_workspace ws, R *__restrict__ w_all,
-                  int *__restrict__ info_all)
+    qr_log_kernel(int n, int count, int quota, int group_min, int bulges_max, int log_cap,
+                  int head_cap, int chunk, size_t apply_smem, eig_cuda_workspace ws,
+                  R *__restrict__ w_all, int *__restrict__ info_all)
 {
     extern __shared__ double2 smem_raw[];
-    __shared__ int ticket;
+    __shared__ int role[2];
+    const int slices = (n + ROWS - 1) / ROWS;
     if (threadIdx.x == 0)
-        ticket = (int)atomicAdd((unsigned *)(ws.qr_state + count), 1u);
+        qr_log_role((unsigned *)(ws.qr_state + count), count, slices, quota, role);
     __syncthreads();
-    const int t = ticket, slices = (n + ROWS - 1) / ROWS;
-    const int b = t < count ? t : (t - count) / (slices - 1);
-    const int slice = t < count ? 0 : 1 + (t - count) % (slices - 1);
+    const int b = role[0], slice = role[1];
     if (threadIdx.x < 32)
         qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
     else if (slice == 0)
@@ -1341,9 +1377,10 @@ template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_con
                                 (int)(cfg->apply_smem + cfg->chase_smem));
 }
 
-/* Fused path: one launch. Logged path: the progress words and the ticket
- * zeroed, the chases and appliers in one launch, then the fused kernel over
- * the matrices whose log overflowed (its other CTAs return at once). */
+/* Fused path: one launch. Logged path: the progress words and the role
+ * counters zeroed, the chases and appliers in one launch, then the fused
+ * kernel over the matrices whose log overflowed (its other CTAs return at
+ * once). */
 template <typename R>
 cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                const eig_cuda_workspace *ws, void *w, int *info,
@@ -1356,14 +1393,16 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
             n, cfg->group_min, cfg->bulges, cfg->serial_shifts, *ws, (R *)w, info, false);
         return cudaGetLastError();
     }
-    cudaError_t e =
-        cudaMemsetAsync(ws->qr_state, 0, ((size_t)count + 1) * sizeof(*ws->qr_state), stream);
+    cudaError_t e = cudaMemsetAsync(
+        ws->qr_state, 0, ((size_t)count + EIG_CUDA_QR_LOG_COUNTER_WORDS) * sizeof(*ws->qr_state),
+        stream);
     if (e != cudaSuccess)
         return e;
     const int slices = (n + cfg->apply_rows - 1) / cfg->apply_rows;
+    const int quota = (count + cfg->sms - 1) / cfg->sms;
     qr_log_kernel_for<R>(cfg)<<<count * slices, 64, cfg->apply_smem + cfg->chase_smem, stream>>>(
-        n, count, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap, cfg->apply_chunk,
-        cfg->apply_smem, *ws, (R *)w, info);
+        n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
+        cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
     e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
