@@ -166,7 +166,9 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     /* tridiag: as large a trailing block in shared memory as fits; half the
      * opt-in limit (two CTAs per SM: 180 matrices in one wave on 132 SMs)
      * when that leaves at most n/2 rows and columns to global memory (only
-     * their L-shaped part is there: c128 n = 128 runs one wave with 50) */
+     * their L-shaped part is there: c128 n = 128 runs one wave with 50) and
+     * the batch does not fit one CTA per SM anyway (run M4: at batch 18 the
+     * whole block in shared memory is faster) */
     eig_cuda_tridiag_config *tri = &plan->tri;
     tri->threads = 512;
     const size_t fixed = eig_cuda_tridiag_smem<R>(n, tri->threads, 0);
@@ -180,7 +182,7 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     };
     int order = largest_order((size_t)optin);
     const int half = largest_order((size_t)optin / 2 - 1024);
-    if (n - half <= n / 2)
+    if (n - half <= n / 2 && plan->p.batch > plan->qr.sms)
         order = half;
     if (order < 3 && n > order)
         return EIG_EUNSUPPORTED;
