@@ -39,6 +39,21 @@ __device__ __forceinline__ void stage_chunk(R2 *buf, const R2 *log, int k, int c
     __pipeline_commit();
 }
 
+/* The rotations cs[0..A) and, for each of a lane's L rows (32 apart), the
+ * columns zb[STEP], ..., zb[A STEP] that they take in. */
+template <int A, int STEP, int L, typename R, typename R2>
+__device__ __forceinline__ void sweep_block_load(const R2 *cs, const R *zb, R2 (&rot)[A],
+                                                 R (&col)[A][L])
+{
+#pragma unroll
+    for (int i = 0; i < A; ++i) {
+        rot[i] = cs[i];
+#pragma unroll
+        for (int r = 0; r < L; ++r)
+            col[i][r] = zb[(i + 1) * STEP + 32 * r];
+    }
+}
+
 /* One sweep (or a part of one) in direction DIR on this lane's rows of a
  * slice of ROWS rows (rows lane + 32 r, r < ROWS / 32: two independent
  * chains per lane at ROWS = 64, and each rotation loaded once for both),
@@ -64,26 +79,14 @@ __device__ __forceinline__ void apply_sweep_dir(R *z, const R2 *cs, int count, i
     if (blocks > 0) {
         R2 rot[AHEAD];
         R col[AHEAD][LR];
-#pragma unroll
-        for (int i = 0; i < AHEAD; ++i) {
-            rot[i] = cs[i];
-#pragma unroll
-            for (int r = 0; r < LR; ++r)
-                col[i][r] = zb[(i + 1) * STEP + 32 * r];
-        }
+        sweep_block_load<AHEAD, STEP, LR>(cs, zb, rot, col);
         for (int blk = 0; blk < blocks; ++blk) {
             const int ahead = blk + 1 < blocks ? AHEAD : 0;
             const R2 *cs_next = cs + ahead;
             const R *zb_next = zb + ahead * STEP;
             R2 rot_next[AHEAD];
             R col_next[AHEAD][LR];
-#pragma unroll
-            for (int i = 0; i < AHEAD; ++i) {
-                rot_next[i] = cs_next[i];
-#pragma unroll
-                for (int r = 0; r < LR; ++r)
-                    col_next[i][r] = zb_next[(i + 1) * STEP + 32 * r];
-            }
+            sweep_block_load<AHEAD, STEP, LR>(cs_next, zb_next, rot_next, col_next);
 #pragma unroll
             for (int i = 0; i < AHEAD; ++i) {
                 const R c = rot[i].x, s = DIR < 0 ? -rot[i].y : rot[i].y;
