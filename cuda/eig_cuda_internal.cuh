@@ -123,7 +123,8 @@ typedef struct eig_cuda_workspace {
 /* The logged QR launch's counters (after the progress words): chases
  * claimed, appliers claimed, then CTAs started per SM (%smid modulo
  * EIG_CUDA_QR_LOG_SM_SLOTS), as unsigned ints. */
-enum { EIG_CUDA_QR_LOG_SM_SLOTS = 1024, EIG_CUDA_QR_LOG_COUNTER_WORDS = 1 + 1024 / 2 };
+enum { EIG_CUDA_QR_LOG_SM_SLOTS = 1024 };
+enum { EIG_CUDA_QR_LOG_COUNTER_WORDS = 1 + EIG_CUDA_QR_LOG_SM_SLOTS / 2 };
 
 /* Status in matrix b's progress word (ws.qr_state[b]) */
 enum {
@@ -189,8 +190,8 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
                                cudaStream_t stream);
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps);
 template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_t bytes);
-/* logged path: the chase's and an applier's shared memory (qr_log_kernel
- * takes the larger) */
+/* logged path: the chase's and an applier's shared memory (a qr_log_kernel
+ * CTA holds both) */
 template <typename R> size_t eig_cuda_qr_chase_smem(int n);
 template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk);
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg);

@@ -104,8 +104,8 @@ extern "C" int eig_cuda_runtime_device_count(void)
  * rotation log (log_cap rotations: 3 n^2 up to n = 256, 2 n^2 above; radar
  * input needs 1.1-1.8 n^2, the LAPACK test types up to 2.6 n^2; a matrix
  * that would overflow takes the fused kernel), and in the same launch
- * appliers of 32-row slices follow it, the log staged through two shared
- * buffers.
+ * appliers of 32- or 64-row slices follow it, the log staged through two
+ * shared buffers.
  * The plan's tuning (eig.h, eig_cuda_tuning) may force either path, set the
  * log capacity (tests of the overflow fallback) and the smallest block order
  * of a multishift group; its zeros keep the choices below. */

@@ -24,17 +24,18 @@
 
 namespace {
 
-/* Starts the copy of log chunk k (rotations k*chunk .. (k+1)*chunk-1, those
- * below total only) into buf; one commit group per chunk, even when empty. */
+/* Lane `lane` of the applier's warp: starts the copy of log chunk k
+ * (rotations k*chunk .. (k+1)*chunk-1, those below total only) into buf;
+ * one commit group per chunk, even when empty. */
 template <typename R2>
 __device__ __forceinline__ void stage_chunk(R2 *buf, const R2 *log, int k, int chunk, int total,
-                                            int tid, int nt)
+                                            int lane)
 {
     const int per = 16 / (int)sizeof(R2); /* rotations per 16-byte copy */
     const int base = k * chunk;
     const int left = total - base < chunk ? total - base : chunk;
     const int pieces = left > 0 ? (left + per - 1) / per : 0;
-    for (int i = tid; i < pieces; i += nt)
+    for (int i = lane; i < pieces; i += 32)
         __pipeline_memcpy_async(buf + i * per, log + base + i * per, 16);
     __pipeline_commit();
 }
@@ -180,8 +181,8 @@ __device__ __forceinline__ qr_log_progress qr_log_wait(const unsigned long long 
 }
 
 /* One warp: applies matrix b's log to rows slice * ROWS .. of Zr (a lane's
- * rows are lane + 32 r) as
- * the chase writes it, then writes them sorted by rank. `space` is the
+ * rows are lane + 32 r) as the chase writes it, then writes them sorted by
+ * rank. `space` is the
  * warp's own shared memory (eig_cuda_qr_apply_smem bytes: two chunk
  * buffers, then the slice). A log that ends in a status other than
  * EIG_CUDA_QR_LOG_APPLY leaves Zr alone: bad input or no convergence (the
@@ -207,8 +208,8 @@ __device__ void qr_apply_slice(int n, int slice, int b, int log_cap, int head_ca
     qr_log_progress pr = qr_log_wait(word, 0, 2 * chunk);
     if (pr.status > EIG_CUDA_QR_LOG_APPLY)
         return;
-    stage_chunk(buf, log, 0, chunk, pr.rots, tid, 32);
-    stage_chunk(buf + chunk, log, 1, chunk, pr.rots, tid, 32);
+    stage_chunk(buf, log, 0, chunk, pr.rots, tid);
+    stage_chunk(buf + chunk, log, 1, chunk, pr.rots, tid);
     __pipeline_wait_prior(1);
     __syncwarp();
 
@@ -228,7 +229,7 @@ __device__ void qr_apply_slice(int n, int slice, int b, int log_cap, int head_ca
                     __syncwarp(); /* every lane is done with chunk k */
                     if (pr.rots < (k + 3) * chunk && pr.status == EIG_CUDA_QR_LOG_RUNNING)
                         pr = qr_log_wait(word, 0, (k + 3) * chunk);
-                    stage_chunk(buf + (k & 1) * chunk, log, k + 2, chunk, pr.rots, tid, 32);
+                    stage_chunk(buf + (k & 1) * chunk, log, k + 2, chunk, pr.rots, tid);
                     __pipeline_wait_prior(1); /* chunk k + 1 has landed (this lane's part) */
                     __syncwarp();
                     ++k;
@@ -251,7 +252,7 @@ __device__ void qr_apply_slice(int n, int slice, int b, int log_cap, int head_ca
     if (pr.status != EIG_CUDA_QR_LOG_APPLY)
         return;
 
-/* sorted columns: column i of Zr goes to rank[i] */
+    /* sorted columns: column i of Zr goes to rank[i] */
     const int *rank = ws.qr_rank + (size_t)b * n;
     R *zr = (R *)ws.zreal + (size_t)b * n * n;
     for (int col = 0; col < n; ++col) {
