@@ -27,6 +27,7 @@
 #include "protocol.h"
 #include "service_notify.h"
 #include "service_reload.h"
+#include "transport_memory.h"
 
 #ifndef EIGSTREAM_VERSION
 #define EIGSTREAM_VERSION "unknown"
@@ -270,6 +271,9 @@ static void log_startup(const eigstream_config *cfg, pipeline *p)
 
 int main(int argc, char **argv)
 {
+    /* Before any thread allocates (transport_memory.h); pipeline_create
+     * calls it again and logs if the allocator cannot be tuned. */
+    (void)transport_tune_allocator();
     options o = {0};
     eigstream_config cfg;
     char err[CONFIG_ERROR_MAX];

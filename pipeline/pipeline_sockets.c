@@ -231,7 +231,12 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
 
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
 {
-    transport_tune_allocator(); /* ZeroMQ's part buffers (transport_memory.h) */
+    /* ZeroMQ's part buffers (transport_memory.h); the daemon's main has
+     * already done it before its first thread, a process embedding the
+     * pipeline gets it here. */
+    if (transport_tune_allocator() != 0)
+        LOG_INFO("transport", "the C library's allocator cannot be tuned (not glibc, or a sanitizer's): "
+                              "large message parts are mapped afresh, each page faulted in");
     p->zmq = zmq_ctx_new();
     if (p->zmq == NULL) {
         pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));

@@ -19,7 +19,11 @@
  * marks bound (the soak test watches its floor). Any other process (a Python
  * consumer) gets the same from the environment:
  * GLIBC_TUNABLES=glibc.malloc.arena_max=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824
- * Call it before the threads that allocate start; idempotent. */
-void transport_tune_allocator(void);
+ * Call it first in main, before any thread starts: glibc fixes its arena
+ * limit when a thread first allocates, so a later call still stops the
+ * mapping but not the extra arenas. Idempotent. Returns 0, or -1 where the
+ * allocator is not glibc's (or a sanitizer's replaces it): large parts are
+ * then mapped afresh, slower but correct. */
+int transport_tune_allocator(void);
 
 #endif

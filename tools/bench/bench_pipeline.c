@@ -1014,6 +1014,9 @@ static void report_worker_counts(const options *o, const bench_report *r)
 
 int bench_pipeline_main(int argc, char **argv)
 {
+    /* Before anything starts a thread (the batch's OpenBLAS calls do): the
+     * daemon's allocator for the parts alone too (transport_memory.h). */
+    (void)transport_tune_allocator();
     options o;
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
@@ -1024,7 +1027,6 @@ int bench_pipeline_main(int argc, char **argv)
         bench_frames_free(&b);
         return 1;
     }
-    transport_tune_allocator(); /* the daemon's allocator for the parts alone too */
     bench_zmq z = {zmq_ctx_new(), zmq_ctx_new()};
     if (z.source != NULL) /* an I/O thread per connection the daemon makes to the source */
         zmq_ctx_set(z.source, ZMQ_IO_THREADS, o.io_threads);

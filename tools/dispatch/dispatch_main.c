@@ -346,7 +346,7 @@ int main(int argc, char **argv)
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
-    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
+    (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     cli_stop_on_signals();
     x.t.liveness = (uint64_t)x.o.liveness;
     x.s.started_s = cli_monotonic_s();

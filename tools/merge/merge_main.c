@@ -404,7 +404,7 @@ int main(int argc, char **argv)
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
-    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
+    (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     if (inputs_split(&x) != 0)
         return cli_fatal("eigstream-merge", "--in: expected 1 to %d comma-separated endpoints, got \"%s\"",
                          MERGE_INPUTS_MAX, x.o.inputs);

@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
         return status;
-    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
+    (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     if (o.repair != NULL)
         return repair_main(o.repair);
 

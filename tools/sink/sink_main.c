@@ -497,7 +497,7 @@ int main(int argc, char **argv)
     int status = parse_options(argc, argv, &o);
     if (status >= 0)
         return status;
-    transport_tune_allocator(); /* frames of tens of MB (transport_memory.h) */
+    (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     scene *sc = NULL;
     iq_scene iq;
     /* --iq: the IQ scene (its jammers from --jammers); the covariance scene
