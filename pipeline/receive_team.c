@@ -2,14 +2,58 @@
  * receive_team.c - the receive stage's copy of a large frame on several
  * threads (receive_team.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h> /* SSE2: part of x86-64 */
+#endif
 
 #include "receive_team.h"
 
-/* The CRC and the finite check run over each chunk right after it is
- * copied, while it is still in cache: one pass over the payload, not three. */
+/* The CRC and the finite check run over each chunk of the source right
+ * after it is read, while it is still in cache: one pass over the payload,
+ * not three. */
 #define CHUNK_BYTES (128 * 1024)
+/* Copies this long or longer store around the cache (below). */
+#define STREAM_MIN_BYTES 256
+
+/* dst[0..n) = src[0..n). Large frames (the team's) are stored with
+ * non-temporal stores: the frame buffer is read next by the GPU's DMA or,
+ * tens of MB later, by the solver, never from this core's cache, so a plain
+ * store's read-for-ownership of every destination line (a third of the
+ * copy's memory traffic) and the cache lines it evicts are pure cost on a
+ * host whose memory every stage shares (README, "The daemon end to end").
+ * Visible to other threads after stream_fence. */
+static void copy_streaming(uint8_t *dst, const uint8_t *src, size_t n)
+{
+#if defined(__x86_64__)
+    if (n >= STREAM_MIN_BYTES) {
+        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+        memcpy(dst, src, head);
+        dst += head;
+        src += head;
+        n -= head;
+        for (; n >= 64; n -= 64, dst += 64, src += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)src), b = _mm_loadu_si128((const __m128i *)(src + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
+            _mm_stream_si128((__m128i *)dst, a);
+            _mm_stream_si128((__m128i *)(dst + 16), b);
+            _mm_stream_si128((__m128i *)(dst + 32), c);
+            _mm_stream_si128((__m128i *)(dst + 48), d);
+        }
+    }
+#endif
+    memcpy(dst, src, n);
+}
+
+/* Orders the non-temporal stores before whatever publishes the copy. */
+static void stream_fence(void)
+{
+#if defined(__x86_64__)
+    _mm_sfence();
+#endif
+}
 
 typedef struct helper_arg {
     struct receive_team *team;
@@ -50,6 +94,7 @@ static receive_verdict scan_share(const receive_job *job, size_t lo, size_t hi)
         k++;
     }
     size_t pos = lo, checked = lo;
+    int stream = job->total >= RECEIVE_TEAM_MIN_BYTES;
     while (pos < hi && k < job->count) {
         const receive_part *part = &job->parts[k];
         size_t offset = pos - at, n = part->bytes - offset;
@@ -57,14 +102,22 @@ static receive_verdict scan_share(const receive_job *job, size_t lo, size_t hi)
             n = hi - pos;
         if (n > CHUNK_BYTES)
             n = CHUNK_BYTES;
-        memcpy(job->dst + pos, part->data + offset, n);
+        const uint8_t *src = part->data + offset;
+        if (stream)
+            copy_streaming(job->dst + pos, src, n);
+        else
+            memcpy(job->dst + pos, src, n);
         if (job->crc)
-            v.crc = protocol_crc32c(v.crc, job->dst + pos, n);
+            v.crc = protocol_crc32c(v.crc, src, n);
         pos += n;
-        /* A part boundary inside an element is checked with the next chunk. */
+        /* Whole elements: from the source chunk just read when the chunk
+         * starts at one; after an element split by a part boundary, from
+         * the frame buffer, with the chunk that completes it. */
         size_t upto = pos - pos % job->element;
-        if (job->finite_as != 0 && v.finite == PROTOCOL_OK && upto > checked)
-            v.finite = protocol_check_finite(job->dst + checked, upto - checked, job->finite_as);
+        if (job->finite_as != 0 && v.finite == PROTOCOL_OK && upto > checked) {
+            const uint8_t *from = checked == pos - n ? src : job->dst + checked;
+            v.finite = protocol_check_finite(from, upto - checked, job->finite_as);
+        }
         if (upto > checked)
             checked = upto;
         if (pos - at == part->bytes) {
@@ -72,6 +125,8 @@ static receive_verdict scan_share(const receive_job *job, size_t lo, size_t hi)
             k++;
         }
     }
+    if (stream)
+        stream_fence();
     return v;
 }
 
