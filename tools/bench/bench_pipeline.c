@@ -567,6 +567,8 @@ typedef struct run_result {
     int received;
     double stage_mean_ms[5];      /* the daemon's own histograms: receive form solve publish end_to_end */
     double segment_ms[SEGMENTS];  /* medians of each frame's timeline (segment_names) */
+    double slowest_ms[SEGMENTS];  /* the timeline of the slowest frame after the first: where a tail comes from */
+    int slowest_at;               /* its place among the received */
     long scrapes;                 /* --metrics-http: /metrics responses read during the run */
     int workers;                  /* solver workers, and the frames dealt to each */
     uint64_t worker_frames[PIPELINE_WORKERS_MAX];
@@ -771,6 +773,11 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     if (received == o->frames) {
         r->fps = (received - 3) / ((arrive[received - 1] - arrive[2]) * 1e-3);
         /* The first frame pays for connection set-up: leave it out. */
+        r->slowest_at = 1;
+        for (int i = 2; i < received; i++)
+            r->slowest_at = latency[i] > latency[r->slowest_at] ? i : r->slowest_at;
+        for (int k = 0; k < SEGMENTS; k++)
+            r->slowest_ms[k] = segment[k][r->slowest_at];
         qsort(latency + 1, (size_t)(received - 1), sizeof *latency, bench_compare_doubles);
         r->p50 = percentile(latency + 1, received - 1, 0.50);
         r->p90 = percentile(latency + 1, received - 1, 0.90);
@@ -925,6 +932,10 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
             printf("%s%s %.2f", g ? ", " : "", segment_names[g], x->segment_ms[g]);
         printf(" ms (medians)\n");
     }
+    printf("  slowest, fixed      ");
+    for (int g = 0; g < SEGMENTS; g++)
+        printf("%s%s %.2f", g ? ", " : "", segment_names[g], f->slowest_ms[g]);
+    printf(" ms (frame %d of %d received)\n", f->slowest_at + 1, f->received);
     printf("  ratios              latency p99 / sum alone = %.3f (target <= %.2f) %s\n", r->latency_ratio,
            LATENCY_TARGET, r->latency_ratio <= LATENCY_TARGET ? "met" : "MISSED");
     printf("                      throughput / slowest alone = %.3f (target >= %.2f) %s\n", r->throughput_ratio,
