@@ -195,7 +195,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(input.copy_threads), .min = 0, .max = CONFIG_COPY_THREADS_MAX, .default_int = 0,
      .help = "Threads that copy a received frame of 4 MiB or more into its buffer, with the "
              "CRC and the NaN/Inf check: the receive thread and copy_threads - 1 helpers "
-             "(with its realtime settings). 0 = a quarter of the online cores, at most 4; "
+             "(with its realtime settings). 0 = a quarter of the online cores, at most 8; "
              "1 = the receive thread alone."},
     {.group = "input", .name = "io_threads", .kind = CONFIG_KIND_INT,
      .offset = FIELD(input.io_threads), .min = 1, .max = CONFIG_INPUT_IO_THREADS_MAX, .default_int = 1,
