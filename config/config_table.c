@@ -208,8 +208,9 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .offset = FIELD(input.reorder_ms), .min = 0, .max = 10000, .default_int = 20,
      .help = "input.io_threads above 1: how long a frame waits for a lower seq that may "
              "still come on another connection, before going on without it (a source that "
-             "skips seqs adds up to this to the frame after each skip). A seq at or below "
-             "one already passed on goes on at once and is counted as a source restart."},
+             "skips seqs adds up to this to the frame after each skip). A frame that comes "
+             "after its seq was gone past goes on at once, out of order, counted in "
+             "input_late; any other seq at or below one passed on is a source restart."},
     {.group = "input", .name = "replay_timing", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(input.replay_timing), .choice = &replay_timing_choice,
      .default_int = CONFIG_REPLAY_MAX,

@@ -245,7 +245,7 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
         c->backend, c->precision, c->mode, c->n, c->matrices);
     metrics_put(&w, "\"frames\":{\"in\":%llu,\"out\":%llu,\"late\":%llu,\"dropped\":%llu,\"rejected\":%llu,"
             "\"in_flight\":%llu,\"matrices_failed\":%llu,\"matrices_nonconvergence\":%llu,"
-            "\"matrices_invalid\":%llu,\"overflow_blocked\":%llu,\"source_restarts\":%llu},",
+            "\"matrices_invalid\":%llu,\"overflow_blocked\":%llu,\"source_restarts\":%llu,\"input_late\":%llu},",
         (unsigned long long)in, (unsigned long long)out,
         (unsigned long long)atomic_load_explicit(&m->frames_late, RELAXED),
         (unsigned long long)dropped, (unsigned long long)metrics_rejected_total(m),
@@ -254,7 +254,8 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
         (unsigned long long)atomic_load_explicit(&m->matrices_nonconvergence, RELAXED),
         (unsigned long long)atomic_load_explicit(&m->matrices_invalid, RELAXED),
         (unsigned long long)atomic_load_explicit(&m->overflow_blocked, RELAXED),
-        (unsigned long long)atomic_load_explicit(&m->source_restarts, RELAXED));
+        (unsigned long long)atomic_load_explicit(&m->source_restarts, RELAXED),
+        (unsigned long long)atomic_load_explicit(&m->input_late, RELAXED));
     metrics_put(&w, "\"solver_fallbacks\":%llu,",
         (unsigned long long)atomic_load_explicit(&m->solver_fallbacks, RELAXED));
     metrics_put(&w, "\"reorder\":{\"gaps\":%llu,\"out_of_order\":%llu},\"workers\":[",

@@ -79,6 +79,10 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
     put_counter(w, "eigstream_source_restarts_total",
                 "Accepted frames whose seq did not increase: the source restarted (not a loss).",
                 &m->source_restarts);
+    put_counter(w, "eigstream_input_late_total",
+                "Frames that came on one input connection after the merge had gone on past their seq "
+                "(input.reorder_ms); passed on out of seq order (not a loss).",
+                &m->input_late);
     put_counter(w, "eigstream_solver_fallbacks_total",
                 "Switches to the host path after a frame path error (solver.fallback cpu).", &m->solver_fallbacks);
     put_counter(w, "eigstream_reorder_gaps_total",

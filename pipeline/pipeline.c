@@ -28,6 +28,7 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->matrices_failed = atomic_load(&m->matrices_failed);
     c->overflow_blocked = atomic_load(&m->overflow_blocked);
     c->source_restarts = atomic_load(&m->source_restarts);
+    c->input_late = atomic_load(&m->input_late);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
     for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
         c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);

@@ -90,6 +90,7 @@ typedef struct pipeline_counters {
     uint64_t matrices_failed;  /* matrices published with info != 0 */
     uint64_t overflow_blocked; /* overflow_policy block: times the receiver waited */
     uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
+    uint64_t input_late;       /* came on one input connection after the merge went past their seq */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
     uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients (security.*) */
     uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's

@@ -198,6 +198,7 @@ struct pipeline {
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
     log_limiter drop_limit[PIPELINE_DROP_COUNT_];
     log_limiter gap_limit;        /* publish stage: reorder gaps */
+    log_limiter input_late_limit; /* receive merge: frames that came after it went on */
 
     stage publish;
     pthread_t publish_thread;
@@ -283,6 +284,9 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail);
 /* Counts an accepted frame and queues it under the overflow policy. */
 void receive_accept(pipeline *p, frame *f);
+/* The same for a frame the merge had gone on without (stage_receive_merge.c):
+ * counted in input_late, not as a restart; the seq seen so far stays. */
+void receive_accept_late(pipeline *p, frame *f);
 
 /* ---- stage_receive_file.c ------------------------------------------------------ */
 

@@ -225,9 +225,8 @@ static void receive_check_seq(pipeline *p, const frame *f)
 
 /* Hands an accepted frame to the form stage under the overflow policy (file
  * input always blocks: a recording is read losslessly). */
-void receive_accept(pipeline *p, frame *f)
+static void receive_queue(pipeline *p, frame *f)
 {
-    receive_check_seq(p, f);
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
     if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
@@ -245,6 +244,23 @@ void receive_accept(pipeline *p, frame *f)
     atomic_fetch_add_explicit(&p->stats.overflow_blocked, 1, memory_order_relaxed);
     if (queue_push(&p->to_form, f) != QUEUE_OK)
         pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW);
+}
+
+void receive_accept(pipeline *p, frame *f)
+{
+    receive_check_seq(p, f);
+    receive_queue(p, f);
+}
+
+void receive_accept_late(pipeline *p, frame *f)
+{
+    uint64_t suppressed;
+    atomic_fetch_add_explicit(&p->stats.input_late, 1, memory_order_relaxed);
+    if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->input_late_limit, &suppressed))
+        LOG_WARN("receive", "frame seq %llu came after input.reorder_ms, behind seq %llu from another connection: "
+                 "passed on out of order (%llu more suppressed)", (unsigned long long)f->header.seq,
+                 (unsigned long long)p->last_seq, (unsigned long long)suppressed);
+    receive_queue(p, f);
 }
 
 /* input.pattern dispatch, on a stop: GOODBYE stops the dispatcher, which

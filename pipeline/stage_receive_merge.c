@@ -9,9 +9,13 @@
  * head of lowest seq when it is the seq after the last passed on, or when
  * every socket has a head (nothing lower can still come), or when it has
  * waited input.reorder_ms (a seq the source skipped, or a connection that
- * has gone quiet). A head at or below the last seq passed on goes at once
- * (a source restart, counted by receive_accept). So frames leave in seq
- * order, and the merge holds at most one frame per socket.
+ * has gone quiet). A head at or below the last seq passed on goes at once:
+ * one of the last MERGE_SKIPPED_SEQS seqs the merge went on without is a
+ * late frame (a connection stalled past input.reorder_ms), counted in
+ * input_late and passed on out of order; any other is a source restart,
+ * counted by receive_accept. So frames leave in seq order unless one comes
+ * later than input.reorder_ms, and the merge holds at most one frame per
+ * socket.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,6 +28,8 @@ size_t pipeline_receive_merge_frames(const pipeline *p)
     return p->cfg.input.io_threads > 1 ? (size_t)p->cfg.input.io_threads - 1 : 0;
 }
 
+#define MERGE_SKIPPED_SEQS 64 /* the seqs merge.skipped remembers */
+
 typedef struct merge {
     pipeline *p;
     int count;                                  /* input sockets */
@@ -31,8 +37,38 @@ typedef struct merge {
     uint64_t since[CONFIG_INPUT_IO_THREADS_MAX]; /* when it became the head (monotonic ns) */
     frame *spare;                               /* a buffer to receive into */
     uint64_t last_seq;
-    int passed;                                 /* a frame has been passed on */
+    int passed; /* a frame has been passed on */
+    /* The last MERGE_SKIPPED_SEQS seqs gone past without their frame, a
+     * ring: skipped_count valid entries ending before skipped_next. */
+    uint64_t skipped[MERGE_SKIPPED_SEQS];
+    int skipped_next, skipped_count;
 } merge;
+
+/* Passes seq on after last_seq: the seqs between them were gone past (the
+ * most recent MERGE_SKIPPED_SEQS of them remembered). */
+static void merge_advance(merge *m, uint64_t seq)
+{
+    uint64_t from = seq - m->last_seq > MERGE_SKIPPED_SEQS ? seq - MERGE_SKIPPED_SEQS : m->last_seq + 1;
+    for (uint64_t s = from; s < seq; s++) {
+        m->skipped[m->skipped_next] = s;
+        m->skipped_next = (m->skipped_next + 1) % MERGE_SKIPPED_SEQS;
+        m->skipped_count += m->skipped_count < MERGE_SKIPPED_SEQS;
+    }
+    m->last_seq = seq;
+}
+
+/* Whether seq is one the merge went on without; forgets it. */
+static int merge_take_skipped(merge *m, uint64_t seq)
+{
+    for (int i = 1; i <= m->skipped_count; i++) {
+        int at = (m->skipped_next - i + MERGE_SKIPPED_SEQS) % MERGE_SKIPPED_SEQS;
+        if (m->skipped[at] == seq) {
+            m->skipped[at] = UINT64_MAX; /* never asked for: queries are at or below last_seq */
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* The head of lowest seq, or -1 when there is none. */
 static int merge_lowest(const merge *m)
@@ -57,8 +93,17 @@ static void merge_release(merge *m, uint64_t now, int draining)
         if (!draining && !next && heads < m->count && now - m->since[k] < wait_ns)
             return;
         m->head[k] = NULL;
-        m->last_seq = f->header.seq;
-        m->passed = 1;
+        if (m->passed && f->header.seq <= m->last_seq && merge_take_skipped(m, f->header.seq)) {
+            receive_accept_late(m->p, f);
+            continue;
+        }
+        if (m->passed && f->header.seq > m->last_seq)
+            merge_advance(m, f->header.seq);
+        else { /* the first frame, or a restart: the seqs start again from it */
+            m->last_seq = f->header.seq;
+            m->skipped_count = 0;
+            m->passed = 1;
+        }
         receive_accept(m->p, f);
     }
 }

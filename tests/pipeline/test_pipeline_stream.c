@@ -189,8 +189,10 @@ static void expect_output(test_daemon *d, const void *a, int n, int m, int frame
 /* input.io_threads = 3: three input sockets, each connected to the test's
  * PUSH, which deals frames over the three connections in turn. A run of
  * frames comes out complete and in seq order, eigenpairs against LAPACK; a
- * seq the source skips is waited for input.reorder_ms, then gone past; a seq
- * below what went on (a source restart) goes on at once and is counted. */
+ * seq the source skips is waited for input.reorder_ms, then gone past; when
+ * it comes after all it goes on at once, counted as late input (not a
+ * restart); a seq below what went on that was never gone past (a source
+ * restart) goes on at once and is counted as a restart. */
 static void case_io_threads(void)
 {
     const int n = 16, m = 4, frames = 120; /* enough that connections overtake each other */
@@ -205,25 +207,30 @@ static void case_io_threads(void)
     }
     test_sleep_ms(200); /* the three connections up (fewer would still keep the order) */
     void *a = make_frames(frames, n, m, Z, 0);
+    const int skip = frames - 20; /* among the last seqs the merge remembers going past */
     for (int f = 0; f < frames; f++) {
-        if (f == 20)
-            continue; /* the source skips 20 */
+        if (f == skip)
+            continue; /* the source holds it back */
         test_frame_spec s = {.seq = (uint64_t)f, .per_matrix_parts = f % 2};
         CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
     }
     for (int f = 0; f < frames; f++)
-        if (f != 20)
+        if (f != skip)
             expect_output(&d, a, n, m, frames, (uint64_t)f, "io_threads: a run over three connections");
+    test_frame_spec held = {.seq = (uint64_t)skip};
+    CHECK(test_send_frame(d.push, frame_at(a, skip, n, m, Z), n, m, Z, &held) == 0, "send %d late", skip);
+    expect_output(&d, a, n, m, frames, (uint64_t)skip, "io_threads: late input");
     test_frame_spec restart = {.seq = 5};
     CHECK(test_send_frame(d.push, frame_at(a, 5, n, m, Z), n, m, Z, &restart) == 0, "send 5 again");
     expect_output(&d, a, n, m, frames, 5, "io_threads: a restart");
     pipeline_counters c;
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
-    uint64_t sent = (uint64_t)frames; /* 0..frames-1 but 20, and 5 twice */
-    CHECK(c.in == sent && c.out == sent && c.source_restarts == 1 && c.rejected_total == 0,
-          "io_threads: in=%llu out=%llu restarts=%llu rejected=%llu, want %llu %llu 1 0", (unsigned long long)c.in,
-          (unsigned long long)c.out, (unsigned long long)c.source_restarts, (unsigned long long)c.rejected_total,
-          (unsigned long long)sent, (unsigned long long)sent);
+    uint64_t sent = (uint64_t)frames + 1; /* 0..frames-1, skip late, and 5 twice */
+    CHECK(c.in == sent && c.out == sent && c.source_restarts == 1 && c.input_late == 1 && c.rejected_total == 0,
+          "io_threads: in=%llu out=%llu restarts=%llu late input=%llu rejected=%llu, want %llu %llu 1 1 0",
+          (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.source_restarts,
+          (unsigned long long)c.input_late, (unsigned long long)c.rejected_total, (unsigned long long)sent,
+          (unsigned long long)sent);
     check_accounting(&c, "io_threads");
     free(a);
 }
