@@ -12,9 +12,9 @@
  * and unmap it at free: page faults on every byte and TLB shootdowns, which
  * serialize on the process's memory map with every other thread's. Measured
  * on an H100 host (eigstream-bench pipeline, 180 x 128 complex double, full
- * mode, tcp), the daemon's output took 31-35 ms of a frame's life this way
- * and 14-15 ms from a reused heap, and the daemon sustained 32-37 frames/s
- * against 47-79. So: one arena, no mapped chunks, no trimming. The heap then
+ * mode, tcp), a 47 MB part took 34 ms to arrive this way and 12 ms from a
+ * reused heap, and the daemon sustained 28 frames/s against 60. So: one
+ * arena, no mapped chunks, no trimming. The heap then
  * keeps its peak, the frames in flight, which the queues and high-water
  * marks bound (the soak test watches its floor). Any other process (a Python
  * consumer) gets the same from the environment:
