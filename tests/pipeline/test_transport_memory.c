@@ -33,12 +33,12 @@
  * would otherwise learn a smaller size after its first free: a frame's
  * 47 MB, as the defaults send it. */
 #define PART_BYTES ((size_t)48 << 20)
-#define ROUNDS 4
-/* Of PART_BYTES / page size faults a round untuned (all of them), what tuned
- * may still take: half. Tuned, an idle machine faults none; on a loaded one
- * (ctest -j2 beside other tests) glibc's heap was seen holding two parts'
- * worth and faulting a third of each part (4,096 of 12,288), every round. */
-#define FAULT_SHARE 0.5
+#define ROUNDS 9
+/* Of PART_BYTES / page size faults a round untuned (all of them, every
+ * round), what the median round after the first may take tuned: 2 %. On a
+ * loaded machine (ctest -j2 beside other tests) the heap was seen to grow
+ * once more, by a second part, in one early round; hence the median. */
+#define FAULT_SHARE 0.02
 
 static long minor_faults(void)
 {
@@ -58,9 +58,15 @@ static void no_free(void *data, void *hint)
     (void)hint;
 }
 
+static int compare_longs(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
 /* One PART_BYTES message ROUNDS times from a PUSH in one context to a PULL
  * in another (two processes' worth of ZeroMQ, as the daemon and its source);
- * the faults of every round after the first. */
+ * the median of the rounds' faults after the first. */
 static void test_zeromq_part_reuses_heap(void)
 {
     void *tx = zmq_ctx_new(), *rx = zmq_ctx_new();
@@ -79,10 +85,9 @@ static void test_zeromq_part_reuses_heap(void)
         return;
     for (size_t i = 0; i < PART_BYTES; i++)
         payload[i] = (uint8_t)(i * 131u);
-    long before = 0;
+    long faults[ROUNDS];
     for (int round = 0; round < ROUNDS; round++) {
-        if (round == 1)
-            before = minor_faults();
+        long before = minor_faults();
         zmq_msg_t out, in;
         zmq_msg_init_data(&out, payload, PART_BYTES, no_free, NULL);
         CHECK(zmq_msg_send(&out, push, 0) == (int)PART_BYTES, "send: %s", zmq_strerror(zmq_errno()));
@@ -91,12 +96,14 @@ static void test_zeromq_part_reuses_heap(void)
         CHECK(got == (int)PART_BYTES && memcmp(zmq_msg_data(&in), payload, PART_BYTES) == 0,
               "round %d: received %d bytes, want %zu equal to those sent", round, got, PART_BYTES);
         zmq_msg_close(&in);
+        faults[round] = minor_faults() - before;
     }
-    double per_round = (double)(minor_faults() - before) / (ROUNDS - 1);
-    printf("zeromq: %.0f page faults a %zu-byte part after the first (untuned: ~%.0f)\n", per_round, PART_BYTES,
-           pages(PART_BYTES));
-    CHECK(per_round <= FAULT_SHARE * pages(PART_BYTES), "%.0f page faults a received part, want <= %.0f",
-          per_round, FAULT_SHARE * pages(PART_BYTES));
+    qsort(faults + 1, ROUNDS - 1, sizeof faults[0], compare_longs);
+    long median = faults[1 + (ROUNDS - 1) / 2];
+    printf("zeromq: median %ld page faults a %zu-byte part after the first, most %ld (untuned: ~%.0f)\n", median,
+           PART_BYTES, faults[ROUNDS - 1], pages(PART_BYTES));
+    CHECK((double)median <= FAULT_SHARE * pages(PART_BYTES), "%ld page faults a received part, want <= %.0f", median,
+          FAULT_SHARE * pages(PART_BYTES));
     free(payload);
     zmq_close(push);
     zmq_close(pull);
