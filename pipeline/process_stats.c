@@ -1,12 +1,14 @@
 /*
- * process_stats.c - /proc/self/stat, /proc/self/fd, /proc/stat (boot time)
- * and RLIMIT_NOFILE (see process_stats.h; proc(5) names the fields).
+ * process_stats.c - /proc/self/stat, /proc/self/fd, /proc/stat (boot time),
+ * /proc/self/task and RLIMIT_NOFILE (see process_stats.h; proc(5) names the
+ * fields).
  */
 #include "process_stats.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -83,4 +85,54 @@ int process_stats_read(process_stats *s)
     if (read_stat(s) != 0)
         return -1;
     return count_open_fds(&s->open_fds);
+}
+
+/* One task's comm and schedstat ("run_ns wait_ns timeslices"); 0 or -1. */
+static int read_thread(int tid, process_thread *t)
+{
+    char path[64];
+    unsigned long long run, wait;
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int fields = fscanf(f, "%llu %llu", &run, &wait);
+    fclose(f);
+    if (fields != 2)
+        return -1;
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    if (fgets(t->name, sizeof t->name, f) == NULL)
+        t->name[0] = '\0';
+    fclose(f);
+    t->name[strcspn(t->name, "\n")] = '\0';
+    t->tid = tid;
+    t->run_ns = run;
+    t->wait_ns = wait;
+    return 0;
+}
+
+int process_threads_read(process_thread *t, int max)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return -1;
+    int n = 0, read_any = 0;
+    struct dirent *e;
+    while (n < max && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (read_thread(atoi(e->d_name), &t[n]) == 0) {
+            n++;
+            read_any = 1;
+        }
+    }
+    closedir(d);
+    if (!read_any) {
+        errno = ENOENT; /* no schedstat: CONFIG_SCHED_INFO off */
+        return -1;
+    }
+    return n;
 }

@@ -2,14 +2,17 @@
  * test_pipeline_units.c - unit tests of the pipeline's parts: bounded queue,
  * buffer pool, MDL (known spectra), latency histogram, host forming (against
  * the definitions on full matrices), the IQ forming's parameters from the
- * configuration (against form_iq.h's own validator and counts).
+ * configuration (against form_iq.h's own validator and counts), the
+ * per-thread scheduler account (against the thread's own CPU clock).
  */
+#define _GNU_SOURCE /* pthread_setname_np: the name the account is found by */
 #include <complex.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "form.h"
 #include "form_iq.h"
@@ -18,6 +21,7 @@
 #include "path.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "process_stats.h"
 #include "protocol.h"
 #include "queue.h"
 #include "test_check.h"
@@ -304,8 +308,73 @@ static void test_iq_params_from_config(void)
     }
 }
 
+/* A thread named "eigs-unit-burn" that spins until its own CPU clock has
+ * run BURN_NS, then waits to be read. */
+#define BURN_NS 60000000ull
+typedef struct burner {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int burnt, done;
+    uint64_t cpu_ns; /* CLOCK_THREAD_CPUTIME_ID when it stopped spinning */
+} burner;
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void *burn_main(void *arg)
+{
+    burner *b = arg;
+    volatile uint64_t sink = 0;
+    while (thread_cpu_ns() < BURN_NS)
+        sink += 1;
+    pthread_mutex_lock(&b->lock);
+    b->cpu_ns = thread_cpu_ns();
+    b->burnt = 1;
+    pthread_cond_broadcast(&b->cond);
+    while (!b->done)
+        pthread_cond_wait(&b->cond, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* process_threads_read finds the named thread, and its time on a core agrees
+ * with the thread's own CPU clock (both the kernel's accounting, read two
+ * ways): at least the 60 ms it spun, within 20 % of the clock. */
+static void test_threads_read(void)
+{
+    burner b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, burn_main, &b) == 0, "pthread_create");
+    pthread_setname_np(t, "eigs-unit-burn");
+    pthread_mutex_lock(&b.lock);
+    while (!b.burnt)
+        pthread_cond_wait(&b.cond, &b.lock);
+    pthread_mutex_unlock(&b.lock);
+    process_thread threads[64];
+    int n = process_threads_read(threads, 64), found = -1;
+    CHECK(n >= 2, "process_threads_read: %d threads, want the main one and the burner", n);
+    for (int i = 0; i < n; i++)
+        found = strcmp(threads[i].name, "eigs-unit-burn") == 0 ? i : found;
+    CHECK(found >= 0, "the burner thread is not among the %d read", n);
+    if (found >= 0) {
+        double run = (double)threads[found].run_ns, clock = (double)b.cpu_ns;
+        CHECK(run >= (double)BURN_NS * 0.99 && fabs(run - clock) <= 0.2 * clock,
+              "burner: %.1f ms on a core by schedstat, %.1f ms by its CPU clock", run * 1e-6, clock * 1e-6);
+    }
+    pthread_mutex_lock(&b.lock);
+    b.done = 1;
+    pthread_cond_broadcast(&b.cond);
+    pthread_mutex_unlock(&b.lock);
+    pthread_join(t, NULL);
+}
+
 int main(void)
 {
+    test_threads_read();
     test_queue();
     test_pool();
     test_mdl();

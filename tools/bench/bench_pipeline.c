@@ -57,6 +57,7 @@
 #include "output.h"
 #include "path.h"
 #include "pipeline.h"
+#include "process_stats.h"
 #include "protocol.h"
 #include "transport_memory.h"
 #include "workload.h"
@@ -561,6 +562,72 @@ static void timeline_split(double send_ms, const protocol_stage_times *t, double
         segment[k][frame] = at[k + 1] - at[k];
 }
 
+/* ---- threads (the scheduler's account, process_stats.h) ----------------------------- */
+
+enum { THREAD_SHARES = 16, THREADS_READ = 256 };
+
+/* One thread's share of a measurement: on a core, and runnable but waiting
+ * for one (what says whether a stage is starved of CPU or of work). */
+typedef struct thread_share {
+    char name[16];
+    double busy, waiting; /* fractions of the wall time */
+} thread_share;
+
+static int compare_busy(const void *x, const void *y)
+{
+    double a = ((const thread_share *)x)->busy, b = ((const thread_share *)y)->busy;
+    return (a < b) - (a > b);
+}
+
+/* The shares between two reads of process_threads_read of the threads in
+ * both, above 5 % busy or 2 % waiting: the THREAD_SHARES busiest, busiest
+ * first, into out; returns how many. */
+static int thread_shares(const process_thread *a, int na, const process_thread *b, int nb, double wall_ns,
+                         thread_share *out)
+{
+    thread_share all[THREADS_READ];
+    int n = 0;
+    for (int i = 0; i < nb && wall_ns > 0; i++)
+        for (int j = 0; j < na; j++) {
+            if (a[j].tid != b[i].tid)
+                continue;
+            thread_share s = {.busy = (double)(b[i].run_ns - a[j].run_ns) / wall_ns,
+                              .waiting = (double)(b[i].wait_ns - a[j].wait_ns) / wall_ns};
+            snprintf(s.name, sizeof s.name, "%s", b[i].name);
+            if (s.busy >= 0.05 || s.waiting >= 0.02)
+                all[n++] = s;
+            break;
+        }
+    qsort(all, (size_t)n, sizeof all[0], compare_busy);
+    n = n < THREAD_SHARES ? n : THREAD_SHARES;
+    memcpy(out, all, sizeof all[0] * (size_t)n);
+    return n;
+}
+
+/* A read of every thread's account, and when it was taken. */
+typedef struct thread_watch {
+    process_thread at[THREADS_READ];
+    int count; /* -1: no schedstat */
+    double start_ms;
+} thread_watch;
+
+static void thread_watch_start(thread_watch *w)
+{
+    w->count = process_threads_read(w->at, THREADS_READ);
+    w->start_ms = bench_now_ms();
+}
+
+/* The shares since thread_watch_start into out; returns how many (0 when
+ * either read failed). */
+static int thread_watch_stop(const thread_watch *w, thread_share *out)
+{
+    process_thread now[THREADS_READ];
+    int n = process_threads_read(now, THREADS_READ);
+    if (w->count <= 0 || n <= 0)
+        return 0;
+    return thread_shares(w->at, w->count, now, n, (bench_now_ms() - w->start_ms) * 1e6, out);
+}
+
 typedef struct run_result {
     double fps;                   /* sustained outputs/s after the first two */
     double p50, p90, p99, max;    /* ms, send -> output received */
@@ -572,6 +639,8 @@ typedef struct run_result {
     long scrapes;                 /* --metrics-http: /metrics responses read during the run */
     int workers;                  /* solver workers, and the frames dealt to each */
     uint64_t worker_frames[PIPELINE_WORKERS_MAX];
+    thread_share threads[THREAD_SHARES]; /* max rate: the busiest threads, busiest first */
+    int thread_count;                     /* of threads[]; 0 when /proc had no schedstat */
 } run_result;
 
 static const char *const stage_names[5] = {"receive", "form", "solve", "publish", "end_to_end"};
@@ -724,6 +793,9 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     for (int k = 0; k < SEGMENTS; k++)
         segment[k] = calloc((size_t)o->frames, sizeof *segment[k]);
     feeder f = {push, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
+    /* At the maximum rate: each thread's share of the sustained part (from
+     * the third output on, as the rate itself). */
+    thread_watch *watch = interval_ms > 0 ? NULL : malloc(sizeof *watch);
     pthread_create(&runner, NULL, pipeline_main, p);
     pthread_t scraper_threads[SCRAPERS];
     scraper scrapers[SCRAPERS];
@@ -751,7 +823,11 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
         arrive[received] = now;
         latency[received] = now - send_ms[seq];
         timeline_split(send_real[seq], &times, now_real, segment, received);
+        if (received == 2 && watch != NULL)
+            thread_watch_start(watch);
     }
+    r->thread_count = watch != NULL && received == o->frames ? thread_watch_stop(watch, r->threads) : 0;
+    free(watch);
     pthread_join(feed, NULL);
     r->scrapes = scrapers_stop(scraper_threads, scrapers, scraping, &scrapers_done);
     zmq_close(push);
@@ -902,6 +978,22 @@ static int measure_end_to_end(const bench_zmq *z, const options *o, const bench_
     return 0;
 }
 
+/* The busiest threads at the maximum rate, with the legend of the ZeroMQ
+ * I/O threads' names. */
+static void report_threads(const options *o, const run_result *m)
+{
+    if (m->thread_count == 0) {
+        printf("  threads, max rate   (no per-thread schedstat in /proc)\n");
+        return;
+    }
+    printf("  threads, max rate   %% of the time on a core (waiting for one):");
+    for (int i = 0; i < m->thread_count; i++)
+        printf("%s %s %.0f (%.0f)", i % 5 ? "," : "\n                     ", m->threads[i].name,
+               100 * m->threads[i].busy, 100 * m->threads[i].waiting);
+    printf("\n                      (1/ZMQbg/IO the bench's source, 2/ZMQbg/IO its sink, ZMQbg/IO/0..%d the "
+           "daemon's input connections, ZMQbg/IO/%d its output)\n", o->io_threads - 1, o->io_threads);
+}
+
 static void report_print(const options *o, const bench_frames *b, const bench_report *r)
 {
     const run_result *m = &r->max_rate, *f = &r->fixed;
@@ -932,6 +1024,7 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
             printf("%s%s %.2f", g ? ", " : "", segment_names[g], x->segment_ms[g]);
         printf(" ms (medians)\n");
     }
+    report_threads(o, m);
     printf("  slowest, fixed      ");
     for (int g = 0; g < SEGMENTS; g++)
         printf("%s%s %.2f", g ? ", " : "", segment_names[g], f->slowest_ms[g]);
@@ -959,13 +1052,22 @@ static int report_json(const char *path, const options *o, const bench_frames *b
             "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
             "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
             "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":%.2f,"
-            "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":%.2f}}\n",
+            "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":%.2f},\"threads_max_rate\":[",
             o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
             o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
             o->per_matrix_parts ? "per-matrix" : "one", o->frames, b->payload_bytes + 64,
             b->meta_bytes + b->data_bytes + 64, r->t_in, r->t_solve, r->t_out, r->sum_alone, m->fps, m->p50,
             m->p90, m->p99, m->max, r->rate, x->p50, x->p90, x->p99, x->max, r->latency_ratio, LATENCY_TARGET,
             r->throughput_ratio, THROUGHPUT_TARGET);
+    for (int i = 0; i < m->thread_count; i++) {
+        char name[16]; /* a JSON string as it is: quotes, backslashes and controls become '_' */
+        snprintf(name, sizeof name, "%s", m->threads[i].name);
+        for (char *c = name; *c != '\0'; c++)
+            *c = *c == '"' || *c == '\\' || (unsigned char)*c < 0x20 ? '_' : *c;
+        fprintf(f, "%s{\"name\":\"%s\",\"busy\":%.4f,\"waiting\":%.4f}", i ? "," : "", name, m->threads[i].busy,
+                m->threads[i].waiting);
+    }
+    fprintf(f, "]}\n");
     fclose(f);
     return 0;
 }
@@ -1041,6 +1143,12 @@ int bench_pipeline_main(int argc, char **argv)
     bench_zmq z = {zmq_ctx_new(), zmq_ctx_new()};
     if (z.source != NULL) /* an I/O thread per connection the daemon makes to the source */
         zmq_ctx_set(z.source, ZMQ_IO_THREADS, o.io_threads);
+    /* Their I/O threads' names: 1/ZMQbg/IO/k the source's, 2/ZMQbg/IO/0 the
+     * sink's, apart from the daemon's ZMQbg/IO/k (report_threads). */
+    if (z.source != NULL)
+        zmq_ctx_set(z.source, ZMQ_THREAD_NAME_PREFIX, 1);
+    if (z.sink != NULL)
+        zmq_ctx_set(z.sink, ZMQ_THREAD_NAME_PREFIX, 2);
     if (z.source == NULL || z.sink == NULL) {
         fprintf(stderr, "eigstream-bench pipeline: ZeroMQ context: %s\n", zmq_strerror(errno));
         bench_frames_free(&b);
