@@ -297,7 +297,7 @@ _Static_assert(CONFIG_COPY_THREADS_MAX <= RECEIVE_TEAM_MAX, "input.copy_threads 
 /* input.copy_threads 0: a quarter of the online cores, at most 8 (the copy
  * is bound by memory: on an H100 host one thread copies ~5.5 GB/s, eight
  * together ~37 GB/s; with two GPUs behind one receive thread its copy is
- * what paces the input, README "Several GPUs"); fewer than 8 cores get
+ * what paces the input, README "Several solver workers"); fewer than 8 cores get
  * none. */
 static int receive_copy_threads(const pipeline *p)
 {
