@@ -125,11 +125,7 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
     const char *recording = config_input_file(cfg);
-    if ((e = pipeline_live_init(p)) != PIPELINE_OK) {
-        pipeline_set_error(err, err_bytes, "out of memory");
-        pipeline_destroy(&p);
-        return e;
-    }
+    pipeline_live_init(p);
     if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_workers_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_realtime_numa(p, err, err_bytes)) != PIPELINE_OK ||
@@ -171,7 +167,6 @@ void pipeline_destroy(pipeline **pp)
     pthread_mutex_destroy(&p->dispatch_lock);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
-    pipeline_live_free(p);
     free(p);
     *pp = NULL;
 }

@@ -120,15 +120,16 @@ typedef struct stage {
 } stage;
 
 /* The settings SIGHUP may change while the pipeline runs (CONFIG_FLAG_LIVE
- * rows). Immutable once published: pipeline_apply_live publishes a new one
- * and keeps the old ones (retired) until pipeline_destroy, so that a stage
- * holding a pointer always reads one consistent set. */
+ * rows), each an atomic the stages read where they decide and
+ * pipeline_apply_live stores. Every decision reads one of them, so a reload
+ * needs no set published as a whole (an earlier version published
+ * immutable copies and kept every replaced one until pipeline_destroy: a
+ * few bytes a reload, for the daemon's lifetime). */
 typedef struct pipeline_live {
-    int deadline_ms;
-    config_late_policy late_policy;
-    config_overflow_policy overflow_policy;
-    int metrics_interval_ms;
-    struct pipeline_live *retired; /* the set this one replaced */
+    _Atomic int deadline_ms;
+    _Atomic config_late_policy late_policy;
+    _Atomic config_overflow_policy overflow_policy;
+    _Atomic int metrics_interval_ms;
 } pipeline_live;
 
 /* One solver worker (pipeline_workers.c). */
@@ -147,7 +148,7 @@ typedef struct pipeline_worker {
 
 struct pipeline {
     eigstream_config cfg;            /* as created; the live settings are in live */
-    _Atomic(pipeline_live *) live;   /* pipeline_live_get */
+    pipeline_live live;              /* pipeline_live_get */
     int output_wait_ms;              /* publish thread only: the output's SNDTIMEO now */
     /* What every frame must be, from the configuration. */
     uint32_t n, matrices;
@@ -344,12 +345,10 @@ int pipeline_worker_fall_back(pipeline *p, pipeline_worker *w);
 
 /* ---- pipeline_service.c ------------------------------------------------------- */
 
-/* The live settings now (never NULL after pipeline_create): read once per
- * decision, so one decision sees one consistent set. */
+/* The live settings, each field read atomically where a decision is made. */
 const pipeline_live *pipeline_live_get(const pipeline *p);
-/* The first set, from p->cfg (pipeline_create), and every set at the end. */
-pipeline_error pipeline_live_init(pipeline *p);
-void pipeline_live_free(pipeline *p);
+/* The first values, from p->cfg (pipeline_create). */
+void pipeline_live_init(pipeline *p);
 
 /* ---- pipeline_realtime.c ------------------------------------------------------ */
 

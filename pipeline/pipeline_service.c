@@ -158,47 +158,25 @@ void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health
 
 const pipeline_live *pipeline_live_get(const pipeline *p)
 {
-    return atomic_load_explicit(&((pipeline *)p)->live, memory_order_acquire);
+    return &p->live;
 }
 
-static pipeline_live *live_from(const eigstream_config *cfg)
+static void live_store(pipeline_live *l, const eigstream_config *cfg)
 {
-    pipeline_live *l = calloc(1, sizeof *l);
-    if (l == NULL)
-        return NULL;
-    l->deadline_ms = cfg->frame.deadline_ms;
-    l->late_policy = cfg->frame.late_policy;
-    l->overflow_policy = cfg->frame.overflow_policy;
-    l->metrics_interval_ms = cfg->metrics.interval_ms;
-    return l;
+    atomic_store(&l->deadline_ms, cfg->frame.deadline_ms);
+    atomic_store(&l->late_policy, cfg->frame.late_policy);
+    atomic_store(&l->overflow_policy, cfg->frame.overflow_policy);
+    atomic_store(&l->metrics_interval_ms, cfg->metrics.interval_ms);
 }
 
-pipeline_error pipeline_live_init(pipeline *p)
+void pipeline_live_init(pipeline *p)
 {
-    pipeline_live *l = live_from(&p->cfg);
-    if (l == NULL)
-        return PIPELINE_ENOMEM;
-    atomic_store_explicit(&p->live, l, memory_order_release);
-    return PIPELINE_OK;
-}
-
-void pipeline_live_free(pipeline *p)
-{
-    pipeline_live *l = atomic_exchange(&p->live, NULL);
-    while (l != NULL) {
-        pipeline_live *older = l->retired;
-        free(l);
-        l = older;
-    }
+    live_store(&p->live, &p->cfg);
 }
 
 pipeline_error pipeline_apply_live(pipeline *p, const eigstream_config *cfg)
 {
-    pipeline_live *l = live_from(cfg);
-    if (l == NULL)
-        return PIPELINE_ENOMEM;
-    l->retired = atomic_load_explicit(&p->live, memory_order_relaxed);
-    atomic_store_explicit(&p->live, l, memory_order_release);
+    live_store(&p->live, cfg);
     log_set_level(cfg->log.level);
     return PIPELINE_OK;
 }
