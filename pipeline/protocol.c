@@ -62,6 +62,7 @@ static const char *const reject_names[PROTOCOL_REJECT_COUNT_] = {
     [PROTOCOL_REJECT_OVERSIZED] = "oversized",
     [PROTOCOL_REJECT_CRC] = "crc_mismatch",
     [PROTOCOL_REJECT_NONFINITE] = "nonfinite",
+    [PROTOCOL_REJECT_INCOMPLETE] = "incomplete",
 };
 
 const char *protocol_reject_name(protocol_reject r)
@@ -102,6 +103,11 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
     put_u64(out + 40, h->payload_bytes);
     put_u32(out + 48, h->crc32c);
     put_u32(out + 52, h->snapshots);
+    if (h->kind == PROTOCOL_KIND_COVARIANCE) {
+        put_u32(out + 56, h->fragment_first);
+        put_u32(out + 60, h->fragment_matrices);
+        return;
+    }
     uint32_t scale_bits;
     memcpy(&scale_bits, &h->scale, 4); /* binary32, written little-endian like every field */
     put_u32(out + 56, scale_bits);
@@ -125,7 +131,8 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->kind == PROTOCOL_KIND_IQ) {
         /* NaN and Inf are not finite; > 0 refuses 0, -0 and negatives. */
         if (protocol_iq_sample_bytes(h->element) == 0 || h->storage > PROTOCOL_IQ_PGC ||
-            h->mode != CONFIG_MODE_NONE || (h->flags & PROTOCOL_FLAG_LATE) || !isfinite(h->scale) ||
+            h->mode != CONFIG_MODE_NONE || (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT)) ||
+            !isfinite(h->scale) ||
             !(h->scale > 0.0f))
             return PROTOCOL_REJECT_FIELD;
         return PROTOCOL_OK;
@@ -138,6 +145,8 @@ static protocol_reject check_kind_fields(const protocol_header *h)
         if (h->flags & PROTOCOL_FLAG_LATE)
             return PROTOCOL_REJECT_FIELD;
     } else {
+        if (h->flags & PROTOCOL_FLAG_FRAGMENT)
+            return PROTOCOL_REJECT_FIELD;
         if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < CONFIG_MODE_FULL || h->mode > CONFIG_MODE_NOISE)
             return PROTOCOL_REJECT_FIELD;
     }
@@ -182,11 +191,22 @@ protocol_reject protocol_header_decode_kind(const uint8_t *part, size_t part_byt
     d.snapshots = get_u32(part + 52);
     uint32_t scale_bits = get_u32(part + 56);
     memcpy(&d.scale, &scale_bits, 4);
+    d.fragment_first = 0;
+    d.fragment_matrices = 0;
 
     if (d.header_bytes != PROTOCOL_HEADER_BYTES)
         return PROTOCOL_REJECT_HEADER_SIZE;
-    /* Bytes 56..59 are the IQ scale, reserved (zero) for the other kinds. */
-    for (int i = d.kind == PROTOCOL_KIND_IQ ? 60 : 56; i < PROTOCOL_HEADER_BYTES; i++)
+    /* Bytes 56..59 are the IQ scale, 56..63 a covariance fragment's place;
+     * otherwise reserved (zero). */
+    int reserved_from = d.kind == PROTOCOL_KIND_IQ ? 60 : 56;
+    if (d.kind == PROTOCOL_KIND_COVARIANCE && (d.flags & PROTOCOL_FLAG_FRAGMENT)) {
+        d.fragment_first = get_u32(part + 56);
+        d.fragment_matrices = get_u32(part + 60);
+        reserved_from = PROTOCOL_HEADER_BYTES;
+    }
+    if (d.kind != PROTOCOL_KIND_IQ)
+        d.scale = 0.0f;
+    for (int i = reserved_from; i < PROTOCOL_HEADER_BYTES; i++)
         if (part[i] != 0)
             return PROTOCOL_REJECT_FIELD;
     protocol_reject r = check_kind_fields(&d);
@@ -226,6 +246,11 @@ size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage)
     return mul_or_zero(elements, e);
 }
 
+uint32_t protocol_covariance_matrices(const protocol_header *h)
+{
+    return (h->flags & PROTOCOL_FLAG_FRAGMENT) ? h->fragment_matrices : h->count;
+}
+
 /* The parts after the header against a payload of `expected` bytes: their
  * sum above it (oversized, decided without overflow) or below it
  * (truncated), then, when there is more than one part, each of exactly
@@ -253,13 +278,17 @@ protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const 
         return PROTOCOL_REJECT_KIND;
     if (h->n == 0 || h->count == 0)
         return PROTOCOL_REJECT_SIZE;
+    uint32_t matrices = protocol_covariance_matrices(h);
+    if ((h->flags & PROTOCOL_FLAG_FRAGMENT) &&
+        (matrices == 0 || h->fragment_first >= h->count || matrices > h->count - h->fragment_first))
+        return PROTOCOL_REJECT_SIZE;
     size_t matrix = protocol_matrix_bytes(h->n, h->element, h->storage);
-    size_t expected = mul_or_zero(matrix, h->count);
+    size_t expected = mul_or_zero(matrix, matrices);
     if (matrix == 0 || expected == 0 || h->payload_bytes != (uint64_t)expected)
         return PROTOCOL_REJECT_SIZE;
     if (max_payload_bytes != 0 && expected > max_payload_bytes)
         return PROTOCOL_REJECT_OVERSIZED;
-    if (parts != 1 && parts != h->count)
+    if (parts != 1 && parts != matrices)
         return PROTOCOL_REJECT_PARTS;
     /* One part per matrix: each must hold exactly one matrix. */
     return check_part_sizes(part_bytes, parts, expected, matrix);

@@ -9,6 +9,9 @@
  *   covariance (kind 1):  [header][payload] or [header][matrix 0]...[matrix count-1]
  *                         payload: count Hermitian n x n matrices, column-major,
  *                         in `storage`; payload_bytes is the sum over the parts.
+ *                         With FLAG_FRAGMENT one message carries matrices
+ *                         first .. first+matrices-1 of the frame (header @56,
+ *                         @60), and payload_bytes and crc32c are the fragment's.
  *   eigenspace (kind 2):  [header][meta][data]
  *                         meta: protocol_stage_times then count protocol_matrix_meta
  *                         data: per matrix, n eigenvalues (ascending, real of the
@@ -82,7 +85,8 @@ typedef enum protocol_storage {
 enum {
     PROTOCOL_FLAG_CRC = 1u << 0,  /* crc32c is valid and must be checked */
     PROTOCOL_FLAG_LATE = 1u << 1, /* eigenspace: published after the deadline */
-    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE
+    PROTOCOL_FLAG_FRAGMENT = 1u << 2, /* covariance: one fragment of a frame (header @56, @60) */
+    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT
 };
 
 /* The header, decoded. Offsets in docs/protocol.md. */
@@ -108,7 +112,10 @@ typedef struct protocol_header {
     };
     float scale;            /* @56 IQ cube: sample value = raw * scale, finite and > 0;
                                other kinds: 0 (the bytes are reserved, zero) */
-    /* @60..63 reserved, zero */
+    uint32_t fragment_first;    /* @56 covariance with FLAG_FRAGMENT: the fragment's first matrix */
+    uint32_t fragment_matrices; /* @60 covariance with FLAG_FRAGMENT: the matrices it carries;
+                                   without the flag both 0 (reserved bytes) */
+    /* IQ cube: @60..63 reserved, zero */
 } protocol_header;
 
 /* Eigenspace meta part: stage times (ns, CLOCK_REALTIME) then per-matrix meta. */
@@ -144,6 +151,7 @@ typedef enum protocol_reject {
     PROTOCOL_REJECT_OVERSIZED,    /* payload longer than payload_bytes or max size */
     PROTOCOL_REJECT_CRC,          /* CRC32C mismatch */
     PROTOCOL_REJECT_NONFINITE,    /* NaN or Inf in a matrix */
+    PROTOCOL_REJECT_INCOMPLETE,   /* a fragment that joins no frame, or a frame whose fragments stopped */
     PROTOCOL_REJECT_COUNT_        /* number of reasons */
 } protocol_reject;
 
@@ -172,11 +180,17 @@ int protocol_storage_layout(uint8_t storage, eig_storage *eig_storage_out, eig_u
 /* Bytes of one matrix in the given storage, 0 on bad enums. */
 size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage);
 
+/* The matrices a covariance message carries: fragment_matrices for a
+ * fragment, count for a whole frame. */
+uint32_t protocol_covariance_matrices(const protocol_header *h);
+
 /* Checks the sizes of a decoded covariance header against each other and the
  * part layout: parts after the header must be 1 (whole payload) or count (one
  * per matrix, each of one matrix's bytes), summing to payload_bytes, which must
  * equal count * matrix bytes and not exceed max_payload_bytes (0 = no limit).
- * part_bytes lists the sizes of the payload parts. */
+ * A fragment (FLAG_FRAGMENT) is checked the same way with its own matrices
+ * in place of count, which must be >= 1 and end within the frame
+ * (size_mismatch). part_bytes lists the sizes of the payload parts. */
 protocol_reject protocol_covariance_check_sizes(const protocol_header *h, const size_t *part_bytes,
                                                 size_t parts, size_t max_payload_bytes);
 

@@ -77,7 +77,7 @@ static void test_names(void)
     static const char *const want[PROTOCOL_REJECT_COUNT_] = {
         "ok",       "parts",         "header_size",     "bad_magic", "bad_version", "bad_kind",
         "bad_field", "size_mismatch", "config_mismatch", "truncated", "oversized",   "crc_mismatch",
-        "nonfinite"};
+        "nonfinite", "incomplete"};
     for (int r = 0; r < PROTOCOL_REJECT_COUNT_; r++)
         CHECK(strcmp(protocol_reject_name((protocol_reject)r), want[r]) == 0, "name %d = %s", r,
               protocol_reject_name((protocol_reject)r));
@@ -187,7 +187,7 @@ static void test_header_rejects(void)
     expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "covariance storage 3");
     expect_header_reject(h, 34, 1, PROTOCOL_REJECT_FIELD, "covariance mode 1");
     expect_header_reject(h, 35, 1, PROTOCOL_REJECT_FIELD, "reserved0");
-    expect_header_reject(h, 36, 1 | 4, PROTOCOL_REJECT_FIELD, "unknown flag bit 2");
+    expect_header_reject(h, 36, 1 | 8, PROTOCOL_REJECT_FIELD, "unknown flag bit 3");
     expect_header_reject(h, 39, 0x80, PROTOCOL_REJECT_FIELD, "unknown flag bit 31");
     expect_header_reject(h, 36, 2, PROTOCOL_REJECT_FIELD, "LATE on covariance");
     for (int i = 56; i < 64; i++)
@@ -258,6 +258,71 @@ static void test_sizes(void)
     CHECK_REJECT(protocol_check_config(&h, 4, 180, 0), PROTOCOL_REJECT_CONFIG, "config count");
     CHECK_REJECT(protocol_check_config(&h, 0, 0, EIG_COMPLEX_DOUBLE), PROTOCOL_REJECT_CONFIG,
                  "config element");
+}
+
+/* Fragments (FLAG_FRAGMENT): the place at @56/@60, kinds that may not carry
+ * the flag, and the size rules with the fragment's matrices. */
+static void test_fragments(void)
+{
+    protocol_header h = sample_covariance();
+    h.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_FRAGMENT;
+    h.fragment_first = 0x01020304u;
+    h.fragment_matrices = 45;
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&h, b);
+    CHECK(b[36] == 5 && b[56] == 0x04 && b[59] == 0x01 && b[60] == 45 && b[63] == 0, "fragment bytes");
+    protocol_header d;
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "fragment round trip");
+    CHECK(d.fragment_first == h.fragment_first && d.fragment_matrices == 45 && d.flags == h.flags,
+          "fragment fields decoded");
+    CHECK(protocol_covariance_matrices(&d) == 45, "fragment matrices");
+    h.flags = PROTOCOL_FLAG_CRC;
+    CHECK(protocol_covariance_matrices(&h) == 180, "whole frame matrices");
+
+    protocol_header e;
+    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
+    e.n = 8;
+    e.count = 1;
+    e.element = EIG_COMPLEX_DOUBLE;
+    e.mode = CONFIG_MODE_FULL;
+    expect_header_reject(e, 36, 4, PROTOCOL_REJECT_FIELD, "FRAGMENT on eigenspace");
+
+    protocol_header f;
+    protocol_header_init(&f, PROTOCOL_KIND_COVARIANCE);
+    f.n = 4;
+    f.count = 5;
+    f.element = EIG_COMPLEX_FLOAT;
+    f.storage = PROTOCOL_STORAGE_FULL;
+    f.flags = PROTOCOL_FLAG_FRAGMENT;
+    f.fragment_first = 3;
+    f.fragment_matrices = 2;
+    f.payload_bytes = 2 * 16 * 8;
+    size_t one[1] = {256};
+    size_t two[2] = {128, 128};
+    size_t five[5] = {128, 128, 128, 128, 128};
+    CHECK_REJECT(protocol_covariance_check_sizes(&f, one, 1, 0), PROTOCOL_OK, "fragment, one part");
+    CHECK_REJECT(protocol_covariance_check_sizes(&f, two, 2, 0), PROTOCOL_OK, "fragment, per-matrix parts");
+    CHECK_REJECT(protocol_covariance_check_sizes(&f, five, 5, 0), PROTOCOL_REJECT_PARTS,
+                 "fragment with the frame's part count");
+    CHECK_REJECT(protocol_covariance_check_sizes(&f, one, 1, 255), PROTOCOL_REJECT_OVERSIZED,
+                 "fragment above the maximum");
+    protocol_header bad = f;
+    bad.fragment_matrices = 3; /* 3 + 3 > 5 */
+    bad.payload_bytes = 3 * 128;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "past the frame's end");
+    bad = f;
+    bad.fragment_matrices = 0;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "no matrices");
+    bad = f;
+    bad.fragment_first = 5;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "first = count");
+    bad = f;
+    bad.fragment_first = 0xFFFFFFFFu;
+    bad.fragment_matrices = 2;
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "first overflows");
+    bad = f;
+    bad.payload_bytes = 5 * 128; /* the frame's bytes, not the fragment's */
+    CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "frame's payload_bytes");
 }
 
 static void test_meta_and_eigenspace(void)
@@ -396,6 +461,7 @@ static void test_iq_header(void)
     expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "layout 3");
     expect_header_reject(h, 34, 1, PROTOCOL_REJECT_FIELD, "iq mode 1");
     expect_header_reject(h, 36, 2, PROTOCOL_REJECT_FIELD, "LATE on iq");
+    expect_header_reject(h, 36, 4, PROTOCOL_REJECT_FIELD, "FRAGMENT on iq");
     expect_header_reject(h, 59, 0xBF, PROTOCOL_REJECT_FIELD, "scale -0.5");
     expect_header_reject(h, 59, 0x7F, PROTOCOL_OK, "scale 2^127");
     expect_header_reject(h, 58, 0x80, PROTOCOL_OK, "scale 0.75");
@@ -477,6 +543,7 @@ int main(void)
     test_header_layout();
     test_header_rejects();
     test_sizes();
+    test_fragments();
     test_meta_and_eigenspace();
     test_finite_and_crc_check();
     test_iq_header();
