@@ -106,6 +106,7 @@ typedef struct eigstream_config {
         int copy_threads;                  /* threads copying a large frame's parts, 0 = auto (default) */
         int io_threads;                    /* ZeroMQ I/O threads (and, connecting, connections) reading the input, 1 */
         int reorder_ms;                    /* io_threads > 1: how long a missing seq is waited for, default 20 */
+        int fragment_timeout_ms;           /* how long a fragmented frame waits for its next fragment, 1000 */
         config_replay_timing replay_timing; /* file input: max (default) or original */
         double replay_speed;               /* file input, original timing: speed factor, default 1 */
         int heartbeat_ms;                  /* pattern dispatch: heartbeat interval, default 1000 */

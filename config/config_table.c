@@ -211,6 +211,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "skips seqs adds up to this to the frame after each skip). A frame that comes "
              "after its seq was gone past goes on at once, out of order, counted in "
              "input_late; any other seq at or below one passed on is a source restart."},
+    {.group = "input", .name = "fragment_timeout_ms", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(input.fragment_timeout_ms), .min = 10, .max = 60000, .default_int = 1000,
+     .help = "A frame sent in fragments (docs/protocol.md) that gets no next fragment for "
+             "this long is given up and counted as rejected, reason incomplete (its "
+             "source stopped mid-frame). Fragments come back to back, so this only bounds "
+             "how long a dead source's partial frame holds a buffer."},
     {.group = "input", .name = "replay_timing", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(input.replay_timing), .choice = &replay_timing_choice,
      .default_int = CONFIG_REPLAY_MAX,

@@ -64,7 +64,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 64
+#define CONFIG_SPEC_COUNT 65
 #define CONFIG_GROUP_COUNT 10
 
 /* Settings in file order; the settings of one group are contiguous and the

@@ -214,6 +214,14 @@ struct pipeline {
 
     uint64_t last_seq;            /* receive thread only: the last accepted frame's seq */
     int seq_seen;                 /* ... once a frame was accepted */
+    /* The fragmented frame being assembled in the receiver's frame buffer
+     * (receive thread only; docs/protocol.md, "Fragmented covariance frames"). */
+    struct {
+        int active;
+        protocol_header header; /* the frame's: payload_bytes and crc32c grow as fragments join */
+        uint32_t next;          /* the first matrix the next fragment must carry */
+        uint64_t last_ns;       /* CLOCK_MONOTONIC when it began or a fragment last joined */
+    } assembly;
 
     atomic_int stop_requested;
     atomic_int metrics_stop;
@@ -261,10 +269,11 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reas
  * layout (the other kind is bad_kind). */
 protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes);
-/* Copies the payload parts back to back into f->a with the CRC (when the
- * frame carries one) and the NaN/Inf check of what was copied, on the
- * receive team (receive_team.h; the caller alone without one). */
-receive_verdict receive_copy_payload(pipeline *p, frame *f, const receive_part *parts, size_t count);
+/* Copies the payload parts back to back into f->a from byte offset on (a
+ * fragment's place; 0 for a whole frame) with the CRC (when the message
+ * carries one) and the NaN/Inf check of what was copied, on the receive
+ * team (receive_team.h; the caller alone without one). */
+receive_verdict receive_copy_payload(pipeline *p, frame *f, size_t offset, const receive_part *parts, size_t count);
 /* The checks once the payload is in f->a (f->part_bytes holds the part
  * sizes): sizes against the header, CRC, finite entries (none for ci16_le
  * cubes), MDL's K (IQ input always has it). */
@@ -273,16 +282,23 @@ protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts,
 typedef enum receive_result {
     RECEIVE_NOTHING = 0, /* no message was waiting */
     RECEIVE_FRAME,       /* a valid frame is in f */
+    RECEIVE_FRAGMENT,    /* a fragment joined the frame being assembled in f: keep f */
     RECEIVE_REJECTED,
     RECEIVE_FATAL        /* the socket or context is gone */
 } receive_result;
 
-/* Reads one whole message from socket into f (nothing waiting: NOTHING). On
- * RECEIVE_REJECTED *reason and detail say why. */
+/* Reads one whole message from socket into f (nothing waiting: NOTHING); a
+ * fragment goes into its place in f, the frame being assembled there, which
+ * is a FRAME once its last fragment joined. On RECEIVE_REJECTED *reason and
+ * detail say why. */
 receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_reject *reason, char *detail,
                                size_t detail_bytes);
 /* Counts and logs (rate-limited) a rejected message. */
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail);
+/* Gives up the fragmented frame being assembled, if any (counted incomplete,
+ * `why` in the log line), and when `stale` only one that has waited past
+ * input.fragment_timeout_ms for its next fragment at now_ns. */
+void receive_assembly_give_up(pipeline *p, const char *why, int stale, uint64_t now_ns);
 /* Counts an accepted frame and queues it under the overflow policy. */
 void receive_accept(pipeline *p, frame *f);
 /* The same for a frame the merge had gone on without (stage_receive_merge.c):

@@ -43,10 +43,10 @@ static size_t payload_element(const protocol_header *h, uint8_t *finite_as)
     return eig_element_bytes(h->element);
 }
 
-receive_verdict receive_copy_payload(pipeline *p, frame *f, const receive_part *parts, size_t count)
+receive_verdict receive_copy_payload(pipeline *p, frame *f, size_t offset, const receive_part *parts, size_t count)
 {
     uint8_t finite_as;
-    receive_job job = {.dst = f->a, .parts = parts, .count = count,
+    receive_job job = {.dst = (uint8_t *)f->a + offset, .parts = parts, .count = count,
                        .crc = (f->header.flags & PROTOCOL_FLAG_CRC) != 0};
     job.element = payload_element(&f->header, &finite_as);
     job.finite_as = finite_as;
@@ -81,6 +81,16 @@ protocol_reject receive_check_header(const pipeline *p, frame *f, const void *pa
                  config_form_input_name(p->cfg.form.input));
     if (r == PROTOCOL_OK && p->iq_input)
         return receive_check_iq_config(p, &f->header, detail, detail_bytes);
+    /* A frame's fragments must come in order on one connection; PUSH deals
+     * each message to the next connection, and a recording replays frames. */
+    if (r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_FRAGMENT) &&
+        (p->recording != NULL || p->cfg.input.io_threads > 1)) {
+        snprintf(detail, detail_bytes, "a fragment (seq %llu, matrix %u): %s", (unsigned long long)f->header.seq,
+                 f->header.fragment_first,
+                 p->recording != NULL ? "file input takes whole frames (replay the recording with eigstream-replay)"
+                                      : "fragmented frames need input.io_threads = 1");
+        return PROTOCOL_REJECT_CONFIG;
+    }
     if (r == PROTOCOL_OK) {
         r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
         if (r != PROTOCOL_OK)
@@ -129,12 +139,100 @@ static void receive_parts_close(pipeline *p, size_t held)
         zmq_msg_close(&p->receive_parts[i]);
 }
 
-/* The held parts into f->a, checked (receive_copy_payload). */
-static receive_verdict receive_copy_parts(pipeline *p, frame *f, size_t held)
+/* The held parts into f->a at offset, checked (receive_copy_payload). */
+static receive_verdict receive_copy_parts(pipeline *p, frame *f, size_t offset, size_t held)
 {
     for (size_t i = 0; i < held; i++)
         p->receive_list[i] = (receive_part){zmq_msg_data(&p->receive_parts[i]), zmq_msg_size(&p->receive_parts[i])};
-    return receive_copy_payload(p, f, p->receive_list, held);
+    return receive_copy_payload(p, f, offset, p->receive_list, held);
+}
+
+void receive_assembly_give_up(pipeline *p, const char *why, int stale, uint64_t now_ns)
+{
+    if (!p->assembly.active)
+        return;
+    uint64_t waited = now_ns - p->assembly.last_ns;
+    if (stale && waited <= (uint64_t)p->cfg.input.fragment_timeout_ms * 1000000u)
+        return;
+    char detail[256];
+    snprintf(detail, sizeof detail, "frame seq %llu given up with %u of its %u matrices: %s",
+             (unsigned long long)p->assembly.header.seq, p->assembly.next, p->assembly.header.count, why);
+    p->assembly.active = 0;
+    receive_reject(p, PROTOCOL_REJECT_INCOMPLETE, detail);
+}
+
+/* Whether a fragment h continues the frame being assembled: its seq, the
+ * next matrix, and the frame's other fields. */
+static int receive_fragment_continues(const pipeline *p, const protocol_header *h)
+{
+    const protocol_header *a = &p->assembly.header;
+    return p->assembly.active && h->seq == a->seq && h->fragment_first == p->assembly.next &&
+           h->timestamp_ns == a->timestamp_ns && h->n == a->n && h->count == a->count && h->element == a->element &&
+           h->storage == a->storage && h->snapshots == a->snapshots &&
+           (h->flags & PROTOCOL_FLAG_CRC) == (a->flags & PROTOCOL_FLAG_CRC);
+}
+
+/* Where a message's payload goes in the frame buffer, decided before it is
+ * copied there: a whole frame, or a fragment that begins a frame, at 0
+ * (giving up a frame being assembled: its bytes are overwritten); the next
+ * fragment of that frame at its first matrix; any other fragment nowhere
+ * (incomplete), leaving the frame being assembled as it is. */
+static protocol_reject receive_fragment_place(pipeline *p, const protocol_header *h, size_t *offset, char *detail,
+                                              size_t detail_bytes)
+{
+    *offset = 0;
+    int fragment = (h->flags & PROTOCOL_FLAG_FRAGMENT) != 0;
+    if (!fragment || h->fragment_first == 0) {
+        receive_assembly_give_up(p, fragment ? "a new frame began" : "a whole frame came in between", 0, 0);
+        if (fragment) {
+            p->assembly.active = 1;
+            p->assembly.header = *h;
+            p->assembly.header.flags &= ~(uint32_t)PROTOCOL_FLAG_FRAGMENT;
+            p->assembly.header.fragment_first = p->assembly.header.fragment_matrices = 0;
+            p->assembly.header.payload_bytes = 0;
+            p->assembly.header.crc32c = 0;
+            p->assembly.next = 0;
+        }
+        return PROTOCOL_OK;
+    }
+    if (receive_fragment_continues(p, h)) {
+        *offset = (size_t)h->fragment_first * protocol_matrix_bytes(h->n, h->element, h->storage);
+        return PROTOCOL_OK;
+    }
+    if (p->assembly.active)
+        snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u while seq %llu waits for matrix %u",
+                 (unsigned long long)h->seq, h->fragment_first, (unsigned long long)p->assembly.header.seq,
+                 p->assembly.next);
+    else
+        snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u, and no frame is being assembled",
+                 (unsigned long long)h->seq, h->fragment_first);
+    return PROTOCOL_REJECT_INCOMPLETE;
+}
+
+/* A placed fragment after its checks (r): joined to its frame (the whole
+ * frame then in f, with the frame's header), or its frame given up. */
+static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reject r, const receive_verdict *scan,
+                                            const char *detail)
+{
+    if (r != PROTOCOL_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "its fragment at matrix %u was rejected (%s)", f->header.fragment_first,
+                 protocol_reject_name(r));
+        receive_reject(p, r, detail);
+        receive_assembly_give_up(p, why, 0, 0);
+        return RECEIVE_NOTHING;
+    }
+    protocol_header *a = &p->assembly.header;
+    if (a->flags & PROTOCOL_FLAG_CRC)
+        a->crc32c = protocol_crc32c_combine(a->crc32c, scan->crc, (size_t)f->header.payload_bytes);
+    a->payload_bytes += f->header.payload_bytes;
+    p->assembly.next += f->header.fragment_matrices;
+    p->assembly.last_ns = f->received_ns;
+    if (p->assembly.next < a->count)
+        return RECEIVE_FRAGMENT;
+    f->header = *a;
+    p->assembly.active = 0;
+    return RECEIVE_FRAME;
 }
 
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
@@ -165,6 +263,10 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
 
     r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     zmq_msg_close(&part);
+    size_t offset = 0;
+    if (r == PROTOCOL_OK)
+        r = receive_fragment_place(p, &f->header, &offset, detail, detail_bytes);
+    int placed_fragment = r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_FRAGMENT);
 
     /* The payload parts: held until the last has been read (ZeroMQ has all
      * of them by now), then copied once, back to back, into the frame buffer
@@ -190,7 +292,7 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
         if (parts < p->part_capacity)
             f->part_bytes[parts] = bytes;
         parts++;
-        fits = fits && bytes <= f->a_bytes - total; /* else the sizes check rejects it */
+        fits = fits && bytes <= f->a_bytes - offset - total; /* else the sizes check rejects it */
         total += fits ? bytes : 0;
         seen += bytes;
         if (m == &part)
@@ -199,11 +301,13 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
             held++;
     }
     if (r == PROTOCOL_OK && fits && parts <= p->part_capacity)
-        scan = receive_copy_parts(p, f, held);
+        scan = receive_copy_parts(p, f, offset, held);
     receive_parts_close(p, held);
 
     if (r == PROTOCOL_OK)
         r = receive_check_payload(p, f, parts, seen, &scan, detail, detail_bytes);
+    if (placed_fragment)
+        return receive_fragment_join(p, f, r, &scan, detail);
     *reason = r;
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
@@ -285,7 +389,7 @@ static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item
             receive_reject(p, reason, detail);
         } else if (result == RECEIVE_FATAL) {
             break;
-        }
+        } /* RECEIVE_FRAGMENT: its frame stays in f */
     }
     if (!dispatch_client_drained(p->dispatch))
         LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
@@ -367,6 +471,7 @@ void *pipeline_receive_main(void *arg)
             p->receive_result = PIPELINE_ESOCKET;
             break;
         }
+        receive_assembly_give_up(p, "no next fragment within input.fragment_timeout_ms", 1, metrics_now_ns());
         if (ready == 0)
             continue;
         protocol_reject reason = PROTOCOL_OK;
@@ -382,10 +487,11 @@ void *pipeline_receive_main(void *arg)
             break;
         }
     }
-    if (f != NULL)
-        pipeline_frame_release(p, f);
     if (p->dispatch != NULL && p->receive_result == PIPELINE_OK)
         f = receive_dispatch_drain(p, f, &item, detail, sizeof detail);
+    receive_assembly_give_up(p, "the daemon stopped", 0, 0);
+    if (f != NULL)
+        pipeline_frame_release(p, f);
     LOG_DEBUG("receive", "stopped accepting; draining");
     queue_close(&p->to_form);
     return NULL;

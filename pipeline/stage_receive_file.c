@@ -130,7 +130,7 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
         return PROTOCOL_REJECT_PARTS;
     }
     receive_part all = {p->recorded_frame + PROTOCOL_HEADER_BYTES, payload};
-    receive_verdict scan = receive_copy_payload(p, f, &all, 1);
+    receive_verdict scan = receive_copy_payload(p, f, 0, &all, 1);
     return receive_check_payload(p, f, parts, payload, &scan, detail, detail_bytes);
 }
 

@@ -115,6 +115,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->input.copy_threads = PICK(0, 6);
     c->input.io_threads = 1; /* above 1 needs pattern pull, and the full file subscribes */
     c->input.reorder_ms = PICK(20, 75);
+    c->input.fragment_timeout_ms = PICK(1000, 250);
     strcpy(c->output.endpoint, PICK("tcp://127.0.0.1:5551", "inproc://eigenspaces"));
     c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
     c->output.bind = PICK(1, 0);
@@ -196,6 +197,7 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(input.copy_threads);
     SAME_INT(input.io_threads);
     SAME_INT(input.reorder_ms);
+    SAME_INT(input.fragment_timeout_ms);
     SAME_STRING(output.endpoint);
     SAME_INT(output.pattern);
     SAME_INT(output.bind);
@@ -256,7 +258,7 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
 static const char *const all_settings[] = {
     "input.endpoint", "input.pattern", "input.bind", "input.hwm", "input.max_message_bytes",
     "input.heartbeat_ms", "input.heartbeat_liveness", "input.copy_threads", "input.io_threads",
-    "input.reorder_ms",
+    "input.reorder_ms", "input.fragment_timeout_ms",
     "output.endpoint", "output.pattern", "output.bind", "output.hwm", "output.mode",
     "output.signal_dimension", "output.snapshots",
     "solver.backend", "solver.precision", "solver.n", "solver.matrices", "solver.gpu_device",
@@ -679,7 +681,7 @@ static const char full_file[] =
     "  max_message_bytes = 8589934592L;  # 8 GiB\n"
     "  replay_timing = \"original\"; replay_speed = 2.5;\n"
     "  heartbeat_ms = 250; heartbeat_liveness = 5;\n"
-    "  copy_threads = 6; reorder_ms = 75;\n"
+    "  copy_threads = 6; reorder_ms = 75; fragment_timeout_ms = 250;\n"
     "};\n"
     "output = {\n"
     "  endpoint = \"inproc://eigenspaces\";\n"

@@ -79,6 +79,7 @@ typedef struct options {
     eig_backend backend;
     int ipc;
     int per_matrix_parts;
+    int fragments;    /* messages per input frame (docs/protocol.md, fragments) */
     uint8_t storage;
     const char *json_path;
     int metrics_http; /* 0 off, 1 on (scraped), 2 both */
@@ -134,7 +135,8 @@ static const char *const pipeline_http[] = {"off", "on", "both", NULL};
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL,
-                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4, .io_threads = 1};
+                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4, .io_threads = 1,
+                   .fragments = 1};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
                       backends = cli_choices_backend();
@@ -154,6 +156,9 @@ static int parse_options(int argc, char **argv, options *o)
                    "full, or packed (lower triangle: half the bytes)"),
         CLI_CHOICE("parts", 0, &o->per_matrix_parts, pipeline_parts, NULL,
                    "payload in one part or one part per matrix"),
+        CLI_INT("fragments", 0, &o->fragments, 1, MESSAGE_PARTS_MAX, "F",
+                "input frames sent as F fragments of whole matrices (docs/protocol.md), copied by the daemon "
+                "as they land; the input transfer alone then sends the same F messages"),
         CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "T", "solver CPU threads, 0 = all cores"),
         CLI_CUSTOM("workers", 0, &o->worker_counts, parse_worker_counts, "counts 1..16, comma-separated", "W[,W..]",
                    "solver workers (solver.workers; cuda: sharing the GPU); several: compared in one run"),
@@ -188,6 +193,7 @@ typedef struct message {
     const void *part[MESSAGE_PARTS_MAX]; /* after the header */
     size_t bytes[MESSAGE_PARTS_MAX];
     size_t parts;
+    int fragments; /* a covariance frame: sent as this many messages (0 or 1: one) */
 } message;
 
 static void no_free(void *data, void *hint)
@@ -197,19 +203,58 @@ static void no_free(void *data, void *hint)
 }
 
 /* Sends header (copied) then each part zero-copy from buffers that outlive the send. */
-static int message_send(void *s, const message *m)
+static int message_send_parts(void *s, const uint8_t *header, const void *const *part, const size_t *bytes,
+                              size_t parts)
 {
-    if (zmq_send(s, m->header, PROTOCOL_HEADER_BYTES, ZMQ_SNDMORE) < 0)
+    if (zmq_send(s, header, PROTOCOL_HEADER_BYTES, ZMQ_SNDMORE) < 0)
         return -1;
-    for (size_t i = 0; i < m->parts; i++) {
-        zmq_msg_t part;
-        zmq_msg_init_data(&part, (void *)m->part[i], m->bytes[i], no_free, NULL);
-        if (zmq_msg_send(&part, s, i + 1 < m->parts ? ZMQ_SNDMORE : 0) < 0) {
-            zmq_msg_close(&part);
+    for (size_t i = 0; i < parts; i++) {
+        zmq_msg_t msg;
+        zmq_msg_init_data(&msg, (void *)part[i], bytes[i], no_free, NULL);
+        if (zmq_msg_send(&msg, s, i + 1 < parts ? ZMQ_SNDMORE : 0) < 0) {
+            zmq_msg_close(&msg);
             return -1;
         }
     }
     return 0;
+}
+
+/* A covariance frame as m->fragments messages of consecutive matrices
+ * (matrices count * i / F .. count * (i+1) / F - 1 in fragment i), each
+ * with the frame's header plus FRAGMENT, its place and its bytes. The
+ * bench's frames carry no CRC. */
+static int message_send_fragments(void *s, const message *m)
+{
+    protocol_header h;
+    if (protocol_header_decode(m->header, PROTOCOL_HEADER_BYTES, &h) != PROTOCOL_OK)
+        return -1;
+    size_t matrix = protocol_matrix_bytes(h.n, h.element, h.storage);
+    int per_matrix = m->parts > 1;
+    for (int i = 0; i < m->fragments; i++) {
+        uint32_t first = (uint32_t)((uint64_t)h.count * (uint64_t)i / (uint64_t)m->fragments);
+        uint32_t end = (uint32_t)((uint64_t)h.count * (uint64_t)(i + 1) / (uint64_t)m->fragments);
+        protocol_header f = h;
+        f.flags |= PROTOCOL_FLAG_FRAGMENT;
+        f.fragment_first = first;
+        f.fragment_matrices = end - first;
+        f.payload_bytes = (uint64_t)matrix * (end - first);
+        uint8_t header[PROTOCOL_HEADER_BYTES];
+        protocol_header_encode(&f, header);
+        const void *one = (const uint8_t *)m->part[0] + (size_t)first * matrix;
+        size_t one_bytes = (size_t)f.payload_bytes;
+        int sent = per_matrix ? message_send_parts(s, header, m->part + first, m->bytes + first, end - first)
+                              : message_send_parts(s, header, &one, &one_bytes, 1);
+        if (sent != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int message_send(void *s, const message *m)
+{
+    if (m->fragments > 1)
+        return message_send_fragments(s, m);
+    return message_send_parts(s, m->header, m->part, m->bytes, m->parts);
 }
 
 /* Receives every part of one message; returns its header's seq (or -1). For
@@ -266,6 +311,7 @@ static void covariance_message(message *m, const options *o, const void *payload
     h.payload_bytes = payload_bytes;
     h.snapshots = (uint32_t)(2 * o->n);
     protocol_header_encode(&h, m->header);
+    m->fragments = o->fragments < o->matrices ? o->fragments : o->matrices;
     if (o->per_matrix_parts) {
         size_t one = payload_bytes / (size_t)o->matrices;
         for (int b = 0; b < o->matrices; b++) {
@@ -329,6 +375,8 @@ static double transfer_alone(void *source, void *sink, const options *o, message
     for (int k = 0; k <= frames; k++) { /* k = 0 warms the connection up */
         double start = bench_now_ms();
         message_send(push, m);
+        for (int i = 1; i < m->fragments; i++)
+            message_receive(pull);
         message_receive(pull);
         if (k > 0)
             t[k - 1] = bench_now_ms() - start;
@@ -998,10 +1046,10 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
 {
     const run_result *m = &r->max_rate, *f = &r->fixed;
     printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
-           "parts %s, %d frames, %d solver worker(s), %d input connection(s)\n",
+           "parts %s, %d fragment(s), %d frames, %d solver worker(s), %d input connection(s)\n",
            o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
-           o->per_matrix_parts ? "per-matrix" : "one", o->frames, m->workers, o->io_threads);
+           o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, m->workers, o->io_threads);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
            (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
@@ -1046,7 +1094,7 @@ static int report_json(const char *path, const options *o, const bench_frames *b
     const run_result *m = &r->max_rate, *x = &r->fixed;
     fprintf(f,
             "{\"mode\":\"pipeline\",\"n\":%d,\"matrices\":%d,\"precision\":\"%s\",\"output_mode\":\"%s\","
-            "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"parts\":\"%s\",\"frames\":%d,"
+            "\"backend\":\"%s\",\"transport\":\"%s\",\"storage\":\"%s\",\"parts\":\"%s\",\"fragments\":%d,\"frames\":%d,"
             "\"input_bytes\":%zu,\"output_bytes\":%zu,"
             "\"alone_ms\":{\"input_transfer\":%.4f,\"solve\":%.4f,\"output_transfer\":%.4f,\"sum\":%.4f},"
             "\"max_rate\":{\"fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
@@ -1055,7 +1103,7 @@ static int report_json(const char *path, const options *o, const bench_frames *b
             "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":%.2f},\"threads_max_rate\":[",
             o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
             o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
-            o->per_matrix_parts ? "per-matrix" : "one", o->frames, b->payload_bytes + 64,
+            o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, b->payload_bytes + 64,
             b->meta_bytes + b->data_bytes + 64, r->t_in, r->t_solve, r->t_out, r->sum_alone, m->fps, m->p50,
             m->p90, m->p99, m->max, r->rate, x->p50, x->p90, x->p99, x->max, r->latency_ratio, LATENCY_TARGET,
             r->throughput_ratio, THROUGHPUT_TARGET);
