@@ -124,6 +124,10 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
         return recording_fail(err, err_bytes, RECORDING_EFORMAT,
                               "%s: frame seq %" PRIu64 " is an IQ cube (kind 3): recordings hold covariance and "
                               "eigenspace frames only", w->name, h->seq);
+    /* A record is a whole frame (docs/recording.md). */
+    if (h->flags & PROTOCOL_FLAG_FRAGMENT)
+        return recording_fail(err, err_bytes, RECORDING_EFORMAT,
+                              "%s: frame seq %" PRIu64 " is a fragment: recordings hold whole frames", w->name, h->seq);
     uint64_t total = 0;
     for (size_t i = 0; i < parts; i++)
         total += part_bytes[i];

@@ -252,6 +252,19 @@ static void test_mismatch(void)
         h.payload_bytes = c.payload_bytes;
         protocol_header_encode(&h, q.header);
         CHECK(append(w, &q, 4) == RECORDING_EFORMAT, "mismatch: an IQ cube must be refused");
+        /* A valid fragment of a frame like c (its first matrix): a record is a whole frame. */
+        test_frame g = c;
+        protocol_header_decode(c.header, PROTOCOL_HEADER_BYTES, &h);
+        h.flags = PROTOCOL_FLAG_FRAGMENT;
+        h.crc32c = 0;
+        h.fragment_first = 0;
+        h.fragment_matrices = 1;
+        h.payload_bytes = c.payload_bytes / COUNT;
+        protocol_header_encode(&h, g.header);
+        g.parts = 1;
+        g.part[0] = c.payload;
+        g.part_bytes[0] = g.payload_bytes = c.payload_bytes / COUNT;
+        CHECK(append(w, &g, 5) == RECORDING_EFORMAT, "mismatch: a fragment must be refused");
         CHECK(recording_writer_close(&w, NULL, 0) == RECORDING_OK, "mismatch: close");
         recording_reader *r = reader_open("mismatch", "");
         if (r != NULL) {

@@ -184,6 +184,9 @@ static const char *message_reject_reason(const record_options *o, const cli_mess
         return protocol_reject_name(reason);
     if (h.kind == PROTOCOL_KIND_IQ)
         return "an IQ cube (kind 3): recordings hold covariance and eigenspace frames only";
+    if (h.flags & PROTOCOL_FLAG_FRAGMENT)
+        return "a fragment of a covariance frame: recordings hold whole frames (have the source send whole "
+               "frames while recording)";
     if ((o->kind == RECORD_KIND_COVARIANCE && h.kind != PROTOCOL_KIND_COVARIANCE) ||
         (o->kind == RECORD_KIND_EIGENSPACE && h.kind != PROTOCOL_KIND_EIGENSPACE))
         return "not of the --kind recorded";
