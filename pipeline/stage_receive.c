@@ -227,7 +227,7 @@ static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reje
         a->crc32c = protocol_crc32c_combine(a->crc32c, scan->crc, (size_t)f->header.payload_bytes);
     a->payload_bytes += f->header.payload_bytes;
     p->assembly.next += f->header.fragment_matrices;
-    p->assembly.last_ns = f->received_ns;
+    p->assembly.last_ns = metrics_now_ns(); /* the wait for the next fragment starts now */
     if (p->assembly.next < a->count)
         return RECEIVE_FRAGMENT;
     f->header = *a;
@@ -471,9 +471,10 @@ void *pipeline_receive_main(void *arg)
             p->receive_result = PIPELINE_ESOCKET;
             break;
         }
-        receive_assembly_give_up(p, "no next fragment within input.fragment_timeout_ms", 1, metrics_now_ns());
-        if (ready == 0)
+        if (ready == 0) {
+            receive_assembly_give_up(p, "no next fragment within input.fragment_timeout_ms", 1, metrics_now_ns());
             continue;
+        }
         protocol_reject reason = PROTOCOL_OK;
         receive_result result = receive_message(p, p->inputs[0], f, &reason, detail, sizeof detail);
         if (result == RECEIVE_FRAME) {

@@ -12,9 +12,15 @@
  *       matrices, complex128, column-major; eigenspace: per matrix n float64
  *       values then k_sent complex128 vectors of n; IQ cube: the samples'
  *       values (raw * scale) as complex128 in (channel, pulse, gate) order,
- *       gate fastest. On a rejection prints
- *       "reject NAME" and exits 2.
- *   protocol_parts_tool encode-covariance PARTS n count element storage per_matrix crc seq
+ *       gate fastest. A covariance fragment (flag FRAGMENT) is checked like
+ *       a frame of its own matrices and writes those; its line ends with
+ *       "fragment=1 first=F matrices=M" (whole frames: "fragment=0 first=0
+ *       matrices=count"). On a rejection prints "reject NAME" and exits 2.
+ *   protocol_parts_tool reject-names
+ *       Prints protocol_reject_name of every reason, in enum order, one a line.
+ *   protocol_parts_tool encode-covariance PARTS n count element storage per_matrix crc seq [first matrices]
+ *       With first and matrices: the fragment of the frame's matrices
+ *       first .. first+matrices-1 (flag FRAGMENT, its own payload_bytes and CRC).
  *   protocol_parts_tool encode-eigenspace PARTS n count element mode crc seq
  *   protocol_parts_tool encode-iq PARTS channels pulses gates format layout per_slice crc seq
  *       Writes a message whose numbers follow closed-form patterns that
@@ -251,16 +257,18 @@ static int decode(const char *in_path, const char *out_path)
         out = fopen(out_path, "wb");
         if (full == NULL || out == NULL)
             goto done;
-        for (uint32_t b = 0; b < h.count; b++) {
+        uint32_t matrices = protocol_covariance_matrices(&h);
+        for (uint32_t b = 0; b < matrices; b++) {
             const uint8_t *m = payload_parts == 1 ? p.data[1] + (size_t)b * matrix : p.data[1 + b];
             covariance_expand(m, &h, full);
             if (fwrite(full, sizeof *full, (size_t)h.n * h.n, out) != (size_t)h.n * h.n)
                 goto done;
         }
-        printf("ok kind=1 seq=%llu timestamp=%llu n=%u count=%u element=%s storage=%s crc=%u snapshots=%u parts=%zu\n",
+        printf("ok kind=1 seq=%llu timestamp=%llu n=%u count=%u element=%s storage=%s crc=%u snapshots=%u parts=%zu "
+               "fragment=%u first=%u matrices=%u\n",
                (unsigned long long)h.seq, (unsigned long long)h.timestamp_ns, h.n, h.count,
                eig_precision_name(h.element), protocol_storage_name(h.storage), h.flags & PROTOCOL_FLAG_CRC,
-               h.snapshots, p.count);
+               h.snapshots, p.count, (h.flags & PROTOCOL_FLAG_FRAGMENT) ? 1u : 0u, h.fragment_first, matrices);
         rc = 0;
         goto done;
     }
@@ -352,33 +360,37 @@ static double complex pattern_covariance(uint32_t b, uint32_t i, uint32_t j)
     return conj(pattern_covariance(b, j, i));
 }
 
+/* A covariance message of the pattern: the whole frame of count matrices
+ * (fragment_matrices 0), or the fragment of its matrices first ..
+ * first+fragment_matrices-1, which must lie within it. */
 static int encode_covariance(const char *path, uint32_t n, uint32_t count, uint8_t element, uint8_t storage,
-                             int per_matrix, int crc, uint64_t seq)
+                             int per_matrix, int crc, uint64_t seq, uint32_t first, uint32_t fragment_matrices)
 {
     size_t matrix = protocol_matrix_bytes(n, element, storage);
-    if (matrix == 0 || count == 0)
+    uint32_t sent = fragment_matrices ? fragment_matrices : count;
+    if (matrix == 0 || count == 0 || first >= count || sent > count - first)
         return 1;
     parts p = {0};
-    p.count = per_matrix ? 1 + (size_t)count : 2;
+    p.count = per_matrix ? 1 + (size_t)sent : 2;
     p.data = calloc(p.count, sizeof *p.data);
     p.bytes = calloc(p.count, sizeof *p.bytes);
     int rc = 1;
     if (p.data == NULL || p.bytes == NULL)
         goto done;
     for (size_t i = 1; i < p.count; i++) {
-        p.bytes[i] = per_matrix ? matrix : matrix * count;
+        p.bytes[i] = per_matrix ? matrix : matrix * sent;
         p.data[i] = malloc(p.bytes[i]);
         if (p.data[i] == NULL)
             goto done;
     }
-    for (uint32_t b = 0; b < count; b++) {
+    for (uint32_t b = 0; b < sent; b++) {
         uint8_t *m = per_matrix ? p.data[1 + b] : p.data[1] + (size_t)b * matrix;
         size_t k = 0;
         for (uint32_t j = 0; j < n; j++) {
             uint32_t lo = storage == PROTOCOL_STORAGE_PACKED_LOWER ? j : 0;
             uint32_t hi = storage == PROTOCOL_STORAGE_PACKED_UPPER ? j + 1 : n;
             for (uint32_t i = lo; i < hi; i++)
-                element_put(m, element, k++, pattern_covariance(b, i, j));
+                element_put(m, element, k++, pattern_covariance(first + b, i, j));
         }
     }
     protocol_header h;
@@ -389,8 +401,13 @@ static int encode_covariance(const char *path, uint32_t n, uint32_t count, uint8
     h.count = count;
     h.element = element;
     h.storage = storage;
-    h.payload_bytes = (uint64_t)matrix * count;
+    h.payload_bytes = (uint64_t)matrix * sent;
     h.snapshots = 64;
+    if (fragment_matrices) {
+        h.flags |= PROTOCOL_FLAG_FRAGMENT;
+        h.fragment_first = first;
+        h.fragment_matrices = fragment_matrices;
+    }
     if (crc) {
         h.flags |= PROTOCOL_FLAG_CRC;
         h.crc32c = protocol_payload_crc32c((const void *const *)(p.data + 1), p.bytes + 1, p.count - 1);
@@ -550,10 +567,16 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "decode") == 0)
         return decode(argv[2], argv[3]);
-    if (argc == 10 && strcmp(argv[1], "encode-covariance") == 0)
+    if (argc == 2 && strcmp(argv[1], "reject-names") == 0) {
+        for (int r = 0; r < PROTOCOL_REJECT_COUNT_; r++)
+            printf("%s\n", protocol_reject_name((protocol_reject)r));
+        return 0;
+    }
+    if ((argc == 10 || argc == 12) && strcmp(argv[1], "encode-covariance") == 0)
         return encode_covariance(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
                                  (uint8_t)atoi(argv[5]), (uint8_t)atoi(argv[6]), atoi(argv[7]), atoi(argv[8]),
-                                 strtoull(argv[9], NULL, 10));
+                                 strtoull(argv[9], NULL, 10), argc == 12 ? (uint32_t)strtoul(argv[10], NULL, 10) : 0,
+                                 argc == 12 ? (uint32_t)strtoul(argv[11], NULL, 10) : 0);
     if (argc == 9 && strcmp(argv[1], "encode-eigenspace") == 0)
         return encode_eigenspace(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
                                  (uint8_t)atoi(argv[5]), (uint8_t)atoi(argv[6]), atoi(argv[7]),
@@ -562,7 +585,8 @@ int main(int argc, char **argv)
         return encode_iq(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 10),
                          (uint32_t)strtoul(argv[5], NULL, 10), (uint8_t)atoi(argv[6]), (uint8_t)atoi(argv[7]),
                          atoi(argv[8]), atoi(argv[9]), strtoull(argv[10], NULL, 10));
-    fprintf(stderr, "usage: %s decode PARTS OUT | encode-covariance PARTS n count element storage per_matrix crc seq"
+    fprintf(stderr, "usage: %s decode PARTS OUT | reject-names"
+                    " | encode-covariance PARTS n count element storage per_matrix crc seq [first matrices]"
                     " | encode-eigenspace PARTS n count element mode crc seq"
                     " | encode-iq PARTS channels pulses gates format layout per_slice crc seq\n",
             argv[0]);

@@ -3,6 +3,8 @@
 C codec (pipeline/protocol.c, through protocol_parts_tool) decodes, and the
 other way round. Oracles: the matrices NumPy generated, and closed-form
 patterns that protocol_parts_tool writes and this script recomputes.
+Fragments (flag FRAGMENT) both ways, byte for byte, with their rejects in
+both codecs; and the two lists of reject names, in enum order.
 
 usage: test_cross_language.py PROTOCOL_PARTS_TOOL TOOLS_PYTHON_DIR
 Exit 77 (skip) without NumPy.
@@ -130,6 +132,21 @@ def python_to_c_eigenspace(tmp):
             check(off == len(data), f"{case}: output length")
 
 
+def pattern_covariance(count, n):
+    """protocol_parts_tool's closed-form matrices (count, n, n), complex128."""
+    want = np.zeros((count, n, n), dtype=np.complex128)
+    for b in range(count):
+        for i in range(n):
+            for j in range(n):
+                if i == j:
+                    want[b, i, j] = b + i
+                elif i > j:
+                    want[b, i, j] = complex((b + 1) * 0.5 + i * 0.25 + j * 0.0625, (i - j) * 0.03125 + b * 0.5)
+                else:
+                    want[b, i, j] = complex((b + 1) * 0.5 + j * 0.25 + i * 0.0625, -((j - i) * 0.03125 + b * 0.5))
+    return want
+
+
 def c_to_python(tmp):
     path = os.path.join(tmp, "c.parts")
     for element, dtype in ((1, np.complex64), (2, np.complex128)):
@@ -144,18 +161,7 @@ def c_to_python(tmp):
                 h, a = ec.decode_covariance(parts)
                 check(h["seq"] == 3 and h["timestamp_ns"] == 3000000007 and h["storage"] == sname and h["crc"]
                       and h["snapshots"] == 64, f"{case}: header {h}")
-                want = np.zeros((count, n, n), dtype=np.complex128)
-                for b in range(count):
-                    for i in range(n):
-                        for j in range(n):
-                            if i == j:
-                                want[b, i, j] = b + i
-                            elif i > j:
-                                want[b, i, j] = complex((b + 1) * 0.5 + i * 0.25 + j * 0.0625,
-                                                        (i - j) * 0.03125 + b * 0.5)
-                            else:
-                                want[b, i, j] = complex((b + 1) * 0.5 + j * 0.25 + i * 0.0625,
-                                                        -((j - i) * 0.03125 + b * 0.5))
+                want = pattern_covariance(count, n)
                 check(a.dtype == dtype and np.array_equal(a.astype(np.complex128), want), f"{case}: matrices")
     for element, real in ((1, np.float32), (2, np.float64)):
         for mode, mname in ((1, "full"), (2, "values"), (3, "signal"), (4, "noise")):
@@ -276,6 +282,115 @@ def c_to_python_iq(tmp):
                 check(again == parts, f"{case}: python encoding differs from C's")
 
 
+def reject_names():
+    p = subprocess.run([TOOL, "reject-names"], capture_output=True, text=True)
+    check(p.returncode == 0, f"reject-names exit {p.returncode}")
+    names = p.stdout.split()
+    check(names == list(ec.REJECT_NAMES), f"reject names: C {names} != Python {list(ec.REJECT_NAMES)}")
+    check("incomplete" in names and names.index("incomplete") == names.index("nonfinite") + 1,
+          f"incomplete follows nonfinite: {names}")
+
+
+def python_to_c_fragments(tmp):
+    rng = np.random.default_rng(20261127)
+    for dtype in (np.complex64, np.complex128):
+        for storage in ("full", "packed_lower", "packed_upper"):
+            for per_matrix in (False, True):
+                n, count, fragments = 6, 7, 3
+                a = hermitian(rng, count, n, dtype)
+                msgs = ec.encode_fragments(42, 987654321, a, fragments, storage, crc=True,
+                                           per_matrix_parts=per_matrix, snapshots=64)
+                for (first, m), parts in zip(((0, 3), (3, 2), (5, 2)), msgs):
+                    case = f"py->C fragment {np.dtype(dtype).name} {storage} per_matrix={per_matrix} first={first}"
+                    lines, data, rc = c_decode(parts, tmp)
+                    check(rc == 0 and lines and lines[0].startswith(
+                          f"ok kind=1 seq=42 timestamp=987654321 n={n} count={count}"), f"{case}: {lines} rc={rc}")
+                    check(lines and lines[0].endswith(f"crc=1 snapshots=64 parts={1 + (m if per_matrix else 1)} "
+                                                      f"fragment=1 first={first} matrices={m}"), f"{case}: {lines}")
+                    got = np.frombuffer(data, dtype=np.complex128)
+                    want = a[first:first + m].astype(np.complex128).transpose(0, 2, 1).reshape(-1)
+                    check(got.shape == want.shape and np.array_equal(got, want), f"{case}: matrices differ")
+
+
+def python_to_c_fragment_rejects(tmp):
+    rng = np.random.default_rng(8)
+    a = hermitian(rng, 4, 3, np.complex128)
+    one = 3 * 3 * 16
+
+    def corrupt(name, parts, what, decode=ec.decode_covariance):
+        lines, _, rc = c_decode(parts, tmp)
+        check(rc == 2 and lines == [f"reject {name}"], f"C fragment reject {name} ({what}): got {lines} rc={rc}")
+        try:
+            decode(parts)
+            check(False, f"python accepted a fragment with {what}")
+        except ec.ProtocolError as e:
+            check(e.reason == name, f"python fragment reject {name} ({what}): got {e.reason}")
+
+    def header(first, matrices, payload_bytes, flags=ec.FLAG_FRAGMENT, kind=ec.KIND_COVARIANCE, mode=0):
+        return ec.encode_header(kind, 1, 2, 3, 4, 2, 0, mode, flags, payload_bytes, 0, 0, first=first,
+                                matrices=matrices)
+
+    body = a.transpose(0, 2, 1).astype("<c16").tobytes()
+    good = ec.encode_fragment(1, 2, a[1:3], 1, 4, crc=True)
+    flipped = bytearray(good[1])
+    flipped[9] ^= 0x20
+    corrupt("crc_mismatch", [good[0], bytes(flipped)], "a flipped payload bit")
+    corrupt("size_mismatch", [header(0, 0, 0), body[:one]], "matrices 0")
+    corrupt("size_mismatch", [header(3, 2, 2 * one), body[:2 * one]], "first + matrices > count")
+    corrupt("size_mismatch", [header(4, 1, one), body[:one]], "first = count")
+    corrupt("size_mismatch", [header(0, 2, 4 * one), body], "the frame's payload_bytes")
+    corrupt("parts", [header(0, 2, 2 * one)] + [body[i * one:(i + 1) * one] for i in range(4)], "count parts")
+    corrupt("truncated", [header(1, 2, 2 * one), body[:2 * one - 8]], "a short payload")
+    corrupt("oversized", [header(1, 2, 2 * one), body[:2 * one + 8]], "a long payload")
+    corrupt("bad_field", [header(1, 2, 2 * one, flags=0), body[:2 * one]], "first/matrices without FRAGMENT")
+    eig = ec.encode_eigenspace(0, 0, np.zeros((1, 2)), None, [0], "values")
+    corrupt("bad_field", [eig[0][:36] + bytes([ec.FLAG_FRAGMENT]) + eig[0][37:]] + eig[1:], "FRAGMENT on eigenspace",
+            lambda parts: ec.decode_header(parts[0]))
+    iq = ec.encode_iq(0, 0, np.zeros((1, 1, 1, 2), np.int16), crc=False)
+    corrupt("bad_field", [iq[0][:36] + bytes([ec.FLAG_FRAGMENT]) + iq[0][37:]] + iq[1:], "FRAGMENT on an IQ cube",
+            lambda parts: ec.decode_header(parts[0]))
+    nan = a[1:3].copy()
+    nan[1, 0, 2] = complex(np.inf, 0)
+    corrupt("nonfinite", ec.encode_fragment(1, 2, nan, 1, 4, crc=True), "an infinite element")
+
+
+def c_to_python_fragments(tmp):
+    path = os.path.join(tmp, "frag.parts")
+    n, count = 5, 7
+    want = pattern_covariance(count, n)
+    for element, dtype in ((1, np.complex64), (2, np.complex128)):
+        for storage, sname in ((0, "full"), (1, "packed_lower"), (2, "packed_upper")):
+            for per_matrix in (0, 1):
+                msgs = []
+                for first, m in ((0, 3), (3, 1), (4, 3)):
+                    subprocess.run([TOOL, "encode-covariance", path, str(n), str(count), str(element), str(storage),
+                                    str(per_matrix), "1", "6", str(first), str(m)], check=True)
+                    parts = ec.load_parts(path)
+                    case = f"C->py fragment element={element} {sname} per_matrix={per_matrix} first={first}"
+                    h, a = ec.decode_covariance(parts)
+                    check(h["fragment"] and h["first"] == first and h["matrices"] == m and h["count"] == count and
+                          h["seq"] == 6 and h["timestamp_ns"] == 6000000007 and h["snapshots"] == 64 and h["crc"],
+                          f"{case}: header {h}")
+                    check(a.dtype == dtype and np.array_equal(a.astype(np.complex128), want[first:first + m]),
+                          f"{case}: matrices")
+                    # Byte for byte: Python encodes the same fragment into the same message.
+                    again = ec.encode_fragment(6, 6000000007, want[first:first + m].astype(dtype), first, count,
+                                               sname, crc=True, per_matrix_parts=bool(per_matrix), snapshots=64)
+                    check(again == parts, f"{case}: python encoding differs from C's")
+                    msgs.append(parts)
+                # The frame the fragments make is C's whole frame: same matrices, and
+                # the CRC joined from the fragments' is the whole payload's.
+                h, a = ec.decode_fragments(msgs)
+                subprocess.run([TOOL, "encode-covariance", path, str(n), str(count), str(element), str(storage),
+                                str(per_matrix), "1", "6"], check=True)
+                whole = ec.load_parts(path)
+                hw = ec.decode_header(whole[0])
+                case = f"C->py fragments joined element={element} {sname} per_matrix={per_matrix}"
+                check(np.array_equal(a.astype(np.complex128), want), f"{case}: matrices")
+                check(h["crc32c"] == hw["crc32c"] and h["payload_bytes"] == hw["payload_bytes"] and
+                      h["flags"] == hw["flags"], f"{case}: joined header {h} vs whole {hw}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     python_to_c_covariance(tmp)
     python_to_c_rejects(tmp)
@@ -284,5 +399,9 @@ with tempfile.TemporaryDirectory() as tmp:
     python_to_c_iq(tmp)
     python_to_c_iq_rejects(tmp)
     c_to_python_iq(tmp)
+    reject_names()
+    python_to_c_fragments(tmp)
+    python_to_c_fragment_rejects(tmp)
+    c_to_python_fragments(tmp)
 
 report("test_cross_language")

@@ -7,6 +7,8 @@ Needs NumPy; the socket helpers and the CLI also need pyzmq.
 
     parts = encode_covariance(seq, ts_ns, matrices)          # list of bytes
     header, matrices = decode_covariance(parts)              # (count, n, n)
+    messages = encode_fragments(seq, ts_ns, matrices, 4)     # a frame as 4 fragments (lists of parts)
+    header, matrices = decode_fragments(messages)            # the whole frame again, (count, n, n)
     header, times, results = decode_eigenspace(parts)        # list of MatrixResult
     parts = encode_iq(seq, ts_ns, raw, "cpg", scale)          # raw (C, P, G) complex64 or (C, P, G, 2) int16
     header, raw = decode_iq(parts); x = iq_values(header, raw)  # (C, P, G) complex128 = raw * scale
@@ -62,13 +64,17 @@ MODE_NAMES = {v: k for k, v in MODES.items()}
 
 FLAG_CRC = 1
 FLAG_LATE = 2
-FLAG_KNOWN = FLAG_CRC | FLAG_LATE
+FLAG_FRAGMENT = 4  # covariance: one fragment of a frame (first @56, matrices @60)
+FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT
 
+# In the order of pipeline/protocol.h's protocol_reject (the metrics keys).
 REJECT_NAMES = ("ok", "parts", "header_size", "bad_magic", "bad_version", "bad_kind", "bad_field",
-                "size_mismatch", "config_mismatch", "truncated", "oversized", "crc_mismatch", "nonfinite")
+                "size_mismatch", "config_mismatch", "truncated", "oversized", "crc_mismatch", "nonfinite",
+                "incomplete")
 
 # Header: magic, version, kind, header_bytes, seq, timestamp_ns, n, count, element,
-# storage, mode, reserved0, flags, payload_bytes, crc32c, snapshots, reserved (8).
+# storage, mode, reserved0, flags, payload_bytes, crc32c, snapshots, then 8 bytes:
+# reserved, the IQ scale (kind 3) or a covariance fragment's first and matrices.
 _HEADER = struct.Struct("<4sBBHQQIIBBBBIQII8s")
 _STAGE_TIMES = struct.Struct("<4Q")
 _MATRIX_META = np.dtype([("status", "<i4"), ("signal_dim", "<u4"), ("k_sent", "<u4"), ("first_index", "<u4")])
@@ -193,10 +199,18 @@ def _parts_crc(parts):
 # ---- header ------------------------------------------------------------------------
 
 def encode_header(kind, seq, timestamp_ns, n, count, element, storage=0, mode=0, flags=0,
-                  payload_bytes=0, crc=0, snapshots=0, scale=0.0):
+                  payload_bytes=0, crc=0, snapshots=0, scale=0.0, first=0, matrices=0):
     """64 header bytes; snapshots is the gate count G of an IQ cube (kind 3), scale
-    its sample scale (bytes 56..59, binary32; reserved zero for the other kinds)."""
-    tail = struct.pack("<f", scale) + bytes(4) if kind == KIND_IQ else bytes(8)
+    its sample scale (bytes 56..59, binary32). A covariance fragment (flags with
+    FLAG_FRAGMENT) carries first (@56) and matrices (@60); as in C, a covariance
+    header writes them whatever the flags (0, 0: the reserved zeros). The other
+    kinds' bytes 56..63 are reserved zero (IQ: 60..63)."""
+    if kind == KIND_IQ:
+        tail = struct.pack("<f", scale) + bytes(4)
+    elif kind == KIND_COVARIANCE:
+        tail = struct.pack("<II", first, matrices)
+    else:
+        tail = bytes(8)
     return _HEADER.pack(MAGIC, VERSION, kind, HEADER_BYTES, seq, timestamp_ns, n, count, element,
                         storage, mode, 0, flags, payload_bytes, crc, snapshots, tail)
 
@@ -205,7 +219,8 @@ def _check_iq_fields(element, storage, mode, flags, reserved):
     scale = struct.unpack("<f", reserved[:4])[0]
     if reserved[4:] != bytes(4):
         raise ProtocolError("bad_field", "reserved bytes")
-    if element not in IQ_FORMAT_NAMES or storage not in IQ_LAYOUT_NAMES or mode != 0 or flags & FLAG_LATE:
+    if (element not in IQ_FORMAT_NAMES or storage not in IQ_LAYOUT_NAMES or mode != 0 or
+            flags & (FLAG_LATE | FLAG_FRAGMENT)):
         raise ProtocolError("bad_field", f"format {element} layout {storage} mode {mode} flags {flags}")
     if not (np.isfinite(scale) and scale > 0):
         raise ProtocolError("bad_field", f"scale {scale}")
@@ -217,7 +232,11 @@ def decode_header(part, expect_kind=0):
 
     expect_kind 0 takes any known kind; another known kind is bad_kind, checked
     before the kind's fields, as in C. IQ headers carry gates, scale, format and
-    layout (names) instead of snapshots, element and storage."""
+    layout (names) instead of snapshots, element and storage. Covariance headers
+    also carry fragment (FLAG_FRAGMENT), first (the fragment's first matrix, 0
+    for a whole frame) and matrices (the matrices this message carries: the
+    fragment's, or count for a whole frame); FRAGMENT on another kind, or
+    nonzero bytes 56..63 of a covariance header without it, is bad_field."""
     part = bytes(part)
     if len(part) != HEADER_BYTES:
         raise ProtocolError("header_size", f"{len(part)} bytes")
@@ -231,7 +250,8 @@ def decode_header(part, expect_kind=0):
         raise ProtocolError("bad_kind", str(kind))
     if header_bytes != HEADER_BYTES:
         raise ProtocolError("header_size", f"header_bytes {header_bytes}")
-    if (kind != KIND_IQ and reserved != bytes(8)) or reserved0 != 0:
+    fragment = kind == KIND_COVARIANCE and bool(flags & FLAG_FRAGMENT)
+    if (kind != KIND_IQ and not fragment and reserved != bytes(8)) or reserved0 != 0:
         raise ProtocolError("bad_field", "reserved bytes")
     if flags & ~FLAG_KNOWN:
         raise ProtocolError("bad_field", f"flags {flags:#x}")
@@ -247,9 +267,13 @@ def decode_header(part, expect_kind=0):
     if kind == KIND_COVARIANCE:
         if storage not in STORAGE_NAMES or mode != 0 or flags & FLAG_LATE:
             raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
-    elif storage != 0 or not 1 <= mode <= 4:
-        raise ProtocolError("bad_field", f"storage {storage} mode {mode}")
-    return dict(common, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode), snapshots=snapshots)
+    elif flags & FLAG_FRAGMENT or storage != 0 or not 1 <= mode <= 4:
+        raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
+    out = dict(common, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode), snapshots=snapshots)
+    if kind == KIND_COVARIANCE:
+        first, matrices = struct.unpack("<II", reserved) if fragment else (0, count)
+        out.update(fragment=fragment, first=first, matrices=matrices)
+    return out
 
 
 # ---- covariance frames ----------------------------------------------------------------
@@ -274,13 +298,8 @@ def _element_of(dtype):
     raise ValueError(f"matrices must be complex64 or complex128, not {dtype}")
 
 
-def encode_covariance(seq, timestamp_ns, matrices, storage="full", crc=True, per_matrix_parts=False,
-                      snapshots=0):
-    """Parts of a covariance frame holding matrices (count, n, n), complex64/128.
-
-    Packed storage sends the named triangle only (the matrices are taken as
-    Hermitian). Returns a list of bytes: [header, payload] or [header, m0, m1, ...].
-    """
+def _covariance_body(matrices, storage):
+    """(element, n, rows): the wire elements of matrices (count, n, n), one row per matrix."""
     matrices = np.asarray(matrices)
     if matrices.ndim != 3 or matrices.shape[1] != matrices.shape[2]:
         raise ValueError("matrices must have shape (count, n, n)")
@@ -294,20 +313,81 @@ def encode_covariance(seq, timestamp_ns, matrices, storage="full", crc=True, per
         body = np.ascontiguousarray(matrices[:, rows, cols], dtype=wire)
     else:
         raise ValueError(f"unknown storage {storage!r}")
+    return element, n, body
+
+
+def _covariance_message(seq, timestamp_ns, body, element, n, count, storage, crc, per_matrix_parts, snapshots,
+                        flags=0, first=0):
     if per_matrix_parts:
-        payload = [body[b].tobytes() for b in range(count)]
+        payload = [body[b].tobytes() for b in range(body.shape[0])]
     else:
         payload = [body.tobytes()]
     payload_bytes = sum(len(p) for p in payload)
-    flags = FLAG_CRC if crc else 0
+    flags |= FLAG_CRC if crc else 0
+    matrices = body.shape[0] if flags & FLAG_FRAGMENT else 0
     header = encode_header(KIND_COVARIANCE, seq, timestamp_ns, n, count, element, STORAGES[storage], 0,
-                           flags, payload_bytes, _parts_crc(payload) if crc else 0, snapshots)
+                           flags, payload_bytes, _parts_crc(payload) if crc else 0, snapshots,
+                           first=first, matrices=matrices)
     return [header] + payload
+
+
+def encode_covariance(seq, timestamp_ns, matrices, storage="full", crc=True, per_matrix_parts=False,
+                      snapshots=0):
+    """Parts of a covariance frame holding matrices (count, n, n), complex64/128.
+
+    Packed storage sends the named triangle only (the matrices are taken as
+    Hermitian). Returns a list of bytes: [header, payload] or [header, m0, m1, ...].
+    """
+    element, n, body = _covariance_body(matrices, storage)
+    return _covariance_message(seq, timestamp_ns, body, element, n, body.shape[0], storage, crc,
+                               per_matrix_parts, snapshots)
+
+
+def fragment_ranges(count, fragments):
+    """[(first, matrices)] of a frame of count matrices sent as `fragments`
+    fragments, as eigstream-sim --fragments splits it: consecutive, sizes as
+    equal as can be, the first count % fragments one matrix larger.
+    fragments must be 1..count (ValueError otherwise)."""
+    if not 1 <= fragments <= count:
+        raise ValueError(f"fragments must be 1..{count}, not {fragments}")
+    base, extra = divmod(count, fragments)
+    ranges, first = [], 0
+    for i in range(fragments):
+        matrices = base + (1 if i < extra else 0)
+        ranges.append((first, matrices))
+        first += matrices
+    return ranges
+
+
+def encode_fragment(seq, timestamp_ns, matrices, first, count, storage="full", crc=True, per_matrix_parts=False,
+                    snapshots=0):
+    """Parts of one fragment (docs/protocol.md, fragmented covariance frames):
+    matrices (m, n, n) are matrices first .. first+m-1 of a frame of count
+    matrices. payload_bytes and the CRC are the fragment's own; per_matrix_parts
+    sends m parts of one matrix each. No range check: a test may craft a bad
+    fragment (decode_covariance rejects m = 0 or first + m > count)."""
+    element, n, body = _covariance_body(matrices, storage)
+    return _covariance_message(seq, timestamp_ns, body, element, n, count, storage, crc, per_matrix_parts,
+                               snapshots, FLAG_FRAGMENT, first)
+
+
+def encode_fragments(seq, timestamp_ns, matrices, fragments, storage="full", crc=True, per_matrix_parts=False,
+                     snapshots=0):
+    """A covariance frame of matrices (count, n, n) as `fragments` messages
+    (fragment_ranges), each a list of parts as encode_fragment returns: send
+    them back to back, in order, on one socket."""
+    matrices = np.asarray(matrices)
+    return [encode_fragment(seq, timestamp_ns, matrices[first:first + m], first, matrices.shape[0], storage, crc,
+                            per_matrix_parts, snapshots)
+            for first, m in fragment_ranges(matrices.shape[0], fragments)]
 
 
 def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
     """(header dict, matrices (count, n, n)) of a covariance frame; packed storage
-    is expanded to full Hermitian matrices. Raises ProtocolError."""
+    is expanded to full Hermitian matrices. A fragment (header["fragment"]) is
+    checked like a frame of its own `matrices` (the header's, >= 1 and ending
+    within count, else size_mismatch; its payload_bytes, parts and CRC) and
+    gives its (matrices, n, n). Raises ProtocolError."""
     if len(parts) < 2:
         raise ProtocolError("parts", f"{len(parts)} parts")
     h = decode_header(parts[0], KIND_COVARIANCE)
@@ -316,6 +396,9 @@ def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
     n, count, element, storage = h["n"], h["count"], h["element"], h["storage"]
     if n == 0 or count == 0:
         raise ProtocolError("size_mismatch", "n or count is 0")
+    if h["fragment"] and (h["matrices"] == 0 or h["first"] >= count or h["matrices"] > count - h["first"]):
+        raise ProtocolError("size_mismatch", f"fragment of matrices {h['first']} + {h['matrices']} in {count}")
+    count = h["matrices"]  # the matrices this message carries
     esize = ELEMENT_DTYPE[element].itemsize
     per = n * n if storage == "full" else n * (n + 1) // 2
     matrix_bytes = per * esize
@@ -347,6 +430,41 @@ def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
         out[:, cols, rows] = np.conj(body)
         out[:, rows, cols] = body  # the stored triangle (and diagonal) wins
     return h, out
+
+
+def decode_fragments(messages, check_crc=True, max_payload_bytes=0):
+    """(frame header dict, matrices (count, n, n)) of one frame's fragments, given
+    in the order they came (each a list of parts). Each is decoded and checked
+    by decode_covariance (its reason raised); then, as docs/protocol.md's
+    receiver assembles them, the first must start at matrix 0, each next one
+    continue the same frame (seq, timestamp, n, count, element, storage,
+    snapshots, CRC flag) at the next matrix, and the last end at count, else
+    ProtocolError("incomplete"). The header is the whole frame's: no FRAGMENT
+    flag, first 0, matrices = count, payload_bytes summed and crc32c that of the
+    whole payload (when flagged CRC)."""
+    if not messages:
+        raise ProtocolError("incomplete", "no fragments")
+    same = ("seq", "timestamp_ns", "n", "count", "element", "storage", "snapshots", "crc")
+    frame, blocks, next_first, crc = None, [], 0, 0
+    for i, parts in enumerate(messages):
+        h, m = decode_covariance(parts, check_crc, max_payload_bytes)
+        if not h["fragment"]:
+            raise ProtocolError("incomplete", f"message {i} is a whole frame")
+        if frame is None:
+            frame = h
+        if h["first"] != next_first or any(h[k] != frame[k] for k in same):
+            raise ProtocolError("incomplete", f"fragment {i} at matrix {h['first']} (seq {h['seq']}) does not "
+                                f"continue seq {frame['seq']} at matrix {next_first}")
+        for p in parts[1:] if frame["crc"] else ():
+            crc = crc32c(p, crc)  # the whole payload's CRC, continued fragment by fragment
+        blocks.append(m)
+        next_first += h["matrices"]
+    if next_first != frame["count"]:
+        raise ProtocolError("incomplete", f"fragments end at matrix {next_first} of {frame['count']}")
+    header = dict(frame, flags=frame["flags"] & ~FLAG_FRAGMENT, fragment=False, first=0, matrices=frame["count"],
+                  payload_bytes=sum(sum(len(p) for p in parts[1:]) for parts in messages),
+                  crc32c=crc if frame["crc"] else 0)
+    return header, np.concatenate(blocks)
 
 
 # ---- IQ cube frames --------------------------------------------------------------------

@@ -134,8 +134,95 @@ def test_eigenspace():
     expect_reject("parts", ec.decode_eigenspace, parts[:2])
 
 
+def hermitian(rng, count, n, dtype=np.complex128):
+    x = rng.standard_normal((count, n, n)) + 1j * rng.standard_normal((count, n, n))
+    return ((x + x.conj().transpose(0, 2, 1)) / 2).astype(dtype)
+
+
+def test_fragments():
+    # Splits: consecutive, ceil then floor (docs/protocol.md; eigstream-sim --fragments).
+    check(ec.fragment_ranges(10, 4) == [(0, 3), (3, 3), (6, 2), (8, 2)], f"10/4 {ec.fragment_ranges(10, 4)}")
+    check(ec.fragment_ranges(5, 5) == [(i, 1) for i in range(5)], "5/5")
+    check(ec.fragment_ranges(7, 1) == [(0, 7)], "7/1")
+    for bad in (0, 8):
+        try:
+            ec.fragment_ranges(7, bad)
+            check(False, f"fragment_ranges(7, {bad}) accepted")
+        except ValueError:
+            pass
+
+    # One fragment against a header built here from the spec's table.
+    rng = np.random.default_rng(13)
+    a = hermitian(rng, 5, 3)
+    parts = ec.encode_fragment(9, 77, a[2:4], 2, 5, "full", crc=True, snapshots=32)
+    payload = a[2:4].transpose(0, 2, 1).astype("<c16").tobytes()  # column-major, matrices 2 and 3
+    want = (b"EIGS" + bytes([1, 1]) + struct.pack("<HQQII", 64, 9, 77, 3, 5) + bytes([2, 0, 0, 0]) +
+            struct.pack("<IQIIII", 1 | 4, len(payload), crc_bitwise(payload), 32, 2, 2))
+    check(parts == [want, payload], "fragment bytes differ from the spec's layout")
+    h = ec.decode_header(parts[0])
+    check(h["fragment"] and h["first"] == 2 and h["matrices"] == 2 and h["count"] == 5, f"fragment header {h}")
+    whole = ec.decode_header(ec.encode_covariance(0, 0, a)[0])
+    check(not whole["fragment"] and whole["first"] == 0 and whole["matrices"] == 5, f"whole header {whole}")
+    h, m = ec.decode_covariance(parts)
+    check(np.array_equal(m, a[2:4]), "fragment matrices")
+
+    # Round trips through every storage, element and part layout.
+    for dtype in (np.complex64, np.complex128):
+        b = hermitian(rng, 7, 4, dtype)
+        for storage in ("full", "packed_lower", "packed_upper"):
+            for per in (False, True):
+                msgs = ec.encode_fragments(3, 4, b, 3, storage, crc=True, per_matrix_parts=per, snapshots=8)
+                case = f"{np.dtype(dtype).name} {storage} per={per}"
+                check([len(x) for x in msgs] == ([4, 3, 3] if per else [2, 2, 2]), f"{case}: parts")
+                firsts = [ec.decode_header(x[0])["first"] for x in msgs]
+                check(firsts == [0, 3, 5], f"{case}: firsts {firsts}")
+                h, back = ec.decode_fragments(msgs)
+                check(back.dtype == dtype and np.array_equal(back, b), f"{case}: matrices")
+                frame = ec.encode_covariance(3, 4, b, storage, crc=True, snapshots=8)
+                check(h["crc32c"] == crc_bitwise(frame[1]) and h["payload_bytes"] == len(frame[1]) and
+                      h["flags"] == ec.FLAG_CRC and not h["fragment"] and h["matrices"] == 7, f"{case}: header {h}")
+
+    # The checks of protocol_covariance_check_sizes, in its order.
+    def fragment_header(first, matrices, payload_bytes, count=5, flags=ec.FLAG_FRAGMENT):
+        return ec.encode_header(ec.KIND_COVARIANCE, 1, 2, 3, count, 2, 0, 0, flags, payload_bytes, 0, 0,
+                                first=first, matrices=matrices)
+    one = 3 * 3 * 16
+    body = a[0:2].transpose(0, 2, 1).astype("<c16").tobytes()
+    expect_reject("size_mismatch", ec.decode_covariance, [fragment_header(0, 0, 0), b""])
+    expect_reject("size_mismatch", ec.decode_covariance, [fragment_header(4, 2, 2 * one), body])
+    expect_reject("size_mismatch", ec.decode_covariance, [fragment_header(5, 1, one), body[:one]])
+    expect_reject("size_mismatch", ec.decode_covariance, [fragment_header(0, 2, 5 * one), body])  # the frame's bytes
+    expect_reject("parts", ec.decode_covariance, [fragment_header(0, 2, 2 * one)] + [body[:one // 2]] * 4)
+    expect_reject("truncated", ec.decode_covariance, [fragment_header(0, 2, 2 * one), body[:-1]])
+    h, m = ec.decode_covariance([fragment_header(0, 2, 2 * one), body[:one], body[one:]])
+    check(np.array_equal(m, a[0:2]), "two per-matrix parts of a fragment of 2")
+    flipped = bytearray(parts[1])
+    flipped[5] ^= 0x10
+    expect_reject("crc_mismatch", ec.decode_covariance, [parts[0], bytes(flipped)])
+    # FRAGMENT is for covariance only; without it bytes 56..63 stay reserved.
+    eig = bytearray(ec.encode_eigenspace(0, 0, np.zeros((1, 2)), None, [0], "values")[0])
+    eig[36] |= ec.FLAG_FRAGMENT
+    expect_reject("bad_field", ec.decode_header, bytes(eig))
+    iq = bytearray(ec.encode_iq(0, 0, np.zeros((1, 1, 1, 2), np.int16))[0])
+    iq[36] |= ec.FLAG_FRAGMENT
+    expect_reject("bad_field", ec.decode_header, bytes(iq))
+    expect_reject("bad_field", ec.decode_header, fragment_header(1, 1, one, flags=0))
+
+    # Assembly: a frame is its fragments from matrix 0, in order, to the end.
+    msgs = ec.encode_fragments(5, 6, a, 3)
+    other = ec.encode_fragments(6, 6, a, 3)
+    expect_reject("incomplete", ec.decode_fragments, [msgs[0], msgs[2]])
+    expect_reject("incomplete", ec.decode_fragments, [msgs[1], msgs[2]])
+    expect_reject("incomplete", ec.decode_fragments, msgs[:2])
+    expect_reject("incomplete", ec.decode_fragments, [msgs[0], other[1], msgs[2]])
+    expect_reject("incomplete", ec.decode_fragments, [ec.encode_covariance(5, 6, a)])
+    expect_reject("incomplete", ec.decode_fragments, [])
+    check(ec.REJECT_NAMES.index("incomplete") == 13 and ec.REJECT_NAMES[12] == "nonfinite", "reject order")
+
+
 test_crc()
 test_header()
 test_covariance()
 test_eigenspace()
+test_fragments()
 report("test_eigstream_client")

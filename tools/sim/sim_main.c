@@ -6,8 +6,14 @@
  * half a second) and cycled; each send carries its own seq and timestamp and
  * reuses the pool buffer zero-copy (the buffers are never written again, and
  * the pool outlives the socket, so the free callback does nothing).
+ *
+ * With --fragments F a covariance frame goes out as F messages of
+ * consecutive whole matrices (docs/protocol.md, fragmented covariance
+ * frames), back to back on the socket, each with its own payload_bytes and
+ * CRC32C (computed once per pool frame).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +35,7 @@ typedef struct sim_options {
     const char *sources, *jammers, *endpoint;
     int element, storage; /* eig_precision, protocol_storage */
     int crc, bind, pub, per_matrix_parts, quiet;
+    uint32_t fragments; /* messages per covariance frame, 1 = whole frames */
     double rate;
     uint64_t frames, seed;
     int linger_ms;
@@ -41,10 +48,13 @@ typedef struct sim_options {
 } sim_options;
 
 /* What every frame of a run is: the header (seq, timestamp and CRC filled
- * per send) and how the payload splits into parts. */
+ * per send), how the payload splits into parts, and into how many fragments
+ * (1: whole frames; sim_fragment_range says which matrices each carries). */
 typedef struct sim_layout {
     protocol_header header;
     size_t parts, part_bytes, frame_bytes;
+    uint32_t fragments;
+    size_t matrix_bytes; /* covariance: one matrix; IQ: 0 */
 } sim_layout;
 
 static const char *const sim_patterns[] = {"push", "pub", NULL};
@@ -57,7 +67,8 @@ static int parse_options(int argc, char **argv, sim_options *o)
     *o = (sim_options){.n = 128, .cells = 180, .snapshots = 256, .pool = 4, .hwm = 4,
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
                        .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
-                       .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .rate = 2.0, .seed = 1, .linger_ms = 5000,
+                       .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .fragments = 1, .rate = 2.0, .seed = 1,
+                       .linger_ms = 5000,
                        .iq_format = PROTOCOL_IQ_CI16_LE, .iq_layout = PROTOCOL_IQ_CPG, .pulses = 180, .gates = 256,
                        .targets = IQ_SCENE_DEFAULT_TARGETS, .clutter_db = 30.0, .clutter_slope = 1.0};
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
@@ -75,6 +86,9 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_CHOICE("storage", 0, &o->storage, storages.names, storages.values, "matrix storage"),
         CLI_CHOICE("crc", 0, &o->crc, sim_crc_choices, NULL, "CRC32C over the payload"),
         CLI_FLAG("per-matrix-parts", 0, &o->per_matrix_parts, "one message part per matrix"),
+        CLI_INT("fragments", 0, &o->fragments, 1, 100000, "F",
+                "send each frame as F fragments of consecutive whole matrices (sizes differ by at most 1, "
+                "the larger first; F <= --cells, else a usage error; not with --iq)"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e6, "R", "frames/s, 0 = as fast as possible"),
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "frames to send, 0 = until SIGINT"),
         CLI_INT("pool", 0, &o->pool, 1, 1024, "P", "distinct pre-generated frames to cycle"),
@@ -109,7 +123,20 @@ static int parse_options(int argc, char **argv, sim_options *o)
                                           "from raw IQ).\n",
                            .options = table};
     cli_args args;
-    return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    if (status >= 0)
+        return status;
+    if (o->iq && o->fragments > 1) {
+        fprintf(stderr, "eigstream-sim: --fragments is for covariance frames; IQ cubes (--iq) go whole "
+                        "(try --help)\n");
+        return 2;
+    }
+    if (!o->iq && o->fragments > o->cells) {
+        fprintf(stderr, "eigstream-sim: --fragments %u exceeds the %u matrices of a frame (--cells); a fragment "
+                        "carries at least one (try --help)\n", o->fragments, o->cells);
+        return 2;
+    }
+    return -1;
 }
 
 /* Zero-copy payload parts handed to ZeroMQ and not yet released by it. */
@@ -142,38 +169,80 @@ static long wait_parts_released(int linger_ms)
 
 typedef struct pool_frame {
     uint8_t *payload;
-    uint32_t crc;
+    uint32_t *crc; /* per fragment (l->fragments entries): CRC32C of its payload */
 } pool_frame;
 
-/* Sends one frame: a copied header then the pool payload, zero-copy. Returns
- * 0, or -1 with errno (EINTR when a signal interrupted a blocked send). */
-static int send_frame(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *f, uint64_t seq)
+/* Fragment i of l->fragments: its first matrix and its matrix count. The
+ * count matrices split as evenly as they can: the first count % F fragments
+ * carry one matrix more than the others (ceil, then floor). */
+static void sim_fragment_range(const sim_layout *l, uint32_t i, uint32_t *first, uint32_t *matrices)
 {
-    protocol_header h = l->header;
-    h.seq = seq;
-    h.timestamp_ns = cli_realtime_ns();
-    if (o->crc) {
-        h.flags |= PROTOCOL_FLAG_CRC;
-        h.crc32c = f->crc;
-    }
+    uint32_t base = l->header.count / l->fragments, extra = l->header.count % l->fragments;
+    *first = i * base + (i < extra ? i : extra);
+    *matrices = base + (i < extra ? 1 : 0);
+}
+
+/* Sends one message: header h then `parts` zero-copy parts of part_bytes
+ * each from payload. Returns 0, or -1 with errno; EINTR only when the header
+ * was not queued (nothing half-sent). */
+static int send_message(void *sock, const protocol_header *h, uint8_t *payload, size_t parts,
+                        size_t part_bytes)
+{
     uint8_t header[PROTOCOL_HEADER_BYTES];
-    protocol_header_encode(&h, header);
+    protocol_header_encode(h, header);
     if (zmq_send(sock, header, sizeof header, ZMQ_SNDMORE) < 0)
         return -1;
-    for (size_t i = 0; i < l->parts; i++) {
+    for (size_t i = 0; i < parts; i++) {
         zmq_msg_t msg;
-        if (zmq_msg_init_data(&msg, f->payload + i * l->part_bytes, l->part_bytes, pool_buffer_keep, NULL) != 0)
+        if (zmq_msg_init_data(&msg, payload + i * part_bytes, part_bytes, pool_buffer_keep, NULL) != 0)
             return -1;
         atomic_fetch_add(&parts_in_flight, 1); /* zmq_msg_close or the send releases it */
         /* Once the first part is queued, the rest must follow: a partial
          * multipart message is never delivered, but retry on EINTR. */
         int rc;
-        while ((rc = zmq_msg_send(&msg, sock, i + 1 < l->parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
+        while ((rc = zmq_msg_send(&msg, sock, i + 1 < parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
         }
         if (rc < 0) {
             zmq_msg_close(&msg);
             return -1;
         }
+    }
+    return 0;
+}
+
+/* Sends one frame: whole, or as l->fragments fragments back to back (each
+ * with its own header, payload_bytes and CRC; per-matrix parts inside each).
+ * Returns 0, or -1 with errno; EINTR when a signal interrupted a blocked
+ * send: before anything of the frame was queued, or, with the sim stopping,
+ * between fragments (the frame ends early and a receiver counts it
+ * incomplete, rather than the sim blocking on a receiver that may be gone). */
+static int send_frame(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *f, uint64_t seq)
+{
+    protocol_header h = l->header;
+    h.seq = seq;
+    h.timestamp_ns = cli_realtime_ns();
+    if (o->crc)
+        h.flags |= PROTOCOL_FLAG_CRC;
+    if (l->fragments <= 1) {
+        h.crc32c = o->crc ? f->crc[0] : 0;
+        return send_message(sock, &h, f->payload, l->parts, l->part_bytes);
+    }
+    h.flags |= PROTOCOL_FLAG_FRAGMENT;
+    for (uint32_t i = 0; i < l->fragments; i++) {
+        uint32_t first, matrices;
+        sim_fragment_range(l, i, &first, &matrices);
+        h.fragment_first = first;
+        h.fragment_matrices = matrices;
+        h.payload_bytes = (uint64_t)matrices * l->matrix_bytes;
+        h.crc32c = o->crc ? f->crc[i] : 0;
+        uint8_t *payload = f->payload + (size_t)first * l->matrix_bytes;
+        int rc;
+        while ((rc = send_message(sock, &h, payload, o->per_matrix_parts ? matrices : 1,
+                                  o->per_matrix_parts ? l->matrix_bytes : (size_t)h.payload_bytes)) < 0 &&
+               errno == EINTR && i > 0 && !cli_stop_requested) {
+        }
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
@@ -193,6 +262,8 @@ static sim_layout covariance_layout(const sim_options *o)
     l.header.payload_bytes = l.frame_bytes;
     l.parts = o->per_matrix_parts ? o->cells : 1;
     l.part_bytes = l.frame_bytes / l.parts;
+    l.fragments = o->fragments;
+    l.matrix_bytes = matrix_bytes;
     return l;
 }
 
@@ -212,6 +283,8 @@ static sim_layout iq_layout(const sim_options *o, const iq_scene *sc)
     l.header.payload_bytes = l.frame_bytes;
     l.parts = o->per_slice_parts ? protocol_iq_parts(&l.header) : 1;
     l.part_bytes = l.frame_bytes / l.parts;
+    l.fragments = 1;
+    l.matrix_bytes = 0;
     return l;
 }
 
@@ -226,7 +299,9 @@ static int pool_generate(const sim_options *o, sim_frame_generator *gen, const i
     int rc = iq != NULL && cube == NULL ? -1 : 0;
     for (uint32_t i = 0; rc == 0 && i < o->pool; i++) {
         pool[i].payload = malloc(l->frame_bytes);
-        if (pool[i].payload == NULL || (iq != NULL && iq_scene_generate(iq, o->seed, i, cube) != SCENE_OK)) {
+        pool[i].crc = malloc(l->fragments * sizeof *pool[i].crc);
+        if (pool[i].payload == NULL || pool[i].crc == NULL ||
+            (iq != NULL && iq_scene_generate(iq, o->seed, i, cube) != SCENE_OK)) {
             rc = -1;
             break;
         }
@@ -235,7 +310,14 @@ static int pool_generate(const sim_options *o, sim_frame_generator *gen, const i
                                          pool[i].payload);
         else
             sim_frame_generate(gen, i, pool[i].payload);
-        pool[i].crc = protocol_crc32c(0, pool[i].payload, l->frame_bytes);
+        if (l->fragments <= 1)
+            pool[i].crc[0] = protocol_crc32c(0, pool[i].payload, l->frame_bytes);
+        for (uint32_t k = 0; l->fragments > 1 && k < l->fragments; k++) {
+            uint32_t first, matrices;
+            sim_fragment_range(l, k, &first, &matrices);
+            pool[i].crc[k] = protocol_crc32c(0, pool[i].payload + (size_t)first * l->matrix_bytes,
+                                             (size_t)matrices * l->matrix_bytes);
+        }
     }
     free(cube);
     if (rc != 0)
@@ -258,7 +340,7 @@ static int send_loop(void *sock, const sim_options *o, const sim_layout *l, cons
     while (!cli_stop_requested && (o->frames == 0 || *sent < o->frames)) {
         if (send_frame(sock, o, l, &pool[*sent % o->pool], *sent) != 0) {
             if (errno == EINTR)
-                continue; /* the header was not queued: nothing half-sent */
+                continue; /* not sent (or cut short by a stop): not counted; try again or stop */
             fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
             return -1;
         }
@@ -327,7 +409,8 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
         fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
         return -1;
     }
-    int hwm = (int)o->hwm;
+    /* The limit counts messages: a fragmented frame is `fragments` of them. */
+    int hwm = (int)(o->hwm * (uint64_t)o->fragments > INT_MAX ? INT_MAX : o->hwm * (uint64_t)o->fragments);
     if (zmq_setsockopt(*sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
         zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0) {
         fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
@@ -387,8 +470,10 @@ int main(int argc, char **argv)
     rc = 0;
 done:
     cli_socket_close(&ctx, &sock);
-    for (uint32_t i = 0; pool != NULL && i < o.pool; i++)
+    for (uint32_t i = 0; pool != NULL && i < o.pool; i++) {
         free(pool[i].payload);
+        free(pool[i].crc);
+    }
     free(pool);
     return rc;
 }
