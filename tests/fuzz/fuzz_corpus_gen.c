@@ -52,12 +52,15 @@ static void seed_message(const char *target, const char *name, const protocol_he
     seed_write(target, name, out, fuzz_parts_join(all, all_bytes, parts + 1, out, sizeof out));
 }
 
-/* A covariance frame of count n x n matrices (values 1, 2, ...), one part or one per matrix. */
-static void seed_covariance(const char *name, uint32_t n, uint32_t count, uint8_t element, uint8_t storage,
-                            int per_matrix, int crc)
+/* A covariance message of `matrices` n x n matrices (values 1, 2, ...), one
+ * part or one per matrix: a whole frame of count = matrices (first 0,
+ * fragment 0), or with fragment set the fragment at first of a frame of
+ * count matrices. */
+static void seed_covariance_message(const char *name, uint32_t n, uint32_t count, int fragment, uint32_t first,
+                                    uint32_t matrices, uint8_t element, uint8_t storage, int per_matrix, int crc)
 {
     static uint8_t payload[1 << 14];
-    size_t matrix = protocol_matrix_bytes(n, element, storage), bytes = matrix * count;
+    size_t matrix = protocol_matrix_bytes(n, element, storage), bytes = matrix * matrices;
     for (size_t i = 0; i < bytes / 4; i++) {
         float v = (float)(i % 7);
         memcpy(payload + 4 * i, &v, 4);
@@ -70,17 +73,25 @@ static void seed_covariance(const char *name, uint32_t n, uint32_t count, uint8_
     h.element = element;
     h.storage = storage;
     h.payload_bytes = bytes;
-    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
+    h.flags = (crc ? PROTOCOL_FLAG_CRC : 0) | (fragment ? PROTOCOL_FLAG_FRAGMENT : 0);
     h.crc32c = crc ? protocol_crc32c(0, payload, bytes) : 0;
     h.snapshots = 32;
+    h.fragment_first = fragment ? first : 0;
+    h.fragment_matrices = fragment ? matrices : 0;
     const void *part[FUZZ_PARTS_MAX - 1];
     size_t part_bytes[FUZZ_PARTS_MAX - 1];
-    size_t parts = per_matrix ? count : 1;
+    size_t parts = per_matrix ? matrices : 1;
     for (size_t i = 0; i < parts; i++) {
         part[i] = payload + i * matrix;
         part_bytes[i] = per_matrix ? matrix : bytes;
     }
     seed_message("covariance", name, &h, part, part_bytes, parts);
+}
+
+static void seed_covariance(const char *name, uint32_t n, uint32_t count, uint8_t element, uint8_t storage,
+                            int per_matrix, int crc)
+{
+    seed_covariance_message(name, n, count, 0, 0, count, element, storage, per_matrix, crc);
 }
 
 /* An eigenspace frame of count matrices of order n in mode, signal dimension d. */
@@ -211,6 +222,9 @@ int main(int argc, char **argv)
     seed_covariance("float_full_per_matrix", 2, 3, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_FULL, 1, 0);
     seed_covariance("double_packed_lower_crc", 3, 2, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_PACKED_LOWER, 1, 1);
     seed_covariance("double_packed_upper", 4, 1, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_PACKED_UPPER, 0, 0);
+    seed_covariance_message("fragment_float_full_crc", 2, 5, 1, 2, 2, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_FULL, 0, 1);
+    seed_covariance_message("fragment_double_packed_per_matrix", 3, 4, 1, 0, 3, EIG_COMPLEX_DOUBLE,
+                            PROTOCOL_STORAGE_PACKED_LOWER, 1, 0);
     seed_eigenspace("full_crc", 3, 2, EIG_COMPLEX_DOUBLE, CONFIG_MODE_FULL, 1, 1);
     seed_eigenspace("values", 4, 2, EIG_COMPLEX_FLOAT, CONFIG_MODE_VALUES, 2, 0);
     seed_eigenspace("signal", 4, 3, EIG_COMPLEX_FLOAT, CONFIG_MODE_SIGNAL, 1, 1);

@@ -10,8 +10,9 @@
  * protocol_check_crc, then protocol_check_finite over the payload.
  *
  * Invariants: a decoded header re-encodes to the same 64 bytes; an accepted
- * message's part sizes add up to payload_bytes = count * matrix bytes, in one
- * part or one matrix per part; the SSE4.2 and table CRC32C agree; an
+ * message's part sizes add up to payload_bytes = matrices * matrix bytes, in
+ * one part or one matrix per part (matrices: count, or a fragment's own,
+ * which lies within the frame); the SSE4.2 and table CRC32C agree; an
  * accepted CRC matches the payload's CRC32C.
  */
 #include "fuzz_support.h"
@@ -23,14 +24,17 @@
 static void require_sizes_add_up(const protocol_header *h, const size_t *part_bytes, size_t parts)
 {
     size_t matrix = protocol_matrix_bytes(h->n, h->element, h->storage), sum = 0;
-    FUZZ_REQUIRE(matrix > 0 && h->count > 0, "accepted sizes of an empty matrix or frame");
+    uint32_t matrices = protocol_covariance_matrices(h);
+    FUZZ_REQUIRE(matrix > 0 && h->count > 0 && matrices > 0, "accepted sizes of an empty matrix or frame");
+    if (h->flags & PROTOCOL_FLAG_FRAGMENT)
+        FUZZ_REQUIRE((uint64_t)h->fragment_first + matrices <= h->count, "accepted a fragment past its frame's end");
     for (size_t i = 0; i < parts; i++) {
         FUZZ_REQUIRE(parts == 1 || part_bytes[i] == matrix, "a per-matrix part of another size");
         sum += part_bytes[i];
     }
-    FUZZ_REQUIRE(parts == 1 || parts == h->count, "accepted a part count neither 1 nor count");
+    FUZZ_REQUIRE(parts == 1 || parts == matrices, "accepted a part count neither 1 nor the matrices");
     FUZZ_REQUIRE(sum == h->payload_bytes, "parts do not sum to payload_bytes");
-    FUZZ_REQUIRE(h->payload_bytes == (uint64_t)h->count * matrix, "payload_bytes is not count * matrix bytes");
+    FUZZ_REQUIRE(h->payload_bytes == (uint64_t)matrices * matrix, "payload_bytes is not matrices * matrix bytes");
     FUZZ_REQUIRE(sum <= FUZZ_MAX_PAYLOAD_BYTES, "accepted a payload over the maximum");
 }
 
