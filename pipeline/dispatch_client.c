@@ -9,6 +9,7 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "protocol.h"
 
 #define NS_PER_MS 1000000ull
 
@@ -94,11 +95,22 @@ void dispatch_client_tick(dispatch_client *c, size_t free_slots, uint64_t now)
         (void)send_control(c, DISPATCH_CONTROL_HEARTBEAT, 0, 0, now);
 }
 
+/* Whether a message (its first part) spent a credit: a frame does, and a
+ * fragmented frame once, at its first fragment; the dispatcher sends the
+ * rest of its fragments after it whatever the credit (docs/scaleout.md). */
+static int spends_credit(const void *part, size_t part_bytes)
+{
+    protocol_header h;
+    if (protocol_header_decode(part, part_bytes, &h) != PROTOCOL_OK)
+        return 1;
+    return !(h.flags & PROTOCOL_FLAG_FRAGMENT) || h.fragment_first == 0;
+}
+
 int dispatch_client_take(dispatch_client *c, const void *part, size_t part_bytes, int more, uint64_t now)
 {
     c->last_heard = now;
     if (more || !dispatch_control_is_control(part, part_bytes)) {
-        c->received++;
+        c->received += (uint64_t)spends_credit(part, part_bytes);
         return 0;
     }
     dispatch_control m;

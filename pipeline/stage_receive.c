@@ -459,9 +459,13 @@ void *pipeline_receive_main(void *arg)
         /* Only a closed pool refuses, and it closes after this thread ends. */
         if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
             break;
-        /* dispatch: credit for the slots the form stage freed, heartbeats */
-        if (p->dispatch != NULL)
-            dispatch_client_tick(p->dispatch, p->to_form.capacity - queue_depth(&p->to_form), metrics_now_ns());
+        /* dispatch: credit for the slots the form stage freed (a frame being
+         * assembled will take one), heartbeats */
+        if (p->dispatch != NULL) {
+            size_t used = queue_depth(&p->to_form) + (p->assembly.active ? 1u : 0u);
+            dispatch_client_tick(p->dispatch, used < p->to_form.capacity ? p->to_form.capacity - used : 0,
+                                 metrics_now_ns());
+        }
         /* A short poll bounds how long a stop request waits. */
         int ready = zmq_poll(&item, 1, p->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)

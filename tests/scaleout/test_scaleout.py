@@ -2,7 +2,8 @@
 """Scale-out on one machine (label integration): eigstream-sim -> eigstream-dispatch
 -> 3 CPU daemons (input.pattern = dispatch) -> eigstream-merge -> this test (PULL).
 
-  test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill
+  test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill |
+                                                        fragment_rules | fragments
 
 configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
          command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
@@ -19,6 +20,20 @@ kill     the same, with one daemon stopped (SIGSTOP) after 15 frames came out an
          the merge names, every one of them was dispatched to the dead daemon (the
          dispatcher's seq log is the oracle), at least one is missing (it held frames when it
          died), and every frame dispatched to a live daemon comes out, in order.
+fragment_rules
+         eigstream-dispatch alone between this test as the source and three fake daemons
+         (DEALERs speaking the control messages): every fragment of a frame goes to the
+         daemon that got its first, in order, with no credit of its own; a stray fragment
+         is rejected incomplete; drop_oldest evicts a held fragmented frame whole; a held
+         frame the source gives up is dropped (frame_incomplete), a routed one counted
+         abandoned; a daemon that says GOODBYE mid-frame gets the rest of the frame, then
+         the answer; the rest of a frame whose daemon went silent is dropped
+         (fragment_orphaned). Every counter is checked against the script, and both books
+         balance (messages, and fragmented frames).
+fragments
+         steady with the sim sending each frame as 3 fragments: every frame out of the merge
+         once, in order; the books balance in messages and in frames; per the seq log every
+         seq went to one daemon, its fragments in order and complete.
 
 Synchronisation is by events (log lines, files, counts), never by measured times: the
 windows and timeouts are only upper bounds for a stuck run.
@@ -30,12 +45,14 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+import numpy as np
 import zmq
 
 BUILD, SOURCE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -206,9 +223,9 @@ class Topology:
             p.log.dump()
 
 
-def run_sim(top, rate):
+def run_sim(top, rate, extra=()):
     return subprocess.run([SIM, "--endpoint", f"tcp://127.0.0.1:{top.front}", "--n", "8", "--cells", "4",
-                           "--snapshots", "64", "--frames", str(FRAMES), "--rate", str(rate), "--quiet"],
+                           "--snapshots", "64", "--frames", str(FRAMES), "--rate", str(rate), "--quiet", *extra],
                           capture_output=True, text=True, timeout=300)
 
 
@@ -351,6 +368,216 @@ def test_stop(tmp):
     return top
 
 
+FRAGMENTS = 3
+
+
+def test_fragments(tmp):
+    """steady with fragmented frames: each frame whole out of the merge, all its fragments to one daemon."""
+    top = Topology(tmp, window_ms=60000)
+    stray = top.ctx.socket(zmq.PUSH)
+    stray.connect(f"tcp://127.0.0.1:{top.front}")
+    matrices = np.stack([np.eye(8, dtype=np.complex128)] * 4)
+    stray.send_multipart(ec.encode_fragments(10 ** 6, 0, matrices, FRAGMENTS)[1])  # continues no frame
+    stray.close(linger=5000)
+    sim = run_sim(top, 0, ["--fragments", str(FRAGMENTS)])
+    check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
+    check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
+              for m in results), "a matrix did not converge or its eigenvalues are not ascending")
+    check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
+          f"merge books: {merge}")
+    messages = FRAMES * FRAGMENTS
+    check(dispatch["rejected"] == {"incomplete": 1}, f"dispatcher rejects: {dispatch['rejected']}")
+    check(dispatch["frames_in"] == messages + 1 and dispatch["dispatched"] == messages
+          and dispatch["dropped_total"] == 0 and dispatch["queued"] == 0, f"dispatcher books: {dispatch}")
+    check(dispatch["fragmented_frames"] == {"started": FRAMES, "dispatched": FRAMES, "in_progress": 0,
+                                            "abandoned": 0, "orphaned": 0, "dropped": 0},
+          f"fragmented frames: {dispatch['fragmented_frames']}")
+    per = [(d["frames"], d["dispatched"]) for d in dispatch["daemons"]]
+    check(len(per) == 3 and sum(f for f, _ in per) == FRAMES and sum(m for _, m in per) == messages
+          and min(f for f, _ in per) > 0, f"per-daemon (frames, messages) {per}")
+    firsts = [first for first, _ in ec.fragment_ranges(4, FRAGMENTS)]
+    by_seq = {}
+    for line in top.seq_log():
+        check(len(line) == 3, f"seq log line {line} is not 'seq daemon first'")
+        by_seq.setdefault(int(line[0]), []).append((line[1], int(line[2])))
+    check(sorted(by_seq) == list(range(FRAMES)), f"seq log seqs: {sorted(by_seq)}")
+    for seq, lines in sorted(by_seq.items()):
+        check(len({d for d, _ in lines}) == 1 and [f for _, f in lines] == firsts,
+              f"seq {seq}: fragments went {lines}, not all to one daemon in order {firsts}")
+    check_prometheus(tmp, dispatch, merge)
+    return top
+
+
+READY, CREDIT, HEARTBEAT, GOODBYE = 1, 2, 3, 4
+
+
+def control(kind, credit=0, heartbeat_ms=0):
+    """A dispatch control message (docs/protocol.md, "Dispatch control messages")."""
+    return struct.pack("<4sBBBBII", b"EIGD", 1, kind, 0, 0, credit, heartbeat_ms)
+
+
+class FakeDaemon:
+    """A DEALER that speaks the control messages and records what it is sent: (seq, first) per
+    frame message, first None for a whole frame, ("goodbye",) for the dispatcher's GOODBYE."""
+
+    def __init__(self, ctx, port, name):
+        self.name, self.got = name, []
+        self.sock = ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.IDENTITY, name.encode())
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(f"tcp://127.0.0.1:{port}")
+
+    def send(self, kind, credit=0, heartbeat_ms=0):
+        self.sock.send(control(kind, credit, heartbeat_ms))
+
+    def expect(self, count, limit_s=30):
+        """Waits for `count` more frame messages or GOODBYEs (heartbeats skipped); returns them."""
+        out, end = [], time.monotonic() + limit_s
+        while len(out) < count and time.monotonic() < end:
+            if not self.sock.poll(50):
+                continue
+            parts = self.sock.recv_multipart()
+            if parts[0][:4] == b"EIGD":
+                if parts[0][5] == GOODBYE:
+                    out.append(("goodbye",))
+                continue
+            h = ec.decode_header(parts[0], ec.KIND_COVARIANCE)
+            out.append((h["seq"], h["first"] if h["fragment"] else None))
+        check(len(out) == count, f"{self.name} got {out}, wanted {count} messages")
+        self.got += out
+        return out
+
+
+def test_fragment_rules(tmp):
+    """eigstream-dispatch's fragment routing, message by message, against fake daemons."""
+    front, back = free_ports(2)
+    json_path, log_path = os.path.join(tmp, "dispatch.json"), os.path.join(tmp, "seq.log")
+    proc = subprocess.Popen([DISPATCH, "--front", f"tcp://127.0.0.1:{front}", "--back", f"tcp://127.0.0.1:{back}",
+                             "--queue", "2", "--overflow", "drop_oldest", "--liveness", "1", "--stats-s", "0.02",
+                             "--fragment-timeout-ms", "600000", "--json", json_path, "--seq-log", log_path,
+                             "--prometheus", os.path.join(tmp, "dispatch.prom")],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc.log = Lines(proc, "dispatch")
+    ctx = zmq.Context()
+    source = ctx.socket(zmq.PUSH)
+    source.setsockopt(zmq.LINGER, 0)
+    source.connect(f"tcp://127.0.0.1:{front}")
+    matrices = np.stack([np.eye(2, dtype=np.complex128) * (i + 1) for i in range(6)])
+
+    def fragments(seq, count):
+        return ec.encode_fragments(seq, 0, matrices, count)  # 6 matrices in `count` fragments
+
+    def stats():
+        try:
+            with open(json_path) as f:
+                return json.load(f)
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def wait_stats(predicate, what):
+        wait_for(lambda: (lambda j: j is not None and predicate(j))(stats()), what, 60)
+
+    a, b, c = (FakeDaemon(ctx, back, n) for n in ("daemon-a", "daemon-b", "daemon-c"))
+    a.send(READY, 1, 600000)
+    b.send(READY, 0, 600000)
+    wait_for(lambda: proc.log.count(r"daemon daemon-[ab] ready \(credit") == 2, "a and b READY", 60)
+    # 1. A frame of 3 fragments goes whole to the one daemon with credit (1), which it spends once.
+    for m in fragments(0, 3):
+        source.send_multipart(m)
+    check(a.expect(3) == [(0, 0), (0, 2), (0, 4)], f"seq 0 at a: {a.got}")
+    # 2. A whole frame waits for credit, as before.
+    source.send_multipart(ec.encode_covariance(1, 0, matrices))
+    wait_stats(lambda j: j["queued_frames"] == 1, "seq 1 held")
+    b.send(CREDIT, 1)
+    check(b.expect(1) == [(1, None)], f"seq 1 at b: {b.got}")
+    # 3. A fragment that continues no frame: rejected incomplete.
+    source.send_multipart(fragments(50, 3)[1])
+    wait_stats(lambda j: j["rejected"].get("incomplete") == 1, "the stray fragment rejected")
+    # 4. No credit: two fragmented frames held (5 messages), a third frame evicts the oldest whole.
+    for m in fragments(2, 3) + fragments(3, 2):
+        source.send_multipart(m)
+    wait_stats(lambda j: j["queued_frames"] == 2 and j["queued"] == 5, "seqs 2 and 3 held")
+    source.send_multipart(ec.encode_covariance(4, 0, matrices))
+    wait_stats(lambda j: j["dropped"]["queue_full"] == 3 and j["queued"] == 3, "seq 2 evicted whole")
+    a.send(CREDIT, 2)
+    check(a.expect(3) == [(3, 0), (3, 3), (4, None)], f"seqs 3 and 4 at a: {a.got}")
+    # 5. A held frame the source gives up (a new frame begins) is dropped, not sent in part;
+    #    its late last fragment continues nothing.
+    late = fragments(5, 3)
+    for m in late[:2]:
+        source.send_multipart(m)
+    wait_stats(lambda j: j["queued"] == 2, "seq 5's first two fragments held")
+    source.send_multipart(ec.encode_covariance(6, 0, matrices))
+    wait_stats(lambda j: j["dropped"]["frame_incomplete"] == 2, "seq 5 dropped as incomplete")
+    source.send_multipart(late[2])
+    wait_stats(lambda j: j["rejected"].get("incomplete") == 2, "seq 5's late fragment rejected")
+    b.send(CREDIT, 1)
+    check(b.expect(1) == [(6, None)], f"seq 6 at b: {b.got}")
+    # 6. A routed frame the source gives up ends there (abandoned); the next frame, held for
+    #    want of credit, gets b's one credit, and its second fragment follows with b at 0.
+    a.send(CREDIT, 1)
+    wait_stats(lambda j: [d["credit"] for d in j["daemons"]] == [1, 0], "a's credit")
+    source.send_multipart(fragments(7, 3)[0])
+    check(a.expect(1) == [(7, 0)], f"seq 7 at a: {a.got}")
+    seq8 = fragments(8, 2)
+    source.send_multipart(seq8[0])
+    wait_stats(lambda j: j["fragmented_frames"]["abandoned"] == 2 and j["queued"] == 1, "seq 7 abandoned")
+    b.send(CREDIT, 1)
+    check(b.expect(1) == [(8, 0)], f"seq 8 at b: {b.got}")
+    source.send_multipart(seq8[1])
+    check(b.expect(1) == [(8, 3)], f"seq 8's second fragment at b (no credit left): {b.got}")
+    # 7. GOODBYE mid-frame: the rest of the frame still goes to c, then the answer.
+    c.send(READY, 1, 600000)
+    wait_for(lambda: proc.log.count(r"daemon daemon-c ready \(credit") == 1, "c READY", 60)
+    seq9 = fragments(9, 3)
+    source.send_multipart(seq9[0])
+    check(c.expect(1) == [(9, 0)], f"seq 9 at c: {c.got}")
+    c.send(GOODBYE)
+    wait_for(lambda: proc.log.count(r"daemon daemon-c gone \(goodbye\)") == 1, "c's GOODBYE heard", 60)
+    for m in seq9[1:]:
+        source.send_multipart(m)
+    check(c.expect(3) == [(9, 2), (9, 4), ("goodbye",)], f"the rest of seq 9, then GOODBYE, at c: {c.got}")
+    # 8. The daemon of a routed frame goes silent (heartbeat 100 ms, liveness 1): the rest of
+    #    the frame is dropped as orphaned.
+    a.send(CREDIT, 1)
+    wait_stats(lambda j: j["daemons"][0]["credit"] == 1, "a's credit")
+    seq10 = fragments(10, 3)
+    source.send_multipart(seq10[0])
+    check(a.expect(1) == [(10, 0)], f"seq 10 at a: {a.got}")
+    a.send(READY, 0, 100)
+    wait_for(lambda: proc.log.count(r"daemon daemon-a gone \(silent\)") == 1, "a buried silent", 60)
+    for m in seq10[1:]:
+        source.send_multipart(m)
+    wait_stats(lambda j: j["dropped"]["fragment_orphaned"] == 2, "seq 10's rest dropped orphaned")
+    proc.send_signal(signal.SIGTERM)
+    check(proc.wait(timeout=60) == 0, "the dispatcher did not exit 0")
+    check(b.expect(1) == [("goodbye",)], "b was not told GOODBYE at exit")
+    j = stats()
+    fr = j["fragmented_frames"]
+    check(j["frames_in"] == 24 and j["dispatched"] == 15 and j["rejected_total"] == 2 and j["dropped_total"] == 7
+          and j["queued"] == 0, f"message books: {j}")
+    check(j["frames_in"] == j["dispatched"] + j["rejected_total"] + j["dropped_total"] + j["queued"],
+          "the message books do not balance")
+    check(j["dropped"] == {"queue_full": 3, "shutdown": 0, "fragment_orphaned": 2, "frame_incomplete": 2},
+          f"drops: {j['dropped']}")
+    check(fr == {"started": 8, "dispatched": 4, "in_progress": 0, "abandoned": 2, "orphaned": 1, "dropped": 1},
+          f"fragmented frames: {fr}")
+    per = {d["id"]: (d["frames"], d["dispatched"]) for d in j["daemons"]}
+    check(per == {"daemon-a": (5, 8), "daemon-b": (3, 4), "daemon-c": (1, 3)}, f"per daemon (frames, messages): {per}")
+    with open(log_path) as f:
+        log = [line.split() for line in f]
+    sent = {d.name: [m for m in d.got if m[0] != "goodbye"] for d in (a, b, c)}
+    from_log = {d.name: [(int(x[0]), int(x[2]) if len(x) == 3 else None) for x in log if x[1] == d.name]
+                for d in (a, b, c)}
+    check(from_log == sent, f"the seq log {from_log} differs from what the daemons got {sent}")
+    ctx.destroy(linger=0)
+    if failures:
+        proc.log.dump()
+
+
 def main():
     for tool in (DAEMON, SIM, DISPATCH, MERGE):
         if not os.access(tool, os.X_OK):
@@ -367,6 +594,10 @@ def main():
             top = test_kill(tmp)
         elif CASE == "stop":
             top = test_stop(tmp)
+        elif CASE == "fragment_rules":
+            test_fragment_rules(tmp)
+        elif CASE == "fragments":
+            top = test_fragments(tmp)
         else:
             print(f"unknown case {CASE}", file=sys.stderr)
             return 2

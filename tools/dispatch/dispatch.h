@@ -8,9 +8,19 @@
  *              free slots as credit, return credit as slots free up, and
  *              heartbeat; a frame goes to the live daemon with the most credit
  *
- * Files: dispatch_main.c (options, sockets, the loop, the held queue),
+ * A fragmented frame (docs/protocol.md, FLAG_FRAGMENT) is routed as one: its
+ * first fragment spends one credit of the daemon chosen for it, and every
+ * later fragment follows to that daemon, in order, whatever its credit.
+ *
+ * Files: dispatch_main.c (options, sockets, the loop, what happens to each
+ * message), dispatch_held.c (the held queue of frames), dispatch_open.c (the
+ * fragmented frame being routed: which fragment continues it),
  * dispatch_daemons.c (the daemon table: control messages, choice, liveness),
  * dispatch_report.c (JSON, Prometheus text, the periodic line).
+ *
+ * Books, in messages (a whole frame is one message, a fragment one):
+ * frames_in = dispatched + rejected_total + dropped_total + queued. Frames
+ * sent as fragments are also counted as frames (dispatch_fragment_stats).
  */
 #ifndef EIGSTREAM_DISPATCH_H
 #define EIGSTREAM_DISPATCH_H
@@ -26,10 +36,14 @@
 #define DISPATCH_DAEMONS_MAX 64
 #define DISPATCH_ID_MAX 255 /* ZeroMQ routing ids are 1..255 bytes */
 
-/* Why a frame that came in was not dispatched: one counter each. */
+/* Why a message that passed the checks was not dispatched: one counter each
+ * (counted per message: a held fragmented frame dropped counts each of its
+ * fragments). */
 typedef enum dispatch_drop {
-    DISPATCH_DROP_QUEUE_FULL = 0, /* overflow drop_oldest: evicted, no daemon had credit */
-    DISPATCH_DROP_SHUTDOWN,       /* still held when the dispatcher stopped */
+    DISPATCH_DROP_QUEUE_FULL = 0,  /* overflow drop_oldest: evicted, no daemon had credit */
+    DISPATCH_DROP_SHUTDOWN,        /* still held when the dispatcher stopped */
+    DISPATCH_DROP_FRAGMENT_ORPHANED, /* a fragment whose frame's daemon went away mid-frame */
+    DISPATCH_DROP_FRAME_INCOMPLETE,  /* held fragments of a frame the source gave up before its end */
     DISPATCH_DROP_COUNT_
 } dispatch_drop;
 
@@ -54,8 +68,12 @@ typedef struct dispatch_daemon {
     uint64_t credit;                    /* frames it may still be sent */
     uint64_t interval_ns;               /* its heartbeat interval (READY) */
     uint64_t last_heard_ns, last_sent_ns;
-    uint64_t dispatched, readies, first_seq, last_seq;
+    uint64_t dispatched;                /* messages sent to it: whole frames and fragments */
+    uint64_t frames;                    /* frames it was given (one credit each): whole, or first fragments */
+    uint64_t readies, first_seq, last_seq;
     uint64_t last_turn;                 /* dispatch_daemons.turns when it was last sent a frame */
+    int mid_frame;    /* set by the caller while a fragmented frame is routed to it */
+    int goodbye_owed; /* it said GOODBYE mid-frame: answered once that frame ends */
 } dispatch_daemon;
 
 typedef struct dispatch_daemons {
@@ -72,7 +90,9 @@ typedef struct dispatch_daemons {
  * control message). Returns the daemon it concerns, or NULL. Logs
  * arrivals, departures and malformed messages. A daemon's GOODBYE is
  * answered with GOODBYE on router: behind every frame sent to it, so the
- * daemon knows when the last one has arrived. */
+ * daemon knows when the last one has arrived. When it is mid_frame, the
+ * answer waits (goodbye_owed) until the caller ends that frame with
+ * dispatch_daemons_frame_ended, so that a frame's last fragments still reach it. */
 dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, const cli_message *m, uint64_t now_ns);
 
 /* The live daemon with the most credit, or NULL when none has credit. Ties
@@ -92,13 +112,120 @@ int dispatch_daemons_send_control(void *router, dispatch_daemon *d, uint8_t type
 
 size_t dispatch_daemons_alive(const dispatch_daemons *t);
 
-/* Everything the reports show. */
+/* The fragmented frame routed to d ended (complete or not): clears
+ * mid_frame and sends the GOODBYE answer it owes, if any. */
+void dispatch_daemons_frame_ended(void *router, dispatch_daemon *d, uint64_t now_ns);
+
+/* Whether the rest of a frame routed to d may still be sent to it: alive, or
+ * gone by GOODBYE with the answer still owed. */
+int dispatch_daemons_takes_rest(const dispatch_daemon *d);
+
+/* The held queue: frames waiting for credit, oldest first (dispatch_held.c).
+ * A frame is one message, or the fragments of one fragmented frame that have
+ * come so far. Messages are moved in and out by swapping cli_message structs,
+ * so each slot keeps its part array for reuse. Never prints. */
+typedef struct dispatch_held_frame {
+    cli_message *m;  /* count messages in arrival order; cap allocated */
+    size_t count, cap;
+    uint64_t seq;
+    int fragmented;  /* its messages are fragments (FLAG_FRAGMENT) */
+} dispatch_held_frame;
+
+typedef struct dispatch_held {
+    dispatch_held_frame *f; /* a ring of cap frames */
+    size_t cap, head, count;
+    size_t messages;        /* over all held frames */
+} dispatch_held;
+
+/* An empty queue of `frames` frames: 0, or -1 when out of memory
+ * (dispatch_held_free still frees what was allocated). */
+int dispatch_held_init(dispatch_held *q, size_t frames);
+/* Frees the queue and every part still held. */
+void dispatch_held_free(dispatch_held *q);
+/* Takes *m (swapped with an empty message, which *m is afterwards) as a new
+ * frame at the tail; the queue must not be full. 0, or -1 when out of memory
+ * (*m is kept by the caller then). */
+int dispatch_held_push(dispatch_held *q, cli_message *m, uint64_t seq, int fragmented);
+/* Takes *m likewise as the next message of the tail frame (a fragment that
+ * continues it); the queue must not be empty. 0, or -1 when out of memory. */
+int dispatch_held_append(dispatch_held *q, cli_message *m);
+/* The oldest and the newest held frame; NULL when empty. */
+dispatch_held_frame *dispatch_held_head(dispatch_held *q);
+dispatch_held_frame *dispatch_held_tail(dispatch_held *q);
+/* Closes the parts of the oldest (newest) frame and removes it; returns how
+ * many messages it held (0 when empty). Sent parts are closed harmlessly. */
+size_t dispatch_held_pop(dispatch_held *q);
+size_t dispatch_held_pop_tail(dispatch_held *q);
+
+/* The fragmented frame being routed (dispatch_open.c): at most one, as a
+ * source sends a frame's fragments back to back with nothing in between. */
+typedef enum dispatch_open_state {
+    DISPATCH_OPEN_NONE = 0, /* none: the next fragment must have first = 0 */
+    DISPATCH_OPEN_HELD,     /* its fragments so far are the held queue's tail frame */
+    DISPATCH_OPEN_ROUTED,   /* its first went to daemon `to`: the rest follow there at once */
+    DISPATCH_OPEN_ORPHANED, /* daemon `to` went away mid-frame: the rest are dropped */
+} dispatch_open_state;
+
+typedef struct dispatch_open {
+    dispatch_open_state state;
+    protocol_header h; /* its first fragment's header: seq, n, count, element, storage, flags */
+    uint32_t next;     /* the matrix its next fragment must start at */
+    size_t to;         /* ROUTED, ORPHANED: the daemon's index in dispatch_daemons.d */
+    uint64_t last_ns;  /* when its latest fragment came (for --fragment-timeout-ms) */
+} dispatch_open;
+
+/* What a message whose header and sizes passed the checks is. */
+typedef enum dispatch_step {
+    DISPATCH_STEP_WHOLE = 0, /* not a fragment: a whole frame, held as ever */
+    DISPATCH_STEP_START,     /* a fragment with first = 0: a new frame, held */
+    DISPATCH_STEP_CONTINUE,  /* the open frame's next fragment (HELD: appended; ROUTED: sent to its daemon) */
+    DISPATCH_STEP_ORPHANED,  /* the open frame's next fragment, its daemon gone: dropped fragment_orphaned */
+    DISPATCH_STEP_STRAY,     /* first > 0 and continuing nothing: rejected incomplete */
+} dispatch_step;
+
+/* Classifies h against the open frame o; pure (changes nothing). Sets
+ * *ends_open to 1 when o must end before h is taken: a whole frame or a new
+ * first fragment came while o was open (the source gave o up), or a fragment
+ * of o's seq out of place (o cannot be finished in order). */
+dispatch_step dispatch_open_step(const dispatch_open *o, const protocol_header *h, int *ends_open);
+
+/* Takes fragment h of START or CONTINUE into o (its place, last_ns = now).
+ * Returns 1 when h ends the frame (first + matrices = count): o is NONE
+ * again, its frame complete; 0 while more is to come. */
+int dispatch_open_take(dispatch_open *o, const protocol_header *h, uint64_t now_ns);
+
+/* How the fragmented frames went (counted per frame; the messages are in the
+ * message books as well): started = dispatched + ended by each reason + in
+ * progress (held, or routed and not yet at its end). */
+typedef enum dispatch_frame_end {
+    DISPATCH_END_ABANDONED = 0, /* the source stopped it before its end: a new frame began, a fragment of
+                                   it failed the checks or came out of place, --fragment-timeout-ms passed,
+                                   or the dispatcher stopped while it was being routed */
+    DISPATCH_END_ORPHANED,      /* the daemon it was routed to went away before its end */
+    DISPATCH_END_DROPPED,       /* dropped while held (queue_full, shutdown, frame_incomplete) */
+    DISPATCH_END_COUNT_
+} dispatch_frame_end;
+
+const char *dispatch_frame_end_name(dispatch_frame_end e);
+
+typedef struct dispatch_fragment_stats {
+    uint64_t started;    /* first fragments accepted */
+    uint64_t dispatched; /* frames every fragment of which went to one daemon */
+    uint64_t ended[DISPATCH_END_COUNT_];
+    uint64_t in_progress; /* gauge: held, or routed and not yet at its end */
+} dispatch_fragment_stats;
+
+/* Everything the reports show. The message books: frames_in = dispatched +
+ * rejected_total + dropped_total + queued. */
 typedef struct dispatch_stats {
-    uint64_t frames_in, dispatched, rejected_total, dropped_total, resent;
+    uint64_t frames_in, dispatched, rejected_total, dropped_total, resent; /* messages */
+    uint64_t frames_begun; /* messages but fragments with first > 0: what --frames counts */
     uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     uint64_t dropped[DISPATCH_DROP_COUNT_];
     uint64_t blocked_ns;  /* overflow block: time the front end was not read */
-    size_t queued;
+    size_t queued;        /* messages held */
+    size_t queued_frames; /* frames held */
+    dispatch_fragment_stats fragmented;
     double started_s;
 } dispatch_stats;
 

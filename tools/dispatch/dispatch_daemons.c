@@ -66,6 +66,7 @@ static dispatch_daemon *on_ready(dispatch_daemons *t, const zmq_msg_t *id, const
     d->interval_ns = (uint64_t)c->heartbeat_ms * NS_PER_MS;
     d->last_heard_ns = now;
     d->readies++;
+    d->goodbye_owed = 0; /* back: it takes frames again, nothing to answer */
     fprintf(stderr, "eigstream-dispatch: daemon %s %s (credit %u, heartbeat %u ms), %zu alive\n", d->name,
             back ? "ready again" : "ready", c->credit, c->heartbeat_ms, dispatch_daemons_alive(t));
     return d;
@@ -105,7 +106,11 @@ dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, con
         d->credit += c.credit;
     else if (c.type == DISPATCH_CONTROL_GOODBYE) {
         dispatch_daemons_bury(t, d, DISPATCH_DEATH_GOODBYE);
-        (void)dispatch_daemons_send_control(router, d, DISPATCH_CONTROL_GOODBYE, now);
+        /* Mid-frame, the rest of the frame is still its: answered when it ends. */
+        if (d->mid_frame)
+            d->goodbye_owed = 1;
+        else
+            (void)dispatch_daemons_send_control(router, d, DISPATCH_CONTROL_GOODBYE, now);
     }
     return d;
 }
@@ -127,11 +132,11 @@ void dispatch_daemons_bury(dispatch_daemons *t, dispatch_daemon *d, dispatch_dea
 {
     d->state = why;
     d->credit = 0;
-    if (d->dispatched > 0)
+    if (d->frames > 0)
         fprintf(stderr,
                 "eigstream-dispatch: daemon %s gone (%s): it was sent %llu frames, seq %llu..%llu; "
                 "those it had not published are lost with it; %zu alive\n",
-                d->name, dispatch_death_name(why), (unsigned long long)d->dispatched,
+                d->name, dispatch_death_name(why), (unsigned long long)d->frames,
                 (unsigned long long)d->first_seq, (unsigned long long)d->last_seq, dispatch_daemons_alive(t));
     else
         fprintf(stderr, "eigstream-dispatch: daemon %s gone (%s): it was sent no frames; %zu alive\n", d->name,
@@ -174,4 +179,18 @@ size_t dispatch_daemons_alive(const dispatch_daemons *t)
     for (size_t i = 0; i < t->count; i++)
         alive += t->d[i].state == DISPATCH_ALIVE;
     return alive;
+}
+
+void dispatch_daemons_frame_ended(void *router, dispatch_daemon *d, uint64_t now)
+{
+    d->mid_frame = 0;
+    if (d->goodbye_owed) {
+        d->goodbye_owed = 0;
+        (void)dispatch_daemons_send_control(router, d, DISPATCH_CONTROL_GOODBYE, now);
+    }
+}
+
+int dispatch_daemons_takes_rest(const dispatch_daemon *d)
+{
+    return d->state == DISPATCH_ALIVE || (d->state == DISPATCH_DEATH_GOODBYE && d->goodbye_owed);
 }

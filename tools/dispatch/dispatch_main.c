@@ -7,6 +7,13 @@
  * many queued frames as daemons have credit for, then heartbeats and
  * liveness. A frame is handed on as the parts it came in (zero-copy: ZeroMQ
  * moves the message buffers), never decoded beyond its header.
+ *
+ * A fragmented frame is held as one frame, its fragments joining it as they
+ * come; the daemon that gets it (one credit) gets the fragments held so far,
+ * and every later one is sent straight to it, whatever its credit. As the
+ * source sends nothing between a frame's fragments, no other frame is held
+ * or sent while one is routed, so each daemon gets a frame's fragments
+ * back to back, in order.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,26 +28,22 @@
 
 #define PARTS_MAX (1 + 100000) /* header + one part per matrix at the sim's largest */
 #define POLL_MS 20
+#define ORPHANED_WHY "its daemon went away before its end; the rest of it is dropped (fragment_orphaned)"
 
 typedef struct dispatch_options {
     const char *front, *back, *json, *prometheus, *seq_log;
-    int front_connect, overflow_block, queue, liveness, front_hwm;
+    int front_connect, overflow_block, queue, liveness, front_hwm, fragment_timeout_ms;
     int64_t max_bytes;
     uint64_t frames;
     double stats_s;
 } dispatch_options;
 
-/* The frames held for want of credit: a ring of whole messages. */
-typedef struct held {
-    cli_message *m;
-    uint64_t *seq;
-    size_t cap, head, count;
-} held;
-
 typedef struct dispatcher {
     dispatch_options o;
     void *ctx, *front, *back;
-    held q;
+    dispatch_held q;
+    dispatch_open open; /* the fragmented frame being routed, if any */
+    cli_message in;     /* the message being received; moved into q when held */
     dispatch_daemons t;
     dispatch_stats s;
     size_t *part_bytes; /* PARTS_MAX sizes, for the header checks */
@@ -57,18 +60,24 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
         CLI_STRING("front", 0, &o->front, "E", "endpoint the source PUSHes covariance frames to (PULL)"),
         CLI_FLAG("front-connect", 0, &o->front_connect, "connect the front end to a binding source instead of binding"),
         CLI_STRING("back", 0, &o->back, "E", "endpoint daemons connect to (ROUTER, binds)"),
-        CLI_INT("queue", 0, &o->queue, 1, 100000, "N", "frames held while no daemon has credit"),
+        CLI_INT("queue", 0, &o->queue, 1, 100000, "N",
+                "frames held while no daemon has credit (a fragmented frame with its fragments is one)"),
         CLI_CHOICE("overflow", 0, &o->overflow_block, overflow_names, NULL,
                    "queue full: drop the oldest (counted queue_full) or stop reading the source"),
         CLI_INT("front-hwm", 0, &o->front_hwm, 1, 1000000, "H", "front end receive high-water mark (frames)"),
-        CLI_INT("max-bytes", 0, &o->max_bytes, 1024, INT64_MAX, "B", "largest frame payload accepted"),
+        CLI_INT("max-bytes", 0, &o->max_bytes, 1024, INT64_MAX, "B",
+                "largest frame payload accepted (a fragmented frame's: all its fragments)"),
         CLI_INT("liveness", 0, &o->liveness, 1, 100, "L", "heartbeat intervals of silence before a daemon is dead"),
+        CLI_INT("fragment-timeout-ms", 0, &o->fragment_timeout_ms, 1, 3600000, "T",
+                "a fragmented frame that gets no next fragment for T ms is given up (counted abandoned)"),
         CLI_DOUBLE("stats-s", 0, &o->stats_s, 0.0, 3600.0, "S", "seconds between metrics lines on stderr, 0 = none"),
         CLI_STRING("json", 0, &o->json, "FILE", "metrics JSON, rewritten with each line and at exit"),
         CLI_STRING("prometheus", 0, &o->prometheus, "FILE", "Prometheus text file, rewritten likewise"),
-        CLI_STRING("seq-log", 0, &o->seq_log, "FILE", "one line per dispatched frame: seq daemon"),
+        CLI_STRING("seq-log", 0, &o->seq_log, "FILE",
+                   "one line per dispatched message: seq daemon (a fragment: seq daemon first)"),
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N",
-                "exit once N frames came in and left, 0 = run until SIGINT/SIGTERM"),
+                "exit once N frames came in and left (fragments after a frame's first do not count), "
+                "0 = run until SIGINT/SIGTERM"),
         CLI_END};
     const cli_spec spec = {
         .prog = "eigstream-dispatch", .synopsis = "[options]", .options = table,
@@ -79,88 +88,93 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
     return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
 }
 
-/* An empty ring of cap messages; 0, or -1 when out of memory (held_free
- * still frees what was allocated). */
-static int held_init(held *q, size_t cap)
+/* Counts n messages that passed the checks as dropped for why. */
+static void count_dropped(dispatcher *x, dispatch_drop why, size_t n)
 {
-    q->m = calloc(cap, sizeof *q->m);
-    q->seq = calloc(cap, sizeof *q->seq);
-    q->cap = cap;
-    return q->m != NULL && q->seq != NULL ? 0 : -1;
+    x->s.dropped[why] += n;
+    x->s.dropped_total += n;
 }
 
-/* Frees the ring and every part still in it. */
-static void held_free(held *q)
+/* Counts a fragmented frame that ended before all of it was dispatched;
+ * the first of each kind is logged. */
+static void count_frame_end(dispatcher *x, dispatch_frame_end why, uint64_t seq, const char *detail)
 {
-    for (size_t i = 0; q->m != NULL && i < q->cap; i++)
-        cli_message_free(&q->m[i]);
-    free(q->m);
-    free(q->seq);
-    memset(q, 0, sizeof *q);
+    if (x->s.fragmented.ended[why]++ == 0)
+        fprintf(stderr, "eigstream-dispatch: a fragmented frame (seq %llu) %s: %s (counted; first of its kind)\n",
+                (unsigned long long)seq, dispatch_frame_end_name(why), detail);
 }
 
-/* Frees the oldest held frame (its parts) and counts it under why. */
+/* Frees the oldest held frame (all its messages) and counts them under why;
+ * a fragmented one is a frame dropped as well. */
 static void held_drop_oldest(dispatcher *x, dispatch_drop why)
 {
-    cli_message_release(&x->q.m[x->q.head]);
-    x->q.head = (x->q.head + 1) % x->q.cap;
-    x->q.count--;
-    x->s.dropped[why]++;
-    x->s.dropped_total++;
+    int fragmented = dispatch_held_head(&x->q)->fragmented;
+    count_dropped(x, why, dispatch_held_pop(&x->q));
+    x->s.fragmented.ended[DISPATCH_END_DROPPED] += (uint64_t)fragmented;
 }
 
-/* The dispatcher's own minimal checks of a covariance frame: the header
- * (protocol_header_decode_kind) and the part sizes it implies; the CRC and
- * the payload stay the daemon's. */
-static protocol_reject frame_check(dispatcher *x, const cli_message *m, uint64_t *seq)
+/* Ends the open fragmented frame before its end: the source gave it up, or
+ * the dispatcher stops. Held, its fragments are dropped (frame_incomplete)
+ * rather than sent to a daemon that would count it incomplete; routed, its
+ * daemon has part of it and counts it incomplete itself, and is sent the
+ * GOODBYE answer it may be owed. */
+static void open_end(dispatcher *x, const char *why, uint64_t now)
 {
-    protocol_header h;
+    dispatch_open *o = &x->open;
+    if (o->state == DISPATCH_OPEN_HELD) {
+        count_dropped(x, DISPATCH_DROP_FRAME_INCOMPLETE, dispatch_held_pop_tail(&x->q));
+        count_frame_end(x, DISPATCH_END_ABANDONED, o->h.seq, why);
+    } else if (o->state == DISPATCH_OPEN_ROUTED) {
+        dispatch_daemon *d = &x->t.d[o->to];
+        if (dispatch_daemons_takes_rest(d))
+            count_frame_end(x, DISPATCH_END_ABANDONED, o->h.seq, why);
+        else
+            count_frame_end(x, DISPATCH_END_ORPHANED, o->h.seq, ORPHANED_WHY);
+        dispatch_daemons_frame_ended(x->back, d, now);
+    }
+    o->state = DISPATCH_OPEN_NONE;
+}
+
+/* The dispatcher's own minimal checks of a covariance message: the header
+ * (protocol_header_decode_kind), the part sizes it implies, and a
+ * fragmented frame's whole size against --max-bytes; the CRC and the payload
+ * stay the daemon's. *decoded says whether *h holds the decoded header. */
+static protocol_reject frame_check(dispatcher *x, const cli_message *m, protocol_header *h, int *decoded)
+{
+    *decoded = 0;
     if (m->count == 0)
         return PROTOCOL_REJECT_PARTS;
     protocol_reject r = protocol_header_decode_kind(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]),
-                                                    PROTOCOL_KIND_COVARIANCE, &h);
+                                                    PROTOCOL_KIND_COVARIANCE, h);
     if (r != PROTOCOL_OK)
         return r;
+    *decoded = 1;
     if (m->extra > 0)
         return PROTOCOL_REJECT_PARTS;
     for (size_t i = 1; i < m->count; i++)
         x->part_bytes[i - 1] = zmq_msg_size(&m->part[i]);
-    *seq = h.seq;
-    return protocol_covariance_check_sizes(&h, x->part_bytes, m->count - 1, (size_t)x->o.max_bytes);
+    r = protocol_covariance_check_sizes(h, x->part_bytes, m->count - 1, (size_t)x->o.max_bytes);
+    /* The sizes passed, so the matrix bytes are valid and count >= 1. */
+    if (r == PROTOCOL_OK && (h->flags & PROTOCOL_FLAG_FRAGMENT) &&
+        protocol_matrix_bytes(h->n, h->element, h->storage) > (size_t)x->o.max_bytes / h->count)
+        r = PROTOCOL_REJECT_OVERSIZED;
+    return r;
 }
 
-/* Takes one message from the front end: rejected (counted, freed) or held,
- * evicting the oldest when the queue is full. -1 on a socket failure. */
-static int front_receive(dispatcher *x)
+/* Counts and frees x->in, rejected for r. */
+static void reject(dispatcher *x, protocol_reject r)
 {
-    if (x->q.count == x->q.cap)
-        held_drop_oldest(x, DISPATCH_DROP_QUEUE_FULL); /* only reached under drop_oldest */
-    size_t tail = (x->q.head + x->q.count) % x->q.cap;
-    cli_message *m = &x->q.m[tail];
-    if (cli_message_receive(x->front, m, PARTS_MAX) != 0)
-        return errno == EINTR ? 0 : -1;
-    x->s.frames_in++;
-    uint64_t seq = 0;
-    protocol_reject r = frame_check(x, m, &seq);
-    if (r != PROTOCOL_OK) {
-        if (x->s.rejected[r]++ == 0)
-            fprintf(stderr, "eigstream-dispatch: rejected a frame: %s (counted; first of its kind)\n",
-                    protocol_reject_name(r));
-        x->s.rejected_total++;
-        cli_message_release(m);
-        return 0;
-    }
-    x->q.seq[tail] = seq;
-    x->q.count++;
-    return 0;
+    if (x->s.rejected[r]++ == 0)
+        fprintf(stderr, "eigstream-dispatch: rejected a message: %s (counted; first of its kind)\n",
+                protocol_reject_name(r));
+    x->s.rejected_total++;
+    cli_message_release(&x->in);
 }
 
-/* Sends the oldest held frame to d: its routing id, then the parts as they
- * came. 0 when sent; -1 with errno when ZeroMQ refused the first part (the
- * frame stays held). */
-static int send_frame(dispatcher *x, dispatch_daemon *d)
+/* Sends message m to d: its routing id, then the parts as they came. 0 when
+ * sent; -1 with errno when ZeroMQ refused the routing id (nothing sent). */
+static int send_message(dispatcher *x, dispatch_daemon *d, cli_message *m)
 {
-    cli_message *m = &x->q.m[x->q.head];
     if (zmq_send(x->back, d->id, d->id_bytes, ZMQ_SNDMORE | ZMQ_DONTWAIT) != (int)d->id_bytes)
         return -1;
     /* Past the routing id the message is the daemon's: its parts follow. */
@@ -170,12 +184,58 @@ static int send_frame(dispatcher *x, dispatch_daemon *d)
     return 0;
 }
 
-/* Hands held frames to the daemons with the most credit until either runs out. */
-static void dispatch_held(dispatcher *x, uint64_t now)
+/* Books one message of frame seq sent to d; first is a fragment's first
+ * matrix, or -1 for a whole frame (the seq log's third column). */
+static void count_sent(dispatcher *x, dispatch_daemon *d, uint64_t seq, int64_t first, uint64_t now)
+{
+    d->dispatched++;
+    d->last_sent_ns = now;
+    x->s.dispatched++;
+    if (x->seq_log == NULL)
+        return;
+    if (first < 0)
+        fprintf(x->seq_log, "%llu %s\n", (unsigned long long)seq, d->name);
+    else
+        fprintf(x->seq_log, "%llu %s %lld\n", (unsigned long long)seq, d->name, (long long)first);
+}
+
+/* Sends the oldest held frame to d, one credit: each of its messages. The
+ * number of messages sent: 0 when ZeroMQ refused the first (the frame stays
+ * held, nothing spent), fewer than all when d's connection went mid-frame. */
+static size_t send_held(dispatcher *x, dispatch_daemon *d, uint64_t now)
+{
+    dispatch_held_frame *f = dispatch_held_head(&x->q);
+    size_t sent = 0;
+    for (; sent < f->count; sent++) {
+        int64_t first = -1; /* read before the send: ZeroMQ takes the parts */
+        protocol_header h;
+        if (f->fragmented &&
+            protocol_header_decode(zmq_msg_data(&f->m[sent].part[0]), PROTOCOL_HEADER_BYTES, &h) == PROTOCOL_OK)
+            first = h.fragment_first;
+        if (send_message(x, d, &f->m[sent]) != 0)
+            break;
+        count_sent(x, d, f->seq, first, now);
+    }
+    if (sent == 0)
+        return 0;
+    if (d->frames++ == 0)
+        d->first_seq = f->seq;
+    d->last_seq = f->seq;
+    d->credit--;
+    d->last_turn = ++x->t.turns;
+    return sent;
+}
+
+/* Hands held frames to the daemons with the most credit until either runs
+ * out. The open fragmented frame, when held, is the newest (nothing of
+ * another frame comes between its fragments): once sent it is routed, and
+ * its later fragments follow to the same daemon (fragment_follow). */
+static void dispatch_queued(dispatcher *x, uint64_t now)
 {
     dispatch_daemon *d;
     while (x->q.count > 0 && (d = dispatch_daemons_pick(&x->t)) != NULL) {
-        if (send_frame(x, d) != 0) {
+        size_t total = dispatch_held_head(&x->q)->count, sent = send_held(x, d, now);
+        if (sent == 0) {
             /* EHOSTUNREACH: its connection is gone; EAGAIN: its pipe is full
              * although it gave credit. Either way it gets nothing more until
              * it says READY again; the frame goes to another daemon. */
@@ -183,20 +243,128 @@ static void dispatch_held(dispatcher *x, uint64_t now)
             x->s.resent++;
             continue;
         }
-        uint64_t seq = x->q.seq[x->q.head];
-        if (d->dispatched++ == 0)
-            d->first_seq = seq;
-        d->last_seq = seq;
-        d->credit--;
-        d->last_sent_ns = now;
-        d->last_turn = ++x->t.turns;
-        x->s.dispatched++;
-        if (x->seq_log != NULL)
-            fprintf(x->seq_log, "%llu %s\n", (unsigned long long)seq, d->name);
-        cli_message_release(&x->q.m[x->q.head]);
-        x->q.head = (x->q.head + 1) % x->q.cap;
-        x->q.count--;
+        int fragmented = dispatch_held_head(&x->q)->fragmented;
+        uint64_t seq = dispatch_held_head(&x->q)->seq;
+        int open = x->open.state == DISPATCH_OPEN_HELD && x->q.count == 1;
+        (void)dispatch_held_pop(&x->q); /* the sent parts are ZeroMQ's; any others are closed here */
+        if (sent < total) {
+            /* Its connection went between two fragments: the rest cannot follow. */
+            dispatch_daemons_bury(&x->t, d, DISPATCH_DEATH_UNREACHABLE);
+            count_dropped(x, DISPATCH_DROP_FRAGMENT_ORPHANED, total - sent);
+            count_frame_end(x, DISPATCH_END_ORPHANED, seq, ORPHANED_WHY);
+            if (open) {
+                x->open.state = DISPATCH_OPEN_ORPHANED;
+                x->open.to = (size_t)(d - x->t.d);
+            }
+        } else if (open) {
+            x->open.state = DISPATCH_OPEN_ROUTED;
+            x->open.to = (size_t)(d - x->t.d);
+            d->mid_frame = 1;
+        } else if (fragmented) {
+            x->s.fragmented.dispatched++;
+        }
     }
+}
+
+/* Holds x->in, a whole frame or a first fragment, as a new frame, evicting
+ * the oldest when the queue is full (only under drop_oldest: under block the
+ * front end is not read then). An evicted frame is never the open one: a new
+ * frame ends that first. 0, or -1 when out of memory. */
+static int hold(dispatcher *x, const protocol_header *h, int fragment, uint64_t now)
+{
+    if (x->q.count == x->q.cap)
+        held_drop_oldest(x, DISPATCH_DROP_QUEUE_FULL);
+    if (dispatch_held_push(&x->q, &x->in, h->seq, fragment) != 0) {
+        cli_message_release(&x->in);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (fragment) {
+        x->s.fragmented.started++;
+        (void)dispatch_open_take(&x->open, h, now); /* a one-fragment frame is complete at once */
+    }
+    return 0;
+}
+
+/* The open frame's next fragment (x->in): appended while the frame is held;
+ * sent straight to the frame's daemon once routed, without credit; dropped
+ * as fragment_orphaned when that daemon is gone (the frame then counted
+ * orphaned, once). 0, or -1 when out of memory. */
+static int fragment_follow(dispatcher *x, const protocol_header *h, uint64_t now)
+{
+    dispatch_open *o = &x->open;
+    if (o->state == DISPATCH_OPEN_HELD) {
+        if (dispatch_held_append(&x->q, &x->in) != 0) {
+            cli_message_release(&x->in);
+            errno = ENOMEM;
+            return -1;
+        }
+        (void)dispatch_open_take(o, h, now);
+        return 0;
+    }
+    dispatch_daemon *d = &x->t.d[o->to];
+    if (o->state == DISPATCH_OPEN_ROUTED && dispatch_daemons_takes_rest(d)) {
+        if (send_message(x, d, &x->in) == 0) {
+            count_sent(x, d, h->seq, h->fragment_first, now);
+            cli_message_release(&x->in);
+            if (dispatch_open_take(o, h, now)) {
+                x->s.fragmented.dispatched++;
+                dispatch_daemons_frame_ended(x->back, d, now);
+            }
+            return 0;
+        }
+        d->goodbye_owed = 0; /* unreachable: no answer can reach it either */
+        if (d->state == DISPATCH_ALIVE)
+            dispatch_daemons_bury(&x->t, d, DISPATCH_DEATH_UNREACHABLE);
+    }
+    if (o->state == DISPATCH_OPEN_ROUTED) {
+        count_frame_end(x, DISPATCH_END_ORPHANED, o->h.seq, ORPHANED_WHY);
+        dispatch_daemons_frame_ended(x->back, d, now);
+        o->state = DISPATCH_OPEN_ORPHANED;
+    }
+    count_dropped(x, DISPATCH_DROP_FRAGMENT_ORPHANED, 1);
+    cli_message_release(&x->in);
+    (void)dispatch_open_take(o, h, now);
+    return 0;
+}
+
+/* Takes one message from the front end: rejected (counted, freed), held,
+ * sent after its frame's first fragment, or dropped (counted). -1 on a
+ * socket failure or when out of memory. */
+static int front_receive(dispatcher *x, uint64_t now)
+{
+    if (cli_message_receive(x->front, &x->in, PARTS_MAX) != 0)
+        return errno == EINTR ? 0 : -1;
+    x->s.frames_in++;
+    protocol_header h;
+    int decoded = 0;
+    protocol_reject r = frame_check(x, &x->in, &h, &decoded);
+    int fragment = decoded && (h.flags & PROTOCOL_FLAG_FRAGMENT);
+    if (!fragment || h.fragment_first == 0)
+        x->s.frames_begun++;
+    if (r != PROTOCOL_OK) {
+        /* The receiver's rule: a frame one of whose fragments fails is given up. */
+        if (fragment && x->open.state != DISPATCH_OPEN_NONE && h.seq == x->open.h.seq)
+            open_end(x, "a fragment of it failed the checks", now);
+        reject(x, r);
+        return 0;
+    }
+    int ends_open = 0;
+    dispatch_step step = dispatch_open_step(&x->open, &h, &ends_open);
+    if (ends_open)
+        open_end(x, step == DISPATCH_STEP_STRAY ? "a fragment of it came out of place" : "a new frame began", now);
+    switch (step) {
+    case DISPATCH_STEP_WHOLE:
+    case DISPATCH_STEP_START:
+        return hold(x, &h, step == DISPATCH_STEP_START, now);
+    case DISPATCH_STEP_CONTINUE:
+    case DISPATCH_STEP_ORPHANED:
+        return fragment_follow(x, &h, now);
+    case DISPATCH_STEP_STRAY:
+        break;
+    }
+    reject(x, PROTOCOL_REJECT_INCOMPLETE);
+    return 0;
 }
 
 /* Reads every waiting control message from the back end. -1 on a socket failure. */
@@ -229,7 +397,11 @@ static int back_receive(dispatcher *x, uint64_t now)
 static void report(dispatcher *x, int line)
 {
     double now = cli_monotonic_s();
-    x->s.queued = x->q.count;
+    x->s.queued = x->q.messages;
+    x->s.queued_frames = x->q.count;
+    x->s.fragmented.in_progress = x->open.state == DISPATCH_OPEN_ROUTED;
+    for (size_t i = 0; i < x->q.count; i++)
+        x->s.fragmented.in_progress += (uint64_t)x->q.f[(x->q.head + i) % x->q.cap].fragmented;
     if (line) {
         static char text[64 * 1024];
         if (dispatch_report_json(&x->s, &x->t, now, text, sizeof text) <= sizeof text)
@@ -300,7 +472,7 @@ static int run(dispatcher *x)
             x->s.blocked_ns += now - before;
         if (back_receive(x, now) != 0)
             return -1;
-        dispatch_held(x, now);
+        dispatch_queued(x, now);
         /* One frame at a time from the source, each offered to the daemons
          * at once: a frame waits in the queue only while no one has credit. */
         for (int i = 0; i < 64 && (items[1].revents & ZMQ_POLLIN); i++) {
@@ -310,26 +482,39 @@ static int run(dispatcher *x)
             size_t size = sizeof events;
             if (zmq_getsockopt(x->front, ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN))
                 break;
-            if (front_receive(x) != 0)
+            if (front_receive(x, now) != 0)
                 return -1;
-            dispatch_held(x, now);
+            dispatch_queued(x, now);
         }
+        /* The fragment timeout runs only while the source is read: under
+         * --overflow block its next fragment may be waiting on our side. */
+        if (x->open.state != DISPATCH_OPEN_NONE && !front_open)
+            x->open.last_ns = now;
+        else if (x->open.state != DISPATCH_OPEN_NONE &&
+                 now - x->open.last_ns > (uint64_t)x->o.fragment_timeout_ms * 1000000u)
+            open_end(x, "no next fragment within --fragment-timeout-ms", now);
         dispatch_daemons_tick(&x->t, x->back, now);
         if (x->o.stats_s > 0 && cli_monotonic_s() >= next_report) {
             report(x, 1);
             next_report += x->o.stats_s;
         }
-        if (x->o.frames > 0 && x->s.frames_in >= x->o.frames && x->q.count == 0)
+        if (x->o.frames > 0 && x->s.frames_begun >= x->o.frames && x->q.count == 0 &&
+            x->open.state == DISPATCH_OPEN_NONE)
             break;
     }
     return 0;
 }
 
-/* At exit: frames still held are counted as dropped (shutdown), and every
- * live daemon is told GOODBYE so that it offers READY to the next dispatcher. */
+/* At exit: frames still held are counted as dropped (shutdown; the open
+ * fragmented frame among them when held), a frame still being routed as
+ * abandoned, and every live daemon is told GOODBYE so that it offers READY
+ * to the next dispatcher. */
 static void shut_down(dispatcher *x)
 {
     uint64_t now = (uint64_t)(cli_monotonic_s() * 1e9);
+    if (x->open.state == DISPATCH_OPEN_HELD)
+        x->open.state = DISPATCH_OPEN_NONE; /* dropped with the queue just below */
+    open_end(x, "the dispatcher stopped", now);
     while (x->q.count > 0)
         held_drop_oldest(x, DISPATCH_DROP_SHUTDOWN);
     for (size_t i = 0; i < x->t.count; i++)
@@ -342,7 +527,8 @@ static void shut_down(dispatcher *x)
 int main(int argc, char **argv)
 {
     dispatcher x = {.o = {.front = "tcp://*:5550", .back = "tcp://*:5560", .queue = 8, .liveness = 3,
-                          .front_hwm = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0}};
+                          .front_hwm = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0,
+                          .fragment_timeout_ms = 1000}};
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
@@ -351,7 +537,7 @@ int main(int argc, char **argv)
     x.t.liveness = (uint64_t)x.o.liveness;
     x.s.started_s = cli_monotonic_s();
     x.part_bytes = malloc(PARTS_MAX * sizeof *x.part_bytes);
-    if (x.part_bytes == NULL || held_init(&x.q, (size_t)x.o.queue) != 0)
+    if (x.part_bytes == NULL || dispatch_held_init(&x.q, (size_t)x.o.queue) != 0)
         return cli_fatal("eigstream-dispatch", "out of memory");
     if (x.o.seq_log != NULL && (x.seq_log = fopen(x.o.seq_log, "w")) == NULL)
         return cli_fatal("eigstream-dispatch", "cannot open %s: %s", x.o.seq_log, strerror(errno));
@@ -371,7 +557,8 @@ int main(int argc, char **argv)
     }
     if (x.seq_log != NULL && fclose(x.seq_log) != 0)
         rc = -1;
-    held_free(&x.q);
+    dispatch_held_free(&x.q);
+    cli_message_free(&x.in);
     free(x.part_bytes);
     if (x.front != NULL)
         zmq_close(x.front);

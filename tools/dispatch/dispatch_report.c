@@ -8,7 +8,8 @@
 #include "cli_text.h"
 #include "dispatch.h"
 
-static const char *const drop_names[DISPATCH_DROP_COUNT_] = {"queue_full", "shutdown"};
+static const char *const drop_names[DISPATCH_DROP_COUNT_] = {"queue_full", "shutdown", "fragment_orphaned",
+                                                             "frame_incomplete"};
 
 const char *dispatch_drop_name(dispatch_drop d)
 {
@@ -20,10 +21,12 @@ static void json_daemons(cli_text *w, const dispatch_daemons *t)
     cli_text_put(w, "\"daemons\":[");
     for (size_t i = 0; i < t->count; i++) {
         const dispatch_daemon *d = &t->d[i];
-        cli_text_put(w, "%s{\"id\":\"%s\",\"state\":\"%s\",\"credit\":%llu,\"dispatched\":%llu,\"readies\":%llu",
+        cli_text_put(w, "%s{\"id\":\"%s\",\"state\":\"%s\",\"credit\":%llu,\"dispatched\":%llu,\"frames\":%llu,"
+                     "\"readies\":%llu",
                      i ? "," : "", d->name, dispatch_death_name(d->state), (unsigned long long)d->credit,
-                     (unsigned long long)d->dispatched, (unsigned long long)d->readies);
-        if (d->dispatched > 0)
+                     (unsigned long long)d->dispatched, (unsigned long long)d->frames,
+                     (unsigned long long)d->readies);
+        if (d->frames > 0)
             cli_text_put(w, ",\"first_seq\":%llu,\"last_seq\":%llu", (unsigned long long)d->first_seq,
                 (unsigned long long)d->last_seq);
         cli_text_put(w, "}");
@@ -37,10 +40,10 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
     cli_text w = {out, out_bytes, 0};
     double up = now_s - s->started_s;
     cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_per_s\":%.2f,\"dispatched\":%llu,\"resent\":%llu,"
-            "\"queued\":%zu,\"blocked_s\":%.3f,\"daemons_alive\":%zu,",
+            "\"queued\":%zu,\"queued_frames\":%zu,\"blocked_s\":%.3f,\"daemons_alive\":%zu,",
         up, (unsigned long long)s->frames_in, up > 0 ? (double)s->dispatched / up : 0.0,
-        (unsigned long long)s->dispatched, (unsigned long long)s->resent, s->queued, (double)s->blocked_ns / 1e9,
-        dispatch_daemons_alive(t));
+        (unsigned long long)s->dispatched, (unsigned long long)s->resent, s->queued, s->queued_frames,
+        (double)s->blocked_ns / 1e9, dispatch_daemons_alive(t));
     cli_text_put(&w, "\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
     for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         if (s->rejected[r] > 0) {
@@ -51,6 +54,13 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
     cli_text_put(&w, "},\"dropped_total\":%llu,\"dropped\":{", (unsigned long long)s->dropped_total);
     for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
         cli_text_put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);
+    const dispatch_fragment_stats *f = &s->fragmented;
+    cli_text_put(&w, "},\"fragmented_frames\":{\"started\":%llu,\"dispatched\":%llu,\"in_progress\":%llu",
+                 (unsigned long long)f->started, (unsigned long long)f->dispatched,
+                 (unsigned long long)f->in_progress);
+    for (int e = 0; e < DISPATCH_END_COUNT_; e++)
+        cli_text_put(&w, ",\"%s\":%llu", dispatch_frame_end_name((dispatch_frame_end)e),
+                     (unsigned long long)f->ended[e]);
     cli_text_put(&w, "},\"control_errors\":{");
     for (int e = 1; e < DISPATCH_CONTROL_ERROR_COUNT_; e++)
         cli_text_put(&w, "%s\"%s\":%llu", e > 1 ? "," : "", dispatch_control_strerror((dispatch_control_error)e),
@@ -76,7 +86,7 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     cli_text w = {text, sizeof text, 0};
     (void)now_s;
     cli_text_prometheus_header(&w, "eigstream_dispatch_frames_in_total", "counter",
-                               "Messages received from the source.");
+                               "Messages received from the source: a whole frame or one fragment each.");
     cli_text_put(&w, "eigstream_dispatch_frames_in_total %llu\n", (unsigned long long)s->frames_in);
     cli_text_prometheus_header(&w, "eigstream_dispatch_rejected_total", "counter",
                                "Messages whose header failed the checks, by reason.");
@@ -84,18 +94,41 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
         cli_text_put(&w, "eigstream_dispatch_rejected_total{reason=\"%s\"} %llu\n",
                      protocol_reject_name((protocol_reject)r), (unsigned long long)s->rejected[r]);
     cli_text_prometheus_header(&w, "eigstream_dispatch_dropped_total", "counter",
-                               "Accepted frames never dispatched, by reason.");
+                               "Accepted messages never dispatched, by reason.");
     for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_dispatch_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
                      (unsigned long long)s->dropped[d]);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_queued", "gauge", "Frames held for want of credit.");
+    cli_text_prometheus_header(&w, "eigstream_dispatch_queued", "gauge", "Messages held for want of credit.");
     cli_text_put(&w, "eigstream_dispatch_queued %zu\n", s->queued);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_queued_frames", "gauge",
+                               "Frames held for want of credit (a fragmented one with its fragments is one).");
+    cli_text_put(&w, "eigstream_dispatch_queued_frames %zu\n", s->queued_frames);
+    const dispatch_fragment_stats *f = &s->fragmented;
+    cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_started_total", "counter",
+                               "Fragmented frames whose first fragment was accepted.");
+    cli_text_put(&w, "eigstream_dispatch_fragmented_frames_started_total %llu\n", (unsigned long long)f->started);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_total", "counter",
+                               "Fragmented frames by outcome: dispatched whole to one daemon, or ended short.");
+    cli_text_put(&w, "eigstream_dispatch_fragmented_frames_total{outcome=\"dispatched\"} %llu\n",
+                 (unsigned long long)f->dispatched);
+    for (int e = 0; e < DISPATCH_END_COUNT_; e++)
+        cli_text_put(&w, "eigstream_dispatch_fragmented_frames_total{outcome=\"%s\"} %llu\n",
+                     dispatch_frame_end_name((dispatch_frame_end)e), (unsigned long long)f->ended[e]);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_in_progress", "gauge",
+                               "Fragmented frames held, or routed and not yet at their end.");
+    cli_text_put(&w, "eigstream_dispatch_fragmented_frames_in_progress %llu\n", (unsigned long long)f->in_progress);
     cli_text_prometheus_header(&w, "eigstream_dispatch_daemons_alive", "gauge", "Daemons that get frames.");
     cli_text_put(&w, "eigstream_dispatch_daemons_alive %zu\n", dispatch_daemons_alive(t));
-    cli_text_prometheus_header(&w, "eigstream_dispatch_dispatched_total", "counter", "Frames sent to each daemon.");
+    cli_text_prometheus_header(&w, "eigstream_dispatch_dispatched_total", "counter",
+                               "Messages sent to each daemon: whole frames and fragments.");
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_dispatched_total{daemon=\"%s\"} %llu\n", t->d[i].name,
                      (unsigned long long)t->d[i].dispatched);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_frames_total", "counter",
+                               "Frames given to each daemon, one credit each (a fragmented one at its first fragment).");
+    for (size_t i = 0; i < t->count; i++)
+        cli_text_put(&w, "eigstream_dispatch_frames_total{daemon=\"%s\"} %llu\n", t->d[i].name,
+                     (unsigned long long)t->d[i].frames);
     cli_text_prometheus_header(&w, "eigstream_dispatch_credit", "gauge", "Frames each daemon may still be sent.");
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_credit{daemon=\"%s\"} %llu\n", t->d[i].name,
