@@ -9,7 +9,8 @@ its wire bytes), the meta's JSON index, numpy.linalg.eigh. No check depends
 on the machine's speed (pacing compares against the schedule with generous
 tolerances).
 
-Cases: roundtrip, eigenspace, npy, repair, fsize, ring, pacing, info, bench.
+Cases: roundtrip, eigenspace, npy, repair, fsize, ring, pacing, info, bench,
+fragments, fragment_faults.
 Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 try:
@@ -361,6 +363,225 @@ def case_bench(tmp):
         check(row in r.stdout, f"bench table lacks {row!r}: {r.stdout}")
     check(os.path.exists(os.path.join(tmp, "b.json")) and "ratio" in open(os.path.join(tmp, "b.json")).read(),
           "bench --json")
+
+
+def case_fragments(tmp):
+    """sim --fragments 4 -> record: whole frames, byte-exact with sim --fragments 1 (timestamps aside) and
+    with decode_fragments of the fragments; replayed into the daemon, every frame is solved (numpy eigh)."""
+    frames, fragments = 5, 4
+    base = ["--n", str(N), "--cells", str(CELLS), "--frames", str(frames), "--rate", "0", "--pool", "2",
+            "--seed", "9", "--quiet"]
+    for variant in ([], ["--precision", "float", "--storage", "packed_upper", "--per-matrix-parts"]):
+        whole = sim_capture(tmp, base + variant, frames)
+        pieces = sim_capture(tmp, base + variant + ["--fragments", str(fragments)], frames * fragments)
+        name = "frag" + "".join(v.strip("-")[:2] for v in variant)
+        proc, endpoint = start_recorder(tmp, name, ["--frames", str(frames)])
+        sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--fragments", str(fragments)] + base + variant,
+                               stdout=subprocess.PIPE, text=True)
+        finish(sim)
+        status, out = finish(proc)
+        check(status == 0 and f"recorded {frames} frames" in out and
+              "0 rejected, 0 fragmented frames given up" in out, f"{variant}: record: {status} {out}")
+        stored, index = data_frames(tmp, name), meta_index(tmp, name)
+        check(len(stored) == frames and len(index) == frames, f"{variant}: {len(stored)} frames stored")
+        for i in range(min(frames, len(stored))):
+            sent = b"".join(whole[i])
+            check(stored[i][:16] == sent[:16] and stored[i][24:] == sent[24:],
+                  f"{variant}: frame {i}: differs from the whole frame the sim sends (timestamp aside)")
+            h, mats = ec.decode_fragments(pieces[i * fragments:(i + 1) * fragments])
+            sh, smats = ec.decode_covariance([stored[i][:64], stored[i][64:]])
+            h["timestamp_ns"] = sh["timestamp_ns"]  # another run of the sim than the one recorded
+            check(sh == h and np.array_equal(smats, mats), f"{variant}: frame {i}: {sh} vs decode_fragments {h}")
+            check(index[i]["parts"] == 1, f"{variant}: frame {i}: {index[i]['parts']} parts recorded, not 1")
+        if variant:
+            continue
+        # The recording into the daemon: every frame comes out solved.
+        daemon = subprocess.Popen([DAEMON, "-c", daemon_config(tmp, N, CELLS)], stderr=subprocess.PIPE, text=True)
+        pull = CTX.socket(zmq.PULL)
+        pull.connect(f"ipc://{tmp}/d-out")
+        replay = subprocess.run([REPLAY, "--endpoint", f"ipc://{tmp}/d-in", "--max", "--keep-seq", "--quiet",
+                                 os.path.join(tmp, name)], capture_output=True, text=True, timeout=60)
+        got, deadline = [], time.monotonic() + 60
+        while len(got) < frames and time.monotonic() < deadline:
+            if pull.poll(200):
+                got.append(ec.decode_eigenspace(pull.recv_multipart()))
+        pull.close(linger=0)
+        daemon.send_signal(signal.SIGTERM)
+        _, daemon_out = finish(daemon)
+        check(replay.returncode == 0 and len(got) == frames,
+              f"replay into the daemon: exit {replay.returncode}, {len(got)} of {frames} frames solved: "
+              f"{replay.stderr} {daemon_out[-2000:]}")
+        for h, _, results in got:
+            _, mats = ec.decode_covariance([stored[h["seq"]][:64], stored[h["seq"]][64:]])
+            for b, r in enumerate(results):
+                scale = N * np.finfo(float).eps * np.abs(mats[b]).sum(axis=0).max()
+                ratio = np.abs(r.values - np.linalg.eigh(mats[b])[0]).max() / scale
+                check(r.status == 0 and ratio <= 60, f"daemon frame seq {h['seq']} matrix {b}: ratio {ratio:.3g}")
+
+
+class LoudRecorder:
+    """eigstream-record NAME bound on an ipc endpoint, with its skip and give-up lines (no --quiet): a
+    thread collects its stderr lines as they come."""
+
+    def __init__(self, tmp, name, extra):
+        self.endpoint = f"ipc://{tmp}/rec-in"
+        self.proc = subprocess.Popen([RECORD, "--endpoint", self.endpoint, "--bind", os.path.join(tmp, name)]
+                                     + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines, self.lock = [], threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            with self.lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def text(self):
+        with self.lock:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern, what, timeout=60):
+        """Polls stderr (up to timeout s, never a timing assertion) for a line matching pattern."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.text(), re.M):
+                return
+            time.sleep(0.05)
+        check(False, f"{what}: no line matching {pattern!r} in {timeout} s: {self.text()}")
+
+    def finish(self, sig=None):
+        """(exit status, stdout) after sig (if any); killed after 30 s."""
+        if sig is not None:
+            self.proc.send_signal(sig)
+        try:  # stdout is one summary line: no pipe fills while it runs
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            check(False, "eigstream-record did not finish in 30 s")
+        out = self.proc.stdout.read()
+        self.proc.stdout.close()
+        self.reader.join(timeout=10)
+        self.proc.stderr.close()
+        return self.proc.returncode, out
+
+
+def flip_crc(parts):
+    """The fragment with one payload bit flipped (still finite): its CRC no longer matches."""
+    body = bytearray(parts[1])
+    body[0] ^= 1
+    return [parts[0], bytes(body)] + parts[2:]
+
+
+def case_fragment_faults(tmp):
+    """Hand-made fragments: a missing middle one, bad CRCs, strays, a field that differs, a whole frame in
+    between, a timeout, an oversized frame and the end: exactly the good frames recorded, and exactly the
+    skipped fragments and given-up frames the rules of docs/protocol.md count."""
+    rng = np.random.default_rng(5)
+    mats = {s: random_hermitian(rng, CELLS, N, np.complex128) for s in range(13)}
+    ts = {s: 1_700_000_000_000_000_000 + s for s in mats}
+
+    def frags(seq, fragments=4, **kw):
+        return ec.encode_fragments(seq, ts[seq], mats[seq], fragments, **kw)
+
+    def one(seq, first, matrices=1, timestamp=None):
+        m = mats[seq][first:first + matrices]
+        return ec.encode_fragment(seq, ts[seq] if timestamp is None else timestamp, m, first, CELLS)
+
+    f0, f1 = frags(0), frags(1)
+    f7, f8 = frags(7), frags(8)
+    phase_a = ([f0[0], f0[1], f0[3]] +                          # matrix 2 missing: f0[3] skipped
+               [f1[0], flip_crc(f1[1]), f1[2], f1[3]] +          # gives seq 0 up; CRC: skipped, seq 1 given up; 2 skipped
+               [ec.encode_fragment(50, ts[1], mats[1][2:4], 2, CELLS)] +  # a stray: skipped
+               frags(2) + frags(3, 2, per_matrix_parts=True) + frags(4, crc=False) +  # recorded
+               frags(5)[:2] + [ec.encode_covariance(6, ts[6], mats[6])] +  # the whole seq 6 gives seq 5 up
+               [flip_crc(f7[0])] + f7[1:] +                      # bad first: skipped, seq 7 given up; 3 skipped
+               [f8[0], one(8, 1, timestamp=ts[8] + 1)] + f8[1:] +  # a field differs: skipped, seq 8 goes on
+               frags(9))
+    good = [2, 3, 4, 6, 8, 9]
+    rec = LoudRecorder(tmp, "faults", ["--frames", "7", "--fragment-timeout-ms", "3000"])
+    push = CTX.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 10000)
+    push.connect(rec.endpoint)
+    for m in phase_a:
+        push.send_multipart(m)
+    # A frame whose next fragment comes too late: given up once the bound passes, its rest skipped.
+    f10 = frags(10)
+    for m in f10[:2]:
+        push.send_multipart(m)
+    rec.wait_for(r"gave up a fragmented frame: seq 10 with 2 of its 4 matrices: no next fragment", "timeout")
+    for m in f10[2:] + frags(11):
+        push.send_multipart(m)
+    good.append(11)
+    status, out = rec.finish()
+    push.close()
+    err = rec.text()
+    check(status == 0 and "recorded 7 frames" in out and "12 rejected, 5 fragmented frames given up" in out,
+          f"faults: exit {status}: {out} {err}")
+    skipped = re.findall(r"skipped a message: (\w+): fragment of seq (\d+) at matrix (\d+)", err)
+    expect_skipped = [("incomplete", "0", "3"), ("crc_mismatch", "1", "1"), ("incomplete", "1", "2"),
+                      ("incomplete", "1", "3"), ("incomplete", "50", "2"), ("crc_mismatch", "7", "0"),
+                      ("incomplete", "7", "1"), ("incomplete", "7", "2"), ("incomplete", "7", "3"),
+                      ("incomplete", "8", "1"), ("incomplete", "10", "2"), ("incomplete", "10", "3")]
+    check(skipped == expect_skipped, f"skipped fragments {skipped}")
+    gave_up = re.findall(r"gave up a fragmented frame: seq (\d+) with (\d+) of its 4 matrices: (.*)", err)
+    expect_gave_up = [("0", "2", "a new frame began"),
+                      ("1", "1", "its fragment at matrix 1 was rejected (crc_mismatch)"),
+                      ("5", "2", "a whole frame came in between"),
+                      ("7", "0", "its fragment at matrix 0 was rejected (crc_mismatch)"),
+                      ("10", "2", "no next fragment within --fragment-timeout-ms")]
+    check(gave_up == expect_gave_up, f"frames given up {gave_up}")
+    stored = data_frames(tmp, "faults")
+    check(len(stored) == len(good), f"{len(stored)} frames recorded, not {len(good)}")
+    for seq, frame in zip(good, stored):
+        h, m = ec.decode_covariance([frame[:64], frame[64:]])
+        check(h["seq"] == seq and h["timestamp_ns"] == ts[seq] and np.array_equal(m, mats[seq]),
+              f"recorded frame seq {h['seq']}: not seq {seq} as sent")
+        check(h["crc"] == (seq != 4) and not h["fragment"], f"recorded frame seq {seq}: flags {h['flags']}")
+
+    # The end: a frame still incomplete is given up; a fragment of a frame over --max-frame-bytes is refused.
+    big = random_hermitian(rng, 2 * CELLS, N, np.complex128)
+    rec = LoudRecorder(tmp, "ending", ["--fragment-timeout-ms", "3600000",
+                                              "--max-frame-bytes", str(CELLS * N * N * 16)])
+    push = CTX.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 10000)
+    push.connect(rec.endpoint)
+    for m in frags(0) + ec.encode_fragments(1, ts[1], big, 8)[:1] + frags(2)[:2] + [one(12, 3)]:
+        push.send_multipart(m)
+    # The stray came after seq 2's fragments: once it is counted, they have been taken.
+    rec.wait_for(r"skipped a message: incomplete: fragment of seq 12", "the stray")
+    status, out = rec.finish(signal.SIGTERM)
+    push.close()
+    err = rec.text()
+    check(status == 0 and "recorded 1 frames" in out and "2 rejected, 2 fragmented frames given up" in out,
+          f"ending: exit {status}: {out} {err}")
+    check(re.search(r"skipped a message: oversized: fragment of seq 1 at matrix 0: its frame of 8 matrices", err)
+          and "gave up a fragmented frame: seq 1 with 0 of its 8 matrices: its fragment at matrix 0 was rejected "
+              "(oversized)" in err
+          and "gave up a fragmented frame: seq 2 with 2 of its 4 matrices: the recorder stopped" in err,
+          f"ending: {err}")
+    stored = data_frames(tmp, "ending")
+    check(len(stored) == 1 and ec.decode_header(stored[0][:64])["seq"] == 0, "ending: recorded frames")
+
+
+def case_client_fragments(tmp):
+    """eigstream_client.py send --fragments 3 -> eigstream-record: the client's frames, whole."""
+    proc, endpoint = start_recorder(tmp, "client", ["--frames", "3"])
+    client = os.path.join(os.path.dirname(ec.__file__), "eigstream_client.py")
+    r = subprocess.run([sys.executable, client, "send", "--endpoint", endpoint, "--n", str(N), "--count", str(CELLS),
+                        "--frames", "3", "--rate", "0", "--fragments", "3", "--seed", "4"],
+                       capture_output=True, text=True, timeout=60)
+    status, out = finish(proc)
+    check(r.returncode == 0 and status == 0 and "recorded 3 frames" in out and "0 rejected" in out,
+          f"client send --fragments: {r.returncode} {r.stdout} {r.stderr}; record {status} {out}")
+    rng = np.random.default_rng(4)
+    pool = [ec._random_hermitian(rng, CELLS, N, np.complex128) for _ in range(2)]
+    for seq, frame in enumerate(data_frames(tmp, "client")):
+        h, m = ec.decode_covariance([frame[:64], frame[64:]])
+        check(h["seq"] == seq and np.array_equal(m, pool[seq % 2]), f"client frame {seq}")
+    bad = subprocess.run([sys.executable, client, "send", "--count", "4", "--fragments", "5"], capture_output=True,
+                         text=True, timeout=60)
+    check(bad.returncode == 2 and "--fragments must be 1..4" in bad.stderr, f"--fragments 5 of 4: {bad.stderr}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -686,15 +686,21 @@ def _cmd_send(args):
     period = 1.0 / args.rate if args.rate > 0 else 0.0
     start = time.monotonic()
     for seq in range(args.frames):
-        parts = encode_covariance(seq, time.time_ns(), pool[seq % len(pool)], args.storage, not args.no_crc,
-                                  args.per_matrix_parts)
-        sock.send_multipart(parts, copy=False)
+        matrices, ts = pool[seq % len(pool)], time.time_ns()
+        if args.fragments > 1:
+            for parts in encode_fragments(seq, ts, matrices, args.fragments, args.storage, not args.no_crc,
+                                          args.per_matrix_parts):
+                sock.send_multipart(parts, copy=False)
+        else:
+            sock.send_multipart(encode_covariance(seq, ts, matrices, args.storage, not args.no_crc,
+                                                  args.per_matrix_parts), copy=False)
         delay = start + (seq + 1) * period - time.monotonic()
         if delay > 0:
             time.sleep(delay)
     sock.close()
     ctx.term()
-    print(f"sent {args.frames} frames of {args.count} x {args.n}x{args.n} {args.precision}")
+    print(f"sent {args.frames} frames of {args.count} x {args.n}x{args.n} {args.precision}"
+          + (f", {args.fragments} fragments each" if args.fragments > 1 else ""))
     return 0
 
 
@@ -747,6 +753,9 @@ def main(argv=None):
     s.add_argument("--precision", choices=("double", "float"), default="double")
     s.add_argument("--storage", choices=tuple(STORAGES), default="full")
     s.add_argument("--per-matrix-parts", action="store_true")
+    s.add_argument("--fragments", type=int, default=1, metavar="F",
+                   help="send each frame as F fragments of consecutive whole matrices (docs/protocol.md; "
+                        "1..count, 1 = whole frames)")
     s.add_argument("--no-crc", action="store_true")
     s.add_argument("--seed", type=int, default=1)
     r = sub.add_parser("recv", help="receive and summarize eigenspace frames")
@@ -756,6 +765,8 @@ def main(argv=None):
     r.add_argument("--frames", type=int, default=10, help="0 = forever")
     r.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a frame")
     args = ap.parse_args(argv)
+    if args.cmd == "send" and not 1 <= args.fragments <= args.count:
+        ap.error(f"--fragments must be 1..{args.count} (--count), not {args.fragments}")
     return _cmd_send(args) if args.cmd == "send" else _cmd_recv(args)
 
 

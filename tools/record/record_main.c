@@ -5,9 +5,14 @@
  *
  * Every message is received whole; one whose header does not decode (or of
  * another kind than --kind) is counted and skipped with a one-line reason,
- * never recorded. The rest go to recording_writer_append with their
- * CLOCK_REALTIME receipt time. SIGINT/SIGTERM end the recording cleanly (the
- * meta is written); SIGXFSZ is ignored, so a file-size limit is a write error
+ * never recorded. Fragments of covariance frames are assembled into whole
+ * frames (record_assemble.h, the daemon's rules); a fragment that joins no
+ * frame or fails its checks is skipped the same way, and a frame given up
+ * (interrupted, a failed fragment, --fragment-timeout-ms, the end) is counted
+ * with a one-line reason too. The rest go to recording_writer_append with
+ * their CLOCK_REALTIME receipt time (an assembled frame: its last
+ * fragment's). SIGINT/SIGTERM end the recording cleanly (the meta is
+ * written); SIGXFSZ is ignored, so a file-size limit is a write error
  * (RECORDING_EIO) like a full disk: the recorder stops, the recording stays
  * valid up to the last complete frame, and the exit status is 1.
  *
@@ -26,6 +31,7 @@
 #include "cli_message.h"
 #include "cli_options.h"
 #include "protocol.h"
+#include "record_assemble.h"
 #include "recording.h"
 #include "transport_memory.h"
 
@@ -36,9 +42,9 @@ typedef enum record_kind { RECORD_KIND_ANY = 0, RECORD_KIND_COVARIANCE, RECORD_K
 typedef struct record_options {
     const char *endpoint, *description, *repair, *name;
     int sub, bind, kind, quiet;
-    uint64_t frames, max_bytes, max_files;
+    uint64_t frames, max_bytes, max_files, max_frame_bytes;
     double duration_s;
-    uint32_t hwm;
+    uint32_t hwm, fragment_timeout_ms;
     cli_curve curve;
 } record_options;
 
@@ -48,12 +54,14 @@ typedef struct recorder {
     recording_writer *w;
     uint64_t number;                       /* ring: the current file's number; 0 = one recording */
     char name[RECORDING_PATH_MAX];         /* the current recording */
-    uint64_t frames, bytes, rejected;      /* over all files */
+    uint64_t frames, bytes, rejected;      /* over all files; rejected: messages skipped */
+    uint64_t given_up;                     /* fragmented frames given up (incomplete) */
     uint64_t files;                        /* recordings opened */
     int failed;                            /* a write error was reported: closing repeats it, quietly */
     const void **part;                     /* payload part pointers of one message */
     size_t *part_bytes;
     size_t part_cap;
+    record_assembly assembly;              /* the fragmented frame being assembled */
 } recorder;
 
 static const char *const record_patterns[] = {"pull", "sub", NULL};
@@ -63,6 +71,9 @@ static const char record_epilogue[] =
     "\nWith --max-bytes the recording is split into NAME-000001, NAME-000002, ...: a new\n"
     "one starts when the current data file would pass B bytes; with --max-files K only\n"
     "the last K are kept (a black-box ring).\n"
+    "Fragments of covariance frames are assembled into whole frames as the daemon does\n"
+    "(one frame at a time); a frame interrupted, with a fragment that fails its checks,\n"
+    "waiting longer than --fragment-timeout-ms or left at the end is given up and counted.\n"
     "Exit status: 0 stopped as asked (--frames, --duration, SIGINT/SIGTERM) or repaired;\n"
     "1 a socket, file or write error (the recording stays valid up to its last complete\n"
     "frame); 2 usage.\n";
@@ -71,7 +82,8 @@ static const char record_epilogue[] =
  * exit status: 0 after --help, 2 after a bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, record_options *o)
 {
-    *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000};
+    *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000, .fragment_timeout_ms = 1000,
+                          .max_frame_bytes = 128u << 20};
     const cli_option table[] = {
         CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
         CLI_CHOICE("pattern", 0, &o->sub, record_patterns, NULL, "socket type"),
@@ -84,8 +96,12 @@ static int parse_options(int argc, char **argv, record_options *o)
         CLI_INT("max-files", 0, &o->max_files, 0, UINT64_MAX, "K", "with --max-bytes: keep only the last K files, 0 = all"),
         CLI_STRING("description", 0, &o->description, "TEXT", "core:description of the recording"),
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "receive high-water mark in messages"),
+        CLI_INT("fragment-timeout-ms", 0, &o->fragment_timeout_ms, 1, 3600000, "T",
+                "a fragmented frame that gets no next fragment for T ms is given up (counted)"),
+        CLI_INT("max-frame-bytes", 0, &o->max_frame_bytes, 1024, UINT64_MAX, "B",
+                "largest fragmented frame assembled (payload bytes; a larger one's fragments are oversized)"),
         CLI_STRING("repair", 0, &o->repair, "NAME", "rebuild the meta of a recording whose recorder died, then exit"),
-        CLI_FLAG("quiet", 'q', &o->quiet, "no per-second lines, no reject lines"),
+        CLI_FLAG("quiet", 'q', &o->quiet, "no per-second lines, no skip or give-up lines"),
         CLI_CURVE_OPTIONS(&o->curve),
         CLI_END};
     const cli_spec spec = {.prog = RECORD_PROG, .synopsis = "[options] NAME | --repair NAME",
@@ -171,25 +187,53 @@ static void recorder_reject(recorder *r, const char *why)
         fprintf(stderr, RECORD_PROG ": skipped a message: %s\n", why);
 }
 
-/* Why a received message is not to be recorded (NULL: record it). */
-static const char *message_reject_reason(const record_options *o, const cli_message *m)
+/* Counts a fragmented frame given up and says which and why (unless quiet). */
+static void recorder_gave_up(recorder *r, const char *line)
+{
+    r->given_up++;
+    if (!r->o->quiet)
+        fprintf(stderr, RECORD_PROG ": gave up a fragmented frame: %s\n", line);
+}
+
+/* Gives up the frame being assembled, if any, for the reason why. */
+static void recorder_give_up(recorder *r, const char *why)
+{
+    char line[RECORD_WHY_MAX];
+    if (record_assembly_give_up(&r->assembly, why, line, sizeof line))
+        recorder_gave_up(r, line);
+}
+
+/* Gives up the frame being assembled when its last fragment came more than
+ * --fragment-timeout-ms before now_s (monotonic). */
+static void recorder_expire(recorder *r, double now_s)
+{
+    if (record_assembly_stale(&r->assembly, now_s, r->o->fragment_timeout_ms / 1e3))
+        recorder_give_up(r, "no next fragment within --fragment-timeout-ms");
+}
+
+/* Why a received message is not to be recorded, judged by its header (*h
+ * decoded when NULL is returned: a fragment goes to the assembly, anything
+ * else still has its parts checked by message_parts_reject_reason). */
+static const char *message_header_reject_reason(const record_options *o, const cli_message *m, protocol_header *h)
+{
+    protocol_reject reason = protocol_header_decode(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]), h);
+    if (reason != PROTOCOL_OK)
+        return protocol_reject_name(reason);
+    if (h->kind == PROTOCOL_KIND_IQ)
+        return "an IQ cube (kind 3): recordings hold covariance and eigenspace frames only";
+    if ((o->kind == RECORD_KIND_COVARIANCE && h->kind != PROTOCOL_KIND_COVARIANCE) ||
+        (o->kind == RECORD_KIND_EIGENSPACE && h->kind != PROTOCOL_KIND_EIGENSPACE))
+        return "not of the --kind recorded";
+    return NULL;
+}
+
+/* Why a whole frame's parts cannot be recorded (NULL: record it). */
+static const char *message_parts_reject_reason(const cli_message *m)
 {
     if (m->extra > 0)
         return "more parts than a recording takes";
     if (m->count < 2)
         return protocol_reject_name(PROTOCOL_REJECT_PARTS);
-    protocol_header h;
-    protocol_reject reason = protocol_header_decode(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]), &h);
-    if (reason != PROTOCOL_OK)
-        return protocol_reject_name(reason);
-    if (h.kind == PROTOCOL_KIND_IQ)
-        return "an IQ cube (kind 3): recordings hold covariance and eigenspace frames only";
-    if (h.flags & PROTOCOL_FLAG_FRAGMENT)
-        return "a fragment of a covariance frame: recordings hold whole frames (have the source send whole "
-               "frames while recording)";
-    if ((o->kind == RECORD_KIND_COVARIANCE && h.kind != PROTOCOL_KIND_COVARIANCE) ||
-        (o->kind == RECORD_KIND_EIGENSPACE && h.kind != PROTOCOL_KIND_EIGENSPACE))
-        return "not of the --kind recorded";
     return NULL;
 }
 
@@ -215,28 +259,21 @@ static int recorder_gather(recorder *r, const cli_message *m)
     return 0;
 }
 
-/* Records one received message (or rejects it). Returns RECORDING_OK also
- * for a rejected message; any other value is fatal and named on stderr. */
-static recording_error recorder_write(recorder *r, const cli_message *m, uint64_t received_ns)
+/* Appends one whole frame (header, then parts payload parts; bytes in all)
+ * to the recording, starting the ring's next file first when it would pass
+ * --max-bytes. Returns RECORDING_OK also for a frame this recording cannot
+ * hold (counted and skipped); any other value is fatal and named on stderr. */
+static recording_error recorder_append(recorder *r, const uint8_t *header, const void *const *part,
+                                       const size_t *part_bytes, size_t parts, size_t bytes, uint64_t received_ns)
 {
-    const char *why = message_reject_reason(r->o, m);
-    if (why != NULL) {
-        recorder_reject(r, why);
-        return RECORDING_OK;
-    }
-    if (recorder_gather(r, m) != 0) {
-        fprintf(stderr, RECORD_PROG ": out of memory\n");
-        return RECORDING_ENOMEM;
-    }
     recording_error e;
     if (r->o->max_bytes && recording_writer_frames(r->w) > 0 &&
-        recording_writer_bytes(r->w) + m->bytes > r->o->max_bytes) {
+        recording_writer_bytes(r->w) + bytes > r->o->max_bytes) {
         if ((e = recorder_close(r)) != RECORDING_OK || (e = recorder_open_next(r)) != RECORDING_OK)
             return e;
     }
     char err[RECORDING_ERROR_MAX];
-    e = recording_writer_append(r->w, zmq_msg_data(&m->part[0]), r->part, r->part_bytes, m->count - 1,
-                                received_ns, err, sizeof err);
+    e = recording_writer_append(r->w, header, part, part_bytes, parts, received_ns, err, sizeof err);
     if (e == RECORDING_EMISMATCH || e == RECORDING_EINVAL) {
         recorder_reject(r, err); /* a frame this recording cannot hold: skip it, go on */
         return RECORDING_OK;
@@ -248,8 +285,67 @@ static recording_error recorder_write(recorder *r, const cli_message *m, uint64_
         return e;
     }
     r->frames++;
-    r->bytes += m->bytes;
+    r->bytes += bytes;
     return RECORDING_OK;
+}
+
+/* Takes one fragment (header h) into the assembly; a frame it completes is
+ * recorded with one payload part and its last fragment's receipt time.
+ * Return value as recorder_append's. */
+static recording_error recorder_take_fragment(recorder *r, const cli_message *m, const protocol_header *h,
+                                              uint64_t received_ns)
+{
+    if (recorder_gather(r, m) != 0) {
+        fprintf(stderr, RECORD_PROG ": out of memory\n");
+        return RECORDING_ENOMEM;
+    }
+    /* Parts beyond the kept ones: none listed, so the checks say `parts`. */
+    size_t parts = m->extra > 0 ? 0 : m->count - 1;
+    record_fragment_outcome out;
+    record_fragment_result res = record_assembly_take(&r->assembly, h, r->part, r->part_bytes, parts, received_ns,
+                                                      cli_monotonic_s(), &out);
+    if (res == RECORD_FRAGMENT_SKIPPED)
+        recorder_reject(r, out.skipped);
+    for (int i = 0; i < out.gave_up_count; i++)
+        recorder_gave_up(r, out.gave_up[i]);
+    if (res == RECORD_FRAGMENT_ENOMEM) {
+        fprintf(stderr, RECORD_PROG ": out of memory for a frame of %u matrices\n", h->count);
+        return RECORDING_ENOMEM;
+    }
+    if (res != RECORD_FRAGMENT_COMPLETE)
+        return RECORDING_OK;
+    const record_assembly *a = &r->assembly;
+    uint8_t header[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&a->header, header);
+    const void *payload = a->payload;
+    size_t payload_bytes = (size_t)a->header.payload_bytes;
+    return recorder_append(r, header, &payload, &payload_bytes, 1, PROTOCOL_HEADER_BYTES + payload_bytes,
+                           a->received_ns);
+}
+
+/* Records one received message, assembles it (a fragment) or rejects it.
+ * A whole covariance frame gives up a fragmented frame being assembled, as
+ * in the daemon. Return value as recorder_append's. */
+static recording_error recorder_write(recorder *r, const cli_message *m, uint64_t received_ns)
+{
+    protocol_header h;
+    const char *why = message_header_reject_reason(r->o, m, &h);
+    if (why == NULL && (h.flags & PROTOCOL_FLAG_FRAGMENT))
+        return recorder_take_fragment(r, m, &h, received_ns);
+    if (why == NULL && h.kind == PROTOCOL_KIND_COVARIANCE)
+        recorder_give_up(r, "a whole frame came in between");
+    if (why == NULL)
+        why = message_parts_reject_reason(m);
+    if (why != NULL) {
+        recorder_reject(r, why);
+        return RECORDING_OK;
+    }
+    if (recorder_gather(r, m) != 0) {
+        fprintf(stderr, RECORD_PROG ": out of memory\n");
+        return RECORDING_ENOMEM;
+    }
+    return recorder_append(r, zmq_msg_data(&m->part[0]), r->part, r->part_bytes, m->count - 1, m->bytes,
+                           received_ns);
 }
 
 /* Creates the socket (SUB subscribed to everything or to --kind's prefix)
@@ -281,12 +377,13 @@ static int record_socket_open(const record_options *o, void **ctx, void **sock)
     return 0;
 }
 
-/* The per-second line: frames, MB, MB/s over the last window, rejected. */
+/* The per-second line: frames, MB, MB/s over the last window, rejected,
+ * fragmented frames given up. */
 static void record_progress(const recorder *r, uint64_t window_bytes, double window_s)
 {
-    fprintf(stderr, RECORD_PROG ": %llu frames, %.1f MB, %.1f MB/s, %llu rejected, file %s\n",
+    fprintf(stderr, RECORD_PROG ": %llu frames, %.1f MB, %.1f MB/s, %llu rejected, %llu given up, file %s\n",
             (unsigned long long)r->frames, (double)r->bytes / 1e6, (double)window_bytes / 1e6 / window_s,
-            (unsigned long long)r->rejected, r->name);
+            (unsigned long long)r->rejected, (unsigned long long)r->given_up, r->name);
 }
 
 /* Receives and records until --frames, --duration, a signal or an error.
@@ -302,6 +399,7 @@ static int record_loop(recorder *r, void *sock)
         double t = cli_monotonic_s();
         if (o->duration_s > 0 && t - start >= o->duration_s)
             break;
+        recorder_expire(r, t);
         if (!o->quiet && t - last_report >= 1.0) {
             record_progress(r, r->bytes - bytes_at_report, t - last_report);
             last_report = t;
@@ -318,7 +416,9 @@ static int record_loop(recorder *r, void *sock)
             rc = -1;
             break;
         }
-        recording_error e = recorder_write(r, &m, cli_realtime_ns());
+        uint64_t received_ns = cli_realtime_ns();
+        recorder_expire(r, cli_monotonic_s()); /* a fragment that came too late joins nothing */
+        recording_error e = recorder_write(r, &m, received_ns);
         cli_message_release(&m);
         if (e != RECORDING_OK) {
             rc = -1;
@@ -343,6 +443,7 @@ int main(int argc, char **argv)
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGXFSZ, &ignore, NULL); /* past RLIMIT_FSIZE, write() fails with EFBIG instead */
     recorder r = {.o = &o};
+    record_assembly_init(&r.assembly, o.max_frame_bytes);
     void *ctx = NULL, *sock = NULL;
     int rc = 1;
     if (record_socket_open(&o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
@@ -351,12 +452,14 @@ int main(int argc, char **argv)
     double start = cli_monotonic_s();
     int loop = record_loop(&r, sock);
     double elapsed = cli_monotonic_s() - start;
+    recorder_give_up(&r, "the recorder stopped");
     cli_socket_close(&ctx, &sock);
     int closed = recorder_close(&r) == RECORDING_OK;
-    printf(RECORD_PROG ": recorded %llu frames (%.1f MB) in %.2f s, %.1f MB/s, %llu rejected, into %llu "
-           "recording%s, the last %s%s\n",
+    printf(RECORD_PROG ": recorded %llu frames (%.1f MB) in %.2f s, %.1f MB/s, %llu rejected, %llu fragmented "
+           "frames given up, into %llu recording%s, the last %s%s\n",
            (unsigned long long)r.frames, (double)r.bytes / 1e6, elapsed,
            elapsed > 0 ? (double)r.bytes / 1e6 / elapsed : 0.0, (unsigned long long)r.rejected,
+           (unsigned long long)r.given_up,
            (unsigned long long)r.files, r.files == 1 ? "" : "s", r.name,
            loop != 0 ? " (stopped by an error)" : cli_stop_requested ? " (interrupted)" : "");
     fflush(stdout);
@@ -366,5 +469,6 @@ done:
     recorder_close(&r);
     free(r.part);
     free(r.part_bytes);
+    record_assembly_free(&r.assembly);
     return rc;
 }
