@@ -218,9 +218,8 @@ struct pipeline {
      * (receive thread only; docs/protocol.md, "Fragmented covariance frames"). */
     struct {
         int active;
-        protocol_header header; /* the frame's: payload_bytes and crc32c grow as fragments join */
-        uint32_t next;          /* the first matrix the next fragment must carry */
-        uint64_t last_ns;       /* CLOCK_MONOTONIC when it began or a fragment last joined */
+        protocol_fragments f; /* its header so far and the matrix it waits for */
+        uint64_t last_ns;     /* CLOCK_MONOTONIC when it began or a fragment last joined */
     } assembly;
 
     atomic_int stop_requested;

@@ -251,6 +251,40 @@ uint32_t protocol_covariance_matrices(const protocol_header *h)
     return (h->flags & PROTOCOL_FLAG_FRAGMENT) ? h->fragment_matrices : h->count;
 }
 
+void protocol_fragment_range(uint32_t count, uint32_t fragments, uint32_t i, uint32_t *first, uint32_t *matrices)
+{
+    uint32_t base = count / fragments, extra = count % fragments;
+    *first = i * base + (i < extra ? i : extra);
+    *matrices = base + (i < extra ? 1 : 0);
+}
+
+void protocol_fragments_begin(protocol_fragments *a, const protocol_header *h)
+{
+    a->frame = *h;
+    a->frame.flags &= ~(uint32_t)PROTOCOL_FLAG_FRAGMENT;
+    a->frame.fragment_first = a->frame.fragment_matrices = 0;
+    a->frame.payload_bytes = 0;
+    a->frame.crc32c = 0;
+    a->next = 0;
+}
+
+int protocol_fragments_continues(const protocol_fragments *a, const protocol_header *h)
+{
+    const protocol_header *f = &a->frame;
+    return h->seq == f->seq && h->fragment_first == a->next && h->timestamp_ns == f->timestamp_ns &&
+           h->n == f->n && h->count == f->count && h->element == f->element && h->storage == f->storage &&
+           h->snapshots == f->snapshots && (h->flags & PROTOCOL_FLAG_CRC) == (f->flags & PROTOCOL_FLAG_CRC);
+}
+
+int protocol_fragments_join(protocol_fragments *a, const protocol_header *h)
+{
+    if (a->frame.flags & PROTOCOL_FLAG_CRC)
+        a->frame.crc32c = protocol_crc32c_combine(a->frame.crc32c, h->crc32c, (size_t)h->payload_bytes);
+    a->frame.payload_bytes += h->payload_bytes;
+    a->next += h->fragment_matrices;
+    return a->next >= a->frame.count;
+}
+
 /* The parts after the header against a payload of `expected` bytes: their
  * sum above it (oversized, decided without overflow) or below it
  * (truncated), then, when there is more than one part, each of exactly

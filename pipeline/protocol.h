@@ -184,6 +184,35 @@ size_t protocol_matrix_bytes(uint32_t n, uint8_t element, uint8_t storage);
  * fragment, count for a whole frame. */
 uint32_t protocol_covariance_matrices(const protocol_header *h);
 
+/* ---- fragments (docs/protocol.md, "Fragmented covariance frames") ------------- */
+
+/* Fragment i of a frame of count matrices sent as `fragments` (1..count):
+ * its first matrix and its matrix count. The split every sender here uses:
+ * as even as can be, the first count % fragments one matrix larger. */
+void protocol_fragment_range(uint32_t count, uint32_t fragments, uint32_t i, uint32_t *first, uint32_t *matrices);
+
+/* A frame put together from its fragments, by the receiver's rules in one
+ * place (the daemon, eigstream-dispatch, eigstream-record; whether one is
+ * being put together at all is the caller's to track). frame: the frame's
+ * header as its first fragment gave it, FRAGMENT cleared, first and
+ * matrices 0, payload_bytes and crc32c those of the fragments joined so far
+ * (the whole frame's once complete); next: the matrix the next fragment
+ * must start at. */
+typedef struct protocol_fragments {
+    protocol_header frame;
+    uint32_t next;
+} protocol_fragments;
+
+/* Begins the frame of first fragment h (first 0): nothing joined yet. */
+void protocol_fragments_begin(protocol_fragments *a, const protocol_header *h);
+/* Whether fragment h continues that frame: its seq, the next matrix, and
+ * the frame's timestamp, n, count, element, storage, snapshots and CRC flag. */
+int protocol_fragments_continues(const protocol_fragments *a, const protocol_header *h);
+/* Joins fragment h, already checked (its crc32c, when flagged, matches its
+ * payload): payload_bytes summed, the CRCs joined (protocol_crc32c_combine).
+ * 1 when the frame is now whole, else 0. */
+int protocol_fragments_join(protocol_fragments *a, const protocol_header *h);
+
 /* Checks the sizes of a decoded covariance header against each other and the
  * part layout: parts after the header must be 1 (whole payload) or count (one
  * per matrix, each of one matrix's bytes), summing to payload_bytes, which must

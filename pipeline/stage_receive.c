@@ -156,20 +156,9 @@ void receive_assembly_give_up(pipeline *p, const char *why, int stale, uint64_t 
         return;
     char detail[256];
     snprintf(detail, sizeof detail, "frame seq %llu given up with %u of its %u matrices: %s",
-             (unsigned long long)p->assembly.header.seq, p->assembly.next, p->assembly.header.count, why);
+             (unsigned long long)p->assembly.f.frame.seq, p->assembly.f.next, p->assembly.f.frame.count, why);
     p->assembly.active = 0;
     receive_reject(p, PROTOCOL_REJECT_INCOMPLETE, detail);
-}
-
-/* Whether a fragment h continues the frame being assembled: its seq, the
- * next matrix, and the frame's other fields. */
-static int receive_fragment_continues(const pipeline *p, const protocol_header *h)
-{
-    const protocol_header *a = &p->assembly.header;
-    return p->assembly.active && h->seq == a->seq && h->fragment_first == p->assembly.next &&
-           h->timestamp_ns == a->timestamp_ns && h->n == a->n && h->count == a->count && h->element == a->element &&
-           h->storage == a->storage && h->snapshots == a->snapshots &&
-           (h->flags & PROTOCOL_FLAG_CRC) == (a->flags & PROTOCOL_FLAG_CRC);
 }
 
 /* Where a message's payload goes in the frame buffer, decided before it is
@@ -186,33 +175,28 @@ static protocol_reject receive_fragment_place(pipeline *p, const protocol_header
         receive_assembly_give_up(p, fragment ? "a new frame began" : "a whole frame came in between", 0, 0);
         if (fragment) {
             p->assembly.active = 1;
-            p->assembly.header = *h;
-            p->assembly.header.flags &= ~(uint32_t)PROTOCOL_FLAG_FRAGMENT;
-            p->assembly.header.fragment_first = p->assembly.header.fragment_matrices = 0;
-            p->assembly.header.payload_bytes = 0;
-            p->assembly.header.crc32c = 0;
-            p->assembly.next = 0;
+            protocol_fragments_begin(&p->assembly.f, h);
         }
         return PROTOCOL_OK;
     }
-    if (receive_fragment_continues(p, h)) {
+    if (p->assembly.active && protocol_fragments_continues(&p->assembly.f, h)) {
         *offset = (size_t)h->fragment_first * protocol_matrix_bytes(h->n, h->element, h->storage);
         return PROTOCOL_OK;
     }
     if (p->assembly.active)
         snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u while seq %llu waits for matrix %u",
-                 (unsigned long long)h->seq, h->fragment_first, (unsigned long long)p->assembly.header.seq,
-                 p->assembly.next);
+                 (unsigned long long)h->seq, h->fragment_first, (unsigned long long)p->assembly.f.frame.seq,
+                 p->assembly.f.next);
     else
         snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u, and no frame is being assembled",
                  (unsigned long long)h->seq, h->fragment_first);
     return PROTOCOL_REJECT_INCOMPLETE;
 }
 
-/* A placed fragment after its checks (r): joined to its frame (the whole
- * frame then in f, with the frame's header), or its frame given up. */
-static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reject r, const receive_verdict *scan,
-                                            const char *detail)
+/* A placed fragment after its checks (r; its CRC, when flagged, matched
+ * its payload): joined to its frame (the whole frame then in f, with the
+ * frame's header), or its frame given up. */
+static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reject r, const char *detail)
 {
     if (r != PROTOCOL_OK) {
         char why[160];
@@ -222,15 +206,10 @@ static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reje
         receive_assembly_give_up(p, why, 0, 0);
         return RECEIVE_NOTHING;
     }
-    protocol_header *a = &p->assembly.header;
-    if (a->flags & PROTOCOL_FLAG_CRC)
-        a->crc32c = protocol_crc32c_combine(a->crc32c, scan->crc, (size_t)f->header.payload_bytes);
-    a->payload_bytes += f->header.payload_bytes;
-    p->assembly.next += f->header.fragment_matrices;
     p->assembly.last_ns = metrics_now_ns(); /* the wait for the next fragment starts now */
-    if (p->assembly.next < a->count)
+    if (!protocol_fragments_join(&p->assembly.f, &f->header))
         return RECEIVE_FRAGMENT;
-    f->header = *a;
+    f->header = p->assembly.f.frame;
     p->assembly.active = 0;
     return RECEIVE_FRAME;
 }
@@ -307,7 +286,7 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
     if (r == PROTOCOL_OK)
         r = receive_check_payload(p, f, parts, seen, &scan, detail, detail_bytes);
     if (placed_fragment)
-        return receive_fragment_join(p, f, r, &scan, detail);
+        return receive_fragment_join(p, f, r, detail);
     *reason = r;
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }

@@ -104,6 +104,31 @@ static protocol_header sample_covariance(void)
     return h;
 }
 
+/* A small valid eigenspace header (8 x 8 complex double, full mode). */
+static protocol_header small_eigenspace(void)
+{
+    protocol_header e;
+    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
+    e.n = 8;
+    e.count = 1;
+    e.element = EIG_COMPLEX_DOUBLE;
+    e.mode = CONFIG_MODE_FULL;
+    return e;
+}
+
+/* A covariance header of count 4 x 4 complex float matrices, full storage,
+ * no payload size set. */
+static protocol_header small_covariance(uint32_t count)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    h.n = 4;
+    h.count = count;
+    h.element = EIG_COMPLEX_FLOAT;
+    h.storage = PROTOCOL_STORAGE_FULL;
+    return h;
+}
+
 static void test_header_layout(void)
 {
     protocol_header h = sample_covariance();
@@ -163,12 +188,7 @@ static void expect_header_reject(protocol_header h, int offset, uint8_t value, p
 static void test_header_rejects(void)
 {
     protocol_header h = sample_covariance();
-    protocol_header e;
-    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
-    e.n = 8;
-    e.count = 1;
-    e.element = EIG_COMPLEX_DOUBLE;
-    e.mode = CONFIG_MODE_FULL;
+    protocol_header e = small_eigenspace();
 
     uint8_t b[PROTOCOL_HEADER_BYTES + 1] = {0};
     protocol_header_encode(&h, b);
@@ -218,12 +238,7 @@ static void test_sizes(void)
     CHECK(protocol_eigenspace_matrix_bytes(128, 2, 128) == 128 * 8 + 128 * 128 * 16, "full eig bytes");
     CHECK(protocol_eigenspace_matrix_bytes(128, 1, 0) == 128 * 4, "values eig bytes float");
 
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
-    h.n = 4;
-    h.count = 3;
-    h.element = EIG_COMPLEX_FLOAT;
-    h.storage = PROTOCOL_STORAGE_FULL;
+    protocol_header h = small_covariance(3);
     h.payload_bytes = 3 * 16 * 8;
     size_t one[1] = {384};
     size_t three[3] = {128, 128, 128};
@@ -279,20 +294,9 @@ static void test_fragments(void)
     h.flags = PROTOCOL_FLAG_CRC;
     CHECK(protocol_covariance_matrices(&h) == 180, "whole frame matrices");
 
-    protocol_header e;
-    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
-    e.n = 8;
-    e.count = 1;
-    e.element = EIG_COMPLEX_DOUBLE;
-    e.mode = CONFIG_MODE_FULL;
-    expect_header_reject(e, 36, 4, PROTOCOL_REJECT_FIELD, "FRAGMENT on eigenspace");
+    expect_header_reject(small_eigenspace(), 36, 4, PROTOCOL_REJECT_FIELD, "FRAGMENT on eigenspace");
 
-    protocol_header f;
-    protocol_header_init(&f, PROTOCOL_KIND_COVARIANCE);
-    f.n = 4;
-    f.count = 5;
-    f.element = EIG_COMPLEX_FLOAT;
-    f.storage = PROTOCOL_STORAGE_FULL;
+    protocol_header f = small_covariance(5);
     f.flags = PROTOCOL_FLAG_FRAGMENT;
     f.fragment_first = 3;
     f.fragment_matrices = 2;

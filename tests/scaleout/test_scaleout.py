@@ -233,6 +233,16 @@ def check_order(seqs):
     check(all(a < b for a, b in zip(seqs, seqs[1:])), f"merge output not in strictly increasing seq order: {seqs}")
 
 
+def check_all_out(top, merge):
+    """Every frame 0..FRAMES-1 reached the consumer once, in order, solved, and the merge's books agree."""
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
+    check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
+              for m in results), "a matrix did not converge or its eigenvalues are not ascending")
+    check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
+          f"merge books: {merge}")
+
+
 def test_configs():
     examples = sorted(glob.glob(os.path.join(SOURCE, "config", "examples", "*.cfg")))
     check(len(examples) >= 3, f"config/examples has {len(examples)} configs")
@@ -265,12 +275,7 @@ def test_steady(tmp):
     sim = run_sim(top, 0)
     check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")
     merge, dispatch = top.finish()
-    seqs = [s for s, _, _ in top.received]
-    check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
-    check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
-              for m in results), "a matrix did not converge or its eigenvalues are not ascending")
-    check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
-          f"merge books: {merge}")
+    check_all_out(top, merge)
     check(sum(i["frames_in"] for i in merge["inputs"]) == FRAMES, f"merge inputs: {merge['inputs']}")
     check(dispatch["rejected"] == {"header_size": 1, "bad_magic": 1}, f"dispatcher rejects: {dispatch['rejected']}")
     check(dispatch["frames_in"] == FRAMES + 2 and dispatch["dispatched"] == FRAMES
@@ -382,12 +387,7 @@ def test_fragments(tmp):
     sim = run_sim(top, 0, ["--fragments", str(FRAGMENTS)])
     check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")
     merge, dispatch = top.finish()
-    seqs = [s for s, _, _ in top.received]
-    check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
-    check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
-              for m in results), "a matrix did not converge or its eigenvalues are not ascending")
-    check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
-          f"merge books: {merge}")
+    check_all_out(top, merge)
     messages = FRAMES * FRAGMENTS
     check(dispatch["rejected"] == {"incomplete": 1}, f"dispatcher rejects: {dispatch['rejected']}")
     check(dispatch["frames_in"] == messages + 1 and dispatch["dispatched"] == messages

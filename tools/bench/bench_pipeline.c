@@ -224,9 +224,8 @@ static int message_send_parts(void *s, const uint8_t *header, const void *const 
 }
 
 /* A covariance frame as m->fragments messages of consecutive matrices
- * (matrices count * i / F .. count * (i+1) / F - 1 in fragment i), each
- * with the frame's header plus FRAGMENT, its place and its bytes. The
- * bench's frames carry no CRC. */
+ * (protocol_fragment_range), each with the frame's header plus FRAGMENT,
+ * its place and its bytes. The bench's frames carry no CRC. */
 static int message_send_fragments(void *s, const message *m)
 {
     protocol_header h;
@@ -235,18 +234,18 @@ static int message_send_fragments(void *s, const message *m)
     size_t matrix = protocol_matrix_bytes(h.n, h.element, h.storage);
     int per_matrix = m->parts > 1;
     for (int i = 0; i < m->fragments; i++) {
-        uint32_t first = (uint32_t)((uint64_t)h.count * (uint64_t)i / (uint64_t)m->fragments);
-        uint32_t end = (uint32_t)((uint64_t)h.count * (uint64_t)(i + 1) / (uint64_t)m->fragments);
+        uint32_t first, matrices;
+        protocol_fragment_range(h.count, (uint32_t)m->fragments, (uint32_t)i, &first, &matrices);
         protocol_header f = h;
         f.flags |= PROTOCOL_FLAG_FRAGMENT;
         f.fragment_first = first;
-        f.fragment_matrices = end - first;
-        f.payload_bytes = (uint64_t)matrix * (end - first);
+        f.fragment_matrices = matrices;
+        f.payload_bytes = (uint64_t)matrix * matrices;
         uint8_t header[PROTOCOL_HEADER_BYTES];
         protocol_header_encode(&f, header);
         const void *one = (const uint8_t *)m->part[0] + (size_t)first * matrix;
         size_t one_bytes = (size_t)f.payload_bytes;
-        int sent = per_matrix ? message_send_parts(s, header, m->part + first, m->bytes + first, end - first)
+        int sent = per_matrix ? message_send_parts(s, header, m->part + first, m->bytes + first, matrices)
                               : message_send_parts(s, header, &one, &one_bytes, 1);
         if (sent != 0)
             return -1;

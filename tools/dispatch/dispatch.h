@@ -168,8 +168,7 @@ typedef enum dispatch_open_state {
 
 typedef struct dispatch_open {
     dispatch_open_state state;
-    protocol_header h; /* its first fragment's header: seq, n, count, element, storage, flags */
-    uint32_t next;     /* the matrix its next fragment must start at */
+    protocol_fragments f; /* its header (its first fragment's) and the matrix its next fragment starts at */
     size_t to;         /* ROUTED, ORPHANED: the daemon's index in dispatch_daemons.d */
     uint64_t last_ns;  /* when its latest fragment came (for --fragment-timeout-ms) */
 } dispatch_open;

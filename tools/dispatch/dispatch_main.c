@@ -123,13 +123,13 @@ static void open_end(dispatcher *x, const char *why, uint64_t now)
     dispatch_open *o = &x->open;
     if (o->state == DISPATCH_OPEN_HELD) {
         count_dropped(x, DISPATCH_DROP_FRAME_INCOMPLETE, dispatch_held_pop_tail(&x->q));
-        count_frame_end(x, DISPATCH_END_ABANDONED, o->h.seq, why);
+        count_frame_end(x, DISPATCH_END_ABANDONED, o->f.frame.seq, why);
     } else if (o->state == DISPATCH_OPEN_ROUTED) {
         dispatch_daemon *d = &x->t.d[o->to];
         if (dispatch_daemons_takes_rest(d))
-            count_frame_end(x, DISPATCH_END_ABANDONED, o->h.seq, why);
+            count_frame_end(x, DISPATCH_END_ABANDONED, o->f.frame.seq, why);
         else
-            count_frame_end(x, DISPATCH_END_ORPHANED, o->h.seq, ORPHANED_WHY);
+            count_frame_end(x, DISPATCH_END_ORPHANED, o->f.frame.seq, ORPHANED_WHY);
         dispatch_daemons_frame_ended(x->back, d, now);
     }
     o->state = DISPATCH_OPEN_NONE;
@@ -318,7 +318,7 @@ static int fragment_follow(dispatcher *x, const protocol_header *h, uint64_t now
             dispatch_daemons_bury(&x->t, d, DISPATCH_DEATH_UNREACHABLE);
     }
     if (o->state == DISPATCH_OPEN_ROUTED) {
-        count_frame_end(x, DISPATCH_END_ORPHANED, o->h.seq, ORPHANED_WHY);
+        count_frame_end(x, DISPATCH_END_ORPHANED, o->f.frame.seq, ORPHANED_WHY);
         dispatch_daemons_frame_ended(x->back, d, now);
         o->state = DISPATCH_OPEN_ORPHANED;
     }
@@ -344,7 +344,7 @@ static int front_receive(dispatcher *x, uint64_t now)
         x->s.frames_begun++;
     if (r != PROTOCOL_OK) {
         /* The receiver's rule: a frame one of whose fragments fails is given up. */
-        if (fragment && x->open.state != DISPATCH_OPEN_NONE && h.seq == x->open.h.seq)
+        if (fragment && x->open.state != DISPATCH_OPEN_NONE && h.seq == x->open.f.frame.seq)
             open_end(x, "a fragment of it failed the checks", now);
         reject(x, r);
         return 0;

@@ -13,16 +13,6 @@ const char *dispatch_frame_end_name(dispatch_frame_end e)
     return (int)e >= 0 && e < DISPATCH_END_COUNT_ ? end_names[e] : "unknown";
 }
 
-/* Whether fragment h (first > 0) is the next one of the open frame o: its
- * seq, its place, and the frame's fields as in the first fragment. */
-static int continues(const dispatch_open *o, const protocol_header *h)
-{
-    const protocol_header *f = &o->h;
-    return h->seq == f->seq && h->fragment_first == o->next && h->n == f->n && h->count == f->count &&
-           h->element == f->element && h->storage == f->storage &&
-           (h->flags & PROTOCOL_FLAG_CRC) == (f->flags & PROTOCOL_FLAG_CRC);
-}
-
 dispatch_step dispatch_open_step(const dispatch_open *o, const protocol_header *h, int *ends_open)
 {
     int open = o->state != DISPATCH_OPEN_NONE;
@@ -35,25 +25,23 @@ dispatch_step dispatch_open_step(const dispatch_open *o, const protocol_header *
         *ends_open = open;
         return DISPATCH_STEP_START;
     }
-    if (open && continues(o, h))
+    if (open && protocol_fragments_continues(&o->f, h))
         return o->state == DISPATCH_OPEN_ORPHANED ? DISPATCH_STEP_ORPHANED : DISPATCH_STEP_CONTINUE;
     /* A fragment of the open frame's seq in the wrong place means a lost or
      * reordered fragment: the frame cannot be finished in order. One of
      * another seq may be a stray from elsewhere and leaves it be. */
-    *ends_open = open && h->seq == o->h.seq;
+    *ends_open = open && h->seq == o->f.frame.seq;
     return DISPATCH_STEP_STRAY;
 }
 
 int dispatch_open_take(dispatch_open *o, const protocol_header *h, uint64_t now_ns)
 {
     if (h->fragment_first == 0) {
-        o->h = *h;
+        protocol_fragments_begin(&o->f, h);
         o->state = DISPATCH_OPEN_HELD;
-        o->next = 0;
     }
-    o->next += h->fragment_matrices;
     o->last_ns = now_ns;
-    if (o->next < o->h.count)
+    if (!protocol_fragments_join(&o->f, h))
         return 0;
     o->state = DISPATCH_OPEN_NONE;
     return 1;

@@ -345,7 +345,7 @@ def encode_covariance(seq, timestamp_ns, matrices, storage="full", crc=True, per
 
 def fragment_ranges(count, fragments):
     """[(first, matrices)] of a frame of count matrices sent as `fragments`
-    fragments, as eigstream-sim --fragments splits it: consecutive, sizes as
+    fragments, as the C senders split it (protocol_fragment_range): consecutive, sizes as
     equal as can be, the first count % fragments one matrix larger.
     fragments must be 1..count (ValueError otherwise)."""
     if not 1 <= fragments <= count:

@@ -25,8 +25,8 @@ int record_assembly_give_up(record_assembly *a, const char *why, char *gave_up, 
 {
     if (!a->active)
         return 0;
-    snprintf(gave_up, gave_up_bytes, "seq %llu with %u of its %u matrices: %s", (unsigned long long)a->header.seq,
-             a->next, a->header.count, why);
+    snprintf(gave_up, gave_up_bytes, "seq %llu with %u of its %u matrices: %s", (unsigned long long)a->f.frame.seq,
+             a->f.next, a->f.frame.count, why);
     a->active = 0;
     return 1;
 }
@@ -36,27 +36,12 @@ int record_assembly_stale(const record_assembly *a, double now_s, double timeout
     return a->active && now_s - a->last_s > timeout_s;
 }
 
-/* Whether fragment h continues the frame being assembled: its seq, the next
- * matrix, and the frame's other fields. */
-static int assembly_continues(const record_assembly *a, const protocol_header *h)
-{
-    const protocol_header *f = &a->header;
-    return a->active && h->seq == f->seq && h->fragment_first == a->next && h->timestamp_ns == f->timestamp_ns &&
-           h->n == f->n && h->count == f->count && h->element == f->element && h->storage == f->storage &&
-           h->snapshots == f->snapshots && (h->flags & PROTOCOL_FLAG_CRC) == (f->flags & PROTOCOL_FLAG_CRC);
-}
-
 /* Starts the frame of a first fragment h (first = 0): the frame's header, no
  * payload joined yet. */
 static void assembly_start(record_assembly *a, const protocol_header *h, double now_s)
 {
     a->active = 1;
-    a->header = *h;
-    a->header.flags &= ~(uint32_t)PROTOCOL_FLAG_FRAGMENT;
-    a->header.fragment_first = a->header.fragment_matrices = 0;
-    a->header.payload_bytes = 0;
-    a->header.crc32c = 0;
-    a->next = 0;
+    protocol_fragments_begin(&a->f, h);
     a->last_s = now_s;
 }
 
@@ -98,7 +83,8 @@ static protocol_reject assembly_check(const record_assembly *a, const protocol_h
  * by assembly_check). 0, or -1 when out of memory. */
 static int assembly_reserve(record_assembly *a)
 {
-    size_t bytes = (size_t)a->header.count * protocol_matrix_bytes(a->header.n, a->header.element, a->header.storage);
+    const protocol_header *f = &a->f.frame;
+    size_t bytes = (size_t)f->count * protocol_matrix_bytes(f->n, f->element, f->storage);
     if (bytes <= a->capacity)
         return 0;
     uint8_t *p = realloc(a->payload, bytes);
@@ -121,14 +107,9 @@ static record_fragment_result assembly_join(record_assembly *a, const protocol_h
             memcpy(a->payload + offset, part[i], part_bytes[i]);
         offset += part_bytes[i];
     }
-    protocol_header *f = &a->header;
-    if (f->flags & PROTOCOL_FLAG_CRC)
-        f->crc32c = protocol_crc32c_combine(f->crc32c, h->crc32c, (size_t)h->payload_bytes);
-    f->payload_bytes += h->payload_bytes;
-    a->next += h->fragment_matrices;
     a->last_s = now_s; /* the wait for the next fragment starts now */
     a->received_ns = received_ns;
-    if (a->next < f->count)
+    if (!protocol_fragments_join(&a->f, h))
         return RECORD_FRAGMENT_JOINED;
     a->active = 0;
     return RECORD_FRAGMENT_COMPLETE;
@@ -143,11 +124,11 @@ record_fragment_result record_assembly_take(record_assembly *a, const protocol_h
     if (h->fragment_first == 0) {
         out->gave_up_count += record_assembly_give_up(a, "a new frame began", out->gave_up[0], RECORD_WHY_MAX);
         assembly_start(a, h, now_s);
-    } else if (!assembly_continues(a, h)) {
+    } else if (!a->active || !protocol_fragments_continues(&a->f, h)) {
         if (a->active)
             snprintf(out->skipped, sizeof out->skipped, "%s: fragment of seq %llu at matrix %u while seq %llu "
                      "waits for matrix %u", protocol_reject_name(PROTOCOL_REJECT_INCOMPLETE),
-                     (unsigned long long)h->seq, h->fragment_first, (unsigned long long)a->header.seq, a->next);
+                     (unsigned long long)h->seq, h->fragment_first, (unsigned long long)a->f.frame.seq, a->f.next);
         else
             snprintf(out->skipped, sizeof out->skipped, "%s: fragment of seq %llu at matrix %u, and no frame is "
                      "being assembled", protocol_reject_name(PROTOCOL_REJECT_INCOMPLETE),

@@ -18,7 +18,7 @@
  *     record_assembly_init(&a, 128u << 20);
  *     record_fragment_outcome out;
  *     switch (record_assembly_take(&a, &h, part, part_bytes, parts, received_ns, now_s, &out)) {
- *     case RECORD_FRAGMENT_COMPLETE: ... record a.header, a.payload (a.header.payload_bytes), a.received_ns ...
+ *     case RECORD_FRAGMENT_COMPLETE: ... record a.f.frame, a.payload (a.f.frame.payload_bytes), a.received_ns ...
  *     ...
  *     }
  *     ... out.gave_up[0 .. out.gave_up_count-1]: frames given up, each which and why ...
@@ -43,7 +43,7 @@
 
 typedef enum record_fragment_result {
     RECORD_FRAGMENT_JOINED = 0, /* taken; its frame waits for the next fragment */
-    RECORD_FRAGMENT_COMPLETE,   /* taken, and its frame is whole: a.header, a.payload, a.received_ns */
+    RECORD_FRAGMENT_COMPLETE,   /* taken, and its frame is whole: a.f.frame, a.payload, a.received_ns */
     RECORD_FRAGMENT_SKIPPED,    /* not taken: outcome.skipped says why */
     RECORD_FRAGMENT_ENOMEM      /* no memory for the frame (it is given up) */
 } record_fragment_result;
@@ -60,9 +60,8 @@ typedef struct record_fragment_outcome {
 typedef struct record_assembly {
     uint64_t max_frame_bytes; /* largest frame payload assembled; a fragment of a larger frame: oversized */
     int active;               /* a frame is being assembled */
-    protocol_header header;   /* its header: FRAGMENT cleared, first/matrices 0, payload_bytes and crc32c
-                                 of the fragments joined so far (the whole frame's once complete) */
-    uint32_t next;            /* the matrix the frame waits for (count once complete) */
+    protocol_fragments f;     /* its header so far (the whole frame's once complete) and the matrix it
+                                 waits for (protocol.h) */
     double last_s;            /* monotonic seconds when its last fragment joined */
     uint64_t received_ns;     /* CLOCK_REALTIME receipt of its last fragment */
     uint8_t *payload;         /* the frame's payload, matrices 0 .. next-1 filled */

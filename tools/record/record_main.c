@@ -316,9 +316,9 @@ static recording_error recorder_take_fragment(recorder *r, const cli_message *m,
         return RECORDING_OK;
     const record_assembly *a = &r->assembly;
     uint8_t header[PROTOCOL_HEADER_BYTES];
-    protocol_header_encode(&a->header, header);
+    protocol_header_encode(&a->f.frame, header);
     const void *payload = a->payload;
-    size_t payload_bytes = (size_t)a->header.payload_bytes;
+    size_t payload_bytes = (size_t)a->f.frame.payload_bytes;
     return recorder_append(r, header, &payload, &payload_bytes, 1, PROTOCOL_HEADER_BYTES + payload_bytes,
                            a->received_ns);
 }

@@ -49,7 +49,7 @@ typedef struct sim_options {
 
 /* What every frame of a run is: the header (seq, timestamp and CRC filled
  * per send), how the payload splits into parts, and into how many fragments
- * (1: whole frames; sim_fragment_range says which matrices each carries). */
+ * (1: whole frames; protocol_fragment_range says which matrices each carries). */
 typedef struct sim_layout {
     protocol_header header;
     size_t parts, part_bytes, frame_bytes;
@@ -172,16 +172,6 @@ typedef struct pool_frame {
     uint32_t *crc; /* per fragment (l->fragments entries): CRC32C of its payload */
 } pool_frame;
 
-/* Fragment i of l->fragments: its first matrix and its matrix count. The
- * count matrices split as evenly as they can: the first count % F fragments
- * carry one matrix more than the others (ceil, then floor). */
-static void sim_fragment_range(const sim_layout *l, uint32_t i, uint32_t *first, uint32_t *matrices)
-{
-    uint32_t base = l->header.count / l->fragments, extra = l->header.count % l->fragments;
-    *first = i * base + (i < extra ? i : extra);
-    *matrices = base + (i < extra ? 1 : 0);
-}
-
 /* Sends one message: header h then `parts` zero-copy parts of part_bytes
  * each from payload. Returns 0, or -1 with errno; EINTR only when the header
  * was not queued (nothing half-sent). */
@@ -230,7 +220,7 @@ static int send_frame(void *sock, const sim_options *o, const sim_layout *l, con
     h.flags |= PROTOCOL_FLAG_FRAGMENT;
     for (uint32_t i = 0; i < l->fragments; i++) {
         uint32_t first, matrices;
-        sim_fragment_range(l, i, &first, &matrices);
+        protocol_fragment_range(l->header.count, l->fragments, i, &first, &matrices);
         h.fragment_first = first;
         h.fragment_matrices = matrices;
         h.payload_bytes = (uint64_t)matrices * l->matrix_bytes;
@@ -314,7 +304,7 @@ static int pool_generate(const sim_options *o, sim_frame_generator *gen, const i
             pool[i].crc[0] = protocol_crc32c(0, pool[i].payload, l->frame_bytes);
         for (uint32_t k = 0; l->fragments > 1 && k < l->fragments; k++) {
             uint32_t first, matrices;
-            sim_fragment_range(l, k, &first, &matrices);
+            protocol_fragment_range(l->header.count, l->fragments, k, &first, &matrices);
             pool[i].crc[k] = protocol_crc32c(0, pool[i].payload + (size_t)first * l->matrix_bytes,
                                              (size_t)matrices * l->matrix_bytes);
         }
