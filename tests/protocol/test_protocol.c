@@ -329,6 +329,53 @@ static void test_fragments(void)
     CHECK_REJECT(protocol_covariance_check_sizes(&bad, one, 1, 0), PROTOCOL_REJECT_SIZE, "frame's payload_bytes");
 }
 
+/* The split and the assembly rules: 10 matrices in 4 fragments are 3, 3, 2,
+ * 2 (worked by hand); joined, their payload_bytes sum and their CRCs give the
+ * bitwise CRC of the whole payload; a fragment out of place or of another
+ * timestamp does not continue the frame. */
+static void test_fragment_assembly(void)
+{
+    static const uint32_t want_first[4] = {0, 3, 6, 8}, want_matrices[4] = {3, 3, 2, 2};
+    uint8_t payload[10 * 128];
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (uint8_t)(i * 31 + 7);
+    protocol_header frame = small_covariance(10);
+    frame.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_FRAGMENT;
+    frame.seq = 42;
+    protocol_fragments a;
+    int whole = 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        uint32_t first, matrices;
+        protocol_fragment_range(10, 4, i, &first, &matrices);
+        CHECK(first == want_first[i] && matrices == want_matrices[i], "fragment %u: first %u matrices %u", i, first,
+              matrices);
+        protocol_header h = frame;
+        h.fragment_first = first;
+        h.fragment_matrices = matrices;
+        h.payload_bytes = matrices * 128u;
+        h.crc32c = crc32c_bitwise(payload + first * 128u, matrices * 128u);
+        if (i == 0)
+            protocol_fragments_begin(&a, &h);
+        else
+            CHECK(protocol_fragments_continues(&a, &h), "fragment %u continues", i);
+        protocol_header other = h;
+        other.fragment_first += 1;
+        CHECK(!protocol_fragments_continues(&a, &other), "fragment %u out of place", i);
+        other = h;
+        other.timestamp_ns += 1;
+        CHECK(!protocol_fragments_continues(&a, &other), "fragment %u of another timestamp", i);
+        whole = protocol_fragments_join(&a, &h);
+        CHECK(whole == (i == 3), "fragment %u: whole %d", i, whole);
+    }
+    CHECK(!(a.frame.flags & PROTOCOL_FLAG_FRAGMENT) && a.frame.fragment_first == 0 && a.frame.fragment_matrices == 0,
+          "the frame's header is a whole frame's");
+    CHECK(a.frame.payload_bytes == sizeof payload, "payload_bytes %llu", (unsigned long long)a.frame.payload_bytes);
+    CHECK(a.frame.crc32c == crc32c_bitwise(payload, sizeof payload), "joined CRC");
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header_encode(&a.frame, b);
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, NULL), PROTOCOL_OK, "the frame's header decodes");
+}
+
 static void test_meta_and_eigenspace(void)
 {
     enum { COUNT = 4, N = 6 };
@@ -548,6 +595,7 @@ int main(void)
     test_header_rejects();
     test_sizes();
     test_fragments();
+    test_fragment_assembly();
     test_meta_and_eigenspace();
     test_finite_and_crc_check();
     test_iq_header();
