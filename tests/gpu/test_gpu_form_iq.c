@@ -1,5 +1,5 @@
 /*
- * test_gpu_form_iq.c - IQ cube forming on the GPU (pipeline/form_iq_cuda.cu)
+ * test_gpu_form_iq.c - IQ cube forming on the GPU (pipeline/form/form_iq_cuda.cu)
  * against the direct oracle of tests/pipeline/form_iq_oracle.c (O(P*F) DFT
  * and explicit covariance sums in double; tolerance derived in
  * form_iq_oracle.h), and the cuda frame path with IQ input (upload once,

@@ -1,5 +1,5 @@
 /*
- * test_form_iq.c - IQ cube forming on the CPU (pipeline/form_iq.c) against
+ * test_form_iq.c - IQ cube forming on the CPU (pipeline/form/form_iq.c) against
  * a direct oracle written plainly in form_iq_oracle.c: the windowed Doppler
  * DFT as an O(P*F) sum per (channel, gate) and the covariance as an
  * explicit sum over the training gates, in double, from the raw samples (no

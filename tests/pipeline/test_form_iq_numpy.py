@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""IQ cube forming (pipeline/form_iq.c, through the form_iq_npy helper)
+"""IQ cube forming (pipeline/form/form_iq.c, through the form_iq_npy helper)
 against NumPy as the independent oracle.
 
 usage: test_form_iq_numpy.py FORM_IQ_NPY SCRATCH_DIR

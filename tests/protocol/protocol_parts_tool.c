@@ -6,7 +6,7 @@
  * the same format).
  *
  *   protocol_parts_tool decode PARTS OUT
- *       Decodes and checks the message with pipeline/protocol.c. Prints
+ *       Decodes and checks the message with pipeline/protocol/protocol.c. Prints
  *       "ok kind=.. seq=.. ..." (eigenspace: one "matrix b status d k first"
  *       line per matrix) and writes OUT: covariance: count full n x n
  *       matrices, complex128, column-major; eigenspace: per matrix n float64

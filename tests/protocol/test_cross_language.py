@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Cross-language test of wire protocol v1: the Python client encodes and the
-C codec (pipeline/protocol.c, through protocol_parts_tool) decodes, and the
+C codec (pipeline/protocol/protocol.c, through protocol_parts_tool) decodes, and the
 other way round. Oracles: the matrices NumPy generated, and closed-form
 patterns that protocol_parts_tool writes and this script recomputes.
 Fragments (flag FRAGMENT) both ways, byte for byte, with their rejects in

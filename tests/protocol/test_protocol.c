@@ -1,5 +1,5 @@
 /*
- * test_protocol.c - unit tests of the wire protocol v1 codec (pipeline/protocol.c).
+ * test_protocol.c - unit tests of the wire protocol v1 codec (pipeline/protocol/protocol.c).
  *
  * Oracles: the published CRC32C check value and a bit-at-a-time reference
  * CRC (tests/crc32c_bitwise.h); hand-computed byte offsets and sizes from docs/protocol.md.

@@ -1,5 +1,5 @@
 /*
- * test_curve_keys.c - unit tests of pipeline/curve_keys.c (label unit).
+ * test_curve_keys.c - unit tests of pipeline/protocol/curve_keys.c (label unit).
  *
  *   test_curve_keys TMPDIR
  *

@@ -1,5 +1,5 @@
 /*
- * bench_iq.c - eigstream-bench iq: IQ cube forming (pipeline/form_iq.h)
+ * bench_iq.c - eigstream-bench iq: IQ cube forming (pipeline/form/form_iq.h)
  * against its peers, measured in one run on one cube.
  *
  *   CPU    form_iq_execute on --threads threads (default 2) against the same

@@ -2,7 +2,7 @@
 """eigstream_client - Python codec and client for eigstream wire protocol v1.
 
 docs/protocol.md is the byte-exact specification; this module, like
-pipeline/protocol.c, implements it with explicit little-endian layouts.
+pipeline/protocol/protocol.c, implements it with explicit little-endian layouts.
 Needs NumPy; the socket helpers and the CLI also need pyzmq.
 
     parts = encode_covariance(seq, ts_ns, matrices)          # list of bytes
@@ -67,7 +67,7 @@ FLAG_LATE = 2
 FLAG_FRAGMENT = 4  # covariance: one fragment of a frame (first @56, matrices @60)
 FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT
 
-# In the order of pipeline/protocol.h's protocol_reject (the metrics keys).
+# In the order of pipeline/protocol/protocol.h's protocol_reject (the metrics keys).
 REJECT_NAMES = ("ok", "parts", "header_size", "bad_magic", "bad_version", "bad_kind", "bad_field",
                 "size_mismatch", "config_mismatch", "truncated", "oversized", "crc_mismatch", "nonfinite",
                 "incomplete")

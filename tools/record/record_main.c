@@ -1,7 +1,7 @@
 /*
  * record_main.c - eigstream-record: records any eigstream stream (covariance
  * frames from a receiver or eigstream-sim, eigenspace frames from the daemon)
- * into a SigMF recording (pipeline/recording.h), or a ring of them.
+ * into a SigMF recording (pipeline/recording/recording.h), or a ring of them.
  *
  * Every message is received whole; one whose header does not decode (or of
  * another kind than --kind) is counted and skipped with a one-line reason,

@@ -1,5 +1,5 @@
 /*
- * replay_main.c - eigstream-replay: plays a recording (pipeline/recording.h)
+ * replay_main.c - eigstream-replay: plays a recording (pipeline/recording/recording.h)
  * over ZeroMQ, or summarizes it (--info) or exports it (--to-npy).
  *
  * Each frame goes out with the part structure it was received with

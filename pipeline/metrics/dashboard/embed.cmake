@@ -1,5 +1,5 @@
 # eigstream_embed_dashboard(OUT FILE|PATH|TYPE ...): writes the C source OUT
-# holding each FILE of pipeline/dashboard/ as a byte array served at PATH
+# holding each FILE of pipeline/metrics/dashboard/ as a byte array served at PATH
 # with Content-Type "TYPE; charset=utf-8" (UTF-8 text; metrics_http_assets, see metrics_http.h). Runs at
 # configure time; each FILE is a configure dependency, so editing it
 # regenerates OUT on the next build. A fresh checkout needs no extra step.
@@ -11,7 +11,7 @@ function(eigstream_embed_dashboard out)
     list(GET fields 0 name)
     list(GET fields 1 url)
     list(GET fields 2 type)
-    set(source ${CMAKE_CURRENT_SOURCE_DIR}/dashboard/${name})
+    set(source ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
     file(READ ${source} hex HEX)
     string(LENGTH "${hex}" digits)
@@ -23,5 +23,5 @@ function(eigstream_embed_dashboard out)
     string(APPEND DASHBOARD_DATA "static const unsigned char ${id}[] = {\n${bytes}0};\n")
     string(APPEND DASHBOARD_TABLE "    {\"${url}\", \"${type}; charset=utf-8\", ${id}, ${length}},\n")
   endforeach()
-  configure_file(${CMAKE_CURRENT_SOURCE_DIR}/dashboard/dashboard_assets.c.in ${out} @ONLY)
+  configure_file(${CMAKE_CURRENT_FUNCTION_LIST_DIR}/dashboard_assets.c.in ${out} @ONLY)
 endfunction()

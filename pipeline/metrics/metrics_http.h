@@ -1,6 +1,6 @@
 /*
  * metrics_http.h - the read-only HTTP server of the metrics (libmicrohttpd):
- *   GET /              the dashboard (pipeline/dashboard/, embedded at build time)
+ *   GET /              the dashboard (pipeline/metrics/dashboard/, embedded at build time)
  *   GET /metrics       Prometheus text format 0.0.4
  *   GET /api/metrics   the metrics JSON plus the dashboard's history
  * HEAD on each; any other method 405, any other path 404.
@@ -35,7 +35,7 @@ typedef enum metrics_http_document {
 } metrics_http_document;
 
 /* A file of the dashboard, embedded by CMake (dashboard_assets.c, generated
- * from pipeline/dashboard/): the table ends with a NULL path. */
+ * from pipeline/metrics/dashboard/): the table ends with a NULL path. */
 typedef struct metrics_http_asset {
     const char *path;         /* "/", "/dashboard.js" */
     const char *content_type;
