@@ -252,7 +252,7 @@ static void log_startup(const eigstream_config *cfg, pipeline *p)
              "output %s %s %s; metrics %s every %d ms; deadline %d ms (late %s), queue_depth %d (overflow %s)",
              EIGSTREAM_VERSION, pipeline_backend_name(p), eig_backend_name(cfg->solver.backend),
              eig_precision_name(cfg->solver.precision), cfg->solver.n, cfg->solver.matrices,
-             config_output_mode_name((uint8_t)cfg->output.mode), input,
+             protocol_mode_name((uint8_t)cfg->output.mode), input,
              config_output_pattern_name(cfg->output.pattern), cfg->output.bind ? "bind" : "connect",
              cfg->output.endpoint, cfg->metrics.endpoint[0] ? cfg->metrics.endpoint : "off",
              cfg->metrics.interval_ms, cfg->frame.deadline_ms, config_late_policy_name(cfg->frame.late_policy),

@@ -18,6 +18,7 @@
 
 #include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
 #include "form_iq.h"  /* form_window: the IQ forming owns it (header only) */
+#include "protocol.h" /* protocol_mode: the wire format owns output.mode's values */
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,37 +35,9 @@ typedef struct config_int_list {
 } config_int_list;
 #define CONFIG_ERROR_MAX 512
 
-/* What an eigenspace frame carries per matrix (output.mode). The one enum of
- * the concept: the wire's mode byte holds these values (docs/protocol.md;
- * covariance frames carry CONFIG_MODE_NONE), and protocol.h, the pipeline and
- * the tools use it. config/ owns it because config/ sits below pipeline/:
- * the settings table and the wire codec both read it downwards. */
-typedef enum config_output_mode {
-    CONFIG_MODE_NONE = 0,   /* covariance frames on the wire; not a setting */
-    CONFIG_MODE_FULL = 1,   /* all n eigenvectors */
-    CONFIG_MODE_VALUES = 2, /* eigenvalues only */
-    CONFIG_MODE_SIGNAL = 3, /* the d eigenvectors of the largest eigenvalues */
-    CONFIG_MODE_NOISE = 4   /* the n - d eigenvectors of the smallest */
-} config_output_mode;
-
-/* "none", "full", "values", "signal", "noise"; "unknown" for a bad value (an
- * unchecked wire byte may be passed). Inline: the wire codec links no
- * config library. */
-static inline const char *config_output_mode_name(int mode)
-{
-    switch (mode) {
-    case CONFIG_MODE_NONE: return "none";
-    case CONFIG_MODE_FULL: return "full";
-    case CONFIG_MODE_VALUES: return "values";
-    case CONFIG_MODE_SIGNAL: return "signal";
-    case CONFIG_MODE_NOISE: return "noise";
-    default: return "unknown";
-    }
-}
-
 /* An output mode's name (full, values, signal, noise; not none): 0 and *out
  * set, or -1 and *out untouched. */
-int config_output_mode_parse(const char *name, config_output_mode *out);
+int config_output_mode_parse(const char *name, protocol_mode *out);
 
 /* dispatch: a DEALER asking eigstream-dispatch for frames with credit (docs/scaleout.md). */
 typedef enum config_input_pattern { CONFIG_INPUT_PULL = 0, CONFIG_INPUT_SUB, CONFIG_INPUT_DISPATCH } config_input_pattern;
@@ -117,7 +90,7 @@ typedef struct eigstream_config {
         config_output_pattern pattern;     /* pub */
         int bind;                          /* default 1 */
         int hwm;                           /* ZMQ_SNDHWM, default 4 */
-        config_output_mode mode;         /* CONFIG_MODE_FULL (NONE is not a choice) */
+        protocol_mode mode;         /* PROTOCOL_MODE_FULL (NONE is not a choice) */
         int signal_dimension;              /* 0: MDL estimate per matrix; 1..n: fixed d */
         int snapshots;                     /* K for MDL when a frame says 0; 0 = frame must say */
     } output;
@@ -255,7 +228,7 @@ const char *config_input_file(const eigstream_config *cfg);
 /* Names used in files and logs: "pull", "drop_oldest", ... An out-of-range
  * value gives "?". The names of solver.backend, solver.precision and
  * output.mode come from their owners: eig_backend_name, eig_precision_name
- * (eig.h) and config_output_mode_name (above). */
+ * (eig.h) and protocol_mode_name (above). */
 const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);

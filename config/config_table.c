@@ -107,7 +107,7 @@ CONFIG_CHOICE(input_pattern, config_input_pattern, config_input_pattern_name, CO
               CONFIG_INPUT_DISPATCH);
 CONFIG_CHOICE(output_pattern, config_output_pattern, config_output_pattern_name, CONFIG_OUTPUT_PUB,
               CONFIG_OUTPUT_PUSH);
-CONFIG_CHOICE(output_mode, int, config_output_mode_name, CONFIG_MODE_FULL, CONFIG_MODE_NOISE);
+CONFIG_CHOICE(output_mode, int, protocol_mode_name, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE);
 CONFIG_CHOICE(backend, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA);
 CONFIG_CHOICE(precision, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE);
 CONFIG_CHOICE(replay_timing, config_replay_timing, config_replay_timing_name, CONFIG_REPLAY_MAX,
@@ -126,7 +126,7 @@ CONFIG_CHOICE(form_input, config_form_input, config_form_input_name, CONFIG_FORM
 CONFIG_CHOICE(form_window, form_window, config_form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
-_Static_assert(sizeof(config_output_mode) == sizeof(int), "enum settings are int-sized");
+_Static_assert(sizeof(protocol_mode) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(eig_backend) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(eig_precision) == sizeof(int), "enum settings are int-sized");
 _Static_assert(sizeof(config_overflow_policy) == sizeof(int), "enum settings are int-sized");
@@ -255,7 +255,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Send high-water mark (ZMQ_SNDHWM) in messages. 0 = no limit."},
     {.group = "output", .name = "mode", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(output.mode), .choice = &output_mode_choice,
-     .default_int = CONFIG_MODE_FULL,
+     .default_int = PROTOCOL_MODE_FULL,
      .help = "What each eigenspace carries besides the n eigenvalues: full = all n "
              "eigenvectors; values = none; signal = the d eigenvectors of the largest "
              "eigenvalues; noise = the n - d eigenvectors of the smallest "
@@ -579,11 +579,11 @@ const char *config_strerror(config_error e)
     return "unknown configuration error";
 }
 
-int config_output_mode_parse(const char *name, config_output_mode *out)
+int config_output_mode_parse(const char *name, protocol_mode *out)
 {
-    for (int mode = CONFIG_MODE_FULL; name != NULL && mode <= CONFIG_MODE_NOISE; mode++) {
-        if (strcmp(name, config_output_mode_name(mode)) == 0) {
-            *out = (config_output_mode)mode;
+    for (int mode = PROTOCOL_MODE_FULL; name != NULL && mode <= PROTOCOL_MODE_NOISE; mode++) {
+        if (strcmp(name, protocol_mode_name(mode)) == 0) {
+            *out = (protocol_mode)mode;
             return 0;
         }
     }

@@ -271,7 +271,7 @@ static config_error check_dimensions(const eigstream_config *cfg, config_violati
     if (cfg->output.signal_dimension > cfg->solver.n)
         return violation(v, CONFIG_EINVAL, d, n, NULL, "%d exceeds solver.n = %d",
                          cfg->output.signal_dimension, cfg->solver.n);
-    if (cfg->output.mode == CONFIG_MODE_NOISE && cfg->output.signal_dimension == cfg->solver.n)
+    if (cfg->output.mode == PROTOCOL_MODE_NOISE && cfg->output.signal_dimension == cfg->solver.n)
         return violation(v, CONFIG_EINVAL, d, config_spec_find("output", "mode"), n,
                          "%d = solver.n leaves mode noise no eigenvectors",
                          cfg->output.signal_dimension);

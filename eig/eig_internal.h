@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "eig.h"
+#include "eig_threads.h"
 
 /* ---- input checks and triangle access (eig_matrix.c) -------------------- */
 
@@ -51,18 +52,7 @@ double eig_matrix_unpack_lower_split_z(int n, eig_storage storage, eig_uplo uplo
 float eig_matrix_unpack_lower_split_c(int n, eig_storage storage, eig_uplo uplo,
                                       const float complex *a, float *dr, float *di);
 
-/* ---- threads (eig_threads.c) --------------------------------------------- */
-
-/* Resolves params->threads: 0 means all online cores; never returns < 1. */
-int eig_threads_resolve(int threads);
-
-/* OpenMP team size for a batch: min(threads, batch). */
-int eig_threads_team(int threads, int batch);
-
-/* Holds OpenBLAS to one thread while a team of more than one runs (to
- * `threads` otherwise); returns the setting to hand to _leave afterwards. */
-int eig_blas_threads_enter(int team, int threads);
-void eig_blas_threads_leave(int before);
+/* ---- threads: eig_threads.h (shared with IQ forming) ---------------------- */
 
 /* ---- lapack backend (eig_lapack.c) --------------------------------------- */
 

@@ -8,7 +8,7 @@
 
 int output_sends_vectors(const output_format *o)
 {
-    return o->mode != CONFIG_MODE_VALUES;
+    return o->mode != PROTOCOL_MODE_VALUES;
 }
 
 size_t output_matrix_bytes(const output_format *o, uint32_t k_sent)

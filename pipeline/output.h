@@ -22,7 +22,7 @@ extern "C" {
 typedef struct output_format {
     uint32_t n, matrices;
     eig_precision precision;
-    uint8_t mode;              /* config_output_mode */
+    uint8_t mode;              /* protocol_mode */
     uint32_t signal_dimension; /* fixed d; 0 = MDL estimate per matrix */
     uint32_t snapshots;        /* MDL's K when the frame says 0; 0 = the frame must say */
     uint32_t iq_snapshots;     /* IQ input: the forming's K, the same for every matrix of every

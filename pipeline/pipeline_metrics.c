@@ -22,7 +22,7 @@ static void metrics_fill_context(pipeline *p, metrics_context *c)
 {
     c->backend = eig_backend_name(pipeline_active_path(p)->backend);
     c->precision = eig_precision_name(p->precision);
-    c->mode = config_output_mode_name(p->format.mode);
+    c->mode = protocol_mode_name(p->format.mode);
     c->n = (int)p->n;
     c->matrices = (int)p->matrices;
     c->queue_form = queue_depth(&p->to_form);

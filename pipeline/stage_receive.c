@@ -123,7 +123,7 @@ protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts,
         return PROTOCOL_REJECT_CRC;
     if (scan->finite != PROTOCOL_OK)
         return scan->finite;
-    if (p->format.mode >= CONFIG_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
+    if (p->format.mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
         output_frame_snapshots(&p->format, f) == 0 && p->cfg.output.snapshots == 0) {
         snprintf(detail, detail_bytes,
                  "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "

@@ -40,7 +40,7 @@
 
 /* eig_threads_resolve and the OpenBLAS thread hold the host solvers use:
  * the covariance loop calls herk from an OpenMP team, as they do. */
-#include "eig_internal.h"
+#include "eig_threads.h"
 #include "protocol.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

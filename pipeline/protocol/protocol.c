@@ -82,6 +82,18 @@ const char *protocol_storage_name(uint8_t storage)
     }
 }
 
+const char *protocol_mode_name(int mode)
+{
+    switch (mode) {
+    case PROTOCOL_MODE_NONE: return "none";
+    case PROTOCOL_MODE_FULL: return "full";
+    case PROTOCOL_MODE_VALUES: return "values";
+    case PROTOCOL_MODE_SIGNAL: return "signal";
+    case PROTOCOL_MODE_NOISE: return "noise";
+    default: return "unknown";
+    }
+}
+
 /* ---- header --------------------------------------------------------------------- */
 
 void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES])
@@ -131,7 +143,7 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->kind == PROTOCOL_KIND_IQ) {
         /* NaN and Inf are not finite; > 0 refuses 0, -0 and negatives. */
         if (protocol_iq_sample_bytes(h->element) == 0 || h->storage > PROTOCOL_IQ_PGC ||
-            h->mode != CONFIG_MODE_NONE || (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT)) ||
+            h->mode != PROTOCOL_MODE_NONE || (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT)) ||
             !isfinite(h->scale) ||
             !(h->scale > 0.0f))
             return PROTOCOL_REJECT_FIELD;
@@ -140,14 +152,14 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (eig_element_bytes(h->element) == 0)
         return PROTOCOL_REJECT_FIELD;
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
-        if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != CONFIG_MODE_NONE)
+        if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != PROTOCOL_MODE_NONE)
             return PROTOCOL_REJECT_FIELD;
         if (h->flags & PROTOCOL_FLAG_LATE)
             return PROTOCOL_REJECT_FIELD;
     } else {
         if (h->flags & PROTOCOL_FLAG_FRAGMENT)
             return PROTOCOL_REJECT_FIELD;
-        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < CONFIG_MODE_FULL || h->mode > CONFIG_MODE_NOISE)
+        if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < PROTOCOL_MODE_FULL || h->mode > PROTOCOL_MODE_NOISE)
             return PROTOCOL_REJECT_FIELD;
     }
     return PROTOCOL_OK;
@@ -354,10 +366,10 @@ int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t
 {
     uint32_t d = signal_dim > n ? n : signal_dim;
     switch (mode) {
-    case CONFIG_MODE_FULL: *k_sent = n; *first_index = 0; return 0;
-    case CONFIG_MODE_VALUES: *k_sent = 0; *first_index = 0; return 0;
-    case CONFIG_MODE_SIGNAL: *k_sent = d; *first_index = n - d; return 0; /* the d largest */
-    case CONFIG_MODE_NOISE: *k_sent = n - d; *first_index = 0; return 0;  /* the n-d smallest */
+    case PROTOCOL_MODE_FULL: *k_sent = n; *first_index = 0; return 0;
+    case PROTOCOL_MODE_VALUES: *k_sent = 0; *first_index = 0; return 0;
+    case PROTOCOL_MODE_SIGNAL: *k_sent = d; *first_index = n - d; return 0; /* the d largest */
+    case PROTOCOL_MODE_NOISE: *k_sent = n - d; *first_index = 0; return 0;  /* the n-d smallest */
     default: *k_sent = 0; *first_index = 0; return -1;
     }
 }

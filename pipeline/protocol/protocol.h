@@ -34,7 +34,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h" /* config_output_mode: the mode byte */
 #include "eig.h"
 
 #ifdef __cplusplus
@@ -89,6 +88,22 @@ enum {
     PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT
 };
 
+/* What an eigenspace frame carries per matrix: the wire's mode byte
+ * (docs/protocol.md; covariance frames carry PROTOCOL_MODE_NONE). The one
+ * enum of the concept: output.mode (config/) and the tools name it by
+ * protocol_mode_name. */
+typedef enum protocol_mode {
+    PROTOCOL_MODE_NONE = 0,   /* covariance frames on the wire; not a setting */
+    PROTOCOL_MODE_FULL = 1,   /* all n eigenvectors */
+    PROTOCOL_MODE_VALUES = 2, /* eigenvalues only */
+    PROTOCOL_MODE_SIGNAL = 3, /* the d eigenvectors of the largest eigenvalues */
+    PROTOCOL_MODE_NOISE = 4   /* the n - d eigenvectors of the smallest */
+} protocol_mode;
+
+/* "none", "full", "values", "signal", "noise"; "unknown" for a bad value (an
+ * unchecked wire byte may be passed). */
+const char *protocol_mode_name(int mode);
+
 /* The header, decoded. Offsets in docs/protocol.md. */
 typedef struct protocol_header {
     uint8_t version;        /* @4 */
@@ -100,7 +115,7 @@ typedef struct protocol_header {
     uint32_t count;         /* @28 matrices in the frame */
     uint8_t element;        /* @32 eig_precision */
     uint8_t storage;        /* @33 protocol_storage (eigenspace: 0) */
-    uint8_t mode;           /* @34 config_output_mode (covariance: CONFIG_MODE_NONE) */
+    uint8_t mode;           /* @34 protocol_mode (covariance: PROTOCOL_MODE_NONE) */
     uint8_t reserved0;      /* @35 zero */
     uint32_t flags;         /* @36 PROTOCOL_FLAG_* */
     uint64_t payload_bytes; /* @40 bytes in all parts after the header */

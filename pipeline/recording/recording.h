@@ -74,7 +74,7 @@ typedef struct recording_format {
     uint32_t n, count;
     uint8_t element;  /* eig_precision */
     uint8_t storage;  /* protocol_storage (covariance) */
-    uint8_t mode;     /* config_output_mode (eigenspace) */
+    uint8_t mode;     /* protocol_mode (eigenspace) */
 } recording_format;
 
 /* One frame of the index. */

@@ -85,7 +85,7 @@ static json_t *meta_global(const meta_source *m)
     if (m->format_known && f->kind == PROTOCOL_KIND_COVARIANCE)
         bad |= json_put(g, "eigstream:storage", json_string(protocol_storage_name(f->storage)));
     if (m->format_known && f->kind == PROTOCOL_KIND_EIGENSPACE)
-        bad |= json_put(g, "eigstream:mode", json_string(config_output_mode_name(f->mode)));
+        bad |= json_put(g, "eigstream:mode", json_string(protocol_mode_name(f->mode)));
     bad |= json_put(g, "eigstream:frames", json_u64(m->frames)) |
            json_put(g, "eigstream:truncated_bytes", json_u64(m->truncated_bytes));
     for (uint64_t i = 0; i < m->frames && !bad; i++)

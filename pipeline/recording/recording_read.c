@@ -131,12 +131,12 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
         return RECORDING_EFORMAT;
     if (n == 0 || n > UINT32_MAX || count == 0 || count > UINT32_MAX)
         return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.eigstream:n or count out of range", c->file);
-    int storage = PROTOCOL_STORAGE_FULL, mode = CONFIG_MODE_NONE;
+    int storage = PROTOCOL_STORAGE_FULL, mode = PROTOCOL_MODE_NONE;
     if (kind == PROTOCOL_KIND_COVARIANCE)
         storage = meta_code(c, global, "eigstream:storage", PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
                             storage_name_int);
     else
-        mode = meta_code(c, global, "eigstream:mode", CONFIG_MODE_FULL, CONFIG_MODE_NOISE, config_output_mode_name);
+        mode = meta_code(c, global, "eigstream:mode", PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name);
     if (storage < 0 || mode < 0)
         return RECORDING_EFORMAT;
     *f = (recording_format){.protocol_version = (uint8_t)version, .kind = (uint8_t)kind, .n = (uint32_t)n,

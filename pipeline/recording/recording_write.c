@@ -146,9 +146,9 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
         return recording_fail(err, err_bytes, RECORDING_EMISMATCH,
                     "%s: frame seq %" PRIu64 " (%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s) differs from the recording "
                     "(%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s)", w->name, h->seq, recording_kind_name(f.kind), f.n, f.count,
-                    eig_precision_name(f.element), protocol_storage_name(f.storage), config_output_mode_name(f.mode),
+                    eig_precision_name(f.element), protocol_storage_name(f.storage), protocol_mode_name(f.mode),
                     recording_kind_name(w->format.kind), w->format.n, w->format.count, eig_precision_name(w->format.element),
-                    protocol_storage_name(w->format.storage), config_output_mode_name(w->format.mode));
+                    protocol_storage_name(w->format.storage), protocol_mode_name(w->format.mode));
     return RECORDING_OK;
 }
 

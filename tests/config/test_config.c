@@ -120,7 +120,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->output.pattern = PICK(CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH);
     c->output.bind = PICK(1, 0);
     c->output.hwm = PICK(4, 0);
-    c->output.mode = PICK(CONFIG_MODE_FULL, CONFIG_MODE_SIGNAL);
+    c->output.mode = PICK(PROTOCOL_MODE_FULL, PROTOCOL_MODE_SIGNAL);
     c->output.signal_dimension = PICK(0, 3);
     c->output.snapshots = PICK(0, 1000);
     c->solver.backend = PICK(EIG_BACKEND_AUTO, EIG_BACKEND_LAPACK);
@@ -831,8 +831,8 @@ static void test_names(void)
     static const char *const precisions[] = {"float", "double"};
     static const eig_precision precision_values[] = {EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE};
     static const char *const modes[] = {"full", "values", "signal", "noise"};
-    static const config_output_mode mode_values[] = {CONFIG_MODE_FULL, CONFIG_MODE_VALUES,
-                                                       CONFIG_MODE_SIGNAL, CONFIG_MODE_NOISE};
+    static const protocol_mode mode_values[] = {PROTOCOL_MODE_FULL, PROTOCOL_MODE_VALUES,
+                                                       PROTOCOL_MODE_SIGNAL, PROTOCOL_MODE_NOISE};
     for (size_t i = 0; i < 2; ++i) {
         eig_precision parsed = EIG_COMPLEX_FLOAT;
         CHECK(strcmp(eig_precision_name(precision_values[i]), precisions[i]) == 0 &&
@@ -841,13 +841,13 @@ static void test_names(void)
               "precision %s does not round-trip", precisions[i]);
     }
     for (size_t i = 0; i < 4; ++i) {
-        config_output_mode parsed = CONFIG_MODE_NONE;
-        CHECK(strcmp(config_output_mode_name((uint8_t)mode_values[i]), modes[i]) == 0 &&
+        protocol_mode parsed = PROTOCOL_MODE_NONE;
+        CHECK(strcmp(protocol_mode_name((uint8_t)mode_values[i]), modes[i]) == 0 &&
                   config_output_mode_parse(modes[i], &parsed) == 0 && parsed == mode_values[i],
               "mode %s does not round-trip", modes[i]);
     }
-    config_output_mode untouched = CONFIG_MODE_FULL;
-    CHECK(config_output_mode_parse("none", &untouched) == -1 && untouched == CONFIG_MODE_FULL,
+    protocol_mode untouched = PROTOCOL_MODE_FULL;
+    CHECK(config_output_mode_parse("none", &untouched) == -1 && untouched == PROTOCOL_MODE_FULL,
           "none is not an output mode");
     CHECK(strcmp(config_log_level_name(CONFIG_LOG_WARN), "warn") == 0, "log level name");
     CHECK(strcmp(config_input_pattern_name(CONFIG_INPUT_SUB), "sub") == 0, "input pattern name");
@@ -866,16 +866,16 @@ static void test_choice_spellings(void)
         const char *text;
         eig_backend backend;
         eig_precision precision;
-        config_output_mode mode;
+        protocol_mode mode;
     } files[] = {
         {"solver = { backend = \"auto\"; precision = \"double\"; };\noutput = { mode = \"full\"; };\n",
-         EIG_BACKEND_AUTO, EIG_COMPLEX_DOUBLE, CONFIG_MODE_FULL},
+         EIG_BACKEND_AUTO, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_FULL},
         {"solver = { backend = \"cpu\"; precision = \"float\"; };\noutput = { mode = \"values\"; };\n",
-         EIG_BACKEND_CPU, EIG_COMPLEX_FLOAT, CONFIG_MODE_VALUES},
+         EIG_BACKEND_CPU, EIG_COMPLEX_FLOAT, PROTOCOL_MODE_VALUES},
         {"solver = { backend = \"lapack\"; };\noutput = { mode = \"signal\"; };\n",
-         EIG_BACKEND_LAPACK, EIG_COMPLEX_DOUBLE, CONFIG_MODE_SIGNAL},
+         EIG_BACKEND_LAPACK, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_SIGNAL},
         {"solver = { backend = \"cuda\"; };\noutput = { mode = \"noise\"; };\n",
-         EIG_BACKEND_CUDA, EIG_COMPLEX_DOUBLE, CONFIG_MODE_NOISE},
+         EIG_BACKEND_CUDA, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_NOISE},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
         eigstream_config cfg;
@@ -1001,7 +1001,7 @@ static void test_validate_programmatic(void)
     expect_invalid("bool", &cfg, CONFIG_ERANGE,
                    "form.forward_backward: 2 is neither true (1) nor false (0)");
     config_defaults(&cfg);
-    cfg.output.mode = CONFIG_MODE_NONE;
+    cfg.output.mode = PROTOCOL_MODE_NONE;
     expect_invalid("mode none", &cfg, CONFIG_ERANGE,
                    "output.mode: 0 is not one of full|values|signal|noise");
     config_defaults(&cfg);
@@ -1038,7 +1038,7 @@ static void test_validate_rules(void)
     cfg.output.signal_dimension = 9;
     expect_invalid("d > n", &cfg, CONFIG_EINVAL, "output.signal_dimension: 9 exceeds solver.n = 8");
     cfg.output.signal_dimension = 8;
-    cfg.output.mode = CONFIG_MODE_NOISE;
+    cfg.output.mode = PROTOCOL_MODE_NOISE;
     expect_invalid("noise d = n", &cfg, CONFIG_EINVAL,
                    "output.signal_dimension: 8 = solver.n leaves mode noise no eigenvectors");
     config_defaults(&cfg);

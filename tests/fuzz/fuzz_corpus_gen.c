@@ -225,10 +225,10 @@ int main(int argc, char **argv)
     seed_covariance_message("fragment_float_full_crc", 2, 5, 1, 2, 2, EIG_COMPLEX_FLOAT, PROTOCOL_STORAGE_FULL, 0, 1);
     seed_covariance_message("fragment_double_packed_per_matrix", 3, 4, 1, 0, 3, EIG_COMPLEX_DOUBLE,
                             PROTOCOL_STORAGE_PACKED_LOWER, 1, 0);
-    seed_eigenspace("full_crc", 3, 2, EIG_COMPLEX_DOUBLE, CONFIG_MODE_FULL, 1, 1);
-    seed_eigenspace("values", 4, 2, EIG_COMPLEX_FLOAT, CONFIG_MODE_VALUES, 2, 0);
-    seed_eigenspace("signal", 4, 3, EIG_COMPLEX_FLOAT, CONFIG_MODE_SIGNAL, 1, 1);
-    seed_eigenspace("noise", 3, 1, EIG_COMPLEX_DOUBLE, CONFIG_MODE_NOISE, 2, 0);
+    seed_eigenspace("full_crc", 3, 2, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_FULL, 1, 1);
+    seed_eigenspace("values", 4, 2, EIG_COMPLEX_FLOAT, PROTOCOL_MODE_VALUES, 2, 0);
+    seed_eigenspace("signal", 4, 3, EIG_COMPLEX_FLOAT, PROTOCOL_MODE_SIGNAL, 1, 1);
+    seed_eigenspace("noise", 3, 1, EIG_COMPLEX_DOUBLE, PROTOCOL_MODE_NOISE, 2, 0);
     seed_iq("ci16_cpg_one_part_crc", 3, 4, 5, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_CPG, 0, 1);
     seed_iq("ci16_pcg_per_pulse", 2, 4, 3, PROTOCOL_IQ_CI16_LE, PROTOCOL_IQ_PCG, 1, 0);
     seed_iq("cf32_pgc_per_pulse_crc", 3, 2, 4, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_PGC, 1, 1);

@@ -21,7 +21,7 @@ static recording_error fixture_append(recording_writer *w, uint64_t seq, int one
     h.count = 2;
     h.element = EIG_COMPLEX_FLOAT;
     h.storage = PROTOCOL_STORAGE_FULL;
-    h.mode = CONFIG_MODE_NONE;
+    h.mode = PROTOCOL_MODE_NONE;
     h.payload_bytes = sizeof matrices;
     h.snapshots = 16;
     const void *part[2] = {matrices[0], matrices[1]};

@@ -244,7 +244,7 @@ static void case_ipc_signal_mdl(void)
     test_daemon d;
     test_config(&cfg, n, m);
     cfg.output.pattern = CONFIG_OUTPUT_PUB;
-    cfg.output.mode = CONFIG_MODE_SIGNAL;
+    cfg.output.mode = PROTOCOL_MODE_SIGNAL;
     cfg.output.signal_dimension = 0;
     cfg.output.snapshots = 0;
     if (test_daemon_start(&d, &cfg, "signal") != 0) {
@@ -267,7 +267,7 @@ static void case_ipc_signal_mdl(void)
             CHECK(0, "output %d missing", f);
             break;
         }
-        CHECK(o.header.seq == (uint64_t)f && o.header.mode == CONFIG_MODE_SIGNAL, "seq %llu mode %u",
+        CHECK(o.header.seq == (uint64_t)f && o.header.mode == PROTOCOL_MODE_SIGNAL, "seq %llu mode %u",
               (unsigned long long)o.header.seq, o.header.mode);
         test_check_output(&o, frame_at(a, f, n, m, Z), n, m, Z, "ipc_signal_mdl");
         /* Walk the data part for each matrix's values. */
@@ -295,12 +295,12 @@ static void case_ipc_signal_mdl(void)
 static void case_modes(void)
 {
     struct {
-        config_output_mode mode;
+        protocol_mode mode;
         int d;
         uint8_t element;
         const char *label;
-    } runs[] = {{CONFIG_MODE_VALUES, 0, Z, "values"}, {CONFIG_MODE_NOISE, 3, Z, "noise_d3"},
-                {CONFIG_MODE_FULL, 0, C, "float_full"}, {CONFIG_MODE_SIGNAL, 2, C, "float_signal_d2"}};
+    } runs[] = {{PROTOCOL_MODE_VALUES, 0, Z, "values"}, {PROTOCOL_MODE_NOISE, 3, Z, "noise_d3"},
+                {PROTOCOL_MODE_FULL, 0, C, "float_full"}, {PROTOCOL_MODE_SIGNAL, 2, C, "float_signal_d2"}};
     const int n = 12, m = 3, frames = 3;
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         eigstream_config cfg;
@@ -522,7 +522,7 @@ static void reject_order_after(malformed *x, protocol_header *h, int f)
         h->kind = PROTOCOL_KIND_EIGENSPACE;
         protocol_header_encode(h, x->hb);
         send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
-        h->mode = CONFIG_MODE_FULL;
+        h->mode = PROTOCOL_MODE_FULL;
         protocol_header_encode(h, x->hb);
         send_bad(x, PROTOCOL_REJECT_KIND, 64, x->big, x->payload);
     } else if (f == 1) { /* full payload + 16 bytes, packed payload + 16 bytes */
@@ -715,7 +715,7 @@ static void run_overflow(config_overflow_policy policy, const char *label)
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
-    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.output.mode = PROTOCOL_MODE_VALUES;
     cfg.frame.queue_depth = 1;
     cfg.frame.overflow_policy = policy;
     cfg.frame.deadline_ms = 60000;
@@ -904,7 +904,7 @@ static void case_drain(void)
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
-    cfg.output.mode = CONFIG_MODE_VALUES;
+    cfg.output.mode = PROTOCOL_MODE_VALUES;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
     cfg.frame.deadline_ms = 60000;
     cfg.frame.queue_depth = 2;

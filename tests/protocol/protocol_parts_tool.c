@@ -297,7 +297,7 @@ static int decode(const char *in_path, const char *out_path)
     printf("ok kind=2 seq=%llu timestamp=%llu n=%u count=%u element=%s mode=%s crc=%u late=%u "
            "received=%llu solve_start=%llu solve_end=%llu published=%llu\n",
            (unsigned long long)h.seq, (unsigned long long)h.timestamp_ns, h.n, h.count,
-           eig_precision_name(h.element), config_output_mode_name(h.mode), h.flags & PROTOCOL_FLAG_CRC,
+           eig_precision_name(h.element), protocol_mode_name(h.mode), h.flags & PROTOCOL_FLAG_CRC,
            (h.flags & PROTOCOL_FLAG_LATE) ? 1u : 0u, (unsigned long long)t.received_ns,
            (unsigned long long)t.solve_start_ns, (unsigned long long)t.solve_end_ns,
            (unsigned long long)t.published_ns);
@@ -442,9 +442,9 @@ static int encode_eigenspace(const char *path, uint32_t n, uint32_t count, uint8
         uint32_t d = b % (n + 1);
         meta[b].status = (b % 5 == 3) ? (int32_t)b : (b % 7 == 6 ? -1 : 0);
         meta[b].signal_dim = d;
-        meta[b].k_sent = mode == CONFIG_MODE_FULL ? n : mode == CONFIG_MODE_SIGNAL ? d
-                         : mode == CONFIG_MODE_NOISE ? n - d : 0;
-        meta[b].first_index = mode == CONFIG_MODE_SIGNAL ? n - d : 0;
+        meta[b].k_sent = mode == PROTOCOL_MODE_FULL ? n : mode == PROTOCOL_MODE_SIGNAL ? d
+                         : mode == PROTOCOL_MODE_NOISE ? n - d : 0;
+        meta[b].first_index = mode == PROTOCOL_MODE_SIGNAL ? n - d : 0;
         data += protocol_eigenspace_matrix_bytes(n, element, meta[b].k_sent);
     }
     p.bytes[1] = protocol_meta_bytes(count);

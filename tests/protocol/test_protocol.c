@@ -83,7 +83,7 @@ static void test_names(void)
               protocol_reject_name((protocol_reject)r));
     CHECK(strcmp(protocol_reject_name(PROTOCOL_REJECT_COUNT_), "unknown") == 0, "out of range name");
     CHECK(strcmp(protocol_storage_name(PROTOCOL_STORAGE_PACKED_UPPER), "packed_upper") == 0, "storage name");
-    CHECK(strcmp(config_output_mode_name(CONFIG_MODE_NOISE), "noise") == 0, "mode name");
+    CHECK(strcmp(protocol_mode_name(PROTOCOL_MODE_NOISE), "noise") == 0, "mode name");
     CHECK(strcmp(eig_precision_name(EIG_COMPLEX_FLOAT), "float") == 0, "element name");
 }
 
@@ -112,7 +112,7 @@ static protocol_header small_eigenspace(void)
     e.n = 8;
     e.count = 1;
     e.element = EIG_COMPLEX_DOUBLE;
-    e.mode = CONFIG_MODE_FULL;
+    e.mode = PROTOCOL_MODE_FULL;
     return e;
 }
 
@@ -165,12 +165,12 @@ static void test_header_layout(void)
     e.n = 128;
     e.count = 2;
     e.element = EIG_COMPLEX_FLOAT;
-    e.mode = CONFIG_MODE_NOISE;
+    e.mode = PROTOCOL_MODE_NOISE;
     e.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE;
     protocol_header_encode(&e, b);
     CHECK(b[5] == 2 && b[34] == 4 && b[36] == 3, "eigenspace bytes");
     CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "eigenspace round trip");
-    CHECK(d.mode == CONFIG_MODE_NOISE && d.flags == 3 && d.kind == 2, "eigenspace fields");
+    CHECK(d.mode == PROTOCOL_MODE_NOISE && d.flags == 3 && d.kind == 2, "eigenspace fields");
 }
 
 /* Encodes h, applies one byte edit, decodes: the reason must be `want`. */
@@ -399,21 +399,21 @@ static void test_meta_and_eigenspace(void)
 
     /* Mode rules, n = 6, d = 2. */
     protocol_matrix_meta full = {0, 2, N, 0}, values = {0, 2, 0, 0}, signal = {0, 2, 2, 4}, noise = {0, 2, 4, 0};
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_FULL, &full), PROTOCOL_OK, "full");
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_VALUES, &values), PROTOCOL_OK, "values");
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_SIGNAL, &signal), PROTOCOL_OK, "signal");
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_NOISE, &noise), PROTOCOL_OK, "noise");
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_SIGNAL, &noise), PROTOCOL_REJECT_FIELD, "noise as signal");
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_FULL, &signal), PROTOCOL_REJECT_FIELD, "signal as full");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_FULL, &full), PROTOCOL_OK, "full");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_VALUES, &values), PROTOCOL_OK, "values");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_SIGNAL, &signal), PROTOCOL_OK, "signal");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_NOISE, &noise), PROTOCOL_OK, "noise");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_SIGNAL, &noise), PROTOCOL_REJECT_FIELD, "noise as signal");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_FULL, &signal), PROTOCOL_REJECT_FIELD, "signal as full");
     protocol_matrix_meta big = {0, N + 1, 0, 0};
-    CHECK_REJECT(protocol_matrix_meta_check(N, CONFIG_MODE_VALUES, &big), PROTOCOL_REJECT_FIELD, "d > n");
+    CHECK_REJECT(protocol_matrix_meta_check(N, PROTOCOL_MODE_VALUES, &big), PROTOCOL_REJECT_FIELD, "d > n");
 
     protocol_header h;
     protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
     h.n = N;
     h.count = 2;
     h.element = EIG_COMPLEX_DOUBLE;
-    h.mode = CONFIG_MODE_SIGNAL;
+    h.mode = PROTOCOL_MODE_SIGNAL;
     protocol_matrix_meta sm[2] = {{0, 2, 2, 4}, {0, 0, 0, 6}};
     size_t data = (N * 8 + 2 * N * 16) + N * 8;
     h.payload_bytes = 32 + 2 * 16 + data;

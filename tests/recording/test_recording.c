@@ -86,7 +86,7 @@ static void make_eigenspace(test_frame *f, uint32_t n, uint8_t element, uint64_t
     size_t data = 0;
     for (int i = 0; i < COUNT; i++) {
         m[i] = (protocol_matrix_meta){.status = 0, .signal_dim = 1 + (uint32_t)(seq % n)};
-        protocol_mode_layout(CONFIG_MODE_SIGNAL, n, m[i].signal_dim, &m[i].k_sent, &m[i].first_index);
+        protocol_mode_layout(PROTOCOL_MODE_SIGNAL, n, m[i].signal_dim, &m[i].k_sent, &m[i].first_index);
         data += protocol_eigenspace_matrix_bytes(n, element, m[i].k_sent);
     }
     size_t meta = protocol_meta_bytes(COUNT);
@@ -101,7 +101,7 @@ static void make_eigenspace(test_frame *f, uint32_t n, uint8_t element, uint64_t
     h.n = n;
     h.count = COUNT;
     h.element = element;
-    h.mode = CONFIG_MODE_SIGNAL;
+    h.mode = PROTOCOL_MODE_SIGNAL;
     h.payload_bytes = f->payload_bytes;
     protocol_header_encode(&h, f->header);
     f->parts = 2;

@@ -78,7 +78,7 @@ typedef struct options {
     int n, matrices, frames, threads;
     double rate;
     eig_precision precision;
-    config_output_mode mode;
+    protocol_mode mode;
     eig_backend backend;
     int ipc;
     int per_matrix_parts;
@@ -143,7 +143,7 @@ static int parse_options(int argc, char **argv, options *o)
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
                       backends = cli_choices_backend();
-    int precision = EIG_COMPLEX_DOUBLE, mode = CONFIG_MODE_FULL, backend = EIG_BACKEND_AUTO;
+    int precision = EIG_COMPLEX_DOUBLE, mode = PROTOCOL_MODE_FULL, backend = EIG_BACKEND_AUTO;
     int storage = PROTOCOL_STORAGE_FULL;
     const cli_option table[] = {
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "matrix order"),
@@ -183,7 +183,7 @@ static int parse_options(int argc, char **argv, options *o)
     cli_args args;
     int status = cli_parse_or_report(&spec, argc, argv, 2, &args, 1);
     o->precision = (eig_precision)precision;
-    o->mode = (config_output_mode)mode;
+    o->mode = (protocol_mode)mode;
     o->backend = (eig_backend)backend;
     o->storage = (uint8_t)storage;
     return status;
@@ -1075,7 +1075,7 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
     const run_result *m = &r->max_rate, *f = &r->fixed;
     printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
            "parts %s, %d fragment(s), %d frames, %d solver worker(s), %d input connection(s)\n",
-           o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
+           o->n, o->matrices, eig_precision_name(o->precision), protocol_mode_name(o->mode), r->backend,
            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
            o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, m->workers, o->io_threads);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
@@ -1133,7 +1133,7 @@ static int report_json(const char *path, const options *o, const bench_frames *b
             "\"fixed_rate\":{\"rate_fps\":%.4f,\"p50_ms\":%.4f,\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"max_ms\":%.4f},"
             "\"ratios\":{\"latency_p99_over_sum_alone\":%.4f,\"latency_target\":%.2f,"
             "\"throughput_over_slowest_alone\":%.4f,\"throughput_target\":%.2f},\"threads_max_rate\":[",
-            o->n, o->matrices, eig_precision_name(o->precision), config_output_mode_name(o->mode), r->backend,
+            o->n, o->matrices, eig_precision_name(o->precision), protocol_mode_name(o->mode), r->backend,
             o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
             o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, b->payload_bytes + 64,
             b->meta_bytes + b->data_bytes + 64, r->t_in, r->t_solve, r->t_out, r->sum_alone, r->t_out_uncached,

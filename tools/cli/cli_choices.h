@@ -5,12 +5,14 @@
  * and --backend spell exactly what the config file and the logs do.
  *
  * Header-only (inline), so that a tool pulls in only the name tables it
- * uses: the precision, storage and mode names need no library, the backend
- * names need eigstream_eig, the IQ format and layout names eigstream_protocol.
+ * uses: the precision and storage names need no library, the backend
+ * names need eigstream_eig, the output mode, IQ format and layout names
+ * eigstream_protocol, the window names eigstream_config.
  */
 #ifndef EIGSTREAM_CLI_CHOICES_H
 #define EIGSTREAM_CLI_CHOICES_H
 
+#include "config.h" /* config_form_window_name */
 #include "eig.h"
 #include "protocol.h"
 
@@ -52,7 +54,7 @@ static inline cli_choices cli_choices_storage(void)
 static inline cli_choices cli_choices_mode(void)
 {
     cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, CONFIG_MODE_FULL, CONFIG_MODE_NOISE, config_output_mode_name((uint8_t)v_));
+    CLI_CHOICES_FILL(c, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name((uint8_t)v_));
     return c;
 }
 

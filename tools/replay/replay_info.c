@@ -76,7 +76,7 @@ static void print_format(const recording_format *fmt)
     if (fmt->kind == PROTOCOL_KIND_COVARIANCE)
         printf("storage %s\n", protocol_storage_name(fmt->storage));
     else
-        printf("mode %s\n", config_output_mode_name(fmt->mode));
+        printf("mode %s\n", protocol_mode_name(fmt->mode));
 }
 
 /* The timing and sequence lines of the frames. */

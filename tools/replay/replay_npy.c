@@ -94,7 +94,7 @@ static int export_eigen_frame(eigen_export *x, const uint8_t *payload, const rec
         if (k != x->k) {
             rc = replay_fail("--to-npy: mode %s sends a varying k (%zu vectors for frame 0 matrix 0, %zu for frame "
                              "%llu matrix %zu): the vectors export needs the same k for every matrix",
-                             config_output_mode_name(x->mode), x->k, k, (unsigned long long)f, b);
+                             protocol_mode_name(x->mode), x->k, k, (unsigned long long)f, b);
             break;
         }
         memcpy(x->values + base * n * rsize, data, n * rsize);

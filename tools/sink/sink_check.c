@@ -276,14 +276,14 @@ scene_error sink_check_frame(sink_checker *c, const protocol_header *h, const pr
         }
         r->not_ascending += !ascending;
         r->dim_ok += m[b].signal_dim == d;
-        if (d == 0 || d > n || k == 0 || h->mode == CONFIG_MODE_VALUES)
+        if (d == 0 || d > n || k == 0 || h->mode == PROTOCOL_MODE_VALUES)
             continue;
 
         load_vectors(c, vectors, h->element, n, k);
         const double complex *sig = c->v;
         uint32_t ks = k;
-        int noise = h->mode == CONFIG_MODE_NOISE;
-        if (h->mode == CONFIG_MODE_FULL) {
+        int noise = h->mode == PROTOCOL_MODE_NOISE;
+        if (h->mode == PROTOCOL_MODE_FULL) {
             sig = c->v + (size_t)n * (n - d); /* the top-d columns */
             ks = (uint32_t)d;
         }

@@ -74,9 +74,9 @@ static double signal_projection(uint8_t mode, const protocol_matrix_meta *m, con
 {
     uint32_t d = m->signal_dim > n ? n : m->signal_dim;
     switch (mode) {
-    case CONFIG_MODE_FULL: return energy_in(vectors, element, n, n - d, d, a) / n;
-    case CONFIG_MODE_SIGNAL: return energy_in(vectors, element, n, 0, m->k_sent, a) / n;
-    case CONFIG_MODE_NOISE: return 1.0 - energy_in(vectors, element, n, 0, m->k_sent, a) / n;
+    case PROTOCOL_MODE_FULL: return energy_in(vectors, element, n, n - d, d, a) / n;
+    case PROTOCOL_MODE_SIGNAL: return energy_in(vectors, element, n, 0, m->k_sent, a) / n;
+    case PROTOCOL_MODE_NOISE: return 1.0 - energy_in(vectors, element, n, 0, m->k_sent, a) / n;
     default: return -1.0;
     }
 }
@@ -133,7 +133,7 @@ scene_error sink_iq_check_frame(const iq_scene *s, const sink_iq_geometry *g, co
             r->bad_status++;
             continue;
         }
-        if (h->mode == CONFIG_MODE_VALUES) {
+        if (h->mode == PROTOCOL_MODE_VALUES) {
             r->no_vectors++;
             continue;
         }
