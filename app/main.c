@@ -61,11 +61,11 @@ static void print_usage(FILE *out)
             live);
 }
 
-static int parse_log_level(const char *name, config_log_level *out)
+static int parse_log_level(const char *name, log_level *out)
 {
-    for (int l = CONFIG_LOG_ERROR; l <= CONFIG_LOG_DEBUG; l++)
-        if (strcmp(name, config_log_level_name((config_log_level)l)) == 0) {
-            *out = (config_log_level)l;
+    for (int l = LOG_LEVEL_ERROR; l <= LOG_LEVEL_DEBUG; l++)
+        if (strcmp(name, log_level_name((log_level)l)) == 0) {
+            *out = (log_level)l;
             return 0;
         }
     return -1;
@@ -263,7 +263,7 @@ static void log_startup(const eigstream_config *cfg, pipeline *p)
                  "IQ input: %d channels x %d pulses x %d gates, %s %s; %s window, %u-point Doppler FFT, bins "
                  "%d..%u mod %u x %d range segments (guard %d): K = %u snapshots per matrix",
                  cfg->solver.n, cfg->form.pulses, cfg->form.range_gates, protocol_iq_format_name(cfg->form.iq_format),
-                 protocol_iq_layout_name(cfg->form.iq_layout), config_form_window_name(cfg->form.window), fft,
+                 protocol_iq_layout_name(cfg->form.iq_layout), form_window_name(cfg->form.window), fft,
                  cfg->form.doppler_first, (uint32_t)cfg->form.doppler_first + bins - 1, fft, cfg->form.range_segments,
                  cfg->form.guard_gates, config_form_snapshots(cfg));
     }

@@ -61,7 +61,7 @@ static void send_status(service_notify *s, const pipeline_health *h, uint64_t no
     double rate_in = seconds > 0 ? (double)(c.in - s->last.in) / seconds : 0.0;
     double rate_out = seconds > 0 ? (double)(c.out - s->last.out) / seconds : 0.0;
     uint64_t dropped = 0;
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
         dropped += c.dropped[d];
     char text[512];
     int len = snprintf(text, sizeof text,

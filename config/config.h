@@ -18,6 +18,7 @@
 
 #include "eig.h"      /* eig_backend, eig_precision: the solver owns them */
 #include "form_iq.h"  /* form_window: the IQ forming owns it (header only) */
+#include "log.h"      /* log_level: log.level's values */
 #include "protocol.h" /* protocol_mode: the wire format owns output.mode's values */
 
 #ifdef __cplusplus
@@ -62,9 +63,6 @@ typedef enum config_form_input {
     CONFIG_FORM_INPUT_COVARIANCE = 0, /* covariance frames (kind 1): the receiver formed the matrices */
     CONFIG_FORM_INPUT_IQ              /* IQ cube frames (kind 3): the daemon forms them (form_iq.h) */
 } config_form_input;
-typedef enum config_log_level {
-    CONFIG_LOG_ERROR = 0, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG
-} config_log_level;
 
 #define CONFIG_COPY_THREADS_MAX 16 /* input.copy_threads */
 #define CONFIG_INPUT_IO_THREADS_MAX 8 /* input.io_threads */
@@ -137,7 +135,7 @@ typedef struct eigstream_config {
         char http[CONFIG_STRING_MAX];      /* HTTP HOST:PORT, "127.0.0.1:9464"; "" = off */
     } metrics;
     struct {
-        config_log_level level;            /* info */
+        log_level level;            /* info */
     } log;
     struct {
         int stall_ms;                      /* a stage step longer than this stops WATCHDOG=1, 30000 */
@@ -229,7 +227,6 @@ const char *config_input_file(const eigstream_config *cfg);
  * value gives "?". The names of solver.backend, solver.precision and
  * output.mode come from their owners: eig_backend_name, eig_precision_name
  * (eig.h) and protocol_mode_name (above). */
-const char *config_log_level_name(config_log_level l);
 const char *config_input_pattern_name(config_input_pattern p);
 const char *config_output_pattern_name(config_output_pattern p);
 const char *config_late_policy_name(config_late_policy p);
@@ -244,7 +241,6 @@ const char *config_realtime_failure_name(config_realtime_failure f);
 #define CONFIG_CPU_MAX 1024
 int config_cpu_list_parse(const char *text, uint64_t mask[CONFIG_CPU_MAX / 64]);
 const char *config_form_input_name(config_form_input i);
-const char *config_form_window_name(form_window w);
 
 /* IQ input: the effective FFT size (form.fft_size, 0 = form.pulses), Doppler
  * bins (form.doppler_bins, 0 = all of them) and the snapshot count K of each

@@ -19,11 +19,9 @@ static const char *const late_policy_names[] = {"publish", "drop"};
 static const char *const fallback_names[] = {"none", "cpu"};
 static const char *const replay_timing_names[] = {"max", "original"};
 static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
-static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
 static const char *const realtime_failure_names[] = {"warn", "error"};
 static const char *const form_input_names[] = {"covariance", "iq"};
 /* form_window (form_iq.h) has no name table of its own: this is it. */
-static const char *const form_window_names[] = {"none", "hann", "hamming", "chebyshev", "taylor"};
 
 #define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]))
 
@@ -33,11 +31,6 @@ static const char *choice_name(const char *const *names, size_t count, int value
     if (value < 0 || (size_t)value >= count)
         return "?";
     return names[value];
-}
-
-const char *config_log_level_name(config_log_level l)
-{
-    return choice_name(log_level_names, NAME_COUNT(log_level_names), (int)l);
 }
 
 const char *config_input_pattern_name(config_input_pattern p)
@@ -80,11 +73,6 @@ const char *config_form_input_name(config_form_input i)
     return choice_name(form_input_names, NAME_COUNT(form_input_names), (int)i);
 }
 
-const char *config_form_window_name(form_window w)
-{
-    return choice_name(form_window_names, NAME_COUNT(form_window_names), (int)w);
-}
-
 /* The wire's IQ names (protocol.c), with NULL for the gaps between codes. */
 static const char *iq_format_name_of(int value)
 {
@@ -117,13 +105,13 @@ CONFIG_CHOICE(late_policy, config_late_policy, config_late_policy_name, CONFIG_L
 CONFIG_CHOICE(fallback, config_fallback, config_fallback_name, CONFIG_FALLBACK_NONE, CONFIG_FALLBACK_CPU);
 CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_name,
               CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
-CONFIG_CHOICE(log_level, config_log_level, config_log_level_name, CONFIG_LOG_ERROR,
-              CONFIG_LOG_DEBUG);
+CONFIG_CHOICE(log_level, log_level, log_level_name, LOG_LEVEL_ERROR,
+              LOG_LEVEL_DEBUG);
 CONFIG_CHOICE(realtime_failure, config_realtime_failure, config_realtime_failure_name, CONFIG_REALTIME_WARN,
               CONFIG_REALTIME_ERROR);
 CONFIG_CHOICE(form_input, config_form_input, config_form_input_name, CONFIG_FORM_INPUT_COVARIANCE,
               CONFIG_FORM_INPUT_IQ);
-CONFIG_CHOICE(form_window, form_window, config_form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
+CONFIG_CHOICE(form_window, form_window, form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
 _Static_assert(sizeof(protocol_mode) == sizeof(int), "enum settings are int-sized");
@@ -439,7 +427,7 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     /* ---- log ---- */
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
      .offset = FIELD(log.level), .choice = &log_level_choice,
-     .default_int = CONFIG_LOG_INFO,
+     .default_int = LOG_LEVEL_INFO,
      .flags = CONFIG_FLAG_LIVE,
      .help = "Least severe level that is printed: error, warn, info or debug."},
 

@@ -59,7 +59,7 @@ typedef struct frame {
     struct path *path;      /* the path that formed it (set by the form stage), NULL before */
     uint64_t ticket;        /* order taken from the form queue (0, 1, ...): the publish order */
     int worker;             /* the solver worker it was dealt to */
-    int drop_reason;        /* -1, or the pipeline_drop_reason a worker stage dropped it for: the
+    int drop_reason;        /* -1, or the metrics_drop_reason a worker stage dropped it for: the
                                publish stage counts the drop and closes its ticket */
     output_buffer *out;     /* owned from the solve stage until sent or released */
 } frame;

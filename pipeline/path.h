@@ -36,11 +36,13 @@
 #include "eig.h"
 #include "form_iq.h"
 #include "frame.h"
-#include "pipeline.h"
+#include "pipeline_error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct eigstream_config; /* config.h: only path_plan.c reads one */
 
 typedef struct path_params {
     uint32_t n, matrices;
@@ -106,7 +108,7 @@ void path_release(path *p, frame *f);
 /* The parameters a configuration asks for (path_plan.c): the solver's, the
  * conditioning's and, with form.input = iq, the forming's (iq.wisdom_file
  * points into cfg, which must outlive every path created from them). */
-void path_params_from_config(path_params *params, const eigstream_config *cfg, int need_vectors);
+void path_params_from_config(path_params *params, const struct eigstream_config *cfg, int need_vectors);
 
 /* For implementations: the solver plan's parameters (FULL, lower, the job
  * the mode needs, on backend); err gets why a plan could not be created. */

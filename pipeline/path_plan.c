@@ -6,9 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "path.h"
 
-void path_params_from_config(path_params *params, const eigstream_config *cfg, int need_vectors)
+void path_params_from_config(path_params *params, const struct eigstream_config *cfg, int need_vectors)
 {
     memset(params, 0, sizeof *params);
     params->n = (uint32_t)cfg->solver.n;

@@ -18,7 +18,7 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->out = atomic_load_explicit(&m->frames_out, memory_order_acquire);
     c->in = atomic_load(&m->frames_in);
     c->late = atomic_load(&m->frames_late);
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
         c->dropped[d] = atomic_load(&m->dropped[d]);
     for (int r = 0; r < PROTOCOL_REJECT_COUNT_; r++)
         c->rejected[r] = atomic_load(&m->rejected[r]);
@@ -30,7 +30,7 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->source_restarts = atomic_load(&m->source_restarts);
     c->input_late = atomic_load(&m->input_late);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
-    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
+    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
         c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
@@ -90,11 +90,16 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
     const char *address = p->cfg.metrics.http;
     if (address[0] == '\0')
         return PIPELINE_OK;
-    pipeline_error e = metrics_http_start(&p->http, address, sizeof p->http_text, err, err_bytes);
-    if (e == PIPELINE_OK)
-        LOG_INFO("metrics", "dashboard: http://%.*s:%d/", (int)(strrchr(address, ':') - address), address,
-                 metrics_http_port(p->http));
-    return e;
+    switch (metrics_http_start(&p->http, address, sizeof p->http_text, err, err_bytes)) {
+    case METRICS_HTTP_OK: break;
+    case METRICS_HTTP_EINVAL: return PIPELINE_EINVAL;
+    case METRICS_HTTP_ENOMEM: return PIPELINE_ENOMEM;
+    case METRICS_HTTP_ESOCKET: return PIPELINE_ESOCKET;
+    case METRICS_HTTP_ETHREAD: return PIPELINE_ETHREAD;
+    }
+    LOG_INFO("metrics", "dashboard: http://%.*s:%d/", (int)(strrchr(address, ':') - address), address,
+             metrics_http_port(p->http));
+    return PIPELINE_OK;
 }
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err, size_t err_bytes)
@@ -185,10 +190,10 @@ static void log_accounting(pipeline *p)
     uint64_t dropped = 0;
     char reasons[256];
     size_t len = 0;
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++) {
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++) {
         dropped += c.dropped[d];
         int w = snprintf(reasons + len, sizeof reasons - len, "%s%s=%llu", d ? " " : "",
-                         pipeline_drop_name((pipeline_drop_reason)d), (unsigned long long)c.dropped[d]);
+                         metrics_drop_name((metrics_drop_reason)d), (unsigned long long)c.dropped[d]);
         if (w > 0 && (size_t)w < sizeof reasons - len)
             len += (size_t)w;
     }

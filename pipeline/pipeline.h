@@ -18,7 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth_zap.h" /* auth_zap_reject: auth_rejected's index */
 #include "config.h"
+#include "metrics.h"  /* metrics_drop_reason: dropped's index */
+#include "pipeline_error.h"
 #include "protocol.h"
 
 #ifdef __cplusplus
@@ -27,15 +30,6 @@ extern "C" {
 
 typedef struct pipeline pipeline;
 
-typedef enum pipeline_error {
-    PIPELINE_OK = 0,
-    PIPELINE_EINVAL,  /* configuration the pipeline cannot run */
-    PIPELINE_ENOMEM,
-    PIPELINE_ESOCKET, /* a ZeroMQ socket could not be created, bound or connected */
-    PIPELINE_ESOLVER, /* the solver plan could not be created, or a solve failed as a whole */
-    PIPELINE_ETHREAD, /* a stage thread could not be started */
-    PIPELINE_EDEVICE  /* a CUDA call of the frame path failed */
-} pipeline_error;
 
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err,
                                size_t err_bytes);
@@ -47,35 +41,12 @@ pipeline_error pipeline_run(pipeline *p);
 /* Thread-safe; returns at once. */
 void pipeline_stop(pipeline *p);
 void pipeline_destroy(pipeline **p);
-const char *pipeline_strerror(pipeline_error e);
 
 /* ---- introspection (tests, the bench, the final accounting line) ------------ */
 
-/* Why an accepted frame was not published (metrics key in parentheses;
- * pipeline_drop_name gives it). */
-typedef enum pipeline_drop_reason {
-    PIPELINE_DROP_OVERFLOW = 0, /* "overflow": evicted by overflow_policy drop_oldest */
-    PIPELINE_DROP_LATE,         /* "late": past the deadline with late_policy drop */
-    PIPELINE_DROP_SOLVER,       /* "solver_error": forming or the solver failed as a whole */
-    PIPELINE_DROP_SEND,         /* "send_failed": the output socket refused it (PUSH: no peer
-                                   took it within frame.deadline_ms) */
-    PIPELINE_DROP_SUBSCRIBER,   /* "subscriber_slow": PUB output, a subscriber stayed at its
-                                   HWM for frame.deadline_ms (XPUB NODROP refused the send) */
-    PIPELINE_DROP_COUNT_
-} pipeline_drop_reason;
-
-/* Why a client was refused by the CURVE sockets (security.*; auth_zap.h);
- * pipeline_auth_reject_name gives the metrics key. */
-typedef enum pipeline_auth_reject {
-    PIPELINE_AUTH_KEY_NOT_ALLOWED = 0, /* "key_not_allowed": a CURVE key not in security.curve_allow */
-    PIPELINE_AUTH_PLAINTEXT,           /* "plaintext": a client without CURVE */
-    PIPELINE_AUTH_HANDSHAKE,           /* "handshake": any other failed handshake */
-    PIPELINE_AUTH_COUNT_
-} pipeline_auth_reject;
-
-const char *pipeline_auth_reject_name(pipeline_auth_reject r);
-/* Most solver workers (solver.gpu_devices entries, solver.workers). */
-#define PIPELINE_WORKERS_MAX 16
+/* Most solver workers (solver.gpu_devices entries, solver.workers): the
+ * metrics keep a row per worker. */
+#define PIPELINE_WORKERS_MAX METRICS_WORKERS_MAX
 
 /* A snapshot of the counters (each exact; not atomic as a whole while running).
  * After pipeline_run returns: in == out + sum(dropped), in_flight == 0. */
@@ -83,7 +54,7 @@ typedef struct pipeline_counters {
     uint64_t in;   /* frames accepted (valid) */
     uint64_t out;  /* frames published, late ones included */
     uint64_t late; /* published with PROTOCOL_FLAG_LATE (dropped late ones: dropped[LATE]) */
-    uint64_t dropped[PIPELINE_DROP_COUNT_];
+    uint64_t dropped[METRICS_DROP_COUNT_];
     uint64_t rejected[PROTOCOL_REJECT_COUNT_]; /* index: protocol_reject */
     uint64_t rejected_total;
     uint64_t in_flight;        /* accepted, not yet published or dropped */
@@ -92,7 +63,7 @@ typedef struct pipeline_counters {
     uint64_t source_restarts;  /* accepted frames whose seq did not increase (source restart) */
     uint64_t input_late;       /* came on one input connection after the merge went past their seq */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
-    uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients (security.*) */
+    uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients (security.*) */
     uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's
                                   deadline passed): each is published out of order or dropped late */
     uint64_t out_of_order;     /* frames published after a later one (flagged late) */
@@ -103,9 +74,6 @@ typedef struct pipeline_counters {
 } pipeline_counters;
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c);
-/* "overflow", "late", "solver_error", "send_failed", "subscriber_slow";
- * "unknown" for a bad value. */
-const char *pipeline_drop_name(pipeline_drop_reason r);
 /* The backend the solver plan resolved to ("cpu", "lapack", "cuda"). */
 const char *pipeline_backend_name(const pipeline *p);
 /* The port the HTTP metrics server listens on, 0 when metrics.http is "". */

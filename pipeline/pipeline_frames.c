@@ -149,13 +149,13 @@ void pipeline_frame_release(pipeline *p, frame *f)
     pool_put(&p->frames, f);
 }
 
-void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason)
+void pipeline_frame_drop(pipeline *p, frame *f, metrics_drop_reason reason)
 {
     uint64_t suppressed;
     metrics_count_drop(&p->stats, reason);
-    if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->drop_limit[reason], &suppressed))
+    if (log_get_level() >= LOG_LEVEL_WARN && log_limiter_allow(&p->drop_limit[reason], &suppressed))
         LOG_WARN("pipeline", "dropped frame seq %llu: %s (%llu more suppressed)",
-                 (unsigned long long)f->header.seq, pipeline_drop_name(reason), (unsigned long long)suppressed);
+                 (unsigned long long)f->header.seq, metrics_drop_name(reason), (unsigned long long)suppressed);
     pipeline_frame_release(p, f);
 }
 

@@ -105,7 +105,7 @@ typedef struct stage {
     queue *in, *out;         /* out NULL for the last stage */
     metrics_stage metric;
     int drop_late;           /* check the deadline before the step */
-    stage_outcome (*step)(struct pipeline *p, frame *f, pipeline_drop_reason *reason);
+    stage_outcome (*step)(struct pipeline *p, frame *f, metrics_drop_reason *reason);
     pipeline_error result;   /* what the thread ended with */
     /* Worker stages (form, solve): */
     struct pipeline_worker *worker; /* NULL for the publish stage */
@@ -197,7 +197,7 @@ struct pipeline {
     pool frames, outputs;
     metrics stats;
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
-    log_limiter drop_limit[PIPELINE_DROP_COUNT_];
+    log_limiter drop_limit[METRICS_DROP_COUNT_];
     log_limiter gap_limit;        /* publish stage: reorder gaps */
     log_limiter input_late_limit; /* receive merge: frames that came after it went on */
 
@@ -257,8 +257,8 @@ void *stage_dispatch_main(void *arg);
 void *stage_publish_main(void *arg);
 
 /* Step functions of the worker stages (stage_form.c, stage_solve.c). */
-stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
-stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason);
+stage_outcome stage_form_step(pipeline *p, frame *f, metrics_drop_reason *reason);
+stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reason);
 
 /* ---- stage_receive.c: what the ZeroMQ and the file input share ----------------- */
 
@@ -321,7 +321,7 @@ void pipeline_frames_destroy(pipeline *p);
  * buffer if it still owns one, then the frame itself back to the pool. */
 void pipeline_frame_release(pipeline *p, frame *f);
 /* Counts a drop and logs it (rate-limited), then releases the frame. */
-void pipeline_frame_drop(pipeline *p, frame *f, pipeline_drop_reason reason);
+void pipeline_frame_drop(pipeline *p, frame *f, metrics_drop_reason reason);
 /* Time since receipt has passed the deadline. */
 int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns);
 

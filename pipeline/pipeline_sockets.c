@@ -37,6 +37,19 @@ static pipeline_error set_option(void *s, const char *role, int option, const ch
             return e_;                                                                                  \
     } while (0)
 
+/* The ZAP handler's error as the pipeline's (its text is already in err). */
+static pipeline_error from_auth(auth_zap_error e)
+{
+    switch (e) {
+    case AUTH_ZAP_OK: return PIPELINE_OK;
+    case AUTH_ZAP_EINVAL: return PIPELINE_EINVAL;
+    case AUTH_ZAP_ENOMEM: return PIPELINE_ENOMEM;
+    case AUTH_ZAP_ESOCKET: return PIPELINE_ESOCKET;
+    case AUTH_ZAP_ETHREAD: return PIPELINE_ETHREAD;
+    }
+    return PIPELINE_ESOCKET;
+}
+
 /* security.*: the key pair and the allow-list (a key file that is missing,
  * malformed or readable by others stops the start), then the ZAP handler,
  * bound before any socket so that no handshake finds none. */
@@ -61,9 +74,9 @@ static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
     memset(&keys, 0, sizeof keys);
     LOG_INFO("security", "CURVE on every ZeroMQ socket; %zu client key(s) allowed (%s)", allow.count,
              cfg->security.curve_allow);
-    pipeline_error e = auth_zap_create(&p->auth, p->zmq, &allow, &p->stats, err, err_bytes);
+    auth_zap_error e = auth_zap_create(&p->auth, p->zmq, &allow, p->stats.auth_rejected, err, err_bytes);
     curve_allow_list_free(&allow);
-    return e;
+    return from_auth(e);
 }
 
 /* A CURVE server socket with the daemon's secret key, watched by the ZAP
@@ -78,12 +91,12 @@ static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char
                                   sizeof p->curve_secret, err, err_bytes);
     if (e == PIPELINE_OK)
         e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", "eigstream", strlen("eigstream"), err, err_bytes);
-    return e == PIPELINE_OK ? auth_zap_watch(p->auth, s, role, err, err_bytes) : e;
+    return e == PIPELINE_OK ? from_auth(auth_zap_watch(p->auth, s, role, err, err_bytes)) : e;
 }
 
 pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes)
 {
-    return p->auth != NULL ? auth_zap_start(p->auth, err, err_bytes) : PIPELINE_OK;
+    return p->auth != NULL ? from_auth(auth_zap_start(p->auth, err, err_bytes)) : PIPELINE_OK;
 }
 
 /* Creates a socket of type with its linger (ms) and, when hwm_option is not

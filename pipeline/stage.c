@@ -15,7 +15,7 @@
 #include "pipeline_internal.h"
 
 /* Hands f to the publish stage as dropped for reason. */
-static void stage_forward_drop(stage *s, frame *f, pipeline_drop_reason reason)
+static void stage_forward_drop(stage *s, frame *f, metrics_drop_reason reason)
 {
     pipeline *p = s->p;
     f->drop_reason = (int)reason;
@@ -49,12 +49,12 @@ void *stage_main(void *arg)
     s->result = PIPELINE_OK;
     while (queue_pop(s->in, (void **)&f) == QUEUE_OK) {
         uint64_t start = metrics_now_ns();
-        pipeline_drop_reason reason = PIPELINE_DROP_SOLVER;
+        metrics_drop_reason reason = METRICS_DROP_SOLVER;
         if (s->takes_frames)
             pipeline_worker_take(p, s->worker, f);
         if (s->drop_late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP &&
             pipeline_frame_is_late(p, f, start)) {
-            stage_forward_drop(s, f, PIPELINE_DROP_LATE);
+            stage_forward_drop(s, f, METRICS_DROP_LATE);
             continue;
         }
         atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
@@ -76,9 +76,9 @@ void *stage_main(void *arg)
         if (queue_push(s->out, f) != QUEUE_OK) {
             LOG_ERROR(s->name, "frame seq %llu has no next stage", (unsigned long long)f->header.seq);
             if (!s->last_in_worker)
-                stage_forward_drop(s, f, PIPELINE_DROP_SOLVER);
+                stage_forward_drop(s, f, METRICS_DROP_SOLVER);
             else
-                pipeline_frame_drop(p, f, PIPELINE_DROP_SOLVER);
+                pipeline_frame_drop(p, f, METRICS_DROP_SOLVER);
         }
     }
     stage_close_outputs(s);

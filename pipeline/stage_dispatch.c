@@ -22,10 +22,10 @@ void *stage_dispatch_main(void *arg)
         /* Never full (at most worker_capacity dealt); closed only below. */
         if (queue_push(&w->to_form, f) != QUEUE_OK) {
             LOG_ERROR("dispatch", "frame seq %llu: worker %d is closed", (unsigned long long)f->header.seq, w->index);
-            f->drop_reason = PIPELINE_DROP_SOLVER;
+            f->drop_reason = METRICS_DROP_SOLVER;
             pipeline_worker_leave(p, w);
             if (queue_push(&p->to_publish, f) != QUEUE_OK)
-                pipeline_frame_drop(p, f, PIPELINE_DROP_SOLVER);
+                pipeline_frame_drop(p, f, METRICS_DROP_SOLVER);
         }
     }
     for (int i = 0; i < p->worker_count; i++)

@@ -12,13 +12,13 @@
  */
 #include "pipeline_internal.h"
 
-stage_outcome stage_form_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
+stage_outcome stage_form_step(pipeline *p, frame *f, metrics_drop_reason *reason)
 {
     char err[192];
     f->path = pipeline_worker_path(&p->workers[f->worker]);
     if (path_form(f->path, f, err, sizeof err) == PIPELINE_OK)
         return STAGE_PASS;
     LOG_ERROR("form", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
-    *reason = PIPELINE_DROP_SOLVER;
+    *reason = METRICS_DROP_SOLVER;
     return STAGE_DROP;
 }

@@ -105,11 +105,11 @@ static void subscriptions_drain(pipeline *p)
 
 /* Why a send failed: EAGAIN on the XPUB is a subscriber at its HWM for the
  * whole bounded wait (NODROP); anything else, or PUSH, is send_failed. */
-static pipeline_drop_reason send_failure_reason(const pipeline *p, int error)
+static metrics_drop_reason send_failure_reason(const pipeline *p, int error)
 {
     if (error == EAGAIN && p->cfg.output.pattern == CONFIG_OUTPUT_PUB)
-        return PIPELINE_DROP_SUBSCRIBER;
-    return PIPELINE_DROP_SEND;
+        return METRICS_DROP_SUBSCRIBER;
+    return METRICS_DROP_SEND;
 }
 
 /* Counted last: a test that sees out == in knows every histogram is final. */
@@ -141,12 +141,12 @@ static void publish_frame_now(pipeline *p, frame *f, int overtaken, uint64_t sta
     char err[192];
     if (path_output_wait(f->path, f, err, sizeof err) != PIPELINE_OK) {
         LOG_ERROR("publish", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
-        pipeline_frame_drop(p, f, PIPELINE_DROP_SOLVER);
+        pipeline_frame_drop(p, f, METRICS_DROP_SOLVER);
         return;
     }
     int late = overtaken || pipeline_frame_is_late(p, f, start);
     if (late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP) {
-        pipeline_frame_drop(p, f, PIPELINE_DROP_LATE);
+        pipeline_frame_drop(p, f, METRICS_DROP_LATE);
         return;
     }
     protocol_stage_times times = {
@@ -190,7 +190,7 @@ static void publish_release(pipeline *p, const reorder_release *r)
     if (r->kind == REORDER_GAP) {
         uint64_t count = r->last - r->seq + 1, suppressed;
         atomic_fetch_add_explicit(&p->stats.reorder_gaps, count, memory_order_relaxed);
-        if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->gap_limit, &suppressed))
+        if (log_get_level() >= LOG_LEVEL_WARN && log_limiter_allow(&p->gap_limit, &suppressed))
             LOG_WARN("publish", "%llu frame(s) still solving past a later frame's deadline: published out of order "
                      "or dropped as late (frame.late_policy) when they come (%llu more suppressed)",
                      (unsigned long long)count, (unsigned long long)suppressed);
@@ -217,7 +217,7 @@ static void publish_accept(pipeline *p, frame *f)
     uint64_t deadline = f->received_ns + (uint64_t)pipeline_live_get(p)->deadline_ms * 1000000u;
     frame *item = f;
     if (f->drop_reason >= 0) {
-        pipeline_frame_drop(p, f, (pipeline_drop_reason)f->drop_reason);
+        pipeline_frame_drop(p, f, (metrics_drop_reason)f->drop_reason);
         item = NULL;
     }
     reorder_insert_result r = reorder_insert(p->window, ticket, item, deadline);
@@ -235,7 +235,7 @@ static void publish_accept(pipeline *p, frame *f)
     } else if (item != NULL) { /* a ticket twice: a bug, never a silent loss */
         LOG_ERROR("publish", "frame seq %llu: ticket %llu %s", (unsigned long long)f->header.seq,
                   (unsigned long long)ticket, reorder_insert_result_name(r));
-        pipeline_frame_drop(p, item, PIPELINE_DROP_SOLVER);
+        pipeline_frame_drop(p, item, METRICS_DROP_SOLVER);
     }
     pipeline_ticket_closed(p);
 }

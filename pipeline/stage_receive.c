@@ -20,7 +20,7 @@ void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
 {
     uint64_t suppressed;
     metrics_count_reject(&p->stats, reason);
-    if (log_get_level() < CONFIG_LOG_WARN || !log_limiter_allow(&p->reject_limit[reason], &suppressed))
+    if (log_get_level() < LOG_LEVEL_WARN || !log_limiter_allow(&p->reject_limit[reason], &suppressed))
         return;
     if (suppressed > 0)
         LOG_WARN("receive", "rejected message: %s%s%s (%llu more suppressed)", protocol_reject_name(reason),
@@ -315,9 +315,9 @@ static void receive_queue(pipeline *p, frame *f)
     if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
-            pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW); /* closed: cannot happen while we run */
+            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
         else if (evicted != NULL)
-            pipeline_frame_drop(p, evicted, PIPELINE_DROP_OVERFLOW);
+            pipeline_frame_drop(p, evicted, METRICS_DROP_OVERFLOW);
         return;
     }
     /* block: while the form queue is full the receiver stops reading, the
@@ -326,7 +326,7 @@ static void receive_queue(pipeline *p, frame *f)
         return;
     atomic_fetch_add_explicit(&p->stats.overflow_blocked, 1, memory_order_relaxed);
     if (queue_push(&p->to_form, f) != QUEUE_OK)
-        pipeline_frame_drop(p, f, PIPELINE_DROP_OVERFLOW);
+        pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW);
 }
 
 void receive_accept(pipeline *p, frame *f)
@@ -339,7 +339,7 @@ void receive_accept_late(pipeline *p, frame *f)
 {
     uint64_t suppressed;
     atomic_fetch_add_explicit(&p->stats.input_late, 1, memory_order_relaxed);
-    if (log_get_level() >= CONFIG_LOG_WARN && log_limiter_allow(&p->input_late_limit, &suppressed))
+    if (log_get_level() >= LOG_LEVEL_WARN && log_limiter_allow(&p->input_late_limit, &suppressed))
         LOG_WARN("receive", "frame seq %llu came after input.reorder_ms, behind seq %llu from another connection: "
                  "passed on out of order (%llu more suppressed)", (unsigned long long)f->header.seq,
                  (unsigned long long)p->last_seq, (unsigned long long)suppressed);

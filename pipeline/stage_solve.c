@@ -24,11 +24,11 @@
 
 #include "pipeline_internal.h"
 
-stage_outcome stage_solve_step(pipeline *p, frame *f, pipeline_drop_reason *reason)
+stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reason)
 {
     char err[192];
     pipeline_worker *w = &p->workers[f->worker];
-    *reason = PIPELINE_DROP_SOLVER;
+    *reason = METRICS_DROP_SOLVER;
     f->solve_start_real_ns = metrics_realtime_ns();
     if (f->path != pipeline_worker_path(w)) {
         snprintf(err, sizeof err, "formed on the %s path before the fallback", path_name(f->path));

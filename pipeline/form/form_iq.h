@@ -49,6 +49,10 @@ typedef enum form_window {
     FORM_WINDOW_TAYLOR
 } form_window;
 
+/* "none", "hann", "hamming", "chebyshev", "taylor" (form.window's values);
+ * "?" for a bad value. */
+const char *form_window_name(form_window w);
+
 /* Everything forming needs, as plain values (the pipeline fills it from
  * the config's form.* settings; tests and the bench fill it directly). */
 typedef struct form_iq_params {

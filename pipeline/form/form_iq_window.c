@@ -9,6 +9,14 @@
 
 static const double form_pi = 3.14159265358979323846;
 
+const char *form_window_name(form_window w)
+{
+    static const char *const names[] = {"none", "hann", "hamming", "chebyshev", "taylor"};
+    if ((int)w < 0 || (size_t)w >= sizeof names / sizeof names[0])
+        return "?";
+    return names[w];
+}
+
 /* Chebyshev polynomial T_order(x) for any real x (|x| > 1 through cosh). */
 static double chebyshev_t(double order, double x)
 {

@@ -108,26 +108,15 @@ const char *metrics_stage_name(metrics_stage s)
     return "unknown";
 }
 
-const char *pipeline_drop_name(pipeline_drop_reason d)
+const char *metrics_drop_name(metrics_drop_reason d)
 {
     switch (d) {
-    case PIPELINE_DROP_OVERFLOW: return "overflow";
-    case PIPELINE_DROP_LATE: return "late";
-    case PIPELINE_DROP_SOLVER: return "solver_error";
-    case PIPELINE_DROP_SEND: return "send_failed";
-    case PIPELINE_DROP_SUBSCRIBER: return "subscriber_slow";
-    case PIPELINE_DROP_COUNT_: break;
-    }
-    return "unknown";
-}
-
-const char *pipeline_auth_reject_name(pipeline_auth_reject r)
-{
-    switch (r) {
-    case PIPELINE_AUTH_KEY_NOT_ALLOWED: return "key_not_allowed";
-    case PIPELINE_AUTH_PLAINTEXT: return "plaintext";
-    case PIPELINE_AUTH_HANDSHAKE: return "handshake";
-    case PIPELINE_AUTH_COUNT_: break;
+    case METRICS_DROP_OVERFLOW: return "overflow";
+    case METRICS_DROP_LATE: return "late";
+    case METRICS_DROP_SOLVER: return "solver_error";
+    case METRICS_DROP_SEND: return "send_failed";
+    case METRICS_DROP_SUBSCRIBER: return "subscriber_slow";
+    case METRICS_DROP_COUNT_: break;
     }
     return "unknown";
 }
@@ -139,7 +128,7 @@ void metrics_init(metrics *m, uint64_t now_ns)
     m->last_tick_ns = now_ns;
 }
 
-void metrics_count_drop(metrics *m, pipeline_drop_reason d)
+void metrics_count_drop(metrics *m, metrics_drop_reason d)
 {
     atomic_fetch_add_explicit(&m->dropped[d], 1, RELAXED);
 }
@@ -152,7 +141,7 @@ void metrics_count_reject(metrics *m, protocol_reject r)
 uint64_t metrics_dropped_total(const metrics *m)
 {
     uint64_t total = 0;
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
         total += atomic_load_explicit(&m->dropped[d], RELAXED);
     return total;
 }
@@ -271,16 +260,16 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
     metrics_put(&w, "\"rates\":{\"in_per_s\":%.3f,\"out_per_s\":%.3f,\"rejected_per_s\":%.3f},", m->rate_in,
         m->rate_out, m->rate_rejected);
     metrics_put(&w, "\"dropped\":{");
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
-        metrics_put(&w, "%s\"%s\":%llu", d ? "," : "", pipeline_drop_name((pipeline_drop_reason)d),
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
+        metrics_put(&w, "%s\"%s\":%llu", d ? "," : "", metrics_drop_name((metrics_drop_reason)d),
             (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
     metrics_put(&w, "},\"rejected\":{");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         metrics_put(&w, "%s\"%s\":%llu", r > 1 ? "," : "", protocol_reject_name((protocol_reject)r),
             (unsigned long long)atomic_load_explicit(&m->rejected[r], RELAXED));
     metrics_put(&w, "},\"auth_rejected\":{");
-    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
-        metrics_put(&w, "%s\"%s\":%llu", r ? "," : "", pipeline_auth_reject_name((pipeline_auth_reject)r),
+    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
+        metrics_put(&w, "%s\"%s\":%llu", r ? "," : "", auth_zap_reject_name((auth_zap_reject)r),
             (unsigned long long)atomic_load_explicit(&m->auth_rejected[r], RELAXED));
     metrics_put(&w, "},\"queues\":{\"capacity\":%zu,\"form\":%zu,\"solve\":%zu,\"publish\":%zu,"
             "\"frames_free\":%zu,\"frames_total\":%zu,\"outputs_free\":%zu,\"outputs_total\":%zu},",

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline.h" /* pipeline_drop_reason */
-#include "protocol.h"
+#include "auth_zap.h" /* auth_zap_reject: the CURVE refusals counted */
+#include "protocol.h" /* protocol_reject: the rejects counted */
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +49,26 @@ uint64_t metrics_buckets_quantile_ns(const uint64_t counts[METRICS_BUCKETS], dou
 /* Copies the bucket counts (each exact, not atomic as a whole); returns
  * their sum, which the copy agrees with (unlike h->count under load). */
 uint64_t metrics_histogram_snapshot(const metrics_histogram *h, uint64_t counts[METRICS_BUCKETS]);
+
+/* Why an accepted frame was not published (metrics key in parentheses;
+ * metrics_drop_name gives it). */
+typedef enum metrics_drop_reason {
+    METRICS_DROP_OVERFLOW = 0, /* "overflow": evicted by overflow_policy drop_oldest */
+    METRICS_DROP_LATE,         /* "late": past the deadline with late_policy drop */
+    METRICS_DROP_SOLVER,       /* "solver_error": forming or the solver failed as a whole */
+    METRICS_DROP_SEND,         /* "send_failed": the output socket refused it (PUSH: no peer
+                                  took it within frame.deadline_ms) */
+    METRICS_DROP_SUBSCRIBER,   /* "subscriber_slow": PUB output, a subscriber stayed at its
+                                  HWM for frame.deadline_ms (XPUB NODROP refused the send) */
+    METRICS_DROP_COUNT_
+} metrics_drop_reason;
+
+/* "overflow", "late", "solver_error", "send_failed", "subscriber_slow";
+ * "unknown" for a bad value. */
+const char *metrics_drop_name(metrics_drop_reason r);
+
+/* Solver workers with a row of their own. */
+#define METRICS_WORKERS_MAX 16
 
 typedef enum metrics_stage {
     METRICS_STAGE_RECEIVE = 0, /* first part received -> validated and queued */
@@ -85,10 +105,10 @@ typedef struct metrics {
     _Atomic uint64_t reorder_gaps;     /* frames the reorder window released past (a later frame's deadline) */
     _Atomic uint64_t out_of_order;     /* frames published after a later one */
     int workers;                       /* solver workers (set after metrics_init) */
-    metrics_worker worker[PIPELINE_WORKERS_MAX];
-    _Atomic uint64_t dropped[PIPELINE_DROP_COUNT_];
+    metrics_worker worker[METRICS_WORKERS_MAX];
+    _Atomic uint64_t dropped[METRICS_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
-    _Atomic uint64_t auth_rejected[PIPELINE_AUTH_COUNT_]; /* refused clients of the CURVE sockets */
+    _Atomic uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients of the CURVE sockets */
     metrics_histogram latency[METRICS_STAGE_COUNT_];
     /* Written by the periodic task only. */
     uint64_t start_ns;
@@ -98,7 +118,7 @@ typedef struct metrics {
 } metrics;
 
 void metrics_init(metrics *m, uint64_t now_ns);
-void metrics_count_drop(metrics *m, pipeline_drop_reason d);
+void metrics_count_drop(metrics *m, metrics_drop_reason d);
 void metrics_count_reject(metrics *m, protocol_reject r);
 uint64_t metrics_dropped_total(const metrics *m);
 uint64_t metrics_rejected_total(const metrics *m);
@@ -122,7 +142,7 @@ typedef struct metrics_context {
     const char *gpu;     /* CUDA device name when the cuda path runs, else "none" */
     double deadline_s;   /* frame.deadline_ms in seconds */
     int workers;         /* solver workers (metrics.worker[0 .. workers-1]) */
-    const char *worker_device[PIPELINE_WORKERS_MAX]; /* each worker's GPU name, "none" on the host path */
+    const char *worker_device[METRICS_WORKERS_MAX]; /* each worker's GPU name, "none" on the host path */
 } metrics_context;
 
 /* Appends to a fixed buffer; remembers overflow instead of failing each

@@ -13,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 #include <unistd.h>
 
 #include "metrics_prometheus.h"
-#include "pipeline_internal.h" /* pipeline_set_error */
 
 #define LISTEN_BACKLOG 64
 
@@ -90,29 +90,52 @@ static int socket_port(int fd)
     return ntohs(((struct sockaddr_in *)&sa)->sin_port);
 }
 
-static pipeline_error address_listen(const char *address, int *fd_out, char *err, size_t err_bytes)
+const char *metrics_http_strerror(metrics_http_error e)
+{
+    switch (e) {
+    case METRICS_HTTP_OK: return "ok";
+    case METRICS_HTTP_EINVAL: return "not HOST:PORT";
+    case METRICS_HTTP_ENOMEM: return "out of memory";
+    case METRICS_HTTP_ESOCKET: return "socket error";
+    case METRICS_HTTP_ETHREAD: return "the server thread could not be started";
+    }
+    return "unknown metrics_http error";
+}
+
+/* Fills err (when given) and returns code. */
+static metrics_http_error http_fail(char *err, size_t err_bytes, metrics_http_error code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static metrics_http_error http_fail(char *err, size_t err_bytes, metrics_http_error code, const char *fmt, ...)
+{
+    if (err != NULL && err_bytes > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(err, err_bytes, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+static metrics_http_error address_listen(const char *address, int *fd_out, char *err, size_t err_bytes)
 {
     char host[256], port[16];
     if (address_split(address, host, sizeof host, port, sizeof port) != 0) {
-        pipeline_set_error(err, err_bytes, "metrics.http: \"%s\" is not HOST:PORT", address);
-        return PIPELINE_EINVAL;
+        return http_fail(err, err_bytes, METRICS_HTTP_EINVAL, "metrics.http: \"%s\" is not HOST:PORT", address);
     }
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
     struct addrinfo *list = NULL;
     int rc = getaddrinfo(host, port, &hints, &list);
     if (rc != 0) {
-        pipeline_set_error(err, err_bytes, "metrics.http: cannot resolve %s: %s", address, gai_strerror(rc));
-        return PIPELINE_ESOCKET;
+        return http_fail(err, err_bytes, METRICS_HTTP_ESOCKET, "metrics.http: cannot resolve %s: %s", address, gai_strerror(rc));
     }
     errno = 0;
     *fd_out = listen_first(list);
     int saved = errno;
     freeaddrinfo(list);
     if (*fd_out < 0) {
-        pipeline_set_error(err, err_bytes, "metrics.http: cannot bind %s: %s", address, strerror(saved));
-        return PIPELINE_ESOCKET;
+        return http_fail(err, err_bytes, METRICS_HTTP_ESOCKET, "metrics.http: cannot bind %s: %s", address, strerror(saved));
     }
-    return PIPELINE_OK;
+    return METRICS_HTTP_OK;
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
@@ -183,7 +206,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
-static pipeline_error server_start(metrics_http *h, int fd, char *err, size_t err_bytes)
+static metrics_http_error server_start(metrics_http *h, int fd, char *err, size_t err_bytes)
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
     h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h,
@@ -194,42 +217,39 @@ static pipeline_error server_start(metrics_http *h, int fd, char *err, size_t er
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY_BYTES,
                                  MHD_OPTION_END);
     if (h->daemon == NULL) {
-        pipeline_set_error(err, err_bytes, "metrics.http: cannot start the HTTP server: %s", strerror(errno));
-        return PIPELINE_ETHREAD;
+        return http_fail(err, err_bytes, METRICS_HTTP_ETHREAD, "metrics.http: cannot start the HTTP server: %s", strerror(errno));
     }
-    return PIPELINE_OK;
+    return METRICS_HTTP_OK;
 }
 
-pipeline_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
+metrics_http_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
                                   size_t err_bytes)
 {
     *out = NULL;
     metrics_http *h = calloc(1, sizeof *h);
     if (h == NULL) {
-        pipeline_set_error(err, err_bytes, "metrics.http: out of memory");
-        return PIPELINE_ENOMEM;
+        return http_fail(err, err_bytes, METRICS_HTTP_ENOMEM, "metrics.http: out of memory");
     }
     pthread_mutex_init(&h->lock, NULL);
     h->cap = document_cap;
     for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
         if ((h->documents[d].text = malloc(document_cap)) == NULL) {
-            pipeline_set_error(err, err_bytes, "metrics.http: out of memory");
+            return http_fail(err, err_bytes, METRICS_HTTP_ENOMEM, "metrics.http: out of memory");
             metrics_http_stop(&h);
-            return PIPELINE_ENOMEM;
         }
     int fd = -1;
-    pipeline_error e = address_listen(address, &fd, err, err_bytes);
-    if (e == PIPELINE_OK) {
+    metrics_http_error e = address_listen(address, &fd, err, err_bytes);
+    if (e == METRICS_HTTP_OK) {
         h->port = socket_port(fd);
-        if ((e = server_start(h, fd, err, err_bytes)) != PIPELINE_OK)
+        if ((e = server_start(h, fd, err, err_bytes)) != METRICS_HTTP_OK)
             close(fd);
     }
-    if (e != PIPELINE_OK) {
+    if (e != METRICS_HTTP_OK) {
         metrics_http_stop(&h);
         return e;
     }
     *out = h;
-    return PIPELINE_OK;
+    return METRICS_HTTP_OK;
 }
 
 int metrics_http_port(const metrics_http *h)

@@ -19,7 +19,6 @@
 
 #include <stddef.h>
 
-#include "pipeline.h"
 
 #define METRICS_HTTP_CONNECTIONS 64
 #define METRICS_HTTP_PER_IP 32
@@ -27,6 +26,16 @@
 #define METRICS_HTTP_MEMORY_BYTES (32 * 1024)
 
 typedef struct metrics_http metrics_http;
+
+typedef enum metrics_http_error {
+    METRICS_HTTP_OK = 0,
+    METRICS_HTTP_EINVAL,  /* the address is not HOST:PORT */
+    METRICS_HTTP_ENOMEM,
+    METRICS_HTTP_ESOCKET, /* unresolvable, or bind/listen refused */
+    METRICS_HTTP_ETHREAD  /* the server thread could not be started */
+} metrics_http_error;
+
+const char *metrics_http_strerror(metrics_http_error e);
 
 typedef enum metrics_http_document {
     METRICS_HTTP_PROMETHEUS = 0, /* /metrics */
@@ -47,10 +56,10 @@ extern const metrics_http_asset metrics_http_assets[];
 /* Listens on address ("HOST:PORT", as metrics.http: a name, an IPv4 address
  * or a bracketed IPv6 one; port 0 = any free port) and starts the server
  * thread; documents hold up to document_cap bytes each. Until the first
- * metrics_http_publish a document is answered 503. Errors:
- * PIPELINE_ESOCKET (address unresolvable, bind or listen refused: err names
- * the address and the errno string), PIPELINE_ENOMEM, PIPELINE_ETHREAD. */
-pipeline_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
+ * metrics_http_publish a document is answered 503. Errors (err names the
+ * address and the reason): METRICS_HTTP_EINVAL, METRICS_HTTP_ESOCKET,
+ * METRICS_HTTP_ENOMEM, METRICS_HTTP_ETHREAD. */
+metrics_http_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
                                   size_t err_bytes);
 /* The port listened on (the one chosen when the address said 0). */
 int metrics_http_port(const metrics_http *h);

@@ -91,15 +91,15 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
     put_counter(w, "eigstream_frames_out_of_order_total", "Frames published after a later frame (flagged late).",
                 &m->out_of_order);
     put_family(w, "eigstream_frames_dropped_total", "counter", "Accepted frames not published, by reason.");
-    for (int d = 0; d < PIPELINE_DROP_COUNT_; d++)
+    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
         metrics_put(w, "eigstream_frames_dropped_total{reason=\"%s\"} %llu\n",
-                    pipeline_drop_name((pipeline_drop_reason)d),
+                    metrics_drop_name((metrics_drop_reason)d),
                     (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
     put_family(w, "eigstream_auth_rejected_total", "counter",
                "Clients refused by the CURVE sockets (security.*), by reason.");
-    for (int r = 0; r < PIPELINE_AUTH_COUNT_; r++)
+    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
         metrics_put(w, "eigstream_auth_rejected_total{reason=\"%s\"} %llu\n",
-                    pipeline_auth_reject_name((pipeline_auth_reject)r),
+                    auth_zap_reject_name((auth_zap_reject)r),
                     (unsigned long long)atomic_load_explicit(&m->auth_rejected[r], RELAXED));
     put_family(w, "eigstream_frames_rejected_total", "counter", "Messages rejected by validation, by reason.");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)

@@ -12,13 +12,16 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
-#include "pipeline_internal.h"
+#include "auth_zap.h"
+#include "log.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define ZAP_FRAMES_MAX 8
@@ -27,13 +30,13 @@
 typedef struct auth_watch {
     void *monitor;               /* PAIR connected to the socket's monitor endpoint */
     char role[16];
-    unsigned logged;             /* bit per pipeline_auth_reject: logged once */
+    unsigned logged;             /* bit per auth_zap_reject: logged once */
 } auth_watch;
 
 struct auth_zap {
     void *ctx, *handler;
     curve_allow_list allow;
-    metrics *stats;
+    _Atomic uint64_t *counts;    /* [AUTH_ZAP_REJECT_COUNT_], the caller's */
     auth_watch watches[AUTH_ZAP_WATCH_MAX];
     int watch_count;
     pthread_t thread;
@@ -44,9 +47,48 @@ struct auth_zap {
     log_limiter peers_limit;     /* after the table is full */
 };
 
-static void count_reject(auth_zap *a, pipeline_auth_reject reason)
+static const char *const reject_names[AUTH_ZAP_REJECT_COUNT_] = {
+    [AUTH_ZAP_KEY_NOT_ALLOWED] = "key_not_allowed",
+    [AUTH_ZAP_PLAINTEXT] = "plaintext",
+    [AUTH_ZAP_HANDSHAKE] = "handshake",
+};
+
+const char *auth_zap_reject_name(auth_zap_reject r)
 {
-    atomic_fetch_add_explicit(&a->stats->auth_rejected[reason], 1, memory_order_relaxed);
+    if ((int)r < 0 || r >= AUTH_ZAP_REJECT_COUNT_)
+        return "unknown";
+    return reject_names[r];
+}
+
+const char *auth_zap_strerror(auth_zap_error e)
+{
+    switch (e) {
+    case AUTH_ZAP_OK: return "ok";
+    case AUTH_ZAP_EINVAL: return "invalid argument";
+    case AUTH_ZAP_ENOMEM: return "out of memory";
+    case AUTH_ZAP_ESOCKET: return "socket error";
+    case AUTH_ZAP_ETHREAD: return "thread could not be started";
+    }
+    return "unknown auth_zap error";
+}
+
+/* Fills err (when given) and returns code. */
+static auth_zap_error zap_fail(char *err, size_t err_bytes, auth_zap_error code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static auth_zap_error zap_fail(char *err, size_t err_bytes, auth_zap_error code, const char *fmt, ...)
+{
+    if (err != NULL && err_bytes > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(err, err_bytes, fmt, args);
+        va_end(args);
+    }
+    return code;
+}
+
+static void count_reject(auth_zap *a, auth_zap_reject reason)
+{
+    atomic_fetch_add_explicit(&a->counts[reason], 1, memory_order_relaxed);
 }
 
 /* 1 when this key and address were not logged before (and now are). */
@@ -85,7 +127,7 @@ static const char *zap_decide(auth_zap *a, zmq_msg_t *frames, int count, const c
     frame_text(frames, 0, version, sizeof version);
     if (count < 6 || strcmp(version, "1.0") != 0) {
         *text = "not a ZAP 1.0 request";
-        count_reject(a, PIPELINE_AUTH_HANDSHAKE);
+        count_reject(a, AUTH_ZAP_HANDSHAKE);
         LOG_WARN("auth", "ZAP request with %d frames, version \"%s\": refused", count, version);
         return "500";
     }
@@ -97,7 +139,7 @@ static const char *zap_decide(auth_zap *a, zmq_msg_t *frames, int count, const c
         return "200";
     }
     *text = "client key not allowed";
-    count_reject(a, PIPELINE_AUTH_KEY_NOT_ALLOWED);
+    count_reject(a, AUTH_ZAP_KEY_NOT_ALLOWED);
     const uint8_t *key = count == 7 ? zmq_msg_data(&frames[6]) : NULL;
     size_t key_bytes = count == 7 ? zmq_msg_size(&frames[6]) : 0;
     if (peer_first_time(a, key, key_bytes, address)) {
@@ -162,10 +204,10 @@ static void monitor_serve(auth_zap *a, auth_watch *w)
     LOG_DEBUG("auth", "%s %s: monitor event 0x%x value %u", w->role, endpoint, (unsigned)id, (unsigned)value);
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
         return; /* the ZAP handler's own refusal, counted there */
-    pipeline_auth_reject reason = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+    auth_zap_reject reason = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
                                           value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                                      ? PIPELINE_AUTH_PLAINTEXT
-                                      : PIPELINE_AUTH_HANDSHAKE;
+                                      ? AUTH_ZAP_PLAINTEXT
+                                      : AUTH_ZAP_HANDSHAKE;
     count_reject(a, reason);
     if (w->logged & (1u << reason))
         return;
@@ -177,8 +219,8 @@ static void monitor_serve(auth_zap *a, auth_watch *w)
         snprintf(detail, sizeof detail, ": the client hung up mid-handshake (%s)", strerror((int)value));
     LOG_WARN("auth", "%s %s: refused a %s%s (logged once per socket; counted in "
              "eigstream_auth_rejected_total{reason=\"%s\"})", w->role, endpoint,
-             reason == PIPELINE_AUTH_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake", detail,
-             pipeline_auth_reject_name(reason));
+             reason == AUTH_ZAP_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake", detail,
+             auth_zap_reject_name(reason));
 }
 
 static void *auth_main(void *arg)
@@ -203,37 +245,35 @@ static void *auth_main(void *arg)
     return NULL;
 }
 
-pipeline_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow, metrics *stats, char *err,
-                               size_t err_bytes)
+auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow,
+                               _Atomic uint64_t counts[AUTH_ZAP_REJECT_COUNT_], char *err, size_t err_bytes)
 {
     *out = NULL;
     auth_zap *a = calloc(1, sizeof *a);
     if (a == NULL) {
-        pipeline_set_error(err, err_bytes, "out of memory");
-        return PIPELINE_ENOMEM;
+        return zap_fail(err, err_bytes, AUTH_ZAP_ENOMEM, "out of memory");
     }
     a->ctx = ctx;
-    a->stats = stats;
+    a->counts = counts;
     a->allow = *allow;
     memset(allow, 0, sizeof *allow);
     int linger = 0;
     a->handler = zmq_socket(ctx, ZMQ_REP);
     if (a->handler == NULL || zmq_setsockopt(a->handler, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_bind(a->handler, ZAP_ENDPOINT) != 0) {
-        pipeline_set_error(err, err_bytes, "security: cannot bind the ZAP handler %s: %s", ZAP_ENDPOINT,
-                           zmq_strerror(zmq_errno()));
+        auth_zap_error e = zap_fail(err, err_bytes, AUTH_ZAP_ESOCKET, "security: cannot bind the ZAP handler %s: %s",
+                                    ZAP_ENDPOINT, zmq_strerror(zmq_errno()));
         auth_zap_destroy(&a);
-        return PIPELINE_ESOCKET;
+        return e;
     }
     *out = a;
-    return PIPELINE_OK;
+    return AUTH_ZAP_OK;
 }
 
-pipeline_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes)
+auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes)
 {
     if (a->watch_count >= AUTH_ZAP_WATCH_MAX || a->started) {
-        pipeline_set_error(err, err_bytes, "security: %s: too many sockets to watch", role);
-        return PIPELINE_EINVAL;
+        return zap_fail(err, err_bytes, AUTH_ZAP_EINVAL, "security: %s: too many sockets to watch", role);
     }
     auth_watch *w = &a->watches[a->watch_count];
     char endpoint[64];
@@ -244,26 +284,25 @@ pipeline_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char 
     int linger = 0;
     if (zmq_socket_monitor(socket, endpoint, events) != 0 || (w->monitor = zmq_socket(a->ctx, ZMQ_PAIR)) == NULL ||
         zmq_setsockopt(w->monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(w->monitor, endpoint) != 0) {
-        pipeline_set_error(err, err_bytes, "security: %s: cannot monitor its handshakes: %s", role,
-                           zmq_strerror(zmq_errno()));
+        auth_zap_error e = zap_fail(err, err_bytes, AUTH_ZAP_ESOCKET, "security: %s: cannot monitor its handshakes: %s",
+                                    role, zmq_strerror(zmq_errno()));
         if (w->monitor != NULL)
             zmq_close(w->monitor);
         w->monitor = NULL;
-        return PIPELINE_ESOCKET;
+        return e;
     }
     a->watch_count++;
-    return PIPELINE_OK;
+    return AUTH_ZAP_OK;
 }
 
-pipeline_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes)
+auth_zap_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes)
 {
     int rc = pthread_create(&a->thread, NULL, auth_main, a);
     if (rc != 0) {
-        pipeline_set_error(err, err_bytes, "security: cannot start the ZAP thread: %s", strerror(rc));
-        return PIPELINE_ETHREAD;
+        return zap_fail(err, err_bytes, AUTH_ZAP_ETHREAD, "security: cannot start the ZAP thread: %s", strerror(rc));
     }
     a->started = 1;
-    return PIPELINE_OK;
+    return AUTH_ZAP_OK;
 }
 
 void auth_zap_destroy(auth_zap **ap)

@@ -6,7 +6,8 @@
  * sees the handshakes the handler never hears of (a plain-text client
  * fails at the mechanism greeting, before ZAP).
  *
- * Every refusal is counted (metrics: auth_rejected by reason, Prometheus
+ * Every refusal is counted by reason into the caller's counters (the
+ * daemon's metrics: auth_rejected, Prometheus
  * eigstream_auth_rejected_total{reason}) and logged once:
  *   key_not_allowed  a CURVE client whose key is not listed: once per key
  *                    and address (the first AUTH_ZAP_PEERS_LOGGED peers;
@@ -21,30 +22,53 @@
  * A refused client gets nothing: ZeroMQ closes its connection, and it
  * never joins the socket's peers.
  *
- * Internal to pipeline/ (pipeline_sockets.c drives it).
+ * The daemon's pipeline_sockets.c drives it.
  */
 #ifndef EIGSTREAM_AUTH_ZAP_H
 #define EIGSTREAM_AUTH_ZAP_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "curve_keys.h"
-#include "metrics.h"
-#include "pipeline.h"
 
 #define AUTH_ZAP_PEERS_LOGGED 1024
 #define AUTH_ZAP_WATCH_MAX 12 /* the input sockets (up to 8), output, metrics, spare */
 
 typedef struct auth_zap auth_zap;
 
+typedef enum auth_zap_error {
+    AUTH_ZAP_OK = 0,
+    AUTH_ZAP_EINVAL,  /* more sockets than AUTH_ZAP_WATCH_MAX, or watched after the start */
+    AUTH_ZAP_ENOMEM,
+    AUTH_ZAP_ESOCKET, /* the handler could not bind, or a socket could not be monitored */
+    AUTH_ZAP_ETHREAD  /* the handler's thread could not be started */
+} auth_zap_error;
+
+const char *auth_zap_strerror(auth_zap_error e);
+
+/* Why a client was refused (auth_zap_reject_name gives the metrics key). */
+typedef enum auth_zap_reject {
+    AUTH_ZAP_KEY_NOT_ALLOWED = 0, /* "key_not_allowed": a CURVE key not in security.curve_allow */
+    AUTH_ZAP_PLAINTEXT,           /* "plaintext": a client without CURVE */
+    AUTH_ZAP_HANDSHAKE,           /* "handshake": any other failed handshake */
+    AUTH_ZAP_REJECT_COUNT_
+} auth_zap_reject;
+
+/* "key_not_allowed", "plaintext", "handshake"; "unknown" for a bad value. */
+const char *auth_zap_reject_name(auth_zap_reject r);
+
 /* Binds the handler's socket in the ZeroMQ context ctx (before any secured
  * socket binds, so that no handshake finds no handler). Takes the list:
- * *allow is emptied. Counts into stats. */
-pipeline_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow, metrics *stats, char *err,
-                               size_t err_bytes);
+ * *allow is emptied. Counts each refusal into counts[reason] (relaxed
+ * atomics; the caller's array outlives the handler). */
+auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow,
+                               _Atomic uint64_t counts[AUTH_ZAP_REJECT_COUNT_], char *err, size_t err_bytes);
 /* Monitors socket's failed handshakes; role names it in the log ("input").
  * Before auth_zap_start, at most AUTH_ZAP_WATCH_MAX sockets. */
-pipeline_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes);
+auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes);
 /* Starts the thread; from here on the handler's sockets are the thread's. */
-pipeline_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes);
+auth_zap_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes);
 /* Stops and joins the thread and closes its sockets (before the context is
  * terminated); NULL is a no-op; *a <- NULL. */
 void auth_zap_destroy(auth_zap **a);

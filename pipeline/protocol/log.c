@@ -7,30 +7,38 @@
 #include <stdio.h>
 #include <time.h>
 
-atomic_int log_level_current = CONFIG_LOG_INFO;
+atomic_int log_level_current = LOG_LEVEL_INFO;
 
-void log_set_level(config_log_level level)
+void log_set_level(log_level level)
 {
     atomic_store_explicit(&log_level_current, (int)level, memory_order_relaxed);
 }
 
-config_log_level log_get_level(void)
+log_level log_get_level(void)
 {
-    return (config_log_level)atomic_load_explicit(&log_level_current, memory_order_relaxed);
+    return (log_level)atomic_load_explicit(&log_level_current, memory_order_relaxed);
 }
 
-static const char *level_label(config_log_level level)
+const char *log_level_name(log_level level)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    if ((int)level < 0 || (size_t)level >= sizeof names / sizeof names[0])
+        return "?";
+    return names[level];
+}
+
+static const char *level_label(log_level level)
 {
     switch (level) {
-    case CONFIG_LOG_ERROR: return "ERROR";
-    case CONFIG_LOG_WARN: return "WARN ";
-    case CONFIG_LOG_INFO: return "INFO ";
-    case CONFIG_LOG_DEBUG: return "DEBUG";
+    case LOG_LEVEL_ERROR: return "ERROR";
+    case LOG_LEVEL_WARN: return "WARN ";
+    case LOG_LEVEL_INFO: return "INFO ";
+    case LOG_LEVEL_DEBUG: return "DEBUG";
     }
     return "?    ";
 }
 
-void log_write(config_log_level level, const char *component, const char *fmt, ...)
+void log_write(log_level level, const char *component, const char *fmt, ...)
 {
     struct timespec ts;
     struct tm utc;

@@ -18,19 +18,23 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "config.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* The levels, most severe first; log.level (config/) holds one. */
+typedef enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG } log_level;
+
+/* "error", "warn", "info", "debug"; "?" for a bad value. */
+const char *log_level_name(log_level level);
+
 extern atomic_int log_level_current;
 
-void log_set_level(config_log_level level);
-config_log_level log_get_level(void);
+void log_set_level(log_level level);
+log_level log_get_level(void);
 
 /* Writes one line (no level check: use the macros). */
-void log_write(config_log_level level, const char *component, const char *fmt, ...)
+void log_write(log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #define LOG_AT(level, component, ...)                                                       \
@@ -39,10 +43,10 @@ void log_write(config_log_level level, const char *component, const char *fmt, .
             log_write((level), (component), __VA_ARGS__);                                   \
     } while (0)
 
-#define LOG_ERROR(component, ...) LOG_AT(CONFIG_LOG_ERROR, component, __VA_ARGS__)
-#define LOG_WARN(component, ...) LOG_AT(CONFIG_LOG_WARN, component, __VA_ARGS__)
-#define LOG_INFO(component, ...) LOG_AT(CONFIG_LOG_INFO, component, __VA_ARGS__)
-#define LOG_DEBUG(component, ...) LOG_AT(CONFIG_LOG_DEBUG, component, __VA_ARGS__)
+#define LOG_ERROR(component, ...) LOG_AT(LOG_LEVEL_ERROR, component, __VA_ARGS__)
+#define LOG_WARN(component, ...) LOG_AT(LOG_LEVEL_WARN, component, __VA_ARGS__)
+#define LOG_INFO(component, ...) LOG_AT(LOG_LEVEL_INFO, component, __VA_ARGS__)
+#define LOG_DEBUG(component, ...) LOG_AT(LOG_LEVEL_DEBUG, component, __VA_ARGS__)
 
 typedef struct log_limiter {
     _Atomic uint64_t last_second; /* CLOCK_MONOTONIC second of the last line written */

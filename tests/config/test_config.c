@@ -154,7 +154,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     strcpy(c->metrics.endpoint, PICK("tcp://127.0.0.1:5552", "ipc:///tmp/eigstream-metrics"));
     c->metrics.interval_ms = PICK(1000, 250);
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
-    c->log.level = PICK(CONFIG_LOG_INFO, CONFIG_LOG_DEBUG);
+    c->log.level = PICK(LOG_LEVEL_INFO, LOG_LEVEL_DEBUG);
     c->service.stall_ms = PICK(30000, 500);
     c->realtime.mlockall = PICK(0, 1);
     c->realtime.priority = PICK(0, 40);
@@ -849,13 +849,13 @@ static void test_names(void)
     protocol_mode untouched = PROTOCOL_MODE_FULL;
     CHECK(config_output_mode_parse("none", &untouched) == -1 && untouched == PROTOCOL_MODE_FULL,
           "none is not an output mode");
-    CHECK(strcmp(config_log_level_name(CONFIG_LOG_WARN), "warn") == 0, "log level name");
+    CHECK(strcmp(log_level_name(LOG_LEVEL_WARN), "warn") == 0, "log level name");
     CHECK(strcmp(config_input_pattern_name(CONFIG_INPUT_SUB), "sub") == 0, "input pattern name");
     CHECK(strcmp(config_output_pattern_name(CONFIG_OUTPUT_PUSH), "push") == 0, "output pattern name");
     CHECK(strcmp(config_late_policy_name(CONFIG_LATE_DROP), "drop") == 0, "late policy name");
     CHECK(strcmp(config_overflow_policy_name(CONFIG_OVERFLOW_DROP_OLDEST), "drop_oldest") == 0,
           "overflow policy name");
-    CHECK(strcmp(config_log_level_name((config_log_level)7), "?") == 0, "bad log level name");
+    CHECK(strcmp(log_level_name((log_level)7), "?") == 0, "bad log level name");
     CHECK(strcmp(config_strerror(CONFIG_ERANGE), "setting out of range") == 0, "strerror");
 }
 

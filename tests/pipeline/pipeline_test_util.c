@@ -34,7 +34,7 @@ void test_config(eigstream_config *cfg, int n, int matrices)
     cfg->solver.cpu_threads = 1;
     cfg->metrics.endpoint[0] = '\0';
     cfg->metrics.http[0] = '\0'; /* tests run in parallel: no shared default port */
-    cfg->log.level = CONFIG_LOG_WARN;
+    cfg->log.level = LOG_LEVEL_WARN;
     cfg->output.pattern = CONFIG_OUTPUT_PUSH;
     /* Tests send bursts: nothing may be dropped unless a test asks for it. */
     cfg->frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
@@ -141,7 +141,7 @@ int test_wait_done(test_daemon *d, uint64_t target, int timeout_ms)
         pipeline_counters c;
         pipeline_get_counters(d->p, &c);
         uint64_t dropped = 0;
-        for (int r = 0; r < PIPELINE_DROP_COUNT_; r++)
+        for (int r = 0; r < METRICS_DROP_COUNT_; r++)
             dropped += c.dropped[r];
         if (c.out + dropped >= target)
             return 0;

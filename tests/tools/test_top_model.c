@@ -28,7 +28,7 @@ static void fill_metrics(metrics *m, uint64_t e2e_frames)
     atomic_store(&m->frames_in, e2e_frames + 2);
     atomic_store(&m->frames_out, e2e_frames);
     atomic_store(&m->frames_late, 3);
-    metrics_count_drop(m, PIPELINE_DROP_OVERFLOW);
+    metrics_count_drop(m, METRICS_DROP_OVERFLOW);
     metrics_count_reject(m, PROTOCOL_REJECT_CRC);
     metrics_count_reject(m, PROTOCOL_REJECT_CRC);
     metrics_tick(m, 3000000000ull);
@@ -67,10 +67,10 @@ static void test_parse_daemon_document(void)
           "frames in %llu out %llu", (unsigned long long)s.frames.in, (unsigned long long)s.frames.out);
     CHECK(fabs(s.in_per_s - 51.0) < 1e-9 && fabs(s.out_per_s - 50.0) < 1e-9, "rates %g %g", s.in_per_s,
           s.out_per_s);
-    CHECK(reason(s.dropped, s.dropped_count, pipeline_drop_name(PIPELINE_DROP_OVERFLOW)) == 1 &&
+    CHECK(reason(s.dropped, s.dropped_count, metrics_drop_name(METRICS_DROP_OVERFLOW)) == 1 &&
               reason(s.rejected, s.rejected_count, protocol_reject_name(PROTOCOL_REJECT_CRC)) == 2,
           "reasons: %zu dropped, %zu rejected", s.dropped_count, s.rejected_count);
-    CHECK(s.dropped_count == PIPELINE_DROP_COUNT_ && s.rejected_count == PROTOCOL_REJECT_COUNT_ - 1,
+    CHECK(s.dropped_count == METRICS_DROP_COUNT_ && s.rejected_count == PROTOCOL_REJECT_COUNT_ - 1,
           "reason counts %zu %zu", s.dropped_count, s.rejected_count);
     CHECK(s.queues.capacity == 4 && s.queues.form == 1 && s.queues.publish == 3 && s.queues.outputs_total == 6,
           "queues");

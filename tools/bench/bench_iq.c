@@ -52,6 +52,15 @@ typedef struct iq_options {
     const char *python, *script, *dir;
 } iq_options;
 
+/* none, hann, hamming, chebyshev, taylor (the IQ slow-time windows, named
+ * by their owner, form_iq.h). */
+static cli_choices form_window_choices(void)
+{
+    cli_choices c = {{NULL}, {0}};
+    CLI_CHOICES_FILL(c, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR, form_window_name((form_window)v_));
+    return c;
+}
+
 static int parse_options(int argc, char **argv, iq_options *o)
 {
     uint32_t channels = 128, pulses = 180, gates = 256, fft = 0, first = 0, count = 0, segments = 1, guard = 0;
@@ -59,7 +68,7 @@ static int parse_options(int argc, char **argv, iq_options *o)
     int precision = EIG_COMPLEX_DOUBLE, threads = 2;
     double sidelobe = 40;
     const cli_choices precisions = cli_choices_precision(), formats = cli_choices_iq_format();
-    const cli_choices layouts = cli_choices_iq_layout(), windows = cli_choices_form_window();
+    const cli_choices layouts = cli_choices_iq_layout(), windows = form_window_choices();
     *o = (iq_options){.runs = 10, .python = "/usr/bin/python3", .script = EIGSTREAM_BENCH_IQ_NUMPY, .dir = "/tmp"};
     const cli_option table[] = {
         CLI_INT("channels", 0, &channels, 1, EIG_N_MAX, "C", "channels = matrix order n"),
@@ -296,7 +305,7 @@ int bench_iq_main(int argc, char **argv)
     printf("%s: %u channels x %u pulses x %u gates %s %s (%.1f MB), window %s, F %u, bins %u+%u, "
            "%u segment(s), guard %u: %u matrices of %u, K %u, %s\n",
            IQ_PROG, q->channels, q->pulses, q->gates, protocol_iq_format_name(q->format),
-           protocol_iq_layout_name(q->layout), (double)cube_bytes / 1e6, config_form_window_name(q->window), q->fft_size,
+           protocol_iq_layout_name(q->layout), (double)cube_bytes / 1e6, form_window_name(q->window), q->fft_size,
            q->bin_first, q->bin_count, q->segments, q->guard_gates, form_iq_matrices(q), q->channels,
            form_iq_snapshots(q), eig_precision_name(q->precision));
     int rc = 0;

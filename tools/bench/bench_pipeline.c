@@ -431,7 +431,7 @@ static void bench_config(const options *o, eigstream_config *cfg)
     cfg->frame.deadline_ms = 3600 * 1000;
     cfg->metrics.endpoint[0] = '\0';
     snprintf(cfg->metrics.http, CONFIG_STRING_MAX, "%s", o->scraped ? "127.0.0.1:0" : "");
-    cfg->log.level = CONFIG_LOG_WARN;
+    cfg->log.level = LOG_LEVEL_WARN;
     cfg->input.hwm = o->input_hwm;
     cfg->input.copy_threads = o->copy_threads;
     cfg->input.io_threads = o->io_threads;

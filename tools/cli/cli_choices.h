@@ -7,12 +7,11 @@
  * Header-only (inline), so that a tool pulls in only the name tables it
  * uses: the precision and storage names need no library, the backend
  * names need eigstream_eig, the output mode, IQ format and layout names
- * eigstream_protocol, the window names eigstream_config.
+ * eigstream_protocol.
  */
 #ifndef EIGSTREAM_CLI_CHOICES_H
 #define EIGSTREAM_CLI_CHOICES_H
 
-#include "config.h" /* config_form_window_name */
 #include "eig.h"
 #include "protocol.h"
 
@@ -71,15 +70,6 @@ static inline cli_choices cli_choices_iq_layout(void)
 {
     cli_choices c = {{NULL}, {0}};
     CLI_CHOICES_FILL(c, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC, protocol_iq_layout_name(v_));
-    return c;
-}
-
-/* none, hann, hamming, chebyshev, taylor (the IQ slow-time windows; needs
- * eigstream_config, which owns their name table). */
-static inline cli_choices cli_choices_form_window(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR, config_form_window_name((form_window)v_));
     return c;
 }
 

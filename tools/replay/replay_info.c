@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config.h"
 #include "eig.h"
 #include "protocol.h"
 #include "replay.h"

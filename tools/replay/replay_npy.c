@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "eig.h"
 #include "npy.h"
 #include "protocol.h"
