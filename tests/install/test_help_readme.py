@@ -1,17 +1,21 @@
 #!/usr/bin/python3
-"""Every installed program's --help against the README.
+"""Every installed program's --help against the README and docs/.
 
-usage: test_help_readme.py BINDIR README.md
+usage: test_help_readme.py BINDIR README.md [DOCS_DIR]
 
-For each eigstream* executable in BINDIR (and each mode of eigstream-bench:
-`pipeline`, `record`, `--backend cuda` when built with CUDA), the options its --help lists must be documented in
-the README: each appears in a section whose heading names the program, or
-on a README command line that runs it. Conversely, every option on a README
-command line that runs a program must be one its --help lists (the README's
-examples only use options that exist; a README line that runs a mode this
-build lacks is left out). -h/--help are left out (every
-program takes them; the README says so once).
+The documentation is README.md and every docs/*.md (DOCS_DIR, by default the
+docs/ folder beside README.md; it must hold at least one page). For each
+eigstream* executable in BINDIR (and each mode of eigstream-bench:
+`pipeline`, `record`, `--backend cuda` when built with CUDA), the options its --help lists must be documented:
+each appears in a section, of any of those files, whose heading names the
+program, or on a command line in any of them that runs it (a section ends at
+the next heading of its level or above, or at the end of its file).
+Conversely, every option on a documented command line that runs a program
+must be one its --help lists (the examples only use options that exist; a
+line that runs a mode this build lacks is left out). -h/--help are left out
+(every program takes them; the docs say so once).
 """
+import glob
 import os
 import re
 import subprocess
@@ -67,9 +71,18 @@ def command_lines(lines, name):
     return runs
 
 
+def doc_files(readme, docs):
+    """README.md, then docs/*.md in name order: each file's lines."""
+    pages = sorted(glob.glob(os.path.join(docs, "*.md")))
+    if not pages:
+        sys.exit(f"test_help_readme: no *.md in {docs}")
+    return [open(f, encoding="utf-8").read().splitlines() for f in [readme] + pages]
+
+
 def main():
     bindir, readme = sys.argv[1:3]
-    lines = open(readme, encoding="utf-8").read().splitlines()
+    docs = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(os.path.abspath(readme)), "docs")
+    files = doc_files(readme, docs)
     programs = sorted(p for p in os.listdir(bindir)
                       if re.fullmatch(r"eigstream(-[a-z]+)?", p) and os.access(os.path.join(bindir, p), os.X_OK))
     failures = []
@@ -77,8 +90,8 @@ def main():
         failures.append(f"no eigstream daemon in {bindir}")
     for name in programs:
         program = os.path.join(bindir, name)
-        documented = readme_sections(lines, name)
-        runs = command_lines(lines, name)
+        documented = "\n".join(readme_sections(lines, name) for lines in files)
+        runs = [run for lines in files for run in command_lines(lines, name)]
         documented += "\n" + "\n".join(runs)
         known = set()
         for mode in [[]] + MODES.get(name, []):
@@ -86,20 +99,20 @@ def main():
             if error:
                 failures.append(error)
             if options is None:
-                if not error:  # a mode not built: its README lines are not checked
+                if not error:  # a mode not built: its command lines are not checked
                     runs = [r for r in runs if " ".join(mode) not in r]
                 continue
             known |= options
             where = " ".join([name] + mode)
             for opt in sorted(options):
                 if not OPTION.search(documented) or opt not in set(OPTION.findall(documented)):
-                    failures.append(f"{where} --help lists {opt}; the README does not document it")
+                    failures.append(f"{where} --help lists {opt}; neither the README nor docs/ documents it")
         used = set()
         for run in runs:
             used |= set(OPTION.findall(run))
         for opt in sorted(used - known - IGNORED):
-            failures.append(f"README runs {name} with {opt}, which its --help does not list")
-        print(f"{name}: {len(known)} options checked, {len(runs)} README command lines")
+            failures.append(f"the docs run {name} with {opt}, which its --help does not list")
+        print(f"{name}: {len(known)} options checked, {len(runs)} documented command lines")
     for f in failures:
         print("FAIL:", f)
     if failures:
