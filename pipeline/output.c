@@ -11,14 +11,10 @@ int output_sends_vectors(const output_format *o)
     return o->mode != PROTOCOL_MODE_VALUES;
 }
 
-size_t output_matrix_bytes(const output_format *o, uint32_t k_sent)
-{
-    return protocol_eigenspace_matrix_bytes(o->n, o->precision, k_sent);
-}
-
 size_t output_data_capacity(const output_format *o)
 {
-    return (size_t)o->matrices * output_matrix_bytes(o, output_sends_vectors(o) ? o->n : 0);
+    /* Every matrix sending its most vectors: all n, or none in values mode. */
+    return (size_t)o->matrices * protocol_eigenspace_matrix_bytes(o->n, o->precision, output_sends_vectors(o) ? o->n : 0);
 }
 
 uint32_t output_frame_snapshots(const output_format *o, const frame *f)
@@ -61,8 +57,8 @@ void output_describe(const output_format *o, const frame *f, output_buffer *out)
         protocol_matrix_meta *m = &out->matrix_meta[b];
         m->status = f->info[b];
         m->signal_dim = f->signal_dim[b];
-        protocol_mode_layout(o->mode, o->n, m->signal_dim, &m->k_sent, &m->first_index);
-        bytes += output_matrix_bytes(o, m->k_sent);
+        bytes += protocol_eigenspace_matrix_layout(o->mode, o->n, o->precision, m->signal_dim, &m->k_sent,
+                                                   &m->first_index);
     }
     out->data_bytes = bytes;
 }

@@ -1,7 +1,8 @@
 /*
  * output.h - the eigenspace frame's data part: which eigenvectors each
- * matrix sends (protocol_mode_layout), its signal dimension (fixed or MDL)
- * and its size. Per matrix the data part holds n eigenvalues (ascending,
+ * matrix sends and its size (the wire's layout,
+ * protocol_eigenspace_matrix_layout, one call a matrix), its signal
+ * dimension (fixed or MDL). Per matrix the data part holds n eigenvalues (ascending,
  * real of the precision) then k_sent eigenvectors of n complex elements;
  * vector j belongs to eigenvalue first_index + j (docs/protocol.md).
  */
@@ -37,9 +38,8 @@ uint32_t output_frame_snapshots(const output_format *o, const frame *f);
 /* 1 when the mode sends eigenvectors. */
 int output_sends_vectors(const output_format *o);
 
-/* Bytes of one matrix's data with k_sent vectors; of the largest data part
- * the mode can produce (every matrix sending its most vectors). */
-size_t output_matrix_bytes(const output_format *o, uint32_t k_sent);
+/* Bytes of the largest data part the mode can produce (every matrix
+ * sending its most vectors). */
 size_t output_data_capacity(const output_format *o);
 
 /* Fills f->signal_dim from f->w and f->info (values on the host): the fixed

@@ -1,6 +1,6 @@
 /*
  * pipeline.c - create / run / stop / destroy and the counters (pipeline.h);
- * pipeline_internal.h lists the files that do the rest.
+ * engine.h lists the files that do the rest.
  */
 #include <errno.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
 {
@@ -122,8 +122,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pthread_mutex_init(&p->metrics_lock, NULL);
     pthread_cond_init(&p->metrics_wake, &attr);
     pthread_condattr_destroy(&attr);
-    pthread_mutex_init(&p->dispatch_lock, NULL);
-    pthread_cond_init(&p->dispatch_room, NULL);
+    pthread_mutex_init(&p->deal_lock, NULL);
+    pthread_cond_init(&p->deal_room, NULL);
 
     p->cfg = *cfg;
     p->realtime.numa_node = -1;
@@ -168,8 +168,8 @@ void pipeline_destroy(pipeline **pp)
         pipeline_frames_destroy(p);
     pipeline_workers_destroy(p);
     pipeline_recording_close(p);
-    pthread_cond_destroy(&p->dispatch_room);
-    pthread_mutex_destroy(&p->dispatch_lock);
+    pthread_cond_destroy(&p->deal_room);
+    pthread_mutex_destroy(&p->deal_lock);
     pthread_cond_destroy(&p->metrics_wake);
     pthread_mutex_destroy(&p->metrics_lock);
     free(p);

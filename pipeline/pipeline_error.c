@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 const char *pipeline_strerror(pipeline_error e)
 {

@@ -1,11 +1,11 @@
 /*
  * pipeline_frames.c - the inter-stage queues, the frame and output pools
- * (pipeline_internal.h says how many and why) and the end of a frame's life.
+ * (engine.h says how many and why) and the end of a frame's life.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 static void frame_free(void *item, void *ctx)
 {
@@ -94,12 +94,20 @@ static output_buffer *output_alloc(pipeline *p)
     return o;
 }
 
+/* input.io_threads > 1: the frames the receive merge (stage_receive_merge.c)
+ * holds besides the receiver's one, a head per input socket after the
+ * first, which the frame pool has in addition. */
+static size_t merge_frames(const eigstream_config *cfg)
+{
+    return cfg->input.io_threads > 1 ? (size_t)cfg->input.io_threads - 1 : 0;
+}
+
 pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
 {
     size_t depth = (size_t)p->cfg.frame.queue_depth;
-    /* pipeline_internal.h: why these counts. */
+    /* engine.h: why these counts. */
     size_t frames = (p->worker_count == 1 ? 3 * depth + 4 : depth + 3 + p->window_capacity) +
-                    pipeline_receive_merge_frames(p);
+                    merge_frames(&p->cfg);
     size_t outputs = (size_t)(p->cfg.output.hwm > 0 ? p->cfg.output.hwm : 4) + 2;
     if (p->worker_count > 1)
         outputs += p->window_capacity; /* held by frames the reorder window holds */

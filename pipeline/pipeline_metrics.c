@@ -11,7 +11,7 @@
 #include <zmq.h>
 
 #include "metrics_prometheus.h"
-#include "pipeline_internal.h"
+#include "engine.h"
 #include "process_stats.h"
 
 #ifndef EIGSTREAM_VERSION

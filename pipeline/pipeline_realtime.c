@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 #ifdef EIGSTREAM_PIPELINE_CUDA
 #include <cuda_runtime_api.h>
@@ -86,12 +86,15 @@ static void set_format(const cpu_set_t *set, char *out, size_t cap)
 
 /* ---- the GPU's NUMA node ------------------------------------------------------------ */
 
-/* The NUMA node of the GPU the path runs on, -1 with why when there is none. */
+/* The NUMA node of the GPU the path runs on, -1 with why when there is none.
+ * At pipeline_create, before any frame: worker 0's path is the one it was
+ * created with (no fallback yet). */
 static int gpu_numa_node(const pipeline *p, char *why, size_t why_bytes)
 {
-    if (pipeline_active_path(p)->backend != EIG_BACKEND_CUDA) {
+    eig_backend backend = p->workers[0].path->backend;
+    if (backend != EIG_BACKEND_CUDA) {
         snprintf(why, why_bytes, "not applicable: the %s backend runs on the host, not on a GPU",
-                 eig_backend_name(pipeline_active_path(p)->backend));
+                 eig_backend_name(backend));
         return -1;
     }
 #ifdef EIGSTREAM_PIPELINE_CUDA
@@ -244,7 +247,7 @@ void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thr
     if (worker > 0)
         snprintf(name, sizeof name, "%s-%d", thread_names[which], worker);
     else
-        snprintf(name, sizeof name, "%s", worker < 0 && which == CONFIG_THREAD_FORM ? "eigs-dispatch"
+        snprintf(name, sizeof name, "%s", worker < 0 && which == CONFIG_THREAD_FORM ? "eigs-deal"
                                                                                      : thread_names[which]);
     cpu_set_t set;
     mask_to_set(p->realtime.cpus[which], &set);

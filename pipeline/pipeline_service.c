@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 /* ---- warm-up ---------------------------------------------------------------------- */
 
@@ -155,11 +155,6 @@ void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health
 }
 
 /* ---- live settings ----------------------------------------------------------------- */
-
-const pipeline_live *pipeline_live_get(const pipeline *p)
-{
-    return &p->live;
-}
 
 static void live_store(pipeline_live *l, const eigstream_config *cfg)
 {

@@ -13,8 +13,17 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 #include "transport_memory.h"
+
+/* The ZeroMQ I/O threads: one per input socket (input.io_threads; socket k
+ * on thread k by ZMQ_AFFINITY), then one for the output, so that a frame
+ * arriving and an eigenspace leaving are never copied by one thread in turn
+ * (ZeroMQ otherwise picks the least-loaded thread at each connection, and
+ * may pick the same one for both). */
+#define PIPELINE_ZMQ_IO_THREADS(cfg) ((cfg)->input.io_threads + 1)
+#define PIPELINE_ZMQ_INPUT_AFFINITY(k) (UINT64_C(1) << (k))
+#define PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg) (UINT64_C(1) << (cfg)->input.io_threads)
 
 #define OUTPUT_LINGER_MS 2000 /* how long shutdown waits for the last outputs to leave */
 #define METRICS_LINGER_MS 200

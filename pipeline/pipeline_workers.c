@@ -1,7 +1,7 @@
 /*
- * pipeline_workers.c - the solver workers (pipeline_internal.h draws the
+ * pipeline_workers.c - the solver workers (engine.h draws the
  * flow): each its own frame path and form and solve stages; the load
- * bookkeeping the dispatcher deals by; the per-worker solver.fallback.
+ * bookkeeping the deal stage deals by; the per-worker solver.fallback.
  *
  * Bounds (docs/daemon.md, "Several solver workers"):
  *   one worker: nothing changes: its queues (queue_depth each) bound what it
@@ -13,7 +13,7 @@
  *                                       one forming, one solving, one waiting
  *     window_capacity = workers * 3 + 2 frames dealt and not yet closed by
  *                                       the publish stage
- *   The dispatcher waits while unpublished == window_capacity, so the reorder
+ *   The deal stage waits while unpublished == window_capacity, so the reorder
  *   window (it spans at most the unpublished tickets) is never full. Every
  *   frame held in the window keeps its output buffer (the host path's
  *   vectors live in one per-path workspace; the cuda path copies into it
@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 #include "reorder.h"
 
 _Static_assert(PIPELINE_WORKERS_MAX == CONFIG_LIST_MAX, "one worker per solver.gpu_devices entry");
@@ -99,8 +99,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
             return e;
         if (i == 0)
             p->path = w->path; /* the buffers' allocator, from here on */
-        /* A worker fed by the dispatcher never has its form queue full:
-         * the dispatcher deals it at most worker_capacity frames. */
+        /* A worker fed by the deal stage never has its form queue full:
+         * the deal stage deals it at most worker_capacity frames. */
         if (queue_init(&w->to_form, p->worker_count > 1 ? p->worker_capacity : 1) != QUEUE_OK ||
             queue_init(&w->to_solve, depth) != QUEUE_OK)
             goto nomem;
@@ -154,10 +154,10 @@ int pipeline_workers_start(pipeline *p)
         }
     }
     if (rc == 0 && p->worker_count > 1) {
-        rc = pthread_create(&p->dispatch_thread, NULL, stage_dispatch_main, p);
-        p->dispatching = rc == 0;
-        if (p->dispatching) /* eigs-dispatch: in the frame path before the forms, so their CPU set */
-            pipeline_realtime_thread(p, p->dispatch_thread, CONFIG_THREAD_FORM, -1);
+        rc = pthread_create(&p->deal_thread, NULL, stage_deal_main, p);
+        p->dealing = rc == 0;
+        if (p->dealing) /* eigs-deal: in the frame path before the forms, so their CPU set */
+            pipeline_realtime_thread(p, p->deal_thread, CONFIG_THREAD_FORM, -1);
     }
     if (rc == 0)
         return 0;
@@ -182,8 +182,8 @@ int pipeline_workers_start(pipeline *p)
 pipeline_error pipeline_workers_join(pipeline *p)
 {
     pipeline_error e = PIPELINE_OK;
-    if (p->dispatching)
-        pthread_join(p->dispatch_thread, NULL);
+    if (p->dealing)
+        pthread_join(p->deal_thread, NULL);
     for (int i = 0; i < p->worker_count; i++) {
         pipeline_worker *w = &p->workers[i];
         pthread_join(w->threads[0], NULL);
@@ -204,17 +204,17 @@ static int worker_in_flight(const pipeline *p, int i)
 
 pipeline_worker *pipeline_worker_pick(pipeline *p)
 {
-    pthread_mutex_lock(&p->dispatch_lock);
+    pthread_mutex_lock(&p->deal_lock);
     for (;;) {
         int best = 0;
         for (int i = 1; i < p->worker_count; i++)
             if (worker_in_flight(p, i) < worker_in_flight(p, best))
                 best = i;
         if ((size_t)worker_in_flight(p, best) < p->worker_capacity && p->unpublished < p->window_capacity) {
-            pthread_mutex_unlock(&p->dispatch_lock);
+            pthread_mutex_unlock(&p->deal_lock);
             return &p->workers[best];
         }
-        pthread_cond_wait(&p->dispatch_room, &p->dispatch_lock);
+        pthread_cond_wait(&p->deal_room, &p->deal_lock);
     }
 }
 
@@ -225,26 +225,26 @@ void pipeline_worker_take(pipeline *p, pipeline_worker *w, frame *f)
     f->drop_reason = -1;
     metrics_worker *m = &p->stats.worker[w->index];
     atomic_fetch_add_explicit(&m->frames, 1, memory_order_relaxed);
-    pthread_mutex_lock(&p->dispatch_lock);
+    pthread_mutex_lock(&p->deal_lock);
     atomic_fetch_add_explicit(&m->in_flight, 1, memory_order_relaxed);
     p->unpublished++;
-    pthread_mutex_unlock(&p->dispatch_lock);
+    pthread_mutex_unlock(&p->deal_lock);
 }
 
 void pipeline_worker_leave(pipeline *p, pipeline_worker *w)
 {
-    pthread_mutex_lock(&p->dispatch_lock);
+    pthread_mutex_lock(&p->deal_lock);
     atomic_fetch_sub_explicit(&p->stats.worker[w->index].in_flight, 1, memory_order_relaxed);
-    pthread_cond_signal(&p->dispatch_room);
-    pthread_mutex_unlock(&p->dispatch_lock);
+    pthread_cond_signal(&p->deal_room);
+    pthread_mutex_unlock(&p->deal_lock);
 }
 
 void pipeline_ticket_closed(pipeline *p)
 {
-    pthread_mutex_lock(&p->dispatch_lock);
+    pthread_mutex_lock(&p->deal_lock);
     p->unpublished--;
-    pthread_cond_signal(&p->dispatch_room);
-    pthread_mutex_unlock(&p->dispatch_lock);
+    pthread_cond_signal(&p->deal_room);
+    pthread_mutex_unlock(&p->deal_lock);
 }
 
 /* ---- paths and fallback -------------------------------------------------------- */

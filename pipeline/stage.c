@@ -12,7 +12,7 @@
  * by every worker's stages, is closed by the last of them), so every frame
  * accepted before the stop is carried to the end or dropped with a reason.
  */
-#include "pipeline_internal.h"
+#include "engine.h"
 
 /* Hands f to the publish stage as dropped for reason. */
 static void stage_forward_drop(stage *s, frame *f, metrics_drop_reason reason)

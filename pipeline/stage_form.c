@@ -10,7 +10,7 @@
  * Each solver worker runs its own form stage on its own path
  * (pipeline_workers.c): the frame was dealt to worker f->worker.
  */
-#include "pipeline_internal.h"
+#include "engine.h"
 
 stage_outcome stage_form_step(pipeline *p, frame *f, metrics_drop_reason *reason)
 {

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <zmq.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 #include "reorder.h"
 
 /* ZeroMQ's free function for a zero-copy data part: any thread. */
@@ -222,7 +222,7 @@ static void publish_accept(pipeline *p, frame *f)
     }
     reorder_insert_result r = reorder_insert(p->window, ticket, item, deadline);
     if (r == REORDER_FULL) {
-        /* Not reached (the dispatcher bounds what is unpublished); if it
+        /* Not reached (the deal stage bounds what is unpublished); if it
          * were, releasing past the gap keeps the stream going. */
         LOG_ERROR("publish", "reorder window full at ticket %llu", (unsigned long long)ticket);
         publish_release_ready(p, metrics_now_ns());

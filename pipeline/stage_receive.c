@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
 {

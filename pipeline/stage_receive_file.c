@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err, size_t err_bytes)
 {

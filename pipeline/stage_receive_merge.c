@@ -21,12 +21,7 @@
 #include <stdint.h>
 #include <zmq.h>
 
-#include "pipeline_internal.h"
-
-size_t pipeline_receive_merge_frames(const pipeline *p)
-{
-    return p->cfg.input.io_threads > 1 ? (size_t)p->cfg.input.io_threads - 1 : 0;
-}
+#include "engine.h"
 
 #define MERGE_SKIPPED_SEQS 64 /* the seqs merge.skipped remembers */
 

@@ -22,7 +22,7 @@
  */
 #include <stdio.h>
 
-#include "pipeline_internal.h"
+#include "engine.h"
 
 stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reason)
 {

@@ -374,6 +374,14 @@ int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t
     }
 }
 
+size_t protocol_eigenspace_matrix_layout(uint8_t mode, uint32_t n, uint8_t element, uint32_t signal_dim,
+                                         uint32_t *k_sent, uint32_t *first_index)
+{
+    if (protocol_mode_layout(mode, n, signal_dim, k_sent, first_index) != 0)
+        return 0;
+    return protocol_eigenspace_matrix_bytes(n, element, *k_sent);
+}
+
 protocol_reject protocol_matrix_meta_check(uint32_t n, uint8_t mode, const protocol_matrix_meta *m)
 {
     uint32_t k_sent, first_index;

@@ -272,6 +272,13 @@ size_t protocol_eigenspace_matrix_bytes(uint32_t n, uint8_t element, uint32_t k_
  * 0, 0) for a mode that is not an output mode. */
 int protocol_mode_layout(uint8_t mode, uint32_t n, uint32_t signal_dim, uint32_t *k_sent, uint32_t *first_index);
 
+/* A sender's one call per matrix: k_sent and first_index as
+ * protocol_mode_layout gives them, and the matrix's data bytes as
+ * protocol_eigenspace_matrix_bytes gives them for k_sent; 0 (and k_sent,
+ * first_index 0) for a mode that is not an output mode or a bad element. */
+size_t protocol_eigenspace_matrix_layout(uint8_t mode, uint32_t n, uint8_t element, uint32_t signal_dim,
+                                         uint32_t *k_sent, uint32_t *first_index);
+
 /* Checks one matrix's meta against the output mode: signal_dim <= n and
  * k_sent, first_index as protocol_mode_layout says; PROTOCOL_REJECT_FIELD
  * otherwise. */

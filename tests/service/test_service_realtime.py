@@ -19,7 +19,7 @@ Cpus_allowed_list, its stat the scheduling policy and rt priority.
    names the setting and the cause.
    Several solver workers (solver.workers = 3): every worker's form and
    solve thread (eigs-form, eigs-form-1, eigs-form-2, likewise solve) on
-   the form and solve lists, the dispatch thread (eigs-dispatch) on the
+   the form and solve lists, the deal thread (eigs-deal) on the
    form list.
 4. realtime.gpu_numa with a host backend: not applicable, warned or an error.
 5. Where this machine permits SCHED_FIFO (probed with os.sched_setscheduler
@@ -45,7 +45,7 @@ DAEMON = sys.argv[1]
 NAMES = ("eigs-receive", "eigs-form", "eigs-solve", "eigs-publish")
 SETTINGS = ("receive", "form", "solve", "publish")
 # Three solver workers: the setting whose CPU list each thread must have.
-WORKER_THREADS = {"eigs-receive": "receive", "eigs-publish": "publish", "eigs-dispatch": "form",
+WORKER_THREADS = {"eigs-receive": "receive", "eigs-publish": "publish", "eigs-deal": "form",
                   "eigs-form": "form", "eigs-form-1": "form", "eigs-form-2": "form",
                   "eigs-solve": "solve", "eigs-solve-1": "solve", "eigs-solve-2": "solve"}
 

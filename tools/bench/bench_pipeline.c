@@ -985,9 +985,9 @@ static int bench_frames_make(const options *o, bench_frames *b)
     }
     /* The eigenspace frame of the mode (signal/noise: sized for d = 3). */
     uint32_t k_sent, first_index;
-    protocol_mode_layout(o->mode, (uint32_t)o->n, 3, &k_sent, &first_index);
     b->meta_bytes = protocol_meta_bytes((uint32_t)o->matrices);
-    b->data_bytes = (size_t)o->matrices * protocol_eigenspace_matrix_bytes((uint32_t)o->n, o->precision, k_sent);
+    b->data_bytes = (size_t)o->matrices * protocol_eigenspace_matrix_layout(o->mode, (uint32_t)o->n, o->precision, 3,
+                                                                            &k_sent, &first_index);
     b->meta = calloc(1, b->meta_bytes);
     b->data = calloc(1, b->data_bytes);
     return b->meta == NULL || b->data == NULL ? -1 : 0;

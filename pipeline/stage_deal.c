@@ -1,5 +1,5 @@
 /*
- * stage_dispatch.c - the dispatch stage (several solver workers only): takes
+ * stage_deal.c - the deal stage (several solver workers only): takes
  * frames from the form queue in order and deals each to the worker with the
  * fewest frames in flight, ties to the lowest index (pipeline_worker_pick).
  * The frame's ticket, its place in the publish order, is given here.
@@ -10,9 +10,9 @@
  * growing a backlog. When the form queue is closed and empty it closes the
  * workers' form queues and ends.
  */
-#include "pipeline_internal.h"
+#include "engine.h"
 
-void *stage_dispatch_main(void *arg)
+void *stage_deal_main(void *arg)
 {
     pipeline *p = arg;
     frame *f;
@@ -21,7 +21,7 @@ void *stage_dispatch_main(void *arg)
         pipeline_worker_take(p, w, f);
         /* Never full (at most worker_capacity dealt); closed only below. */
         if (queue_push(&w->to_form, f) != QUEUE_OK) {
-            LOG_ERROR("dispatch", "frame seq %llu: worker %d is closed", (unsigned long long)f->header.seq, w->index);
+            LOG_ERROR("deal", "frame seq %llu: worker %d is closed", (unsigned long long)f->header.seq, w->index);
             f->drop_reason = METRICS_DROP_SOLVER;
             pipeline_worker_leave(p, w);
             if (queue_push(&p->to_publish, f) != QUEUE_OK)

@@ -1,7 +1,8 @@
 /*
- * pipeline_internal.h - what the pipeline's files share: the pipeline
+ * engine.h - what the engine's files (the .c files of pipeline/) share: the pipeline
  * object, the stage loop and the frame helpers. Not installed; app/ and
- * tests use pipeline.h.
+ * tests use pipeline.h, and the subsystems below the engine (protocol/,
+ * recording/, form/, metrics/) never include it.
  *
  * Files, by job:
  *   pipeline.c          create / run / stop / destroy, counters
@@ -9,28 +10,29 @@
  *   pipeline_frames.c   queues, frame and output pools, frame release / drop
  *   pipeline_sockets.c  the ZeroMQ context and sockets, flushing outputs
  *   pipeline_metrics.c  the periodic metrics thread: the JSON, the HTTP documents
- *   metrics_http.c      the HTTP server (dashboard, /metrics, /api/metrics)
- *   metrics_prometheus.c, metrics_history.c, process_stats.c  what it serves
+ *                       (served by metrics/metrics_http.c)
  *   stage.c             the loop every queue-fed stage runs
- *   stage_receive.c, stage_dispatch.c, stage_form.c, stage_solve.c, stage_publish.c
+ *   stage_receive.c, stage_deal.c, stage_form.c, stage_solve.c, stage_publish.c
  *   pipeline_workers.c  the solver workers: creation, dealing, load, fallback
- *   reorder.{h,c}       the publish stage's reorder window
+ *   stage_receive_file.c, stage_receive_merge.c  file input; several input sockets
+ *   reorder.{h,c}       the publish stage's reorder window (its own library)
  *   pipeline_service.c  warm-up solve, stage health (watchdog), live settings (SIGHUP)
  *   pipeline_realtime.c realtime.*: GPU NUMA node, mlockall, thread priority, affinity, names
- *   auth_zap.c, curve_keys.c  CURVE on the ZeroMQ sockets (security.*)
+ *   (CURVE on the sockets: protocol/auth_zap.c and curve_keys.c)
  *   path*.{h,c,cu}      the frame's data path (path.c picks host or cuda,
  *                       path_plan.c the solver plan both create)
- *   output.{h,c}        the eigenspace data layout
+ *   output.{h,c}        what each matrix sends (the wire's layout) and its signal dimension
+ *   queue, pool, receive_team  bounded queues, buffer pools, the receive copy team
  *
  * Solver workers (solver.workers, solver.gpu_devices; docs/daemon.md):
- *   receive -> to_form -> [dispatch] -> worker w: form -> to_solve -> solve
+ *   receive -> to_form -> [deal] -> worker w: form -> to_solve -> solve
  *           -> to_publish -> publish (reorder window, by ticket)
  *   Each worker has its own path (plan, streams, device slots) and its own
- *   form and solve stage threads. With several workers the dispatch thread
+ *   form and solve stage threads. With several workers the deal thread
  *   deals each frame to the worker with the fewest frames in flight (ties:
  *   the lowest index) and waits while every worker holds worker_capacity (3)
  *   frames or window_capacity frames are unpublished, so that the reorder
- *   window can never be full. With one worker there is no dispatch thread:
+ *   window can never be full. With one worker there is no deal thread:
  *   its form stage takes frames from to_form itself, as before.
  *
  * Buffers (all allocated by pipeline_create, none per frame):
@@ -39,7 +41,7 @@
  *            holds one, so the receiver never waits for a buffer; only the
  *            receive queue's overflow policy decides what happens under
  *            overload. Several workers: queue_depth + 3 + window_capacity
- *            (receiver, form queue, dispatcher, everything unpublished).
+ *            (receiver, form queue, deal stage, everything unpublished).
  *            Either way plus io_threads - 1: with several input sockets the
  *            receiver holds a frame from each (stage_receive_merge.c).
  *   outputs  pool of output.hwm + 2 output buffers (several workers: plus
@@ -49,8 +51,8 @@
  *            discarded.
  * Both are the path's host memory (pinned on the cuda path).
  */
-#ifndef EIGSTREAM_PIPELINE_INTERNAL_H
-#define EIGSTREAM_PIPELINE_INTERNAL_H
+#ifndef EIGSTREAM_ENGINE_H
+#define EIGSTREAM_ENGINE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -78,15 +80,6 @@
 /* Largest HTTP document (/api/metrics: the JSON plus 300 history points of
  * 12 series). */
 #define PIPELINE_HTTP_DOCUMENT_BYTES (160 * 1024)
-
-/* The ZeroMQ I/O threads: one per input socket (input.io_threads; socket k
- * on thread k by ZMQ_AFFINITY), then one for the output, so that a frame
- * arriving and an eigenspace leaving are never copied by one thread in turn
- * (ZeroMQ otherwise picks the least-loaded thread at each connection, and
- * may pick the same one for both). */
-#define PIPELINE_ZMQ_IO_THREADS(cfg) ((cfg)->input.io_threads + 1)
-#define PIPELINE_ZMQ_INPUT_AFFINITY(k) (UINT64_C(1) << (k))
-#define PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg) (UINT64_C(1) << (cfg)->input.io_threads)
 
 /* What a stage's step did with a frame. */
 typedef enum stage_outcome {
@@ -139,7 +132,7 @@ typedef struct pipeline_worker {
     path *path;              /* its own: plan, streams, pinned staging, device slots */
     path *fallback_path;     /* solver.fallback cpu: the host path, once switched to */
     atomic_int fallen_back;  /* 1 once fallback_path is the path its new frames take */
-    queue to_form;           /* from the dispatcher (several workers only) */
+    queue to_form;           /* from the deal stage (several workers only) */
     queue to_solve;
     stage form, solve;
     pthread_t threads[2];
@@ -167,13 +160,13 @@ struct pipeline {
     int worker_count;
     size_t worker_capacity;      /* frames dealt to one worker at a time (pipeline_workers.c) */
     size_t window_capacity;      /* the reorder window: everything that may be unpublished */
-    pthread_mutex_t dispatch_lock; /* worker loads (stats.worker[].in_flight) and unpublished */
-    pthread_cond_t dispatch_room;
+    pthread_mutex_t deal_lock; /* worker loads (stats.worker[].in_flight) and unpublished */
+    pthread_cond_t deal_room;
     size_t unpublished;          /* tickets given, not yet closed by the publish stage */
-    uint64_t next_ticket;        /* the dispatcher (or the one form stage) only */
+    uint64_t next_ticket;        /* the deal stage (or the one form stage) only */
     atomic_int publish_producers; /* worker stages still running: the last closes to_publish */
-    pthread_t dispatch_thread;
-    int dispatching;             /* several workers: the dispatch thread runs */
+    pthread_t deal_thread;
+    int dealing;                /* several workers: the deal thread runs */
     struct reorder *window;      /* publish stage only */
     recording_reader *recording; /* file input (input.endpoint = "file:NAME"), else NULL */
     uint8_t *recorded_frame;     /* file input: one recorded frame's bytes */
@@ -233,6 +226,13 @@ struct pipeline {
     char http_text[PIPELINE_HTTP_DOCUMENT_BYTES]; /* metrics thread only: documents are formatted here */
 };
 
+/* The live settings, each field read atomically where a decision is made
+ * (pipeline_service.c stores them). */
+static inline const pipeline_live *pipeline_live_get(const pipeline *p)
+{
+    return &p->live;
+}
+
 /* err <- the formatted message (NULL or 0 bytes: nothing). */
 void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -240,10 +240,6 @@ void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __att
  * helper with the receive thread's realtime settings; _release frees them. */
 pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes);
 void pipeline_receive_release(pipeline *p);
-/* stage_receive_merge.c (input.io_threads > 1): the frames the merge holds
- * besides the receiver's one (a head per input socket after the first),
- * which the frame pool has in addition. */
-size_t pipeline_receive_merge_frames(const pipeline *p);
 
 /* Thread bodies; arg is the pipeline (receive, metrics) or the stage. */
 void *pipeline_receive_merge_main(void *arg);
@@ -251,9 +247,9 @@ void *pipeline_receive_main(void *arg);
 void *pipeline_receive_file_main(void *arg);
 void *pipeline_metrics_main(void *arg);
 void *stage_main(void *arg);
-/* The dispatch thread (several workers; arg: the pipeline) and the publish
+/* The deal thread (several workers; arg: the pipeline) and the publish
  * stage's loop (arg: p->publish), which owns the reorder window. */
-void *stage_dispatch_main(void *arg);
+void *stage_deal_main(void *arg);
 void *stage_publish_main(void *arg);
 
 /* Step functions of the worker stages (stage_form.c, stage_solve.c). */
@@ -332,13 +328,13 @@ int pipeline_frame_is_late(const pipeline *p, const frame *f, uint64_t now_ns);
 pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes);
 void pipeline_workers_destroy(pipeline *p);
 /* Starts the publish stage, every worker's stages and (several workers) the
- * dispatch thread; returns the first pthread_create error (0: all started). */
+ * deal thread; returns the first pthread_create error (0: all started). */
 int pipeline_workers_start(pipeline *p);
 /* Joins what pipeline_workers_start started; the first stage error, or
  * PIPELINE_OK. */
 pipeline_error pipeline_workers_join(pipeline *p);
 /* A worker takes frame f: its ticket (the publish order), its worker, the
- * load counted. The dispatcher picks w with pipeline_worker_pick first. */
+ * load counted. The deal stage picks w with pipeline_worker_pick first. */
 void pipeline_worker_take(pipeline *p, pipeline_worker *w, frame *f);
 /* Dispatcher: the worker with the fewest frames in flight (ties: the lowest
  * index), waiting while none has room or the window is at capacity. */
@@ -360,8 +356,6 @@ int pipeline_worker_fall_back(pipeline *p, pipeline_worker *w);
 
 /* ---- pipeline_service.c ------------------------------------------------------- */
 
-/* The live settings, each field read atomically where a decision is made. */
-const pipeline_live *pipeline_live_get(const pipeline *p);
 /* The first values, from p->cfg (pipeline_create). */
 void pipeline_live_init(pipeline *p);
 
@@ -375,8 +369,8 @@ pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes);
 pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_bytes);
 /* Right after creating a thread: its name, CPU set, priority. which picks
  * the CPU set (realtime.cpu_affinity_*); worker names it: -1 or 0 the plain
- * name (eigs-form), w > 0 the worker's (eigs-form-1); the dispatch thread
- * passes CONFIG_THREAD_FORM and -1 (eigs-dispatch, the form CPU set). */
+ * name (eigs-form), w > 0 the worker's (eigs-form-1); the deal thread
+ * passes CONFIG_THREAD_FORM and -1 (eigs-deal, the form CPU set). */
 void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thread which, int worker);
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
