@@ -62,6 +62,7 @@
 #include "auth_zap.h"
 #include "config.h"
 #include "dispatch_client.h"
+#include "error_text.h"
 #include "eig.h"
 #include "frame.h"
 #include "log.h"
@@ -233,8 +234,6 @@ static inline const pipeline_live *pipeline_live_get(const pipeline *p)
     return &p->live;
 }
 
-/* err <- the formatted message (NULL or 0 bytes: nothing). */
-void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The receive stage's buffers and its copy team (input.copy_threads), each
  * helper with the receive thread's realtime settings; _release frees them. */

@@ -105,7 +105,7 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
 pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char *err, size_t err_bytes)
 {
     *out = NULL;
-    pipeline_set_error(err, err_bytes, "%s", "");
+    error_text_set(err, err_bytes, "%s", "");
     /* The one validator (config/): ranges and cross-setting rules, so that
      * a programmatic configuration is held to what a file is. */
     if (config_validate(cfg, err, err_bytes) != CONFIG_OK)
@@ -113,7 +113,7 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     pipeline_error e;
     pipeline *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        pipeline_set_error(err, err_bytes, "out of memory");
+        error_text_set(err, err_bytes, "out of memory");
         return PIPELINE_ENOMEM;
     }
     pthread_condattr_t attr;

@@ -1,10 +1,6 @@
 /*
- * pipeline_error.c - the pipeline's error values as text (pipeline.h) and
- * the message helper every pipeline file fills err with.
+ * pipeline_error.c - the pipeline's error values as text (pipeline_error.h).
  */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "engine.h"
 
 const char *pipeline_strerror(pipeline_error e)
@@ -19,14 +15,4 @@ const char *pipeline_strerror(pipeline_error e)
     case PIPELINE_EDEVICE: return "CUDA error in the frame path";
     }
     return "unknown pipeline error";
-}
-
-void pipeline_set_error(char *err, size_t err_bytes, const char *fmt, ...)
-{
-    if (err == NULL || err_bytes == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_bytes, fmt, ap);
-    va_end(ap);
 }

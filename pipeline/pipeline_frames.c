@@ -132,7 +132,7 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
     }
     return PIPELINE_OK;
 nomem:
-    pipeline_set_error(err, err_bytes, "cannot allocate %zu frame buffers of %.1f MB and %zu output buffers of %.1f MB (%s path)",
+    error_text_set(err, err_bytes, "cannot allocate %zu frame buffers of %.1f MB and %zu output buffers of %.1f MB (%s path)",
                        frames, (double)frame_payload_capacity(p) / 1e6, outputs,
                        (double)output_data_capacity(&p->format) / 1e6, path_name(p->path));
     return PIPELINE_ENOMEM;

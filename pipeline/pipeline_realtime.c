@@ -52,7 +52,7 @@ static pipeline_error realtime_refuse(const pipeline *p, const char *setting, ch
     vsnprintf(reason, sizeof reason, fmt, args);
     va_end(args);
     if (p->cfg.realtime.on_failure == CONFIG_REALTIME_ERROR) {
-        pipeline_set_error(err, err_bytes, "%s: %s (realtime.on_failure = error)", setting, reason);
+        error_text_set(err, err_bytes, "%s: %s (realtime.on_failure = error)", setting, reason);
         return PIPELINE_EINVAL;
     }
     LOG_WARN("realtime", "%s: %s; running without it (realtime.on_failure = warn)", setting, reason);

@@ -66,7 +66,7 @@ static pipeline_error warm_up_check(const pipeline *p, const frame *f, const cha
     double tolerance = 16.0 * eps * p->n;
     for (size_t b = 0; b < p->matrices; b++) {
         if (f->info[b] != 0) {
-            pipeline_set_error(err, err_bytes, "warm-up solve%s: matrix %zu has info %d", where, b, f->info[b]);
+            error_text_set(err, err_bytes, "warm-up solve%s: matrix %zu has info %d", where, b, f->info[b]);
             return PIPELINE_ESOLVER;
         }
         for (size_t k = 0; k < p->n; k++) {
@@ -74,7 +74,7 @@ static pipeline_error warm_up_check(const pipeline *p, const frame *f, const cha
             double w = p->precision == EIG_COMPLEX_DOUBLE ? ((const double *)f->w)[i] : ((const float *)f->w)[i];
             double exact = p->iq_input ? 0.0 : (double)(k + 1);
             if (!(fabs(w - exact) <= tolerance)) {
-                pipeline_set_error(err, err_bytes, "warm-up solve%s: eigenvalue %zu is %.17g, not %g (%s)", where, k,
+                error_text_set(err, err_bytes, "warm-up solve%s: eigenvalue %zu is %.17g, not %g (%s)", where, k,
                                    w, exact, p->iq_input ? "an all-zero IQ cube" : "diag(1..n)");
                 return PIPELINE_ESOLVER;
             }
@@ -91,7 +91,7 @@ static pipeline_error warm_up_worker(pipeline *p, const pipeline_worker *w, char
     if (p->worker_count > 1)
         snprintf(where, sizeof where, " (worker %d)", w->index);
     if (pool_get(&p->frames, (void **)&f) != POOL_OK) {
-        pipeline_set_error(err, err_bytes, "warm-up%s: no frame buffer", where);
+        error_text_set(err, err_bytes, "warm-up%s: no frame buffer", where);
         return PIPELINE_EINVAL;
     }
     if (p->iq_input)
@@ -103,7 +103,7 @@ static pipeline_error warm_up_worker(pipeline *p, const pipeline_worker *w, char
     if (e == PIPELINE_OK)
         e = path_solve(f->path, f, why, sizeof why);
     if (e != PIPELINE_OK)
-        pipeline_set_error(err, err_bytes, "warm-up solve%s: %s", where, why);
+        error_text_set(err, err_bytes, "warm-up solve%s: %s", where, why);
     else
         e = warm_up_check(p, f, where, err, err_bytes);
     pipeline_frame_release(p, f);

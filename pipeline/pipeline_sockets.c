@@ -35,7 +35,7 @@ static pipeline_error set_option(void *s, const char *role, int option, const ch
 {
     if (zmq_setsockopt(s, option, value, bytes) == 0)
         return PIPELINE_OK;
-    pipeline_set_error(err, err_bytes, "%s: cannot set %s: %s", role, name, zmq_strerror(errno));
+    error_text_set(err, err_bytes, "%s: cannot set %s: %s", role, name, zmq_strerror(errno));
     return PIPELINE_ESOCKET;
 }
 
@@ -71,12 +71,12 @@ static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
     if (cfg->security.curve_secret_key[0] == '\0')
         return PIPELINE_OK;
     if (curve_key_file_read(cfg->security.curve_secret_key, 1, &keys, why, sizeof why) != CURVE_KEY_OK) {
-        pipeline_set_error(err, err_bytes, "security.curve_secret_key: %s", why);
+        error_text_set(err, err_bytes, "security.curve_secret_key: %s", why);
         return PIPELINE_EINVAL;
     }
     if (curve_allow_list_load(cfg->security.curve_allow, &allow, why, sizeof why) != CURVE_KEY_OK) {
         memset(&keys, 0, sizeof keys);
-        pipeline_set_error(err, err_bytes, "security.curve_allow: %s", why);
+        error_text_set(err, err_bytes, "security.curve_allow: %s", why);
         return PIPELINE_EINVAL;
     }
     memcpy(p->curve_secret, keys.secret_key, sizeof p->curve_secret);
@@ -116,7 +116,7 @@ static pipeline_error socket_create(pipeline *p, void **out, int type, const cha
 {
     *out = zmq_socket(p->zmq, type);
     if (*out == NULL) {
-        pipeline_set_error(err, err_bytes, "%s: cannot create socket: %s", role, zmq_strerror(errno));
+        error_text_set(err, err_bytes, "%s: cannot create socket: %s", role, zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     SET_OPTION(*out, role, ZMQ_LINGER, linger);
@@ -132,7 +132,7 @@ static pipeline_error socket_attach(void *s, const char *role, const char *endpo
 {
     if ((bind ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint)) == 0)
         return PIPELINE_OK;
-    pipeline_set_error(err, err_bytes, "%s: cannot %s %s: %s", role, bind ? "bind" : "connect", endpoint,
+    error_text_set(err, err_bytes, "%s: cannot %s %s: %s", role, bind ? "bind" : "connect", endpoint,
                        zmq_strerror(errno));
     return PIPELINE_ESOCKET;
 }
@@ -147,14 +147,14 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     size_t used = gethostname(id, sizeof id - 24) == 0 ? strnlen(id, sizeof id - 24) : strlen(id);
     snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
     if (zmq_setsockopt(p->inputs[0], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
-        pipeline_set_error(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
+        error_text_set(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     int immediate = 1;
     SET_OPTION(p->inputs[0], "input", ZMQ_IMMEDIATE, immediate);
     if (dispatch_client_create(p->inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness, &p->dispatch) !=
         DISPATCH_CLIENT_OK) {
-        pipeline_set_error(err, err_bytes, "input: cannot create the dispatch client");
+        error_text_set(err, err_bytes, "input: cannot create the dispatch client");
         return PIPELINE_ENOMEM;
     }
     return PIPELINE_OK;
@@ -261,7 +261,7 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
                               "large message parts are mapped afresh, each page faulted in");
     p->zmq = zmq_ctx_new();
     if (p->zmq == NULL) {
-        pipeline_set_error(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));
+        error_text_set(err, err_bytes, "cannot create the ZeroMQ context: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     /* The input's I/O threads and the output's (PIPELINE_ZMQ_IO_THREADS), so
@@ -270,7 +270,7 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
      * ZeroMQ's default single I/O thread they serialize and the sustained
      * rate is 1 / (input + output transfer) instead of 1 / max(input, output). */
     if (zmq_ctx_set(p->zmq, ZMQ_IO_THREADS, PIPELINE_ZMQ_IO_THREADS(&p->cfg)) != 0) {
-        pipeline_set_error(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
+        error_text_set(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     pipeline_error e = security_open(p, err, err_bytes);

@@ -37,9 +37,9 @@ static pipeline_error worker_path_create(pipeline *p, pipeline_worker *w, char *
     char why[192];
     pipeline_error e = path_create(&w->path, &params, why, sizeof why);
     if (e != PIPELINE_OK && p->worker_count > 1)
-        pipeline_set_error(err, err_bytes, "solver worker %d (device %d): %s", w->index, w->device, why);
+        error_text_set(err, err_bytes, "solver worker %d (device %d): %s", w->index, w->device, why);
     else if (e != PIPELINE_OK)
-        pipeline_set_error(err, err_bytes, "%s", why);
+        error_text_set(err, err_bytes, "%s", why);
     return e;
 }
 
@@ -113,7 +113,7 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
         goto nomem;
     return PIPELINE_OK;
 nomem:
-    pipeline_set_error(err, err_bytes, "out of memory (solver worker queues, reorder window)");
+    error_text_set(err, err_bytes, "out of memory (solver worker queues, reorder window)");
     return PIPELINE_ENOMEM;
 }
 

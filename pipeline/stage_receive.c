@@ -397,7 +397,7 @@ pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes
     p->receive_parts = calloc(p->part_capacity, sizeof *p->receive_parts);
     p->receive_list = calloc(p->part_capacity, sizeof *p->receive_list);
     if (p->receive_parts == NULL || p->receive_list == NULL) {
-        pipeline_set_error(err, err_bytes, "out of memory");
+        error_text_set(err, err_bytes, "out of memory");
         return PIPELINE_ENOMEM;
     }
     int threads = receive_copy_threads(p);
@@ -405,7 +405,7 @@ pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes
         return PIPELINE_OK;
     p->receive_team = receive_team_create(threads);
     if (p->receive_team == NULL) {
-        pipeline_set_error(err, err_bytes, "input.copy_threads: cannot start %d copy threads", threads);
+        error_text_set(err, err_bytes, "input.copy_threads: cannot start %d copy threads", threads);
         return PIPELINE_ETHREAD;
     }
     for (int i = 0; i < threads - 1; i++)

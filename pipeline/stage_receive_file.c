@@ -25,26 +25,26 @@ pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err,
 {
     char why[RECORDING_ERROR_MAX];
     if (recording_reader_open(&p->recording, name, why, sizeof why) != RECORDING_OK) {
-        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
         return PIPELINE_EINVAL;
     }
     if (p->iq_input) {
         /* A recording's meta (docs/recording.md) knows covariance and
          * eigenspace frames only: nothing records the gates, sample format
          * and layout an IQ cube needs, so IQ recordings do not exist yet. */
-        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: file input takes covariance recordings only; "
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: file input takes covariance recordings only; "
                            "form.input = iq needs a ZeroMQ input", name);
         return PIPELINE_EINVAL;
     }
     const recording_format *rf = recording_reader_format(p->recording);
     uint64_t frames = recording_reader_frames(p->recording);
     if (frames > 0 && rf->kind != PROTOCOL_KIND_COVARIANCE) {
-        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: the recording holds eigenspace frames; the "
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording holds eigenspace frames; the "
                            "daemon reads covariance frames", name);
         return PIPELINE_EINVAL;
     }
     if (frames > 0 && (rf->n != p->n || rf->count != p->matrices || rf->element != p->precision)) {
-        pipeline_set_error(err, err_bytes, "input.endpoint = file:%s: the recording's frames are n=%u matrices=%u "
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording's frames are n=%u matrices=%u "
                            "%s; configured solver.n=%u solver.matrices=%u solver.precision=%s", name, rf->n,
                            rf->count, eig_precision_name(rf->element), p->n, p->matrices,
                            eig_precision_name(p->precision));
@@ -59,7 +59,7 @@ pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err,
     p->recorded_frame = malloc(largest);
     p->recorded_frame_bytes = largest;
     if (p->recorded_frame == NULL) {
-        pipeline_set_error(err, err_bytes, "cannot allocate a %zu-byte frame buffer for file:%s", largest, name);
+        error_text_set(err, err_bytes, "cannot allocate a %zu-byte frame buffer for file:%s", largest, name);
         return PIPELINE_ENOMEM;
     }
     LOG_INFO("receive", "file input %s: %llu frames, %s timing", name, (unsigned long long)frames,

@@ -15,11 +15,6 @@
 #define FORM_CREAL crealf
 #define FORM_NAME(x) x##_c
 #include "form.proto.c"
-#undef FORM_COMPLEX
-#undef FORM_REAL
-#undef FORM_CONJ
-#undef FORM_CREAL
-#undef FORM_NAME
 
 #define FORM_COMPLEX double complex
 #define FORM_REAL double
@@ -27,11 +22,6 @@
 #define FORM_CREAL creal
 #define FORM_NAME(x) x##_z
 #include "form.proto.c"
-#undef FORM_COMPLEX
-#undef FORM_REAL
-#undef FORM_CONJ
-#undef FORM_CREAL
-#undef FORM_NAME
 
 void form_unpack_in_place(void *a, uint32_t n, uint32_t count, uint8_t element, uint8_t storage)
 {

@@ -71,3 +71,10 @@ static void FORM_NAME(diagonal_loading)(FORM_COMPLEX *a, size_t n, size_t count,
             m[i + i * n] += load;
     }
 }
+
+/* The next inclusion defines them anew. */
+#undef FORM_COMPLEX
+#undef FORM_REAL
+#undef FORM_CONJ
+#undef FORM_CREAL
+#undef FORM_NAME

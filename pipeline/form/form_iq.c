@@ -159,12 +159,6 @@ form_iq_error form_iq_check_solver(const form_iq_params *p, uint32_t n, uint32_t
 #define FIQ_HERK cblas_cherk
 #define FIQ_NAME(x) x##_c
 #include "form_iq.proto.c"
-#undef FIQ_REAL
-#undef FIQ_COMPLEX
-#undef FIQ_FFTW
-#undef FIQ_PLAN
-#undef FIQ_HERK
-#undef FIQ_NAME
 
 #define FIQ_REAL double
 #define FIQ_COMPLEX double complex
@@ -173,12 +167,6 @@ form_iq_error form_iq_check_solver(const form_iq_params *p, uint32_t n, uint32_t
 #define FIQ_HERK cblas_zherk
 #define FIQ_NAME(x) x##_z
 #include "form_iq.proto.c"
-#undef FIQ_REAL
-#undef FIQ_COMPLEX
-#undef FIQ_FFTW
-#undef FIQ_PLAN
-#undef FIQ_HERK
-#undef FIQ_NAME
 
 /* ---- planning and wisdom ---------------------------------------------------------- */
 

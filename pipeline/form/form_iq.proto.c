@@ -110,3 +110,11 @@ static void FIQ_NAME(execute)(form_iq *q, const void *cube, double scale, void *
     FIQ_FFTW(execute)(q->FIQ_PLAN);
     FIQ_NAME(covariances)(q, out);
 }
+
+/* The next inclusion defines them anew. */
+#undef FIQ_REAL
+#undef FIQ_COMPLEX
+#undef FIQ_FFTW
+#undef FIQ_PLAN
+#undef FIQ_HERK
+#undef FIQ_NAME

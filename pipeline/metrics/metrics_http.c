@@ -13,13 +13,13 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "error_text.h"
 #include "metrics_prometheus.h"
 
 #define LISTEN_BACKLOG 64
@@ -102,38 +102,25 @@ const char *metrics_http_strerror(metrics_http_error e)
     return "unknown metrics_http error";
 }
 
-/* Fills err (when given) and returns code. */
-static metrics_http_error http_fail(char *err, size_t err_bytes, metrics_http_error code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static metrics_http_error http_fail(char *err, size_t err_bytes, metrics_http_error code, const char *fmt, ...)
-{
-    if (err != NULL && err_bytes > 0) {
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(err, err_bytes, fmt, args);
-        va_end(args);
-    }
-    return code;
-}
 
 static metrics_http_error address_listen(const char *address, int *fd_out, char *err, size_t err_bytes)
 {
     char host[256], port[16];
     if (address_split(address, host, sizeof host, port, sizeof port) != 0) {
-        return http_fail(err, err_bytes, METRICS_HTTP_EINVAL, "metrics.http: \"%s\" is not HOST:PORT", address);
+        return ERROR_TEXT_FAIL(METRICS_HTTP_EINVAL, err, err_bytes, "metrics.http: \"%s\" is not HOST:PORT", address);
     }
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
     struct addrinfo *list = NULL;
     int rc = getaddrinfo(host, port, &hints, &list);
     if (rc != 0) {
-        return http_fail(err, err_bytes, METRICS_HTTP_ESOCKET, "metrics.http: cannot resolve %s: %s", address, gai_strerror(rc));
+        return ERROR_TEXT_FAIL(METRICS_HTTP_ESOCKET, err, err_bytes, "metrics.http: cannot resolve %s: %s", address, gai_strerror(rc));
     }
     errno = 0;
     *fd_out = listen_first(list);
     int saved = errno;
     freeaddrinfo(list);
     if (*fd_out < 0) {
-        return http_fail(err, err_bytes, METRICS_HTTP_ESOCKET, "metrics.http: cannot bind %s: %s", address, strerror(saved));
+        return ERROR_TEXT_FAIL(METRICS_HTTP_ESOCKET, err, err_bytes, "metrics.http: cannot bind %s: %s", address, strerror(saved));
     }
     return METRICS_HTTP_OK;
 }
@@ -217,7 +204,7 @@ static metrics_http_error server_start(metrics_http *h, int fd, char *err, size_
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY_BYTES,
                                  MHD_OPTION_END);
     if (h->daemon == NULL) {
-        return http_fail(err, err_bytes, METRICS_HTTP_ETHREAD, "metrics.http: cannot start the HTTP server: %s", strerror(errno));
+        return ERROR_TEXT_FAIL(METRICS_HTTP_ETHREAD, err, err_bytes, "metrics.http: cannot start the HTTP server: %s", strerror(errno));
     }
     return METRICS_HTTP_OK;
 }
@@ -228,13 +215,13 @@ metrics_http_error metrics_http_start(metrics_http **out, const char *address, s
     *out = NULL;
     metrics_http *h = calloc(1, sizeof *h);
     if (h == NULL) {
-        return http_fail(err, err_bytes, METRICS_HTTP_ENOMEM, "metrics.http: out of memory");
+        return ERROR_TEXT_FAIL(METRICS_HTTP_ENOMEM, err, err_bytes, "metrics.http: out of memory");
     }
     pthread_mutex_init(&h->lock, NULL);
     h->cap = document_cap;
     for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
         if ((h->documents[d].text = malloc(document_cap)) == NULL) {
-            return http_fail(err, err_bytes, METRICS_HTTP_ENOMEM, "metrics.http: out of memory");
+            return ERROR_TEXT_FAIL(METRICS_HTTP_ENOMEM, err, err_bytes, "metrics.http: out of memory");
             metrics_http_stop(&h);
         }
     int fd = -1;

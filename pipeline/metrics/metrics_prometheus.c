@@ -20,6 +20,21 @@ static void put_family(metrics_writer *w, const char *name, const char *type, co
     metrics_put(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A counter family with one label: name{label="names(i)"} values[i] for i in
+ * [first, count). */
+static void put_labelled(metrics_writer *w, const char *name, const char *help, const char *label,
+                         const char *(*names)(int), int first, int count, const _Atomic uint64_t *values)
+{
+    put_family(w, name, "counter", help);
+    for (int i = first; i < count; i++)
+        metrics_put(w, "%s{%s=\"%s\"} %llu\n", name, label, names(i),
+                    (unsigned long long)atomic_load_explicit(&values[i], RELAXED));
+}
+
+static const char *drop_name(int i) { return metrics_drop_name((metrics_drop_reason)i); }
+static const char *auth_name(int i) { return auth_zap_reject_name((auth_zap_reject)i); }
+static const char *reject_name(int i) { return protocol_reject_name((protocol_reject)i); }
+
 static void put_counter(metrics_writer *w, const char *name, const char *help, const _Atomic uint64_t *value)
 {
     put_family(w, name, "counter", help);
@@ -90,22 +105,13 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
                 "published out of order or dropped late.", &m->reorder_gaps);
     put_counter(w, "eigstream_frames_out_of_order_total", "Frames published after a later frame (flagged late).",
                 &m->out_of_order);
-    put_family(w, "eigstream_frames_dropped_total", "counter", "Accepted frames not published, by reason.");
-    for (int d = 0; d < METRICS_DROP_COUNT_; d++)
-        metrics_put(w, "eigstream_frames_dropped_total{reason=\"%s\"} %llu\n",
-                    metrics_drop_name((metrics_drop_reason)d),
-                    (unsigned long long)atomic_load_explicit(&m->dropped[d], RELAXED));
-    put_family(w, "eigstream_auth_rejected_total", "counter",
-               "Clients refused by the CURVE sockets (security.*), by reason.");
-    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
-        metrics_put(w, "eigstream_auth_rejected_total{reason=\"%s\"} %llu\n",
-                    auth_zap_reject_name((auth_zap_reject)r),
-                    (unsigned long long)atomic_load_explicit(&m->auth_rejected[r], RELAXED));
-    put_family(w, "eigstream_frames_rejected_total", "counter", "Messages rejected by validation, by reason.");
-    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        metrics_put(w, "eigstream_frames_rejected_total{reason=\"%s\"} %llu\n",
-                    protocol_reject_name((protocol_reject)r),
-                    (unsigned long long)atomic_load_explicit(&m->rejected[r], RELAXED));
+    put_labelled(w, "eigstream_frames_dropped_total", "Accepted frames not published, by reason.", "reason",
+                 drop_name, 0, METRICS_DROP_COUNT_, m->dropped);
+    put_labelled(w, "eigstream_auth_rejected_total", "Clients refused by the CURVE sockets (security.*), by reason.",
+                 "reason", auth_name, 0, AUTH_ZAP_REJECT_COUNT_, m->auth_rejected);
+    /* From 1: reason 0 is PROTOCOL_OK. */
+    put_labelled(w, "eigstream_frames_rejected_total", "Messages rejected by validation, by reason.", "reason",
+                 reject_name, 1, PROTOCOL_REJECT_COUNT_, m->rejected);
     put_family(w, "eigstream_matrices_failed_total", "counter",
                "Matrices published with a nonzero solver info, by status.");
     metrics_put(w, "eigstream_matrices_failed_total{status=\"nonconvergence\"} %llu\n",

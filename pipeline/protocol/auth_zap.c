@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <zmq.h>
 
 #include "auth_zap.h"
+#include "error_text.h"
 #include "log.h"
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
@@ -70,20 +70,6 @@ const char *auth_zap_strerror(auth_zap_error e)
     case AUTH_ZAP_ETHREAD: return "thread could not be started";
     }
     return "unknown auth_zap error";
-}
-
-/* Fills err (when given) and returns code. */
-static auth_zap_error zap_fail(char *err, size_t err_bytes, auth_zap_error code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static auth_zap_error zap_fail(char *err, size_t err_bytes, auth_zap_error code, const char *fmt, ...)
-{
-    if (err != NULL && err_bytes > 0) {
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(err, err_bytes, fmt, args);
-        va_end(args);
-    }
-    return code;
 }
 
 static void count_reject(auth_zap *a, auth_zap_reject reason)
@@ -251,7 +237,7 @@ auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allo
     *out = NULL;
     auth_zap *a = calloc(1, sizeof *a);
     if (a == NULL) {
-        return zap_fail(err, err_bytes, AUTH_ZAP_ENOMEM, "out of memory");
+        return ERROR_TEXT_FAIL(AUTH_ZAP_ENOMEM, err, err_bytes, "out of memory");
     }
     a->ctx = ctx;
     a->counts = counts;
@@ -261,7 +247,7 @@ auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allo
     a->handler = zmq_socket(ctx, ZMQ_REP);
     if (a->handler == NULL || zmq_setsockopt(a->handler, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_bind(a->handler, ZAP_ENDPOINT) != 0) {
-        auth_zap_error e = zap_fail(err, err_bytes, AUTH_ZAP_ESOCKET, "security: cannot bind the ZAP handler %s: %s",
+        auth_zap_error e = ERROR_TEXT_FAIL(AUTH_ZAP_ESOCKET, err, err_bytes, "security: cannot bind the ZAP handler %s: %s",
                                     ZAP_ENDPOINT, zmq_strerror(zmq_errno()));
         auth_zap_destroy(&a);
         return e;
@@ -273,7 +259,7 @@ auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allo
 auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes)
 {
     if (a->watch_count >= AUTH_ZAP_WATCH_MAX || a->started) {
-        return zap_fail(err, err_bytes, AUTH_ZAP_EINVAL, "security: %s: too many sockets to watch", role);
+        return ERROR_TEXT_FAIL(AUTH_ZAP_EINVAL, err, err_bytes, "security: %s: too many sockets to watch", role);
     }
     auth_watch *w = &a->watches[a->watch_count];
     char endpoint[64];
@@ -284,7 +270,7 @@ auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char 
     int linger = 0;
     if (zmq_socket_monitor(socket, endpoint, events) != 0 || (w->monitor = zmq_socket(a->ctx, ZMQ_PAIR)) == NULL ||
         zmq_setsockopt(w->monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(w->monitor, endpoint) != 0) {
-        auth_zap_error e = zap_fail(err, err_bytes, AUTH_ZAP_ESOCKET, "security: %s: cannot monitor its handshakes: %s",
+        auth_zap_error e = ERROR_TEXT_FAIL(AUTH_ZAP_ESOCKET, err, err_bytes, "security: %s: cannot monitor its handshakes: %s",
                                     role, zmq_strerror(zmq_errno()));
         if (w->monitor != NULL)
             zmq_close(w->monitor);
@@ -299,7 +285,7 @@ auth_zap_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes)
 {
     int rc = pthread_create(&a->thread, NULL, auth_main, a);
     if (rc != 0) {
-        return zap_fail(err, err_bytes, AUTH_ZAP_ETHREAD, "security: cannot start the ZAP thread: %s", strerror(rc));
+        return ERROR_TEXT_FAIL(AUTH_ZAP_ETHREAD, err, err_bytes, "security: cannot start the ZAP thread: %s", strerror(rc));
     }
     a->started = 1;
     return AUTH_ZAP_OK;

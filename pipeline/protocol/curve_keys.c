@@ -14,6 +14,8 @@
 
 #include "curve_keys.h"
 
+#include "error_text.h"
+
 #define KEY_LINE_MAX 512
 
 const char *curve_key_strerror(curve_key_error e)
@@ -28,20 +30,6 @@ const char *curve_key_strerror(curve_key_error e)
     case CURVE_KEY_ENOMEM: return "out of memory";
     }
     return "unknown key file error";
-}
-
-static curve_key_error key_fail(char *err, size_t err_bytes, curve_key_error code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static curve_key_error key_fail(char *err, size_t err_bytes, curve_key_error code, const char *fmt, ...)
-{
-    if (err != NULL && err_bytes > 0) {
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(err, err_bytes, fmt, args);
-        va_end(args);
-    }
-    return code;
 }
 
 /* A Z85 key of 40 characters that decodes; 1 when valid (binary into out
@@ -100,11 +88,11 @@ static curve_key_error secret_mode_check(const char *path, int fd, char *err, si
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s: not a regular file", path);
+        return ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s: not a regular file", path);
     if (st.st_mode & 077)
-        return key_fail(err, err_bytes, CURVE_KEY_EPERM,
+        return ERROR_TEXT_FAIL(CURVE_KEY_EPERM, err, err_bytes,
                         "%s: mode %04o lets group or others at the secret key: refused (chmod 600 %s)", path,
                         (unsigned)(st.st_mode & 07777), path);
     return CURVE_KEY_OK;
@@ -122,19 +110,19 @@ static curve_key_error key_file_parse(const char *path, FILE *file, curve_key_pa
         char *value;
         number++;
         if (key_line_parse(line, &name, &value) != 0 || (name != NULL && name[0] == '\0'))
-            return key_fail(err, err_bytes, CURVE_KEY_EFORMAT,
+            return ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes,
                             "%s:%u: expected public-key = \"...\" or secret-key = \"...\"", path, number);
         if (name == NULL)
             continue;
         if (!z85_key_valid(value, NULL))
-            return key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s:%u: %s is not a 40-character Z85 key", path,
+            return ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s:%u: %s is not a 40-character Z85 key", path,
                             number, name);
         strcpy(name[0] == 'p' ? out->public_key : out->secret_key, value);
     }
     if (ferror(file))
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     if (out->public_key[0] == '\0')
-        return key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s: no public-key line", path);
+        return ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s: no public-key line", path);
     return CURVE_KEY_OK;
 }
 
@@ -142,21 +130,21 @@ curve_key_error curve_key_file_read(const char *path, int need_secret, curve_key
                                     size_t err_bytes)
 {
     if (!zmq_has("curve"))
-        return key_fail(err, err_bytes, CURVE_KEY_ENOCURVE, "this libzmq has no CURVE support");
+        return ERROR_TEXT_FAIL(CURVE_KEY_ENOCURVE, err, err_bytes, "this libzmq has no CURVE support");
     FILE *file = fopen(path, "r");
     if (file == NULL)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     curve_key_error e = need_secret ? secret_mode_check(path, fileno(file), err, err_bytes) : CURVE_KEY_OK;
     if (e == CURVE_KEY_OK)
         e = key_file_parse(path, file, out, err, err_bytes);
     fclose(file);
     if (e == CURVE_KEY_OK && need_secret && out->secret_key[0] == '\0')
-        e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s: no secret-key line (a NAME.key_secret file?)", path);
+        e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s: no secret-key line (a NAME.key_secret file?)", path);
     if (e == CURVE_KEY_OK && need_secret) {
         /* The pair must match: the public key derived from the secret one. */
         char derived[CURVE_KEY_Z85_LENGTH + 1];
         if (zmq_curve_public(derived, out->secret_key) != 0 || strcmp(derived, out->public_key) != 0)
-            e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s: public-key is not the secret key's", path);
+            e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s: public-key is not the secret key's", path);
     }
     return e;
 }
@@ -188,17 +176,17 @@ static int write_new_file(const char *path, mode_t mode, const char *text)
 curve_key_error curve_key_pair_write(const char *base, curve_key_pair *out, char *err, size_t err_bytes)
 {
     if (!zmq_has("curve"))
-        return key_fail(err, err_bytes, CURVE_KEY_ENOCURVE, "this libzmq has no CURVE support");
+        return ERROR_TEXT_FAIL(CURVE_KEY_ENOCURVE, err, err_bytes, "this libzmq has no CURVE support");
     char public_path[4096], secret_path[4096];
     if ((size_t)snprintf(public_path, sizeof public_path, "%s.key", base) >= sizeof public_path ||
         (size_t)snprintf(secret_path, sizeof secret_path, "%s.key_secret", base) >= sizeof secret_path)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: name too long", base);
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: name too long", base);
     struct stat st;
     if (lstat(public_path, &st) == 0 || lstat(secret_path, &st) == 0)
-        return key_fail(err, err_bytes, CURVE_KEY_EEXIST, "%s exists: refusing to overwrite a key",
+        return ERROR_TEXT_FAIL(CURVE_KEY_EEXIST, err, err_bytes, "%s exists: refusing to overwrite a key",
                         lstat(public_path, &st) == 0 ? public_path : secret_path);
     if (zmq_curve_keypair(out->public_key, out->secret_key) != 0)
-        return key_fail(err, err_bytes, CURVE_KEY_ENOCURVE, "zmq_curve_keypair: %s", zmq_strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_ENOCURVE, err, err_bytes, "zmq_curve_keypair: %s", zmq_strerror(errno));
     char text[1024];
     const char *head = "#   ZeroMQ CURVE %s certificate, made by eigstream-keygen.\n#   %s\n\nmetadata\ncurve\n"
                        "    public-key = \"%s\"\n";
@@ -206,14 +194,14 @@ curve_key_error curve_key_pair_write(const char *base, curve_key_pair *out, char
              out->public_key);
     snprintf(text + strlen(text), sizeof text - strlen(text), "    secret-key = \"%s\"\n", out->secret_key);
     if (write_new_file(secret_path, 0600, text) != 0)
-        return key_fail(err, err_bytes, errno == EEXIST ? CURVE_KEY_EEXIST : CURVE_KEY_EIO, "%s: %s", secret_path,
+        return ERROR_TEXT_FAIL(errno == EEXIST ? CURVE_KEY_EEXIST : CURVE_KEY_EIO, err, err_bytes, "%s: %s", secret_path,
                         strerror(errno));
     snprintf(text, sizeof text, head, "public", "Give it to the other side (security.curve_allow, --curve-server-key).",
              out->public_key);
     if (write_new_file(public_path, 0644, text) != 0) {
         int saved = errno;
         unlink(secret_path);
-        return key_fail(err, err_bytes, saved == EEXIST ? CURVE_KEY_EEXIST : CURVE_KEY_EIO, "%s: %s", public_path,
+        return ERROR_TEXT_FAIL(saved == EEXIST ? CURVE_KEY_EEXIST : CURVE_KEY_EIO, err, err_bytes, "%s: %s", public_path,
                         strerror(saved));
     }
     return CURVE_KEY_OK;
@@ -238,7 +226,7 @@ static curve_key_error allow_file_load(const char *path, curve_allow_list *list,
 {
     FILE *file = fopen(path, "r");
     if (file == NULL)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     char line[KEY_LINE_MAX];
     unsigned number = 0;
     curve_key_error e = CURVE_KEY_OK;
@@ -248,18 +236,18 @@ static curve_key_error allow_file_load(const char *path, curve_allow_list *list,
         uint8_t key[CURVE_KEY_BYTES];
         number++;
         if (key_line_parse(line, &name, &value) != 0)
-            e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s:%u: not a key line", path, number);
+            e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s:%u: not a key line", path, number);
         else if (name != NULL && name[0] == 's')
-            e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT,
+            e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes,
                          "%s:%u: a secret key in an allow-list (list the client's NAME.key, not NAME.key_secret)",
                          path, number);
         else if (name != NULL && !z85_key_valid(value, key))
-            e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s:%u: not a 40-character Z85 key", path, number);
+            e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s:%u: not a 40-character Z85 key", path, number);
         else if (name != NULL && allow_add(list, key) != CURVE_KEY_OK)
-            e = key_fail(err, err_bytes, CURVE_KEY_ENOMEM, "%s: out of memory", path);
+            e = ERROR_TEXT_FAIL(CURVE_KEY_ENOMEM, err, err_bytes, "%s: out of memory", path);
     }
     if (e == CURVE_KEY_OK && ferror(file))
-        e = key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        e = ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     fclose(file);
     return e;
 }
@@ -269,7 +257,7 @@ static curve_key_error allow_directory_load(const char *path, curve_allow_list *
 {
     DIR *dir = opendir(path);
     if (dir == NULL)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     curve_key_error e = CURVE_KEY_OK;
     struct dirent *entry;
     while (e == CURVE_KEY_OK && (entry = readdir(dir)) != NULL) {
@@ -288,14 +276,14 @@ curve_key_error curve_allow_list_load(const char *path, curve_allow_list *out, c
 {
     memset(out, 0, sizeof *out);
     if (!zmq_has("curve"))
-        return key_fail(err, err_bytes, CURVE_KEY_ENOCURVE, "this libzmq has no CURVE support");
+        return ERROR_TEXT_FAIL(CURVE_KEY_ENOCURVE, err, err_bytes, "this libzmq has no CURVE support");
     struct stat st;
     if (stat(path, &st) != 0)
-        return key_fail(err, err_bytes, CURVE_KEY_EIO, "%s: %s", path, strerror(errno));
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     curve_key_error e = S_ISDIR(st.st_mode) ? allow_directory_load(path, out, err, err_bytes)
                                             : allow_file_load(path, out, err, err_bytes);
     if (e == CURVE_KEY_OK && out->count == 0)
-        e = key_fail(err, err_bytes, CURVE_KEY_EFORMAT, "%s: no client key (nobody could connect)", path);
+        e = ERROR_TEXT_FAIL(CURVE_KEY_EFORMAT, err, err_bytes, "%s: no client key (nobody could connect)", path);
     if (e != CURVE_KEY_OK)
         curve_allow_list_free(out);
     return e;

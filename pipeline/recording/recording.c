@@ -35,18 +35,6 @@ const char *recording_strerror(recording_error e)
     return "unknown error";
 }
 
-/* Formats the one-line message into err (may be NULL) and returns e. */
-recording_error recording_fail(char *err, size_t err_bytes, recording_error e, const char *format, ...)
-{
-    if (err != NULL && err_bytes > 0) {
-        va_list ap;
-        va_start(ap, format);
-        vsnprintf(err, err_bytes, format, ap);
-        va_end(ap);
-    }
-    return e;
-}
-
 /* ---- little-endian fields and the journal record ------------------------------- */
 
 static void put_le(uint8_t *p, uint64_t v, int bytes)
@@ -236,14 +224,14 @@ recording_error recording_remove(const char *name, char *err, size_t err_bytes)
 {
     static const char *const suffixes[] = {".sigmf-data", ".sigmf-meta", ".sigmf-index", ".sigmf-meta.tmp"};
     if (name == NULL || name[0] == '\0')
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_remove: no recording name");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_remove: no recording name");
     recording_error e = RECORDING_OK;
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         char path[RECORDING_PATH_MAX];
         if (recording_path_join(path, sizeof path, name, suffixes[i]) != 0)
-            return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", name);
+            return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: recording name too long", name);
         if (unlink(path) != 0 && errno != ENOENT && e == RECORDING_OK)
-            e = recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(errno));
+            e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     }
     return e;
 }

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "error_text.h" /* ERROR_TEXT_FAIL: err and the recording_error */
 #include "recording.h"
 
 #define JOURNAL_MAGIC "EIGSJRNL"
@@ -33,9 +34,6 @@ typedef struct meta_source {
     uint64_t truncated_bytes;
 } meta_source;
 
-/* Formats the one-line message into err (may be NULL) and returns e. */
-recording_error recording_fail(char *err, size_t err_bytes, recording_error e, const char *format, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* Writes all bytes, retrying short writes and EINTR; 0 or -1 with errno. */
 int recording_write_all(int fd, const void *data, size_t bytes);

@@ -168,16 +168,16 @@ recording_error recording_meta_write(const char *name, const meta_source *m, cha
 {
     char path[RECORDING_PATH_MAX], tmp[RECORDING_PATH_MAX];
     if (recording_path_join(path, sizeof path, name, ".sigmf-meta") || recording_path_join(tmp, sizeof tmp, name, ".sigmf-meta.tmp"))
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", name);
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: recording name too long", name);
     json_t *root = json_object(), *global = meta_global(m);
     if (root == NULL || json_put(root, "global", global) || meta_captures(m, root)) {
         json_decref(root == NULL ? global : root);
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory building the meta", path);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory building the meta", path);
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         json_decref(root);
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", tmp, strerror(errno));
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", tmp, strerror(errno));
     }
     int bad = json_dumpfd(root, fd, JSON_INDENT(1)) != 0 || recording_write_all(fd, "\n", 1) != 0 || fsync(fd) != 0;
     int saved = errno;
@@ -186,7 +186,7 @@ recording_error recording_meta_write(const char *name, const meta_source *m, cha
     if (bad || rename(tmp, path) != 0) {
         saved = bad ? saved : errno;
         unlink(tmp);
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(saved));
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(saved));
     }
     sync_parent_folder(path);
     return RECORDING_OK;

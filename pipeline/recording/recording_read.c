@@ -46,7 +46,7 @@ static json_t *meta_field(const meta_context *c, json_t *obj, const char *where,
     json_t *v = json_object_get(obj, key);
     if (v != NULL && (json_typeof(v) == type || (type == JSON_TRUE && json_typeof(v) == JSON_FALSE)))
         return v;
-    recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s%s%s %s, must be %s", c->file, where, where[0] ? "." : "",
+    error_text_set(c->err, c->err_bytes, "%s: %s%s%s %s, must be %s", c->file, where, where[0] ? "." : "",
          key, v == NULL ? "missing" : "has the wrong type", type_names[type]);
     return NULL;
 }
@@ -69,7 +69,7 @@ static int meta_u64(const meta_context *c, json_t *obj, const char *where, const
             return 0;
         }
     }
-    recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s%s%s %s, must be a non-negative integer", c->file, where,
+    error_text_set(c->err, c->err_bytes, "%s: %s%s%s %s, must be a non-negative integer", c->file, where,
          where[0] ? "." : "", key, v == NULL ? "missing" : "has the wrong type or value");
     return -1;
 }
@@ -94,7 +94,7 @@ static int meta_code(const meta_context *c, json_t *global, const char *key, int
     json_t *v = meta_field(c, global, "global", key, JSON_STRING);
     int code = v == NULL ? -1 : code_of_name(json_string_value(v), first, last, name);
     if (v != NULL && code < 0)
-        recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.%s \"%s\" is not a known value", c->file, key,
+        error_text_set(c->err, c->err_bytes, "%s: global.%s \"%s\" is not a known value", c->file, key,
              json_string_value(v));
     return code;
 }
@@ -109,7 +109,7 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
         meta_u64(c, global, "global", "eigstream:protocol_version", &version))
         return RECORDING_EFORMAT;
     if (version != PROTOCOL_VERSION)
-        return recording_fail(c->err, c->err_bytes, RECORDING_EVERSION,
+        return ERROR_TEXT_FAIL(RECORDING_EVERSION, c->err, c->err_bytes,
                     "%s: global.eigstream:protocol_version is %" PRIu64 ", this build reads %d", c->file, version,
                     PROTOCOL_VERSION);
     recording_format *f = &r->format;
@@ -130,7 +130,7 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
         meta_u64(c, global, "global", "eigstream:truncated_bytes", &r->truncated_bytes))
         return RECORDING_EFORMAT;
     if (n == 0 || n > UINT32_MAX || count == 0 || count > UINT32_MAX)
-        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.eigstream:n or count out of range", c->file);
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.eigstream:n or count out of range", c->file);
     int storage = PROTOCOL_STORAGE_FULL, mode = PROTOCOL_MODE_NONE;
     if (kind == PROTOCOL_KIND_COVARIANCE)
         storage = meta_code(c, global, "eigstream:storage", PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
@@ -144,11 +144,11 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
                             .mode = (uint8_t)mode};
     const char *datatype = json_string_value(json_object_get(global, "core:datatype"));
     if (strcmp(datatype, recording_sigmf_datatype(f, 1)) != 0)
-        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.core:datatype \"%s\", %s %s frames are \"%s\"",
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.core:datatype \"%s\", %s %s frames are \"%s\"",
                     c->file, datatype, element_name_int(element), recording_kind_name(f->kind), recording_sigmf_datatype(f, 1));
     json_t *d = json_object_get(global, "core:description");
     r->description = strdup(json_is_string(d) ? json_string_value(d) : "");
-    return r->description == NULL ? recording_fail(c->err, c->err_bytes, RECORDING_ENOMEM, "%s: out of memory", c->file)
+    return r->description == NULL ? ERROR_TEXT_FAIL(RECORDING_ENOMEM, c->err, c->err_bytes, "%s: out of memory", c->file)
                                   : RECORDING_OK;
 }
 
@@ -193,11 +193,11 @@ static recording_error reader_parse_index(recording_reader *r, const meta_contex
     if (index == NULL || meta_u64(c, global, "global", "eigstream:frames", &frames))
         return RECORDING_EFORMAT;
     if (frames != json_array_size(index))
-        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: global.eigstream:frames %" PRIu64
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.eigstream:frames %" PRIu64
                     " but eigstream:index has %zu entries", c->file, frames, json_array_size(index));
     r->index = calloc(frames ? (size_t)frames : 1, sizeof *r->index);
     if (r->index == NULL)
-        return recording_fail(c->err, c->err_bytes, RECORDING_ENOMEM, "%s: out of memory for the index", c->file);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, c->err, c->err_bytes, "%s: out of memory for the index", c->file);
     uint64_t end = 0, parts;
     for (uint64_t i = 0; i < frames; i++) {
         json_t *e = json_array_get(index, (size_t)i);
@@ -211,18 +211,18 @@ static recording_error reader_parse_index(recording_reader *r, const meta_contex
             meta_u64(c, e, where, "bytes", &f->bytes) || meta_u64(c, e, where, "parts", &parts) ||
             meta_u64(c, e, where, "crc32c", &crc))
             return json_is_object(e) ? RECORDING_EFORMAT
-                                     : recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s is not an object",
+                                     : ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: %s is not an object",
                                             c->file, where);
         f->parts = (uint32_t)parts;
         f->crc32c = (uint32_t)crc;
         if (f->offset < end || f->bytes < PROTOCOL_HEADER_BYTES || f->offset > r->data_size ||
             f->bytes > r->data_size - f->offset)
-            return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT,
+            return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes,
                         "%s: %s (offset %" PRIu64 ", %" PRIu64 " bytes) overlaps the previous frame or lies outside "
                         "the data file (%" PRIu64 " bytes)", c->file, where, f->offset, f->bytes, r->data_size);
         if (crc > UINT32_MAX || parts == 0 || parts > RECORDING_PARTS_MAX ||
             part_sizes(&r->format, f->bytes, f->parts, NULL, 0) != 0)
-            return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %s: crc32c or parts (%" PRIu64 ") out of range",
+            return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: %s: crc32c or parts (%" PRIu64 ") out of range",
                         c->file, where, parts);
         end = f->offset + f->bytes;
     }
@@ -235,7 +235,7 @@ static recording_error reader_parse_meta(recording_reader *r, const meta_context
 {
     json_t *global = json_is_object(root) ? meta_field(c, root, "", "global", JSON_OBJECT) : NULL;
     if (!json_is_object(root))
-        return recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: the top level is not a JSON object", c->file);
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: the top level is not a JSON object", c->file);
     json_t *captures = global ? meta_field(c, root, "", "captures", JSON_ARRAY) : NULL;
     if (captures == NULL || meta_field(c, root, "", "annotations", JSON_ARRAY) == NULL)
         return RECORDING_EFORMAT;
@@ -243,7 +243,7 @@ static recording_error reader_parse_meta(recording_reader *r, const meta_context
     if (e == RECORDING_OK)
         e = reader_parse_index(r, c, global);
     if (e == RECORDING_OK && json_array_size(captures) != r->frames)
-        e = recording_fail(c->err, c->err_bytes, RECORDING_EFORMAT, "%s: %zu captures for %" PRIu64 " frames", c->file,
+        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: %zu captures for %" PRIu64 " frames", c->file,
                  json_array_size(captures), r->frames);
     return e;
 }
@@ -268,17 +268,17 @@ static recording_error reader_load(recording_reader *r, json_t **root, char *met
     recording_path_join(data, sizeof data, r->name, ".sigmf-data");
     recording_path_join(meta, RECORDING_PATH_MAX, r->name, ".sigmf-meta");
     if (access(meta, F_OK) != 0 && errno == ENOENT)
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: missing (a recorder that died leaves none: run "
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: missing (a recorder that died leaves none: run "
                     "eigstream-record --repair %s)", meta, r->name);
     r->data_fd = open(data, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (r->data_fd < 0 || fstat(r->data_fd, &st) != 0)
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", data, strerror(errno));
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", data, strerror(errno));
     r->data_size = (uint64_t)st.st_size;
     json_error_t jerr;
     *root = json_load_file(meta, JSON_REJECT_DUPLICATES, &jerr);
     if (*root == NULL)
-        return recording_fail(err, err_bytes, errno == ENOENT ? RECORDING_EIO : RECORDING_EFORMAT, "%s:%d: %s", meta,
+        return ERROR_TEXT_FAIL(errno == ENOENT ? RECORDING_EIO : RECORDING_EFORMAT, err, err_bytes, "%s:%d: %s", meta,
                     jerr.line, jerr.text);
     return RECORDING_OK;
 }
@@ -286,15 +286,15 @@ static recording_error reader_load(recording_reader *r, json_t **root, char *met
 recording_error recording_reader_open(recording_reader **out, const char *path, char *err, size_t err_bytes)
 {
     if (out == NULL || path == NULL)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_reader_open: NULL argument");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_reader_open: NULL argument");
     *out = NULL;
     recording_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", path);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", path);
     r->data_fd = -1;
     if (reader_name(path, r->name, sizeof r->name) != 0) {
         free(r);
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", path);
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: recording name too long", path);
     }
     char meta[RECORDING_PATH_MAX];
     json_t *root = NULL;
@@ -370,25 +370,25 @@ recording_error recording_reader_read(recording_reader *r, uint64_t index, void 
                                       size_t err_bytes)
 {
     if (r == NULL || buf == NULL)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_reader_read: NULL argument");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_reader_read: NULL argument");
     if (index >= r->frames)
-        return recording_fail(err, err_bytes, RECORDING_ERANGE, "%s: frame %" PRIu64 " of %" PRIu64, r->name, index, r->frames);
+        return ERROR_TEXT_FAIL(RECORDING_ERANGE, err, err_bytes, "%s: frame %" PRIu64 " of %" PRIu64, r->name, index, r->frames);
     const recording_frame *f = &r->index[index];
     if (buf_bytes < f->bytes)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: frame %" PRIu64 " has %" PRIu64 " bytes, buffer %zu",
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: frame %" PRIu64 " has %" PRIu64 " bytes, buffer %zu",
                     r->name, index, f->bytes, buf_bytes);
     if (recording_pread_all(r->data_fd, buf, (size_t)f->bytes, f->offset) != 0)
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
                     strerror(errno));
     protocol_header h;
     const uint8_t *bytes = buf;
     if (protocol_header_decode(bytes, PROTOCOL_HEADER_BYTES, &h) != PROTOCOL_OK || h.seq != f->seq ||
         h.payload_bytes != f->bytes - PROTOCOL_HEADER_BYTES)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s.sigmf-data: frame %" PRIu64 " (offset %" PRIu64
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 " (offset %" PRIu64
                     "): its header disagrees with the index", r->name, index, f->offset);
     uint32_t crc = protocol_crc32c(0, bytes + PROTOCOL_HEADER_BYTES, (size_t)(f->bytes - PROTOCOL_HEADER_BYTES));
     if (crc != f->crc32c)
-        return recording_fail(err, err_bytes, RECORDING_ECRC, "%s.sigmf-data: frame %" PRIu64 " seq %" PRIu64
+        return ERROR_TEXT_FAIL(RECORDING_ECRC, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 " seq %" PRIu64
                     ": CRC32C 0x%08" PRIx32 ", index says 0x%08" PRIx32, r->name, index, f->seq, crc, f->crc32c);
     return RECORDING_OK;
 }

@@ -56,7 +56,7 @@ static int repair_frame_header(repair_state *s, uint64_t offset, protocol_header
 static recording_error repair_add(repair_state *s, const recording_frame *f, char *err, size_t err_bytes)
 {
     if (recording_index_reserve(&s->index, s->frames, &s->capacity) != 0)
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory for the index", s->name);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory for the index", s->name);
     s->index[s->frames++] = *f;
     s->end = f->offset + f->bytes;
     return RECORDING_OK;
@@ -72,19 +72,19 @@ static recording_error repair_journal_load(const char *name, uint8_t **journal, 
     recording_path_join(path, sizeof path, name, ".sigmf-index");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? RECORDING_OK : recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? RECORDING_OK : ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     struct stat st;
     recording_error e = RECORDING_OK;
     if (fstat(fd, &st) != 0)
-        e = recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(errno));
+        e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     else if (st.st_size > 0 && (*journal = malloc((size_t)st.st_size)) == NULL)
-        e = recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", path);
+        e = ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", path);
     else if (st.st_size > 0 && recording_pread_all(fd, *journal, (size_t)st.st_size, 0) != 0)
-        e = recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(errno));
+        e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
     else if (st.st_size >= JOURNAL_HEADER_BYTES && memcmp(*journal, JOURNAL_MAGIC, 8) != 0)
-        e = recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s: not an eigstream journal (magic)", path);
+        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: not an eigstream journal (magic)", path);
     else if (st.st_size >= JOURNAL_HEADER_BYTES && recording_get_le(*journal + 8, 4) != JOURNAL_VERSION)
-        e = recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s: journal version %" PRIu64 ", this build reads %d", path,
+        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: journal version %" PRIu64 ", this build reads %d", path,
                  recording_get_le(*journal + 8, 4), JOURNAL_VERSION);
     close(fd);
     if (e != RECORDING_OK) {
@@ -126,7 +126,7 @@ static recording_error repair_walk(repair_state *s, char *err, size_t err_bytes)
 {
     uint8_t *chunk = malloc(WALK_CHUNK_BYTES);
     if (chunk == NULL)
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", s->name);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", s->name);
     recording_error e = RECORDING_OK;
     protocol_header h;
     s->format_known = s->frames > 0; /* a journal record refused after its header fixed it */
@@ -137,7 +137,7 @@ static recording_error repair_walk(repair_state *s, char *err, size_t err_bytes)
         for (uint64_t done = 0; done < h.payload_bytes && e == RECORDING_OK;) {
             size_t want = h.payload_bytes - done < WALK_CHUNK_BYTES ? (size_t)(h.payload_bytes - done) : WALK_CHUNK_BYTES;
             if (recording_pread_all(s->data_fd, chunk, want, f.offset + PROTOCOL_HEADER_BYTES + done) != 0)
-                e = recording_fail(err, err_bytes, RECORDING_EIO, "%s.sigmf-data: %s", s->name, strerror(errno));
+                e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-data: %s", s->name, strerror(errno));
             f.crc32c = protocol_crc32c(f.crc32c, chunk, want);
             done += want;
         }
@@ -152,16 +152,16 @@ recording_error recording_repair(const char *path, uint64_t *frames, uint64_t *c
                                  size_t err_bytes)
 {
     if (path == NULL || path[0] == '\0' || strlen(path) + 16 > RECORDING_PATH_MAX)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_repair: no recording name, or too long");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_repair: no recording name, or too long");
     char data[RECORDING_PATH_MAX];
     recording_path_join(data, sizeof data, path, ".sigmf-data");
     repair_state s = {.name = path, .data_fd = open(data, O_RDONLY | O_CLOEXEC)};
     if (s.data_fd < 0)
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", data, strerror(errno));
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", data, strerror(errno));
     struct stat st;
     recording_error e = RECORDING_OK;
     if (fstat(s.data_fd, &st) != 0)
-        e = recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", data, strerror(errno));
+        e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", data, strerror(errno));
     s.data_size = e == RECORDING_OK ? (uint64_t)st.st_size : 0;
     if (e == RECORDING_OK)
         e = repair_journal(&s, err, err_bytes);

@@ -51,12 +51,12 @@ static int create_file(const char *name, const char *suffix, char *err, size_t e
 {
     char path[RECORDING_PATH_MAX];
     if (recording_path_join(path, sizeof path, name, suffix)) {
-        recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", name);
+        error_text_set(err, err_bytes, "%s: recording name too long", name);
         return -1;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        recording_fail(err, err_bytes, RECORDING_EIO, "%s: %s", path, strerror(errno));
+        error_text_set(err, err_bytes, "%s: %s", path, strerror(errno));
     return fd;
 }
 
@@ -69,36 +69,36 @@ recording_error recording_writer_open(recording_writer **out, const recording_wr
                                       size_t err_bytes)
 {
     if (out == NULL)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_writer_open: out is NULL");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_writer_open: out is NULL");
     *out = NULL;
     if (params == NULL || params->path == NULL || params->path[0] == '\0')
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_writer_open: no recording path");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_writer_open: no recording path");
     if (strlen(params->path) + 16 > RECORDING_PATH_MAX)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "%s: recording name too long", params->path);
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: recording name too long", params->path);
     recording_writer *w = calloc(1, sizeof *w);
     if (w == NULL)
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", params->path);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", params->path);
     w->data_fd = w->journal_fd = -1;
     snprintf(w->name, sizeof w->name, "%s", params->path);
     w->description = strdup_or_null(params->description);
     w->recorder = strdup_or_null(params->recorder);
     if ((params->description && !w->description) || (params->recorder && !w->recorder)) {
         writer_free(w);
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory", params->path);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", params->path);
     }
     char meta[RECORDING_PATH_MAX];
     recording_path_join(meta, sizeof meta, w->name, ".sigmf-meta");
     if (unlink(meta) != 0 && errno != ENOENT) {
         int e = errno;
         writer_free(w);
-        return recording_fail(err, err_bytes, RECORDING_EIO, "%s: cannot remove the stale meta: %s", meta, strerror(e));
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: cannot remove the stale meta: %s", meta, strerror(e));
     }
     w->data_fd = create_file(w->name, ".sigmf-data", err, err_bytes);
     w->journal_fd = w->data_fd < 0 ? -1 : create_file(w->name, ".sigmf-index", err, err_bytes);
     uint8_t head[JOURNAL_HEADER_BYTES];
     recording_journal_header_encode(head);
     if (w->journal_fd >= 0 && recording_write_all(w->journal_fd, head, sizeof head) != 0)
-        recording_fail(err, err_bytes, RECORDING_EIO, "%s.sigmf-index: %s", w->name, strerror(errno));
+        error_text_set(err, err_bytes, "%s.sigmf-index: %s", w->name, strerror(errno));
     else if (w->journal_fd >= 0) {
         w->journal_bytes = JOURNAL_HEADER_BYTES;
         *out = w;
@@ -116,17 +116,17 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
 {
     protocol_reject r = protocol_header_decode(header, PROTOCOL_HEADER_BYTES, h);
     if (r != PROTOCOL_OK)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s: frame header rejected: %s", w->name,
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: frame header rejected: %s", w->name,
                     protocol_reject_name(r));
     /* The format (docs/recording.md) has no place for a cube's gates,
      * sample format and layout: IQ cubes are not recorded. */
     if (h->kind == PROTOCOL_KIND_IQ)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT,
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes,
                               "%s: frame seq %" PRIu64 " is an IQ cube (kind 3): recordings hold covariance and "
                               "eigenspace frames only", w->name, h->seq);
     /* A record is a whole frame (docs/recording.md). */
     if (h->flags & PROTOCOL_FLAG_FRAGMENT)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT,
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes,
                               "%s: frame seq %" PRIu64 " is a fragment: recordings hold whole frames", w->name, h->seq);
     uint64_t total = 0;
     for (size_t i = 0; i < parts; i++)
@@ -138,12 +138,12 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
     if (r == PROTOCOL_OK && total != h->payload_bytes)
         r = PROTOCOL_REJECT_SIZE;
     if (r != PROTOCOL_OK)
-        return recording_fail(err, err_bytes, RECORDING_EFORMAT, "%s: frame seq %" PRIu64 ": parts disagree with the header: %s",
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: frame seq %" PRIu64 ": parts disagree with the header: %s",
                     w->name, h->seq, protocol_reject_name(r));
     recording_format f;
     recording_format_from_header(h, &f);
     if (w->format_known && !recording_format_equal(&f, &w->format))
-        return recording_fail(err, err_bytes, RECORDING_EMISMATCH,
+        return ERROR_TEXT_FAIL(RECORDING_EMISMATCH, err, err_bytes,
                     "%s: frame seq %" PRIu64 " (%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s) differs from the recording "
                     "(%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s)", w->name, h->seq, recording_kind_name(f.kind), f.n, f.count,
                     eig_precision_name(f.element), protocol_storage_name(f.storage), protocol_mode_name(f.mode),
@@ -175,9 +175,9 @@ static recording_error append_failed(recording_writer *w, const char *file, int 
     int cut = ftruncate(w->data_fd, (off_t)w->data_bytes) == 0;
     cut &= ftruncate(w->journal_fd, (off_t)w->journal_bytes) == 0;
     w->failed = RECORDING_EIO;
-    recording_fail(w->failure, sizeof w->failure, RECORDING_EIO, "%s%s: %s (after %" PRIu64 " frames%s)", w->name, file,
+    error_text_set(w->failure, sizeof w->failure, "%s%s: %s (after %" PRIu64 " frames%s)", w->name, file,
          strerror(error), w->frames, cut ? "" : "; cutting the partial frame off failed");
-    return recording_fail(err, err_bytes, RECORDING_EIO, "%s", w->failure);
+    return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s", w->failure);
 }
 
 recording_error recording_writer_append(recording_writer *w, const uint8_t *header, const void *const *part,
@@ -185,18 +185,18 @@ recording_error recording_writer_append(recording_writer *w, const uint8_t *head
                                         char *err, size_t err_bytes)
 {
     if (w == NULL || header == NULL || part == NULL || part_bytes == NULL || parts == 0 || parts > RECORDING_PARTS_MAX)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_writer_append: NULL argument or parts out of range");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_writer_append: NULL argument or parts out of range");
     for (size_t i = 0; i < parts; i++)
         if (part[i] == NULL && part_bytes[i] > 0)
-            return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_writer_append: part %zu is NULL", i);
+            return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_writer_append: part %zu is NULL", i);
     if (w->failed != RECORDING_OK)
-        return recording_fail(err, err_bytes, w->failed, "%s (the writer stopped)", w->failure);
+        return ERROR_TEXT_FAIL(w->failed, err, err_bytes, "%s (the writer stopped)", w->failure);
     protocol_header h;
     recording_error e = append_check(w, header, part_bytes, parts, &h, err, err_bytes);
     if (e != RECORDING_OK)
         return e;
     if (recording_index_reserve(&w->index, w->frames, &w->capacity) != 0)
-        return recording_fail(err, err_bytes, RECORDING_ENOMEM, "%s: out of memory for the index", w->name);
+        return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory for the index", w->name);
 
     recording_frame f = {.seq = h.seq, .timestamp_ns = h.timestamp_ns, .received_ns = received_ns,
                          .offset = w->data_bytes, .bytes = PROTOCOL_HEADER_BYTES + h.payload_bytes,
@@ -248,12 +248,12 @@ static int sync_close(int fd)
 recording_error recording_writer_close(recording_writer **wp, char *err, size_t err_bytes)
 {
     if (wp == NULL || *wp == NULL)
-        return recording_fail(err, err_bytes, RECORDING_EINVAL, "recording_writer_close: no writer");
+        return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "recording_writer_close: no writer");
     recording_writer *w = *wp;
     *wp = NULL;
     recording_error first = w->failed;
     if (first != RECORDING_OK)
-        recording_fail(err, err_bytes, first, "%s", w->failure);
+        error_text_set(err, err_bytes, "%s", w->failure);
     /* A tail that append_failed could not cut off is recorded, not hidden. */
     struct stat st;
     uint64_t truncated = 0;
@@ -263,14 +263,14 @@ recording_error recording_writer_close(recording_writer **wp, char *err, size_t 
     int data_error = sync_close(w->data_fd), journal_error = sync_close(w->journal_fd);
     w->data_fd = w->journal_fd = -1;
     if (first == RECORDING_OK && (data_error || journal_error))
-        first = recording_fail(err, err_bytes, RECORDING_EIO, "%s: closing the %s file: %s", w->name,
+        first = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: closing the %s file: %s", w->name,
                      data_error ? "data" : "journal", strerror(data_error ? data_error : journal_error));
     meta_source m = {.description = w->description, .recorder = w->recorder, .format = w->format,
                      .format_known = w->format_known, .index = w->index, .frames = w->frames, .truncated_bytes = truncated};
     char meta_err[RECORDING_ERROR_MAX];
     recording_error e = recording_meta_write(w->name, &m, meta_err, sizeof meta_err);
     if (e != RECORDING_OK && first == RECORDING_OK)
-        first = recording_fail(err, err_bytes, e, "%s", meta_err);
+        first = ERROR_TEXT_FAIL(e, err, err_bytes, "%s", meta_err);
     writer_free(w);
     return first;
 }
