@@ -10,7 +10,14 @@
 #
 #   tools/scaleout/bench-scaleout.sh [--build DIR] [--max-daemons D] [--frames F] [--n N]
 #                                    [--cells C] [--threads T] [--precision float|double]
-#                                    [--port-base P]
+#                                    [--storage full|packed_lower] [--port-base P]
+#                                    [--gpus-per-daemon G] [--direct-gpus K]
+#
+# --gpus-per-daemon G: the cuda backend, daemon i solving on GPUs (i-1)*G .. i*G-1
+# (solver.gpu_devices); --direct-gpus K: the direct daemon on GPUs 0 .. K-1 (default G).
+# On a 4-GPU host, one daemon of 4 GPUs against two daemons of 2 behind dispatch + merge:
+#   tools/scaleout/bench-scaleout.sh --build build --max-daemons 2 --gpus-per-daemon 2 --direct-gpus 4 \
+#       --frames 600 --n 128 --cells 180 --precision float --storage packed_lower
 #
 # On a 2-core machine every process shares the same two cores: the curve says more about
 # the machine than the topology. On the 16-core GPU host (CPU backend):
@@ -19,6 +26,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
+STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -29,7 +37,10 @@ while [ $# -gt 0 ]; do
         --threads) THREADS=$2; shift 2 ;;
         --precision) PRECISION=$2; shift 2 ;;
         --port-base) PORT_BASE=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --storage) STORAGE=$2; shift 2 ;;
+        --gpus-per-daemon) GPUS_PER_DAEMON=$2; shift 2 ;;
+        --direct-gpus) DIRECT_GPUS=$2; shift 2 ;;
+        -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench-scaleout: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -48,7 +59,7 @@ start_sink() { # start_sink PORT: a PULL consumer that exits after FRAMES frames
 
 send() { # the sim, as fast as it is let
     "$(so_bin eigstream-sim)" --endpoint "tcp://127.0.0.1:$PORT_BASE" --n "$N" --cells "$CELLS" --snapshots 64 \
-        --precision "$PRECISION" --frames "$FRAMES" --rate 0 --quiet >/dev/null 2>&1
+        --precision "$PRECISION" --storage "$STORAGE" --frames "$FRAMES" --rate 0 --quiet >/dev/null 2>&1
 }
 
 sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['latency_sink_ms']['p99'])" \
@@ -56,7 +67,7 @@ sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv
 
 # The peer: one daemon fed directly (PULL bind), pushing to the sink.
 DAEMONS=1
-so_config 1
+so_config 1 "${DIRECT_GPUS:-$GPUS_PER_DAEMON}"
 sed -e "s#^  endpoint = \"tcp://127.0.0.1:$((PORT_BASE + 10))\";.*#  endpoint = \"tcp://127.0.0.1:$PORT_BASE\";#" \
     -e 's#^  pattern = "dispatch";#  pattern = "pull";#' -e 's#^  bind = false;.*#  bind = true;#' \
     "$WORK/daemon-1.cfg" >"$WORK/direct.cfg"

@@ -23,15 +23,20 @@ so_bin() { # so_bin NAME -> path of a built program, or exit 1 naming it
     echo "$p"
 }
 
-so_config() { # so_config I -> writes $WORK/daemon-I.cfg
-    local i=$1 example
+so_config() { # so_config I [GPUS] -> writes $WORK/daemon-I.cfg (GPUS > 0: the cuda backend on
+    # GPUs (I-1)*GPUS .. I*GPUS-1; default GPUS_PER_DAEMON, 0 = the example's cpu backend)
+    local i=$1 gpus=${2:-${GPUS_PER_DAEMON:-0}} example devices="" g
     example="$ROOT/config/examples/scaleout-daemon-$(( (i - 1) % 3 + 1 )).cfg"
+    for g in $(seq $(( (i - 1) * gpus )) $(( i * gpus - 1 ))); do devices="$devices${devices:+, }$g"; done
     sed -e "s#tcp://127.0.0.1:5560#tcp://127.0.0.1:$((PORT_BASE + 10))#" \
         -e "s#tcp://127.0.0.1:557[0-9]#tcp://127.0.0.1:$((PORT_BASE + 20 + i))#" \
         -e "s#^  n = [0-9]*;#  n = $N;#" -e "s#^  matrices = [0-9]*;#  matrices = $CELLS;#" \
         -e "s#^  cpu_threads = [0-9]*;#  cpu_threads = $THREADS;#" \
         -e "s#^  precision = \"[a-z]*\";#  precision = \"$PRECISION\";#" \
         -e "s#^  http = \"[^\"]*\";#  http = \"\";#" "$example" >"$WORK/daemon-$i.cfg"
+    if [ "$gpus" -gt 0 ]; then
+        sed -i -e "s#^  backend = \"cpu\";#  backend = \"cuda\";\n  gpu_devices = [$devices];#" "$WORK/daemon-$i.cfg"
+    fi
 }
 
 # Starts the merge, the dispatcher and the daemons; waits until every daemon said READY.
