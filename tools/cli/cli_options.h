@@ -151,4 +151,17 @@ int cli_fatal(const char *prog, const char *format, ...) __attribute__((format(p
 int cli_parse_or_report(const cli_spec *spec, int argc, char **argv, int first, cli_args *args,
                         int error_status);
 
+/* Defines a tool's main, int function(argc, argv): parse(argc, argv, &o)
+ * sets the defaults of an options_type o and parses argv into it, returning
+ * -1 to go on or the exit status (0 after --help, 2 after a bad argument,
+ * as cli_parse_or_report); run(&o) then does the work and returns the exit
+ * status. */
+#define CLI_MAIN(function, options_type, parse, run)                                                 \
+    int function(int argc, char **argv)                                                              \
+    {                                                                                                \
+        options_type options;                                                                        \
+        int status = parse(argc, argv, &options);                                                    \
+        return status >= 0 ? status : run(&options);                                                 \
+    }
+
 #endif

@@ -429,24 +429,21 @@ static int record_loop(recorder *r, void *sock)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(record_options *o)
 {
-    record_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
-    if (o.repair != NULL)
-        return repair_main(o.repair);
+    if (o->repair != NULL)
+        return repair_main(o->repair);
 
     struct sigaction ignore = {.sa_handler = SIG_IGN};
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGXFSZ, &ignore, NULL); /* past RLIMIT_FSIZE, write() fails with EFBIG instead */
-    recorder r = {.o = &o};
-    record_assembly_init(&r.assembly, o.max_frame_bytes);
+    recorder r = {.o = o};
+    record_assembly_init(&r.assembly, o->max_frame_bytes);
     void *ctx = NULL, *sock = NULL;
     int rc = 1;
-    if (record_socket_open(&o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
+    if (record_socket_open(o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
         goto done;
     cli_stop_on_signals();
     double start = cli_monotonic_s();
@@ -472,3 +469,5 @@ done:
     record_assembly_free(&r.assembly);
     return rc;
 }
+
+CLI_MAIN(main, record_options, parse_options, tool_main)

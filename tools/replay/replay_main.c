@@ -405,15 +405,14 @@ done:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(replay_options *o)
 {
-    replay_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
-    if (o.info)
-        return replay_info(o.name);
-    if (o.to_npy)
-        return replay_export_npy(o.name, o.to_npy);
-    return replay_play(&o);
+    if (o->info)
+        return replay_info(o->name);
+    if (o->to_npy)
+        return replay_export_npy(o->name, o->to_npy);
+    return replay_play(o);
 }
+
+CLI_MAIN(main, replay_options, parse_options, tool_main)

@@ -419,18 +419,14 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(sim_options *o)
 {
-    sim_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
-
     sim_layout l;
     pool_frame *pool = NULL;
-    int rc = pool_create(&o, &l, &pool);
+    int rc = pool_create(o, &l, &pool);
     void *ctx = NULL, *sock = NULL;
-    if (rc != 0 || socket_open(&o, &ctx, &sock) != 0) {
+    if (rc != 0 || socket_open(o, &ctx, &sock) != 0) {
         rc = rc != 0 ? rc : 1;
         goto done;
     }
@@ -439,16 +435,16 @@ int main(int argc, char **argv)
     uint64_t sent = 0;
     double start = cli_monotonic_s();
     rc = 1;
-    if (send_loop(sock, &o, &l, pool, start, &sent) != 0)
+    if (send_loop(sock, o, &l, pool, start, &sent) != 0)
         goto done;
     /* Wait for ZeroMQ to write out every queued frame, then close (with
      * linger as a second line); the context terminates only when they are
      * out, so the pool is freed after that and the elapsed time includes the
      * flush. */
-    long held = wait_parts_released(o.linger_ms);
+    long held = wait_parts_released(o->linger_ms);
     if (held > 0)
         fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
-                        "may not have been delivered\n", held, o.linger_ms);
+                        "may not have been delivered\n", held, o->linger_ms);
     cli_socket_close(&ctx, &sock);
     double elapsed = cli_monotonic_s() - start;
     printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
@@ -460,10 +456,12 @@ int main(int argc, char **argv)
     rc = 0;
 done:
     cli_socket_close(&ctx, &sock);
-    for (uint32_t i = 0; pool != NULL && i < o.pool; i++) {
+    for (uint32_t i = 0; pool != NULL && i < o->pool; i++) {
         free(pool[i].payload);
         free(pool[i].crc);
     }
     free(pool);
     return rc;
 }
+
+CLI_MAIN(main, sim_options, parse_options, tool_main)

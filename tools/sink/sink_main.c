@@ -491,21 +491,18 @@ static int latency_csv_close(const char *path, FILE **csv)
     return failed ? -1 : 0;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(sink_options *o)
 {
-    sink_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     scene *sc = NULL;
     iq_scene iq;
     /* --iq: the IQ scene (its jammers from --jammers); the covariance scene
      * then holds no emitters (its checks do not run). */
-    scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.iq ? NULL : o.sources, o.iq ? NULL : o.jammers);
-    if (se == SCENE_OK && o.iq)
-        se = iq_scene_init(&iq, o.n ? o.n : 1, 1, 1, o.targets, o.jammers, o.clutter_db, o.clutter_slope,
-                           o.clutter_patches);
+    scene_error se = scene_create(&sc, o->n ? o->n : 4096, o->iq ? NULL : o->sources, o->iq ? NULL : o->jammers);
+    if (se == SCENE_OK && o->iq)
+        se = iq_scene_init(&iq, o->n ? o->n : 1, 1, 1, o->targets, o->jammers, o->clutter_db, o->clutter_slope,
+                           o->clutter_patches);
     if (se != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: scene: %s\n", scene_strerror(se));
         scene_destroy(&sc);
@@ -517,42 +514,42 @@ int main(int argc, char **argv)
     sink_stats st;
     memset(&st, 0, sizeof st);
     sink_iq_result_init(&st.iq);
-    if ((se = sink_checker_create(&checker, sc, o.doa_fft_size, o.doa_cells)) != SCENE_OK) {
+    if ((se = sink_checker_create(&checker, sc, o->doa_fft_size, o->doa_cells)) != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
     }
-    if (o.latency_csv != NULL && latency_csv_open(o.latency_csv, &st.latency_csv) != 0)
+    if (o->latency_csv != NULL && latency_csv_open(o->latency_csv, &st.latency_csv) != 0)
         goto done;
-    if (cli_socket_create(&ctx, &sock, o.pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
+    if (cli_socket_create(&ctx, &sock, o->pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
         fprintf(stderr, "eigstream-sink: zmq: %s\n", zmq_strerror(zmq_errno()));
         goto done;
     }
-    if (!o.pull) {
+    if (!o->pull) {
         const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_EIGENSPACE};
         zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, sizeof prefix);
     }
     int linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     char curve_err[640];
-    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
+    if (cli_curve_apply(&o->curve, sock, curve_err, sizeof curve_err) != 0) {
         fprintf(stderr, "eigstream-sink: %s\n", curve_err);
         goto done;
     }
-    if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
-        fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
+    if (cli_socket_attach(sock, o->endpoint, o->bind) != 0) {
+        fprintf(stderr, "eigstream-sink: %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
                 zmq_strerror(zmq_errno()));
         goto done;
     }
     cli_stop_on_signals();
 
     double elapsed;
-    if (receive_frames(sock, &st, checker, &o, o.iq ? &iq : NULL, &elapsed) != 0)
+    if (receive_frames(sock, &st, checker, o, o->iq ? &iq : NULL, &elapsed) != 0)
         goto done;
-    rc = verdict(&st, &o, sc, elapsed);
-    if (latency_csv_close(o.latency_csv, &st.latency_csv) != 0)
+    rc = verdict(&st, o, sc, elapsed);
+    if (latency_csv_close(o->latency_csv, &st.latency_csv) != 0)
         rc = 2;
 done:
-    latency_csv_close(o.latency_csv, &st.latency_csv);
+    latency_csv_close(o->latency_csv, &st.latency_csv);
     cli_socket_close(&ctx, &sock);
     free(st.publish_ms.x);
     free(st.sink_ms.x);
@@ -563,3 +560,5 @@ done:
     scene_destroy(&sc);
     return rc;
 }
+
+CLI_MAIN(main, sink_options, parse_options, tool_main)
