@@ -94,6 +94,13 @@ typedef struct cli_option {
     {.name = (name_), .short_name = (short_), .kind = CLI_KIND_CUSTOM, .dest = (dest_),            \
      .parse = (parse_), .expected = (expected_), .metavar = (metavar_), .help = (help_)}
 #define CLI_END {.name = NULL, .kind = CLI_KIND_END}
+/* The ZeroMQ socket options of the stream tools, the three rows that open
+ * their tables: --endpoint E into *endpoint_, --pattern (one of patterns_,
+ * its index into *pattern_, described by pattern_help_) and --bind. */
+#define CLI_SOCKET_OPTIONS(endpoint_, pattern_, patterns_, pattern_help_, bind_)                   \
+    CLI_STRING("endpoint", 0, endpoint_, "E", "ZeroMQ endpoint"),                                  \
+    CLI_CHOICE("pattern", 0, pattern_, patterns_, NULL, pattern_help_),                            \
+    CLI_FLAG("bind", 0, bind_, "bind instead of connect")
 
 /* A tool's (or a mode's) command line. */
 typedef struct cli_spec {

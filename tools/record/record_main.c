@@ -85,9 +85,7 @@ static int parse_options(int argc, char **argv, record_options *o)
     *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000, .fragment_timeout_ms = 1000,
                           .max_frame_bytes = 128u << 20};
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->sub, record_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->sub, record_patterns, "socket type", &o->bind),
         CLI_CHOICE("kind", 0, &o->kind, record_kinds, NULL,
                    "frames to record (sub: the 6-byte prefix to subscribe to)"),
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "stop after N frames, 0 = no limit"),

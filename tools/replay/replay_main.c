@@ -116,9 +116,7 @@ static int parse_options(int argc, char **argv, replay_options *o)
     *o = (replay_options){.endpoint = "tcp://127.0.0.1:5550", .speed = 1.0, .loop = 1, .hwm = 4,
                           .linger_ms = 5000};
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pub, replay_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, replay_patterns, "socket type", &o->bind),
         CLI_CHOICE("timing", 0, &o->timing, replay_timings, NULL, "pacing: recorded times, or as fast as taken"),
         CLI_DOUBLE("speed", 0, &o->speed, 1e-6, 1e6, "F", "original timing scaled by 1/F"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e7, "FPS", "fixed frames/s instead, 0 = off"),

@@ -74,9 +74,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
     const cli_choices iq_formats = cli_choices_iq_format(), iq_layouts = cli_choices_iq_layout();
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, sim_patterns, "socket type", &o->bind),
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "channels = matrix order"),
         CLI_INT("cells", 0, &o->cells, 1, 100000, "C", "matrices per frame"),
         CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "snapshots per covariance"),

@@ -74,9 +74,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
     uint32_t fft_size = 4096;
     int doa = 0;
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pull, sink_patterns, NULL, "socket type (sub: prefix EIGS 1 2)"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pull, sink_patterns, "socket type (sub: prefix EIGS 1 2)", &o->bind),
         CLI_STRING("sources", 0, &o->sources, "LIST", "scene emitters angle_deg:power_db,..."),
         CLI_STRING("jammers", 0, &o->jammers, "LIST", "jammers, same syntax"),
         CLI_INT("n", 0, &o->n, 0, EIG_N_MAX, "N", "expected matrix order, 0 = any"),
