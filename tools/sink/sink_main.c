@@ -119,16 +119,13 @@ static int parse_options(int argc, char **argv, sink_options *o)
     return status;
 }
 
+/* Appends v to s; 0, or -1 when out of memory. */
 static int series_push(series *s, double v)
 {
-    if (s->len == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        double *x = realloc(s->x, cap * sizeof *x);
-        if (x == NULL)
-            return -1;
-        s->x = x;
-        s->cap = cap;
-    }
+    double *x = cli_array_grow(s->x, s->len, &s->cap, sizeof *x, 256);
+    if (x == NULL)
+        return -1;
+    s->x = x;
     s->x[s->len++] = v;
     return 0;
 }
