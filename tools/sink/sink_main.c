@@ -12,6 +12,7 @@
 
 #include "cli_common.h"
 #include "cli_curve.h"
+#include "cli_message.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
@@ -269,36 +270,6 @@ static void report_window(sink_stats *st, double seconds)
     st->window_publish_ms.len = st->window_sink_ms.len = 0;
 }
 
-/* Receives one multipart message into parts (at most PARTS_MAX kept; extra
- * parts are drained and counted). Returns parts received, or -1 with errno. */
-static int receive(void *sock, zmq_msg_t *parts, size_t *count)
-{
-    *count = 0;
-    int more = 1;
-    while (more) {
-        zmq_msg_t msg;
-        zmq_msg_init(&msg);
-        if (zmq_msg_recv(&msg, sock, 0) < 0) {
-            int err = errno;
-            zmq_msg_close(&msg);
-            if (err == EINTR && *count > 0)
-                continue; /* finish the message: its parts are already here */
-            for (size_t i = 0; i < *count && i < PARTS_MAX; i++)
-                zmq_msg_close(&parts[i]);
-            errno = err;
-            return -1;
-        }
-        more = zmq_msg_more(&msg);
-        if (*count < PARTS_MAX) {
-            zmq_msg_init(&parts[*count]);
-            zmq_msg_move(&parts[*count], &msg);
-        }
-        zmq_msg_close(&msg);
-        (*count)++;
-    }
-    return 0;
-}
-
 static void write_json(const char *path, sink_stats *st, const char *verdict, const char *reasons, double elapsed)
 {
     FILE *f = fopen(path, "w");
@@ -411,6 +382,38 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
     return pass ? 0 : 1;
 }
 
+/* Receives one multipart message (at most PARTS_MAX parts kept, the rest
+ * drained and counted: cli_message_receive) and checks it as a frame;
+ * *first_frame: the time of the first one. 0 (also when a signal came
+ * before the message), or -1 after saying why on stderr. */
+static int receive_frame(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o,
+                         const iq_scene *iq, double *first_frame)
+{
+    cli_message m = {0};
+    if (cli_message_receive(sock, &m, PARTS_MAX) != 0) {
+        int err = errno;
+        cli_message_free(&m);
+        if (err == EINTR)
+            return 0;
+        fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(err));
+        return -1;
+    }
+    uint64_t received_ns = cli_realtime_ns();
+    if (st->frames == 0)
+        *first_frame = cli_monotonic_s();
+    int err = handle_frame(st, checker, o, iq, m.part, m.count + m.extra, received_ns);
+    int handle_errno = errno;
+    cli_message_free(&m);
+    if (err != 0) {
+        if (err == SINK_FAILED_CSV)
+            fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(handle_errno));
+        else
+            fprintf(stderr, "eigstream-sink: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
 /* Receives and checks frames until o->frames, o->duration_s or a signal;
  * *elapsed: seconds from the first frame on (0 without one). Returns 0, or
  * -1 after saying why on stderr (a socket error, out of memory, the
@@ -438,27 +441,8 @@ static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, con
         }
         if (ready == 0)
             continue;
-        zmq_msg_t parts[PARTS_MAX];
-        size_t count;
-        if (receive(sock, parts, &count) != 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
+        if (receive_frame(sock, st, checker, o, iq, &first_frame) != 0)
             return -1;
-        }
-        uint64_t received_ns = cli_realtime_ns();
-        if (st->frames == 0)
-            first_frame = cli_monotonic_s();
-        int err = handle_frame(st, checker, o, iq, parts, count, received_ns);
-        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
-            zmq_msg_close(&parts[i]);
-        if (err != 0) {
-            if (err == SINK_FAILED_CSV)
-                fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(errno));
-            else
-                fprintf(stderr, "eigstream-sink: out of memory\n");
-            return -1;
-        }
     }
     *elapsed = st->frames ? cli_monotonic_s() - first_frame : 0.0;
     return 0;
