@@ -152,6 +152,11 @@ void cli_help_print(FILE *to, const cli_spec *spec);
  * fatal error, so that a main can `return cli_fatal(...)`. */
 int cli_fatal(const char *prog, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* Prints "<prog>: <message> (try --help)\n" on stderr (the message cut at
+ * CLI_MESSAGE_SIZE bytes); returns 2, the status of a usage error, so that
+ * an option check can `return cli_usage_error(...)`. */
+int cli_usage_error(const char *prog, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 /* cli_parse for a main: -1 when the tool should go on; 0 after printing
  * --help on stdout; error_status after printing "<prog>: <message> (try
  * --help)" on stderr. */

@@ -111,14 +111,10 @@ static int parse_options(int argc, char **argv, record_options *o)
     if (status >= 0)
         return status;
     o->name = args.positional_count ? args.positional[0] : NULL;
-    if ((o->name == NULL) == (o->repair == NULL)) {
-        fprintf(stderr, RECORD_PROG ": give one recording NAME, or --repair NAME (try --help)\n");
-        return 2;
-    }
-    if (o->max_files && !o->max_bytes) {
-        fprintf(stderr, RECORD_PROG ": --max-files needs --max-bytes (try --help)\n");
-        return 2;
-    }
+    if ((o->name == NULL) == (o->repair == NULL))
+        return cli_usage_error(RECORD_PROG, "give one recording NAME, or --repair NAME");
+    if (o->max_files && !o->max_bytes)
+        return cli_usage_error(RECORD_PROG, "--max-files needs --max-bytes");
     return -1;
 }
 

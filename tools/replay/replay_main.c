@@ -101,10 +101,8 @@ static int resolve_options(replay_options *o)
         why = "--start and --start-time exclude each other";
     else if (o->info && o->to_npy)
         why = "--info and --to-npy exclude each other";
-    if (why != NULL) {
-        fprintf(stderr, REPLAY_PROG ": %s (try --help)\n", why);
-        return 2;
-    }
+    if (why != NULL)
+        return cli_usage_error(REPLAY_PROG, "%s", why);
     o->pacing = max ? REPLAY_MAX : rate ? REPLAY_RATE : REPLAY_ORIGINAL;
     return 0;
 }
@@ -143,10 +141,8 @@ static int parse_options(int argc, char **argv, replay_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
-    if (args.positional_count != 1) {
-        fprintf(stderr, REPLAY_PROG ": give the recording NAME (try --help)\n");
-        return 2;
-    }
+    if (args.positional_count != 1)
+        return cli_usage_error(REPLAY_PROG, "give the recording NAME");
     o->name = args.positional[0];
     return resolve_options(o) == 0 ? -1 : 2;
 }

@@ -124,16 +124,12 @@ static int parse_options(int argc, char **argv, sim_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
-    if (o->iq && o->fragments > 1) {
-        fprintf(stderr, "eigstream-sim: --fragments is for covariance frames; IQ cubes (--iq) go whole "
-                        "(try --help)\n");
-        return 2;
-    }
-    if (!o->iq && o->fragments > o->cells) {
-        fprintf(stderr, "eigstream-sim: --fragments %u exceeds the %u matrices of a frame (--cells); a fragment "
-                        "carries at least one (try --help)\n", o->fragments, o->cells);
-        return 2;
-    }
+    if (o->iq && o->fragments > 1)
+        return cli_usage_error("eigstream-sim", "--fragments is for covariance frames; IQ cubes (--iq) go whole");
+    if (!o->iq && o->fragments > o->cells)
+        return cli_usage_error("eigstream-sim",
+                               "--fragments %u exceeds the %u matrices of a frame (--cells); a fragment carries at "
+                               "least one", o->fragments, o->cells);
     return -1;
 }
 
