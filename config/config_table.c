@@ -11,20 +11,6 @@
 #include "config_table.h"
 #include "protocol.h" /* the IQ sample formats and layouts: the wire owns their names */
 
-/* The one name table of each config-only concept, indexed by enum value;
- * config_*_name below and the choice rows both read it. */
-static const char *const input_pattern_names[] = {"pull", "sub", "dispatch"};
-static const char *const output_pattern_names[] = {"pub", "push"};
-static const char *const late_policy_names[] = {"publish", "drop"};
-static const char *const fallback_names[] = {"none", "cpu"};
-static const char *const replay_timing_names[] = {"max", "original"};
-static const char *const overflow_policy_names[] = {"drop_oldest", "block"};
-static const char *const realtime_failure_names[] = {"warn", "error"};
-static const char *const form_input_names[] = {"covariance", "iq"};
-/* form_window (form_iq.h) has no name table of its own: this is it. */
-
-#define NAME_COUNT(names) (sizeof(names) / sizeof(names[0]))
-
 /* names[value], "?" outside the table. */
 static const char *choice_name(const char *const *names, size_t count, int value)
 {
@@ -33,85 +19,54 @@ static const char *choice_name(const char *const *names, size_t count, int value
     return names[value];
 }
 
-const char *config_input_pattern_name(config_input_pattern p)
-{
-    return choice_name(input_pattern_names, NAME_COUNT(input_pattern_names), (int)p);
-}
-
-const char *config_output_pattern_name(config_output_pattern p)
-{
-    return choice_name(output_pattern_names, NAME_COUNT(output_pattern_names), (int)p);
-}
-
-const char *config_late_policy_name(config_late_policy p)
-{
-    return choice_name(late_policy_names, NAME_COUNT(late_policy_names), (int)p);
-}
-
-const char *config_fallback_name(config_fallback f)
-{
-    return choice_name(fallback_names, NAME_COUNT(fallback_names), (int)f);
-}
-
-const char *config_replay_timing_name(config_replay_timing t)
-{
-    return choice_name(replay_timing_names, NAME_COUNT(replay_timing_names), (int)t);
-}
-
-const char *config_overflow_policy_name(config_overflow_policy p)
-{
-    return choice_name(overflow_policy_names, NAME_COUNT(overflow_policy_names), (int)p);
-}
-
-const char *config_realtime_failure_name(config_realtime_failure f)
-{
-    return choice_name(realtime_failure_names, NAME_COUNT(realtime_failure_names), (int)f);
-}
-
-const char *config_form_input_name(config_form_input i)
-{
-    return choice_name(form_input_names, NAME_COUNT(form_input_names), (int)i);
-}
-
-/* The wire's IQ names (protocol.c), with NULL for the gaps between codes. */
-static const char *iq_format_name_of(int value)
-{
-    return protocol_iq_sample_bytes((uint8_t)value) != 0 ? protocol_iq_format_name(value) : NULL;
-}
-static const char *iq_layout_name_of(int value)
-{
-    return protocol_iq_layout_name(value);
-}
-static const config_choice iq_format_choice = {iq_format_name_of, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_CI16_LE};
-static const config_choice iq_layout_choice = {iq_layout_name_of, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC};
-
 /* A choice row's concept: an int adapter of the owner's name function and
  * the enum's first and last value a setting may take. */
 #define CONFIG_CHOICE(concept, type, name_function, first, last)                                   \
     static const char *concept##_name_of(int value) { return name_function((type)value); }      \
     static const config_choice concept##_choice = {concept##_name_of, first, last}
 
-CONFIG_CHOICE(input_pattern, config_input_pattern, config_input_pattern_name, CONFIG_INPUT_PULL,
-              CONFIG_INPUT_DISPATCH);
-CONFIG_CHOICE(output_pattern, config_output_pattern, config_output_pattern_name, CONFIG_OUTPUT_PUB,
-              CONFIG_OUTPUT_PUSH);
+/* A config-only concept, the owner of its names: the one name table
+ * (indexed by enum value, from first to last), config_<concept>_name
+ * (config.h; "?" outside the table) and its choice row, all from one line. */
+#define CONFIG_NAMED_CHOICE(concept, type, first, last, ...)                                       \
+    static const char *const concept##_names[] = {__VA_ARGS__};                                  \
+    _Static_assert(sizeof(concept##_names) / sizeof(concept##_names[0]) == (last) - (first) + 1, \
+                   #concept ": one name per value");                                               \
+    const char *config_##concept##_name(type value)                                                \
+    {                                                                                              \
+        return choice_name(concept##_names, sizeof(concept##_names) / sizeof(concept##_names[0]),  \
+                           (int)value);                                                            \
+    }                                                                                              \
+    CONFIG_CHOICE(concept, type, config_##concept##_name, first, last)
+
+CONFIG_NAMED_CHOICE(input_pattern, config_input_pattern, CONFIG_INPUT_PULL, CONFIG_INPUT_DISPATCH, "pull", "sub",
+                    "dispatch");
+CONFIG_NAMED_CHOICE(output_pattern, config_output_pattern, CONFIG_OUTPUT_PUB, CONFIG_OUTPUT_PUSH, "pub", "push");
+CONFIG_NAMED_CHOICE(late_policy, config_late_policy, CONFIG_LATE_PUBLISH, CONFIG_LATE_DROP, "publish", "drop");
+CONFIG_NAMED_CHOICE(fallback, config_fallback, CONFIG_FALLBACK_NONE, CONFIG_FALLBACK_CPU, "none", "cpu");
+CONFIG_NAMED_CHOICE(replay_timing, config_replay_timing, CONFIG_REPLAY_MAX, CONFIG_REPLAY_ORIGINAL, "max",
+                    "original");
+CONFIG_NAMED_CHOICE(overflow_policy, config_overflow_policy, CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK,
+                    "drop_oldest", "block");
+CONFIG_NAMED_CHOICE(realtime_failure, config_realtime_failure, CONFIG_REALTIME_WARN, CONFIG_REALTIME_ERROR, "warn",
+                    "error");
+CONFIG_NAMED_CHOICE(form_input, config_form_input, CONFIG_FORM_INPUT_COVARIANCE, CONFIG_FORM_INPUT_IQ,
+                    "covariance", "iq");
+
+/* Concepts whose names their owners keep (eig.h, protocol.h, log.h, form_iq.h). */
 CONFIG_CHOICE(output_mode, int, protocol_mode_name, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE);
+CONFIG_CHOICE(log_level, log_level, log_level_name, LOG_LEVEL_ERROR, LOG_LEVEL_DEBUG);
+CONFIG_CHOICE(form_window, form_window, form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
 CONFIG_CHOICE(backend, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA);
 CONFIG_CHOICE(precision, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE);
-CONFIG_CHOICE(replay_timing, config_replay_timing, config_replay_timing_name, CONFIG_REPLAY_MAX,
-              CONFIG_REPLAY_ORIGINAL);
-CONFIG_CHOICE(late_policy, config_late_policy, config_late_policy_name, CONFIG_LATE_PUBLISH,
-              CONFIG_LATE_DROP);
-CONFIG_CHOICE(fallback, config_fallback, config_fallback_name, CONFIG_FALLBACK_NONE, CONFIG_FALLBACK_CPU);
-CONFIG_CHOICE(overflow_policy, config_overflow_policy, config_overflow_policy_name,
-              CONFIG_OVERFLOW_DROP_OLDEST, CONFIG_OVERFLOW_BLOCK);
-CONFIG_CHOICE(log_level, log_level, log_level_name, LOG_LEVEL_ERROR,
-              LOG_LEVEL_DEBUG);
-CONFIG_CHOICE(realtime_failure, config_realtime_failure, config_realtime_failure_name, CONFIG_REALTIME_WARN,
-              CONFIG_REALTIME_ERROR);
-CONFIG_CHOICE(form_input, config_form_input, config_form_input_name, CONFIG_FORM_INPUT_COVARIANCE,
-              CONFIG_FORM_INPUT_IQ);
-CONFIG_CHOICE(form_window, form_window, form_window_name, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR);
+
+/* The wire's IQ names (protocol.c), with NULL for the gaps between codes. */
+static const char *iq_format_name_of(int value)
+{
+    return protocol_iq_sample_bytes((uint8_t)value) != 0 ? protocol_iq_format_name(value) : NULL;
+}
+static const config_choice iq_format_choice = {iq_format_name_of, PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_CI16_LE};
+static const config_choice iq_layout_choice = {protocol_iq_layout_name, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC};
 
 /* Choice fields are stored through an int: the enums must be int-sized. */
 _Static_assert(sizeof(protocol_mode) == sizeof(int), "enum settings are int-sized");

@@ -416,6 +416,12 @@ static config_error check_security(const eigstream_config *cfg, config_violation
     return CONFIG_OK;
 }
 
+/* The rules between settings, in the order they are checked: the first
+ * violation found is the one reported. */
+static config_error (*const config_rules[])(const eigstream_config *, config_violation *) = {
+    check_dimensions, check_endpoints, check_fallback, check_security, check_iq_forming, check_workers,
+    check_message_size};
+
 config_error config_find_violation(const eigstream_config *cfg, config_violation *v)
 {
     memset(v, 0, sizeof *v);
@@ -423,20 +429,11 @@ config_error config_find_violation(const eigstream_config *cfg, config_violation
     for (size_t i = 0; i < CONFIG_SPEC_COUNT; ++i)
         if ((rc = check_setting(cfg, &config_specs[i], v)) != CONFIG_OK)
             return rc;
-    /* The settings are each valid: the rules below may rely on their ranges. */
-    if ((rc = check_dimensions(cfg, v)) != CONFIG_OK)
-        return rc;
-    if ((rc = check_endpoints(cfg, v)) != CONFIG_OK)
-        return rc;
-    if ((rc = check_fallback(cfg, v)) != CONFIG_OK)
-        return rc;
-    if ((rc = check_security(cfg, v)) != CONFIG_OK)
-        return rc;
-    if ((rc = check_iq_forming(cfg, v)) != CONFIG_OK)
-        return rc;
-    if ((rc = check_workers(cfg, v)) != CONFIG_OK)
-        return rc;
-    return check_message_size(cfg, v);
+    /* The settings are each valid: the rules may rely on their ranges. */
+    for (size_t i = 0; i < sizeof config_rules / sizeof config_rules[0]; ++i)
+        if ((rc = config_rules[i](cfg, v)) != CONFIG_OK)
+            return rc;
+    return CONFIG_OK;
 }
 
 config_error config_validate(const eigstream_config *cfg, char *err, size_t err_bytes)

@@ -93,30 +93,34 @@ template <typename R> struct bulge_state {
     int r_slot;
 };
 
-/* Hardware reciprocal square root (MUFU; FP64: MUFU.RSQ64H on the high word,
- * relative error about 2^-22 in both precisions). Subnormal inputs flush to
- * zero; rot_make never passes one (its fast path needs t in [lo, hi]). */
-template <typename R> QR_CHASE_FN R rsqrt_approx(R t);
-template <> QR_CHASE_FN double rsqrt_approx<double>(double t)
-{
+/* name<R>(x), R float or double: the hardware approximation on the device,
+ * PTX "op.approx.ftz.f32/.f64" (MUFU), host_f32 / host_f64 on the host. The
+ * device flushes subnormal inputs to zero. */
 #ifdef __CUDA_ARCH__
-    double y;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(t));
+#define QR_MUFU_BODY(ptx, reg, T, x, host) \
+    T y;                                   \
+    asm(ptx " %0, %1;" : "=" reg(y) : reg(x)); \
     return y;
 #else
-    return 1 / sqrt(t);
+#define QR_MUFU_BODY(ptx, reg, T, x, host) return host;
 #endif
-}
-template <> QR_CHASE_FN float rsqrt_approx<float>(float t)
-{
-#ifdef __CUDA_ARCH__
-    float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(t));
-    return y;
-#else
-    return 1 / sqrtf(t);
-#endif
-}
+#define QR_MUFU_APPROX(name, op, host_f64, host_f32)                                               \
+    template <typename R> QR_CHASE_FN R name(R x);                                                 \
+    template <> QR_CHASE_FN double name<double>(double x)                                          \
+    {                                                                                              \
+        QR_MUFU_BODY(op ".approx.ftz.f64", "d", double, x, host_f64)                               \
+    }                                                                                              \
+    template <> QR_CHASE_FN float name<float>(float x)                                             \
+    {                                                                                              \
+        QR_MUFU_BODY(op ".approx.ftz.f32", "f", float, x, host_f32)                                \
+    }
+
+/* Reciprocal square root (FP64: MUFU.RSQ64H on the high word, relative error
+ * about 2^-22 in both precisions). rot_make never passes a subnormal (its
+ * fast path needs t in [lo, hi]). */
+QR_MUFU_APPROX(rsqrt_approx, "rsqrt", 1 / sqrt(x), 1 / sqrtf(x))
+/* Reciprocal (relative error about 2^-23 in both precisions; exact on the host). */
+QR_MUFU_APPROX(rcp_approx, "rcp", 1 / x, 1 / x)
 
 /* Rare path of rot_make: t = f*f + g*g out of [lo, hi] (both zero, or a
  * square under/overflows). Rescales by a power of two first; f = g = 0 gives
@@ -312,30 +316,6 @@ QR_CHASE_FN bool group_start(chase_state &st, int l, int m)
     st.g_dir = dir;
     st.after_group = 1;
     return true;
-}
-
-/* Hardware reciprocal (MUFU, relative error about 2^-23 in both precisions;
- * exact on the host). */
-template <typename R> QR_CHASE_FN R rcp_approx(R q);
-template <> QR_CHASE_FN double rcp_approx<double>(double q)
-{
-#ifdef __CUDA_ARCH__
-    double y;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(q));
-    return y;
-#else
-    return 1 / q;
-#endif
-}
-template <> QR_CHASE_FN float rcp_approx<float>(float q)
-{
-#ifdef __CUDA_ARCH__
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(q));
-    return y;
-#else
-    return 1 / q;
-#endif
 }
 
 /* The current group's trailing block, prepared once by one lane for every

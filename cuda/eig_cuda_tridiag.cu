@@ -27,41 +27,55 @@
 
 namespace {
 
-/* Sum over the CTA; scratch holds 32 values and must alternate between calls
- * (its readers are done only once every thread reached the next barrier). */
-/* Sum over the 32 lanes of a warp, every lane gets it. */
-template <typename R> __device__ __forceinline__ R warp_sum(R v)
+/* Reduction over the 32 lanes of a warp with op (associative, commutative):
+ * every lane gets the result. */
+template <typename R, typename Op> __device__ __forceinline__ R warp_reduce(R v, Op op)
 {
     for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
-template <typename R> __device__ R block_sum(R v, R *scratch)
+/* Reduction over the CTA (blockDim.x a multiple of 32) with op, starting
+ * from 0 (the identity of a sum, and of a max of values >= 0); every thread
+ * gets it. scratch holds 32 values and must alternate between calls (its
+ * readers are done only once every thread reached the next barrier). */
+template <typename R, typename Op> __device__ R block_reduce(R v, R *scratch, Op op)
 {
-    v = warp_sum(v);
+    v = warp_reduce(v, op);
     const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     if ((threadIdx.x & 31) == 0)
         scratch[warp] = v;
     __syncthreads();
     R s = 0;
     for (int i = 0; i < warps; ++i)
-        s += scratch[i];
+        s = op(s, scratch[i]);
     return s;
 }
 
+struct reduce_add {
+    template <typename R> __device__ R operator()(R a, R b) const { return a + b; }
+};
+struct reduce_max {
+    template <typename R> __device__ R operator()(R a, R b) const { return fmax(a, b); }
+};
+
+/* Sum over the 32 lanes of a warp, every lane gets it. */
+template <typename R> __device__ __forceinline__ R warp_sum(R v)
+{
+    return warp_reduce(v, reduce_add());
+}
+
+/* Sum over the CTA, as block_reduce. */
+template <typename R> __device__ R block_sum(R v, R *scratch)
+{
+    return block_reduce(v, scratch, reduce_add());
+}
+
+/* Max over the CTA of values >= 0, as block_reduce. */
 template <typename R> __device__ R block_max(R v, R *scratch)
 {
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
-    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    if ((threadIdx.x & 31) == 0)
-        scratch[warp] = v;
-    __syncthreads();
-    R s = 0;
-    for (int i = 0; i < warps; ++i)
-        s = fmax(s, scratch[i]);
-    return s;
+    return block_reduce(v, scratch, reduce_max());
 }
 
 /* Element (i, j), i >= j, of the referenced triangle as a lower-triangle value. */

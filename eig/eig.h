@@ -98,7 +98,8 @@ enum {
 
 /* How the cuda backend runs implicit QR on the tridiagonal (docs/gpu.md). */
 typedef enum eig_cuda_qr_path {
-    EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n >= 192, else fused */
+    EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n > 64 (when its shared
+                                  memory fits the device), else fused */
     EIG_CUDA_QR_PATH_FUSED,    /* one kernel: each CTA re-runs the chase and applies
                                   its rotations to a row slice of the vectors */
     EIG_CUDA_QR_PATH_LOGGED    /* one chase per matrix writes a rotation log, an

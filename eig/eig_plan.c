@@ -22,24 +22,18 @@ struct eig_plan {
 #endif
 };
 
+/* eig.h's defaults; every field not named is 0 (threads: all online cores,
+ * device 0, not device-only, the cuda plan's own tuning). */
 eig_plan_params eig_plan_params_default(void)
 {
-    eig_plan_params p;
-    p.n = 1;
-    p.batch = 1;
-    p.precision = EIG_COMPLEX_DOUBLE;
-    p.job = EIG_JOB_VECTORS;
-    p.storage = EIG_STORAGE_FULL;
-    p.uplo = EIG_LOWER;
-    p.backend = EIG_BACKEND_AUTO;
-    p.threads = 0;
-    p.device = 0;
-    p.device_only = 0;
-    p.cuda.qr_path = EIG_CUDA_QR_PATH_AUTO;
-    p.cuda.qr_log_cap = 0;
-    p.cuda.qr_group_min = 0;
-    p.cuda.qr_bulges = 0;
-    return p;
+    return (eig_plan_params){.n = 1,
+                             .batch = 1,
+                             .precision = EIG_COMPLEX_DOUBLE,
+                             .job = EIG_JOB_VECTORS,
+                             .storage = EIG_STORAGE_FULL,
+                             .uplo = EIG_LOWER,
+                             .backend = EIG_BACKEND_AUTO,
+                             .cuda = {.qr_path = EIG_CUDA_QR_PATH_AUTO}};
 }
 
 int eig_cuda_built(void)
@@ -276,19 +270,6 @@ static int eig_name_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-eig_error eig_precision_parse(const char *name, eig_precision *out)
-{
-    if (name == NULL || out == NULL)
-        return EIG_EINVAL;
-    for (eig_precision p = EIG_COMPLEX_FLOAT; p <= EIG_COMPLEX_DOUBLE; p++) {
-        if (eig_name_equal(name, eig_precision_name(p))) {
-            *out = p;
-            return EIG_OK;
-        }
-    }
-    return EIG_EINVAL;
-}
-
 const char *eig_cuda_qr_path_name(eig_cuda_qr_path path)
 {
     if ((unsigned)path > EIG_CUDA_QR_PATH_LOGGED)
@@ -296,33 +277,24 @@ const char *eig_cuda_qr_path_name(eig_cuda_qr_path path)
     return eig_cuda_qr_path_names[path];
 }
 
-/* Index of name in a table of count names (case-insensitive), or -1. */
-static int eig_name_index(const char *name, const char *const *names, unsigned count)
-{
-    for (unsigned i = 0; i < count; i++)
-        if (eig_name_equal(name, names[i]))
-            return (int)i;
-    return -1;
-}
+/* eig_error function(const char *name, type *out): the value v in
+ * [first, last] whose name_function(v) is name (case-insensitive) into *out;
+ * EIG_EINVAL for a NULL argument or an unknown name (*out untouched). */
+#define EIG_NAME_PARSER(function, type, name_function, first, last)                                  \
+    eig_error function(const char *name, type *out)                                                  \
+    {                                                                                                \
+        if (name == NULL || out == NULL)                                                             \
+            return EIG_EINVAL;                                                                       \
+        for (int v = (first); v <= (last); v++) {                                                    \
+            if (eig_name_equal(name, name_function((type)v))) {                                      \
+                *out = (type)v;                                                                      \
+                return EIG_OK;                                                                       \
+            }                                                                                        \
+        }                                                                                            \
+        return EIG_EINVAL;                                                                           \
+    }
 
-eig_error eig_cuda_qr_path_parse(const char *name, eig_cuda_qr_path *out)
-{
-    if (name == NULL || out == NULL)
-        return EIG_EINVAL;
-    int i = eig_name_index(name, eig_cuda_qr_path_names, EIG_CUDA_QR_PATH_LOGGED + 1);
-    if (i < 0)
-        return EIG_EINVAL;
-    *out = (eig_cuda_qr_path)i;
-    return EIG_OK;
-}
-
-eig_error eig_backend_parse(const char *name, eig_backend *out)
-{
-    if (name == NULL || out == NULL)
-        return EIG_EINVAL;
-    int i = eig_name_index(name, eig_backend_names, EIG_BACKEND_CUDA + 1);
-    if (i < 0)
-        return EIG_EINVAL;
-    *out = (eig_backend)i;
-    return EIG_OK;
-}
+EIG_NAME_PARSER(eig_precision_parse, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE)
+EIG_NAME_PARSER(eig_backend_parse, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA)
+EIG_NAME_PARSER(eig_cuda_qr_path_parse, eig_cuda_qr_path, eig_cuda_qr_path_name, EIG_CUDA_QR_PATH_AUTO,
+                EIG_CUDA_QR_PATH_LOGGED)

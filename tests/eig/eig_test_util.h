@@ -15,6 +15,20 @@
 
 #include "eig.h"
 
+/* Plan parameters of the tests: the library's defaults with the order n,
+ * batch, precision, backend and CPU threads given (0 threads: all cores). */
+static inline eig_plan_params test_plan_params(int n, int batch, eig_precision precision, eig_backend backend,
+                                               int threads)
+{
+    eig_plan_params p = eig_plan_params_default();
+    p.n = n;
+    p.batch = batch;
+    p.precision = precision;
+    p.backend = backend;
+    p.threads = threads;
+    return p;
+}
+
 static inline size_t test_elem_size(eig_precision p)
 {
     return p == EIG_COMPLEX_DOUBLE ? sizeof(double complex) : sizeof(float complex);

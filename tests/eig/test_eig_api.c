@@ -201,15 +201,10 @@ static void test_bad_matrices(eig_backend backend, eig_precision prec, eig_stora
         test_to_storage(N, prec, full + b * nn * es, storage, uplo,
                         stored + b * (storage == EIG_STORAGE_FULL ? nn : nn / 2 + N / 2) * es);
 
-    eig_plan_params p = eig_plan_params_default();
-    p.n = N;
-    p.batch = BATCH;
-    p.precision = prec;
-    p.backend = backend;
+    eig_plan_params p = test_plan_params(N, BATCH, prec, backend, 2);
     p.storage = storage;
     p.uplo = uplo;
     p.job = job;
-    p.threads = 2;
     eig_plan *plan;
     eig_error e = eig_plan_create(&plan, &p);
     CHECK(e == EIG_OK, "create: %s", eig_strerror(e));

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "eig.h"
+#include "eig_test_util.h"
 #include "workload.h"
 #include "test_check.h"
 
@@ -34,11 +35,7 @@ int main(void)
         printf("FAIL: workload generation\n");
         return 1;
     }
-    eig_plan_params p = eig_plan_params_default();
-    p.n = N;
-    p.batch = BATCH;
-    p.backend = EIG_BACKEND_CPU;
-    p.threads = 1;
+    eig_plan_params p = test_plan_params(N, BATCH, EIG_COMPLEX_DOUBLE, EIG_BACKEND_CPU, 1);
     eig_plan *plan = NULL;
     if (eig_plan_create(&plan, &p) != EIG_OK) {
         printf("FAIL: eig_plan_create\n");

@@ -42,11 +42,7 @@ static void run(int n, int seeds, eig_precision prec)
     size_t nn = (size_t)n * n, es = test_elem_size(prec), rs = test_real_size(prec);
     void *a = malloc(nn * es), *z = malloc(nn * es), *w = malloc((size_t)n * rs);
     double *oracle = malloc((size_t)n * sizeof(double));
-    eig_plan_params p = eig_plan_params_default();
-    p.n = n;
-    p.precision = prec;
-    p.backend = EIG_BACKEND_CPU;
-    p.threads = 1;
+    eig_plan_params p = test_plan_params(n, 1, prec, EIG_BACKEND_CPU, 1);
     eig_plan *plan = NULL;
     if (!a || !z || !w || !oracle || eig_plan_create(&plan, &p) != EIG_OK) {
         printf("FAIL setup at n %d\n", n);

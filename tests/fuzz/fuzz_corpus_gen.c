@@ -19,6 +19,7 @@
 #include "fuzz_support.h"
 #include "npy.h"
 #include "protocol.h"
+#include "protocol_test_header.h"
 
 static const char *out_dir;
 
@@ -65,19 +66,6 @@ static void seed_covariance_message(const char *name, uint32_t n, uint32_t count
         float v = (float)(i % 7);
         memcpy(payload + 4 * i, &v, 4);
     }
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
-    h.seq = 7;
-    h.n = n;
-    h.count = count;
-    h.element = element;
-    h.storage = storage;
-    h.payload_bytes = bytes;
-    h.flags = (crc ? PROTOCOL_FLAG_CRC : 0) | (fragment ? PROTOCOL_FLAG_FRAGMENT : 0);
-    h.crc32c = crc ? protocol_crc32c(0, payload, bytes) : 0;
-    h.snapshots = 32;
-    h.fragment_first = fragment ? first : 0;
-    h.fragment_matrices = fragment ? matrices : 0;
     const void *part[FUZZ_PARTS_MAX - 1];
     size_t part_bytes[FUZZ_PARTS_MAX - 1];
     size_t parts = per_matrix ? matrices : 1;
@@ -85,6 +73,13 @@ static void seed_covariance_message(const char *name, uint32_t n, uint32_t count
         part[i] = payload + i * matrix;
         part_bytes[i] = per_matrix ? matrix : bytes;
     }
+    protocol_header h = test_header(PROTOCOL_KIND_COVARIANCE, n, count, element);
+    h.seq = 7;
+    h.storage = storage;
+    h.snapshots = 32;
+    if (fragment)
+        test_header_fragment(&h, first, matrices);
+    test_header_payload(&h, part, part_bytes, parts, crc);
     seed_message("covariance", name, &h, part, part_bytes, parts);
 }
 
@@ -112,16 +107,10 @@ static void seed_eigenspace(const char *name, uint32_t n, uint32_t count, uint8_
     protocol_meta_encode(&t, m, count, meta);
     const void *part[2] = {meta, data};
     size_t part_bytes[2] = {protocol_meta_bytes(count), data_bytes};
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
+    protocol_header h = test_header(PROTOCOL_KIND_EIGENSPACE, n, count, element);
     h.seq = 9;
-    h.n = n;
-    h.count = count;
-    h.element = element;
     h.mode = mode;
-    h.payload_bytes = part_bytes[0] + part_bytes[1];
-    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
-    h.crc32c = crc ? protocol_payload_crc32c(part, part_bytes, 2) : 0;
+    test_header_payload(&h, part, part_bytes, 2, crc);
     seed_message("eigenspace", name, &h, part, part_bytes, 2);
 }
 
@@ -131,13 +120,9 @@ static void seed_iq(const char *name, uint32_t channels, uint32_t pulses, uint32
                     uint8_t layout, int per_slice, int crc)
 {
     static uint8_t payload[1 << 14];
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    protocol_header h = test_header(PROTOCOL_KIND_IQ, channels, pulses, format);
     h.seq = 11;
-    h.n = channels;
-    h.count = pulses;
     h.gates = gates;
-    h.element = format;
     h.storage = layout;
     h.scale = 0.5f;
     size_t bytes = protocol_iq_cube_bytes(channels, pulses, gates, format);
@@ -151,9 +136,6 @@ static void seed_iq(const char *name, uint32_t channels, uint32_t pulses, uint32
             memcpy(payload + 8 * i, v, 8);
         }
     }
-    h.payload_bytes = bytes;
-    h.flags = crc ? PROTOCOL_FLAG_CRC : 0;
-    h.crc32c = crc ? protocol_crc32c(0, payload, bytes) : 0;
     const void *part[FUZZ_PARTS_MAX - 1];
     size_t part_bytes[FUZZ_PARTS_MAX - 1];
     size_t parts = per_slice ? protocol_iq_parts(&h) : 1;
@@ -161,6 +143,7 @@ static void seed_iq(const char *name, uint32_t channels, uint32_t pulses, uint32
         part[i] = payload + i * (bytes / parts);
         part_bytes[i] = bytes / parts;
     }
+    test_header_payload(&h, part, part_bytes, parts, crc);
     seed_message("iq", name, &h, part, part_bytes, parts);
 }
 

@@ -47,14 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (parts == 0 || h.kind != PROTOCOL_KIND_COVARIANCE)
         return 0;
 
-    const void *payload[FUZZ_PARTS_MAX];
-    for (size_t i = 1; i < parts; i++)
-        payload[i - 1] = part[i];
-    uint32_t crc = fuzz_payload_crc(payload, part_bytes + 1, parts - 1);
-    if (protocol_covariance_check_sizes(&h, part_bytes + 1, parts - 1, FUZZ_MAX_PAYLOAD_BYTES) != PROTOCOL_OK)
-        return 0;
-    require_sizes_add_up(&h, part_bytes + 1, parts - 1);
-    if (!fuzz_crc_accepted(&h, payload, part_bytes + 1, parts - 1, crc))
+    if (!fuzz_payload_accepted(&h, part, part_bytes, parts, FUZZ_MAX_PAYLOAD_BYTES, protocol_covariance_check_sizes,
+                               require_sizes_add_up))
         return 0;
     for (size_t i = 1; i < parts; i++)
         if (protocol_check_finite(part[i], part_bytes[i], h.element) != PROTOCOL_OK)

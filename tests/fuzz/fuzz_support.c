@@ -99,6 +99,20 @@ int fuzz_crc_accepted(const protocol_header *h, const void *const *part, const s
     return 1;
 }
 
+int fuzz_payload_accepted(const protocol_header *h, const uint8_t *const *part, const size_t *part_bytes,
+                          size_t parts, size_t max_payload_bytes, fuzz_check_sizes check_sizes,
+                          void (*require_sizes)(const protocol_header *h, const size_t *part_bytes, size_t parts))
+{
+    const void *payload[FUZZ_PARTS_MAX];
+    for (size_t i = 1; i < parts; i++)
+        payload[i - 1] = part[i];
+    uint32_t crc = fuzz_payload_crc(payload, part_bytes + 1, parts - 1);
+    if (check_sizes(h, part_bytes + 1, parts - 1, max_payload_bytes) != PROTOCOL_OK)
+        return 0;
+    require_sizes(h, part_bytes + 1, parts - 1);
+    return fuzz_crc_accepted(h, payload, part_bytes + 1, parts - 1, crc);
+}
+
 const char *fuzz_memfile_fill(int slot, const void *bytes, size_t size)
 {
     static int fd[2] = {-1, -1};

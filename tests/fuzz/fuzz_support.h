@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"
+
 /* libFuzzer's entry point, defined once per target. Returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -64,6 +66,18 @@ uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, siz
  * exactly when crc differs from its header's. 1 when accepted, else 0. */
 int fuzz_crc_accepted(const struct protocol_header *h, const void *const *part, const size_t *part_bytes, size_t parts,
                       uint32_t crc);
+
+/* The payload checks of a frame kind whose parts are all payload (covariance,
+ * IQ): on parts 1..parts-1 of a message, the CRC first (fuzz_payload_crc),
+ * then check_sizes, the protocol's size check of the kind (with
+ * max_payload_bytes); accepted sizes must meet require_sizes (the target's
+ * invariants, FUZZ_REQUIRE), and then the CRC decision (fuzz_crc_accepted).
+ * 1 when the payload passed all of them, else 0. */
+typedef protocol_reject (*fuzz_check_sizes)(const protocol_header *h, const size_t *part_bytes, size_t parts,
+                                            size_t max_payload_bytes);
+int fuzz_payload_accepted(const protocol_header *h, const uint8_t *const *part, const size_t *part_bytes,
+                          size_t parts, size_t max_payload_bytes, fuzz_check_sizes check_sizes,
+                          void (*require_sizes)(const protocol_header *h, const size_t *part_bytes, size_t parts));
 
 /* An in-memory file (memfd) that a loader taking a path can open: replaces
  * its contents with bytes and returns its path ("/proc/self/fd/N", valid

@@ -252,17 +252,25 @@ typedef struct run_out {
     int *info;
 } run_out;
 
-static int run_host(const batch *bt, eig_storage storage, eig_uplo uplo, eig_job job,
-                    const void *a, run_out *o)
+/* Plan parameters for the batch's order, count and precision on backend,
+ * computing job (the other fields the library's defaults). */
+static eig_plan_params batch_params(const batch *bt, eig_backend backend, eig_job job)
 {
     eig_plan_params p = eig_plan_params_default();
     p.n = bt->n;
     p.batch = bt->count;
     p.precision = bt->prec;
+    p.backend = backend;
     p.job = job;
+    return p;
+}
+
+static int run_host(const batch *bt, eig_storage storage, eig_uplo uplo, eig_job job,
+                    const void *a, run_out *o)
+{
+    eig_plan_params p = batch_params(bt, EIG_BACKEND_CUDA, job);
     p.storage = storage;
     p.uplo = uplo;
-    p.backend = EIG_BACKEND_CUDA;
     p.cuda = tuning;
     size_t nn = (size_t)bt->n * bt->n;
     o->w = malloc(bt->count * (size_t)bt->n * bt->rsize);
@@ -355,12 +363,7 @@ out:
 /* Eigenvalues of the cpu backend, when it is built (it may still be a stub). */
 static void check_cpu_backend(const batch *bt, const run_out *gpu)
 {
-    eig_plan_params p = eig_plan_params_default();
-    p.n = bt->n;
-    p.batch = bt->count;
-    p.precision = bt->prec;
-    p.job = EIG_JOB_VALUES;
-    p.backend = EIG_BACKEND_CPU;
+    eig_plan_params p = batch_params(bt, EIG_BACKEND_CPU, EIG_JOB_VALUES);
     eig_plan *plan;
     eig_error e = eig_plan_create(&plan, &p);
     if (e != EIG_OK) {

@@ -27,6 +27,7 @@
  *       tests/protocol/test_cross_language.py recomputes with NumPy.
  */
 #include "protocol.h"
+#include "protocol_test_header.h"
 
 #include <complex.h>
 #include <stdio.h>
@@ -393,25 +394,14 @@ static int encode_covariance(const char *path, uint32_t n, uint32_t count, uint8
                 element_put(m, element, k++, pattern_covariance(first + b, i, j));
         }
     }
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
+    protocol_header h = test_header(PROTOCOL_KIND_COVARIANCE, n, count, element);
     h.seq = seq;
     h.timestamp_ns = 1000000000ull * seq + 7;
-    h.n = n;
-    h.count = count;
-    h.element = element;
     h.storage = storage;
-    h.payload_bytes = (uint64_t)matrix * sent;
     h.snapshots = 64;
-    if (fragment_matrices) {
-        h.flags |= PROTOCOL_FLAG_FRAGMENT;
-        h.fragment_first = first;
-        h.fragment_matrices = fragment_matrices;
-    }
-    if (crc) {
-        h.flags |= PROTOCOL_FLAG_CRC;
-        h.crc32c = protocol_payload_crc32c((const void *const *)(p.data + 1), p.bytes + 1, p.count - 1);
-    }
+    if (fragment_matrices)
+        test_header_fragment(&h, first, fragment_matrices);
+    test_header_payload(&h, (const void *const *)(p.data + 1), p.bytes + 1, p.count - 1, crc);
     p.data[0] = malloc(PROTOCOL_HEADER_BYTES);
     if (p.data[0] == NULL)
         goto done;
@@ -468,20 +458,12 @@ static int encode_eigenspace(const char *path, uint32_t n, uint32_t count, uint8
                             CMPLX(i + 0.5 * (k + meta[b].first_index), b * 0.25 - i));
         dp += (size_t)n * meta[b].k_sent * eig_element_bytes(element);
     }
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
+    protocol_header h = test_header(PROTOCOL_KIND_EIGENSPACE, n, count, element);
     h.seq = seq;
     h.timestamp_ns = seq * 10;
-    h.n = n;
-    h.count = count;
-    h.element = element;
     h.mode = mode;
-    h.payload_bytes = p.bytes[1] + p.bytes[2];
     h.flags = PROTOCOL_FLAG_LATE;
-    if (crc) {
-        h.flags |= PROTOCOL_FLAG_CRC;
-        h.crc32c = protocol_payload_crc32c((const void *const *)(p.data + 1), p.bytes + 1, 2);
-    }
+    test_header_payload(&h, (const void *const *)(p.data + 1), p.bytes + 1, 2, crc);
     protocol_header_encode(&h, p.data[0]);
     rc = parts_save(path, &p) == 0 ? 0 : 1;
 done:
@@ -512,21 +494,16 @@ static void iq_pattern_put(uint8_t *base, uint8_t format, size_t i, uint32_t c, 
 static int encode_iq(const char *path, uint32_t C, uint32_t P, uint32_t G, uint8_t format, uint8_t layout,
                      int per_slice, int crc, uint64_t seq)
 {
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    protocol_header h = test_header(PROTOCOL_KIND_IQ, C, P, format);
     h.seq = seq;
     h.timestamp_ns = 1000000000ull * seq + 11;
-    h.n = C;
-    h.count = P;
     h.gates = G;
-    h.element = format;
     h.storage = layout;
     h.scale = 0.25f;
     size_t cube = protocol_iq_cube_bytes(C, P, G, format);
     uint32_t slices = protocol_iq_parts(&h);
     if (cube == 0 || slices == 0)
         return 1;
-    h.payload_bytes = cube;
     uint8_t *all = malloc(cube);
     parts p = {0};
     p.count = per_slice ? 1 + (size_t)slices : 2;
@@ -545,10 +522,7 @@ static int encode_iq(const char *path, uint32_t C, uint32_t P, uint32_t G, uint8
             goto done;
         memcpy(p.data[i], all + (i - 1) * p.bytes[i], p.bytes[i]);
     }
-    if (crc) {
-        h.flags |= PROTOCOL_FLAG_CRC;
-        h.crc32c = protocol_payload_crc32c((const void *const *)(p.data + 1), p.bytes + 1, p.count - 1);
-    }
+    test_header_payload(&h, (const void *const *)(p.data + 1), p.bytes + 1, p.count - 1, crc);
     if ((p.data[0] = malloc(PROTOCOL_HEADER_BYTES)) == NULL)
         goto done;
     p.bytes[0] = PROTOCOL_HEADER_BYTES;

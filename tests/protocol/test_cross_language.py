@@ -38,6 +38,19 @@ def c_decode(parts, tmp):
     return p.stdout.splitlines(), data, p.returncode
 
 
+def check_rejected(tmp, parts, name, decode, what):
+    """Both decoders reject parts as name: the C one (exit 2, "reject NAME")
+    and the Python one (decode raises ProtocolError NAME); what names the
+    case in a failure."""
+    lines, _, rc = c_decode(parts, tmp)
+    check(rc == 2 and lines == [f"reject {name}"], f"C reject {name} ({what}): got {lines} rc={rc}")
+    try:
+        decode(parts)
+        check(False, f"python accepted {what}")
+    except ec.ProtocolError as e:
+        check(e.reason == name, f"python reject {name} ({what}): got {e.reason}")
+
+
 def hermitian(rng, count, n, dtype):
     x = rng.standard_normal((count, n, n)) + 1j * rng.standard_normal((count, n, n))
     return ((x + np.conj(x.transpose(0, 2, 1))) / 2).astype(dtype)
@@ -74,13 +87,7 @@ def python_to_c_rejects(tmp):
     good = ec.encode_covariance(1, 2, a, "full", crc=True)
 
     def corrupt(name, parts):
-        lines, _, rc = c_decode(parts, tmp)
-        check(rc == 2 and lines == [f"reject {name}"], f"C reject {name}: got {lines} rc={rc}")
-        try:
-            ec.decode_covariance(parts)
-            check(False, f"python accepted a {name} message")
-        except ec.ProtocolError as e:
-            check(e.reason == name, f"python reject {name}: got {e.reason}")
+        check_rejected(tmp, parts, name, ec.decode_covariance, f"a {name} message")
 
     flipped = bytearray(good[1])
     flipped[17] ^= 0x04
@@ -223,13 +230,7 @@ def python_to_c_iq_rejects(tmp):
     good = ec.encode_iq(1, 2, iq_raw(rng, "cf32_le", 2, 3, 4), "pcg", scale=2.0, crc=True, per_slice_parts=True)
 
     def corrupt(name, parts):
-        lines, _, rc = c_decode(parts, tmp)
-        check(rc == 2 and lines == [f"reject {name}"], f"C iq reject {name}: got {lines} rc={rc}")
-        try:
-            ec.decode_iq(parts)
-            check(False, f"python accepted an iq {name} message")
-        except ec.ProtocolError as e:
-            check(e.reason == name, f"python iq reject {name}: got {e.reason}")
+        check_rejected(tmp, parts, name, ec.decode_iq, f"an iq {name} message")
 
     h = good[0]
     flipped = bytearray(good[2])
@@ -318,13 +319,7 @@ def python_to_c_fragment_rejects(tmp):
     one = 3 * 3 * 16
 
     def corrupt(name, parts, what, decode=ec.decode_covariance):
-        lines, _, rc = c_decode(parts, tmp)
-        check(rc == 2 and lines == [f"reject {name}"], f"C fragment reject {name} ({what}): got {lines} rc={rc}")
-        try:
-            decode(parts)
-            check(False, f"python accepted a fragment with {what}")
-        except ec.ProtocolError as e:
-            check(e.reason == name, f"python fragment reject {name} ({what}): got {e.reason}")
+        check_rejected(tmp, parts, name, decode, f"a fragment with {what}")
 
     def header(first, matrices, payload_bytes, flags=ec.FLAG_FRAGMENT, kind=ec.KIND_COVARIANCE, mode=0):
         return ec.encode_header(kind, 1, 2, 3, 4, 2, 0, mode, flags, payload_bytes, 0, 0, first=first,

@@ -7,6 +7,7 @@
  */
 #include "protocol.h"
 #include "crc32c_bitwise.h"
+#include "protocol_test_header.h"
 #include "test_check.h"
 
 #include <math.h>
@@ -107,11 +108,7 @@ static protocol_header sample_covariance(void)
 /* A small valid eigenspace header (8 x 8 complex double, full mode). */
 static protocol_header small_eigenspace(void)
 {
-    protocol_header e;
-    protocol_header_init(&e, PROTOCOL_KIND_EIGENSPACE);
-    e.n = 8;
-    e.count = 1;
-    e.element = EIG_COMPLEX_DOUBLE;
+    protocol_header e = test_header(PROTOCOL_KIND_EIGENSPACE, 8, 1, EIG_COMPLEX_DOUBLE);
     e.mode = PROTOCOL_MODE_FULL;
     return e;
 }
@@ -120,11 +117,7 @@ static protocol_header small_eigenspace(void)
  * no payload size set. */
 static protocol_header small_covariance(uint32_t count)
 {
-    protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
-    h.n = 4;
-    h.count = count;
-    h.element = EIG_COMPLEX_FLOAT;
+    protocol_header h = test_header(PROTOCOL_KIND_COVARIANCE, 4, count, EIG_COMPLEX_FLOAT);
     h.storage = PROTOCOL_STORAGE_FULL;
     return h;
 }

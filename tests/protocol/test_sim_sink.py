@@ -14,21 +14,16 @@ Exit 77 (skip) without NumPy or pyzmq.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import zmq
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
-
 SIM, SINK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
+from eigstream_check import check, report, require  # noqa: E402
+
+np, zmq = require("numpy", "zmq")
 import eigstream_client as ec  # noqa: E402
-from eigstream_check import check, report  # noqa: E402
+from sim_sink_util import receive_from_sim, send_to_sink  # noqa: E402
 
 N, CELLS, K = 16, 8, 256
 SOURCES, JAMMERS = "-20:20,5:15,30:10", "45:30"
@@ -50,25 +45,9 @@ def max_principal_angle_deg(a, b):
 
 def receive_sim_frames(tmp, frames, extra):
     """Runs eigstream-sim into a PULL socket; returns the received parts lists."""
-    ctx = zmq.Context.instance()
-    pull = ctx.socket(zmq.PULL)
-    endpoint = f"ipc://{tmp}/cov"
-    pull.bind(endpoint)
-    pull.RCVTIMEO = 30000
-    sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--n", str(N), "--cells", str(CELLS), "--snapshots", str(K),
-                            "--sources", SOURCES, "--jammers", JAMMERS, "--frames", str(frames), "--rate", "0",
-                            "--pool", "2", "--seed", "5", "--quiet"] + extra,
-                           stdout=subprocess.PIPE, text=True)
-    got = []
-    try:
-        for _ in range(frames):
-            got.append(pull.recv_multipart())
-    except zmq.Again:
-        check(False, "timed out waiting for the simulator")
-    out, _ = sim.communicate(timeout=30)
-    check(sim.returncode == 0 and "sent %d frames" % frames in out, f"sim exit {sim.returncode}: {out}")
-    pull.close(linger=0)
-    return got
+    return receive_from_sim(SIM, f"ipc://{tmp}/cov", frames,
+                            ["--n", str(N), "--cells", str(CELLS), "--snapshots", str(K), "--sources", SOURCES,
+                             "--jammers", JAMMERS, "--seed", "5"] + extra)
 
 
 def check_sim_frames(tmp):
@@ -111,21 +90,11 @@ def solve(parts, seq, mode, dims=None, statuses=None):
 
 def run_sink(tmp, messages, sink_args, name):
     """Pushes messages to a sink (PULL, connect); returns (exit code, stdout, json)."""
-    ctx = zmq.Context.instance()
-    push = ctx.socket(zmq.PUSH)
-    endpoint = f"ipc://{tmp}/eig"
-    push.bind(endpoint)
     js = os.path.join(tmp, name + ".json")
-    sink = subprocess.Popen([SINK, "--endpoint", endpoint, "--pattern", "pull", "--frames", str(len(messages)),
-                             "--duration", "20", "--json", js, "--quiet", "--sources", SOURCES, "--jammers", JAMMERS]
-                            + sink_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    push.SNDTIMEO = 10000
-    for m in messages:
-        push.send_multipart(m)
-    out, err = sink.communicate(timeout=30)
-    push.close(linger=0)
+    rc, out = send_to_sink(SINK, f"ipc://{tmp}/eig", messages,
+                           ["--json", js, "--sources", SOURCES, "--jammers", JAMMERS] + sink_args)
     stats = json.load(open(js)) if os.path.exists(js) else {}
-    return sink.returncode, out + err, stats
+    return rc, out, stats
 
 
 def check_sink(tmp):

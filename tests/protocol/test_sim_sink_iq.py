@@ -21,21 +21,16 @@ usage: test_sim_sink_iq.py EIGSTREAM_SIM EIGSTREAM_SINK TOOLS_PYTHON_DIR
 Exit 77 (skip) without NumPy or pyzmq.
 """
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import zmq
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
-
 SIM, SINK = sys.argv[1], sys.argv[2]
 sys.path.insert(0, sys.argv[3])
+from eigstream_check import check, report, require  # noqa: E402
+
+np, zmq = require("numpy", "zmq")
 import eigstream_client as ec  # noqa: E402
-from eigstream_check import check, report  # noqa: E402
+from sim_sink_util import receive_from_sim, send_to_sink  # noqa: E402
 
 C, P, G = 12, 32, 64
 TARGETS = [(-20.0, 0.25, 20.0), (15.0, -0.125, 15.0)]  # angle, doppler (cycles/pulse), power dB
@@ -48,24 +43,10 @@ def steering(angle_deg):
 
 
 def receive_cubes(tmp, frames, extra, scene=SCENE):
-    ctx = zmq.Context.instance()
-    pull = ctx.socket(zmq.PULL)
-    endpoint = f"ipc://{tmp}/iq"
-    pull.bind(endpoint)
-    pull.RCVTIMEO = 30000
-    sim = subprocess.Popen([SIM, "--iq", "--endpoint", endpoint, "--n", str(C), "--pulses", str(P), "--gates", str(G),
-                            "--frames", str(frames), "--rate", "0", "--pool", "2", "--seed", "3", "--quiet"]
-                           + scene + extra, stdout=subprocess.PIPE, text=True)
-    got = []
-    try:
-        for _ in range(frames):
-            got.append(pull.recv_multipart())
-    except zmq.Again:
-        check(False, "timed out waiting for the simulator")
-    out, _ = sim.communicate(timeout=30)
-    check(sim.returncode == 0 and f"sent {frames} frames" in out, f"sim exit {sim.returncode}: {out}")
-    pull.close(linger=0)
-    return got
+    """eigstream-sim --iq's cubes of the scene; the received parts lists."""
+    return receive_from_sim(SIM, f"ipc://{tmp}/iq", frames,
+                            ["--iq", "--n", str(C), "--pulses", str(P), "--gates", str(G), "--seed", "3"]
+                            + scene + extra)
 
 
 def spectrum(x):
@@ -139,19 +120,8 @@ def form_and_solve(parts, seq, mode):
 
 
 def run_sink(tmp, messages, args, name):
-    ctx = zmq.Context.instance()
-    push = ctx.socket(zmq.PUSH)
-    endpoint = f"ipc://{tmp}/eig-{name}"
-    push.bind(endpoint)
-    sink = subprocess.Popen([SINK, "--iq", "--endpoint", endpoint, "--pattern", "pull", "--frames",
-                             str(len(messages)), "--duration", "20", "--quiet", "--fft-size", str(P)] + args,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    push.SNDTIMEO = 10000
-    for m in messages:
-        push.send_multipart(m)
-    out, err = sink.communicate(timeout=30)
-    push.close(linger=0)
-    return sink.returncode, out + err
+    """eigstream-sink --iq fed messages; (exit code, stdout + stderr)."""
+    return send_to_sink(SINK, f"ipc://{tmp}/eig-{name}", messages, ["--iq", "--fft-size", str(P)] + args)
 
 
 def check_sink(tmp):

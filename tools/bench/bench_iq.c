@@ -54,12 +54,7 @@ typedef struct iq_options {
 
 /* none, hann, hamming, chebyshev, taylor (the IQ slow-time windows, named
  * by their owner, form_iq.h). */
-static cli_choices form_window_choices(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR, form_window_name((form_window)v_));
-    return c;
-}
+CLI_CHOICES_RANGE(form_window_choices, FORM_WINDOW_NONE, FORM_WINDOW_TAYLOR, form_window_name((form_window)v_))
 
 static int parse_options(int argc, char **argv, iq_options *o)
 {
@@ -287,16 +282,13 @@ static int bench_iq_cpu(const iq_options *o, const void *cube, size_t cube_bytes
     return rc;
 }
 
-int bench_iq_main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(iq_options *o)
 {
-    iq_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
     char err[256];
-    if (form_iq_params_check(&o.q, err, sizeof err) != FORM_IQ_OK)
+    if (form_iq_params_check(&o->q, err, sizeof err) != FORM_IQ_OK)
         return cli_fatal(IQ_PROG, "%s", err);
-    const form_iq_params *q = &o.q;
+    const form_iq_params *q = &o->q;
     size_t cube_bytes;
     void *cube = scene_cube(q, &cube_bytes);
     if (cube == NULL)
@@ -309,11 +301,11 @@ int bench_iq_main(int argc, char **argv)
            q->bin_first, q->bin_count, q->segments, q->guard_gates, form_iq_matrices(q), q->channels,
            form_iq_snapshots(q), eig_precision_name(q->precision));
     int rc = 0;
-    if (o.device != 2)
-        rc |= bench_iq_cpu(&o, cube, cube_bytes, scale);
-    if (o.device != 1) {
+    if (o->device != 2)
+        rc |= bench_iq_cpu(o, cube, cube_bytes, scale);
+    if (o->device != 1) {
 #if defined(EIGSTREAM_BENCH_IQ_CUDA)
-        rc |= bench_iq_gpu(q, cube, cube_bytes, scale, o.runs);
+        rc |= bench_iq_gpu(q, cube, cube_bytes, scale, o->runs);
 #else
         printf("  GPU: this build has no CUDA\n");
 #endif
@@ -321,3 +313,5 @@ int bench_iq_main(int argc, char **argv)
     free(cube);
     return rc;
 }
+
+CLI_MAIN(bench_iq_main, iq_options, parse_options, tool_main)

@@ -23,15 +23,19 @@ typedef struct cli_choices {
     int values[CLI_CHOICES_MAX];
 } cli_choices;
 
-/* Fills c with the values first..last and the names name_of gives them (an
- * expression of the int v_). */
-#define CLI_CHOICES_FILL(c, first, last, name_of)                                                  \
-    do {                                                                                           \
+/* Defines static inline cli_choices function(void): the values first..last
+ * (at most CLI_CHOICES_MAX) and the names name_of gives them (an expression
+ * of the int v_). */
+#define CLI_CHOICES_RANGE(function, first, last, name_of)                                          \
+    static inline cli_choices function(void)                                                       \
+    {                                                                                              \
+        cli_choices c = {{NULL}, {0}};                                                             \
         for (int v_ = (first); v_ <= (last) && v_ - (first) < CLI_CHOICES_MAX; v_++) {             \
-            (c).names[v_ - (first)] = (name_of);                                                   \
-            (c).values[v_ - (first)] = v_;                                                         \
+            c.names[v_ - (first)] = (name_of);                                                     \
+            c.values[v_ - (first)] = v_;                                                           \
         }                                                                                          \
-    } while (0)
+        return c;                                                                                  \
+    }
 
 /* double, float (double first: the default). */
 static inline cli_choices cli_choices_precision(void)
@@ -42,20 +46,11 @@ static inline cli_choices cli_choices_precision(void)
 }
 
 /* full, packed_lower, packed_upper. */
-static inline cli_choices cli_choices_storage(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER, protocol_storage_name((uint8_t)v_));
-    return c;
-}
+CLI_CHOICES_RANGE(cli_choices_storage, PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
+                  protocol_storage_name((uint8_t)v_))
 
 /* full, values, signal, noise (the output modes; not "none"). */
-static inline cli_choices cli_choices_mode(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name((uint8_t)v_));
-    return c;
-}
+CLI_CHOICES_RANGE(cli_choices_mode, PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name((uint8_t)v_))
 
 /* ci16_le, cf32_le (the IQ sample formats; ci16_le first: the default). */
 static inline cli_choices cli_choices_iq_format(void)
@@ -66,19 +61,9 @@ static inline cli_choices cli_choices_iq_format(void)
 }
 
 /* cpg, pcg, pgc (the IQ cube layouts). */
-static inline cli_choices cli_choices_iq_layout(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC, protocol_iq_layout_name(v_));
-    return c;
-}
+CLI_CHOICES_RANGE(cli_choices_iq_layout, PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC, protocol_iq_layout_name(v_))
 
 /* auto, cpu, lapack, cuda (needs eigstream_eig). */
-static inline cli_choices cli_choices_backend(void)
-{
-    cli_choices c = {{NULL}, {0}};
-    CLI_CHOICES_FILL(c, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA, eig_backend_name((eig_backend)v_));
-    return c;
-}
+CLI_CHOICES_RANGE(cli_choices_backend, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA, eig_backend_name((eig_backend)v_))
 
 #endif

@@ -62,6 +62,19 @@ static int cli_compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void *cli_array_grow(void *items, size_t count, size_t *cap, size_t item_bytes, size_t first_cap)
+{
+    if (count < *cap)
+        return items;
+    size_t grown_cap = *cap ? 2 * *cap : first_cap;
+    unsigned char *grown = realloc(items, grown_cap * item_bytes);
+    if (grown == NULL)
+        return NULL;
+    memset(grown + *cap * item_bytes, 0, (grown_cap - *cap) * item_bytes);
+    *cap = grown_cap;
+    return grown;
+}
+
 double cli_percentile(double *values, size_t count, double q)
 {
     if (count == 0)

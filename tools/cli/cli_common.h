@@ -33,6 +33,13 @@ uint64_t cli_realtime_ns(void);
  * cli_stop_requested is set by a signal. */
 void cli_sleep_until(double t);
 
+/* Room for one more item in an array of *cap items of item_bytes each
+ * that holds count (<= *cap) of them: items itself when count < *cap, else
+ * items realloc'd to twice *cap (first_cap when *cap is 0), the new tail
+ * zeroed, *cap updated. NULL when out of memory (items and *cap untouched,
+ * still the caller's). */
+void *cli_array_grow(void *items, size_t count, size_t *cap, size_t item_bytes, size_t first_cap);
+
 /* Nearest-rank percentile q in [0, 100] of count values (sorts them in
  * place); 0 when count is 0. */
 double cli_percentile(double *values, size_t count, double q);

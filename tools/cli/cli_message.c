@@ -6,17 +6,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cli_common.h"
+
 /* Makes room for one more kept part; 0, or -1 when out of memory. */
 static int cli_message_grow(cli_message *m)
 {
-    if (m->count < m->cap)
-        return 0;
-    size_t cap = m->cap ? 2 * m->cap : 8;
-    zmq_msg_t *part = realloc(m->part, cap * sizeof *part);
+    zmq_msg_t *part = cli_array_grow(m->part, m->count, &m->cap, sizeof *part, 8);
     if (part == NULL)
         return -1;
     m->part = part;
-    m->cap = cap;
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * cli_message.h - one whole ZeroMQ multipart message, received part by part
- * into a growable array (eigstream-record, eigstream-bench record).
+ * into a growable array (eigstream-record, eigstream-sink, eigstream-bench
+ * record).
  *
  *     cli_message m = {0};
  *     if (cli_message_receive(sock, &m, 1 + RECORDING_PARTS_MAX) == 0) {

@@ -346,6 +346,17 @@ int cli_fatal(const char *prog, const char *format, ...)
     return 1;
 }
 
+int cli_usage_error(const char *prog, const char *format, ...)
+{
+    char message[CLI_MESSAGE_SIZE]; /* a usage message is one short line */
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    cli_fatal(prog, "%s (try --help)", message);
+    return 2;
+}
+
 int cli_parse_or_report(const cli_spec *spec, int argc, char **argv, int first, cli_args *args,
                         int error_status)
 {

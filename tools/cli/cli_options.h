@@ -94,6 +94,13 @@ typedef struct cli_option {
     {.name = (name_), .short_name = (short_), .kind = CLI_KIND_CUSTOM, .dest = (dest_),            \
      .parse = (parse_), .expected = (expected_), .metavar = (metavar_), .help = (help_)}
 #define CLI_END {.name = NULL, .kind = CLI_KIND_END}
+/* The ZeroMQ socket options of the stream tools, the three rows that open
+ * their tables: --endpoint E into *endpoint_, --pattern (one of patterns_,
+ * its index into *pattern_, described by pattern_help_) and --bind. */
+#define CLI_SOCKET_OPTIONS(endpoint_, pattern_, patterns_, pattern_help_, bind_)                   \
+    CLI_STRING("endpoint", 0, endpoint_, "E", "ZeroMQ endpoint"),                                  \
+    CLI_CHOICE("pattern", 0, pattern_, patterns_, NULL, pattern_help_),                            \
+    CLI_FLAG("bind", 0, bind_, "bind instead of connect")
 
 /* A tool's (or a mode's) command line. */
 typedef struct cli_spec {
@@ -145,10 +152,28 @@ void cli_help_print(FILE *to, const cli_spec *spec);
  * fatal error, so that a main can `return cli_fatal(...)`. */
 int cli_fatal(const char *prog, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* Prints "<prog>: <message> (try --help)\n" on stderr (the message cut at
+ * CLI_MESSAGE_SIZE bytes); returns 2, the status of a usage error, so that
+ * an option check can `return cli_usage_error(...)`. */
+int cli_usage_error(const char *prog, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 /* cli_parse for a main: -1 when the tool should go on; 0 after printing
  * --help on stdout; error_status after printing "<prog>: <message> (try
  * --help)" on stderr. */
 int cli_parse_or_report(const cli_spec *spec, int argc, char **argv, int first, cli_args *args,
                         int error_status);
+
+/* Defines a tool's main, int function(argc, argv): parse(argc, argv, &o)
+ * sets the defaults of an options_type o and parses argv into it, returning
+ * -1 to go on or the exit status (0 after --help, 2 after a bad argument,
+ * as cli_parse_or_report); run(&o) then does the work and returns the exit
+ * status. */
+#define CLI_MAIN(function, options_type, parse, run)                                                 \
+    int function(int argc, char **argv)                                                              \
+    {                                                                                                \
+        options_type options;                                                                        \
+        int status = parse(argc, argv, &options);                                                    \
+        return status >= 0 ? status : run(&options);                                                 \
+    }
 
 #endif

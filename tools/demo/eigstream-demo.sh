@@ -38,22 +38,9 @@ segments=1
 port_base=5550
 iq_scene="--jammers 40:30"
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --build) build=$2; shift 2 ;;
-        --frames) frames=$2; shift 2 ;;
-        --rate) rate=$2; shift 2 ;;
-        --backend) backend=$2; shift 2 ;;
-        --iq) iq=1; shift ;;
-        --channels) channels=$2; shift 2 ;;
-        --pulses) pulses=$2; shift 2 ;;
-        --gates) gates=$2; shift 2 ;;
-        --segments) segments=$2; shift 2 ;;
-        --port-base) port_base=$2; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "eigstream-demo: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-done
+. "$here/../cli/cli_options.sh"
+cli_parse_options eigstream-demo 2,24 "--build=build --frames=frames --rate=rate --backend=backend --iq=iq=1
+    --channels=channels --pulses=pulses --gates=gates --segments=segments --port-base=port_base" "$@"
 
 daemon="$build/app/eigstream"
 sim="$build/tools/sim/eigstream-sim"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "dispatch.h"
 
 int dispatch_held_init(dispatch_held *q, size_t frames)
@@ -30,15 +31,10 @@ void dispatch_held_free(dispatch_held *q)
  * (with whatever part array it kept) becomes *m. 0, or -1 when out of memory. */
 static int frame_take(dispatch_held_frame *f, cli_message *m)
 {
-    if (f->count == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 1;
-        cli_message *grown = realloc(f->m, cap * sizeof *grown);
-        if (grown == NULL)
-            return -1;
-        memset(grown + f->cap, 0, (cap - f->cap) * sizeof *grown);
-        f->m = grown;
-        f->cap = cap;
-    }
+    cli_message *grown = cli_array_grow(f->m, f->count, &f->cap, sizeof *grown, 1);
+    if (grown == NULL)
+        return -1;
+    f->m = grown;
     cli_message empty = f->m[f->count];
     f->m[f->count++] = *m;
     *m = empty;

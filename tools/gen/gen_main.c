@@ -102,15 +102,11 @@ static int options_parse(int argc, char **argv, gen_options *o)
     return status;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(gen_options *o)
 {
-    gen_options o;
-    int status = options_parse(argc, argv, &o);
-    if (status >= 0)
-        return status;
-
-    const size_t n = (size_t)o.n, batch = (size_t)o.batch;
-    const size_t es = o.precision == EIG_COMPLEX_FLOAT ? 2 * sizeof(float) : 2 * sizeof(double);
+    const size_t n = (size_t)o->n, batch = (size_t)o->batch;
+    const size_t es = o->precision == EIG_COMPLEX_FLOAT ? 2 * sizeof(float) : 2 * sizeof(double);
     if (batch > SIZE_MAX / (n * n * es))
         return cli_fatal(gen_prog, "%zu matrices of order %zu do not fit in memory", batch, n);
     char *column_major = malloc(batch * n * n * es);
@@ -122,18 +118,18 @@ int main(int argc, char **argv)
     }
 
     int rc = 0;
-    if (o.kind == 0)
-        rc = workload_radar_batch((int)n, (int)batch, o.precision, o.seed, column_major);
-    else if (o.kind < 0)
-        rc = workload_random_batch((int)n, (int)batch, o.precision, o.seed, column_major);
+    if (o->kind == 0)
+        rc = workload_radar_batch((int)n, (int)batch, o->precision, o->seed, column_major);
+    else if (o->kind < 0)
+        rc = workload_random_batch((int)n, (int)batch, o->precision, o->seed, column_major);
     else
         for (size_t b = 0; b < batch && rc >= 0; b++)
-            rc = workload_generate(o.kind, (int)n, o.precision, o.seed + b,
+            rc = workload_generate(o->kind, (int)n, o->precision, o->seed + b,
                                    column_major + b * n * n * es, NULL);
     if (rc < 0) {
         free(column_major);
         free(c_order);
-        return cli_fatal(gen_prog, "the generator rejected kind %d, n %zu", o.kind, n);
+        return cli_fatal(gen_prog, "the generator rejected kind %d, n %zu", o->kind, n);
     }
 
     /* Column-major A(i,j) at i + j*n becomes NumPy's a[b][i][j] at i*n + j. */
@@ -146,10 +142,12 @@ int main(int argc, char **argv)
 
     const size_t shape[3] = {batch, n, n};
     char detail[NPY_DETAIL_SIZE];
-    npy_error e = npy_write(o.out_path, o.precision == EIG_COMPLEX_FLOAT ? NPY_COMPLEX64 : NPY_COMPLEX128,
+    npy_error e = npy_write(o->out_path, o->precision == EIG_COMPLEX_FLOAT ? NPY_COMPLEX64 : NPY_COMPLEX128,
                             0, 3, shape, c_order, detail);
     free(c_order);
     if (e != NPY_OK)
         return cli_fatal(gen_prog, "%s", detail);
     return 0;
 }
+
+CLI_MAIN(main, gen_options, options_parse, tool_main)

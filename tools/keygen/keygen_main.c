@@ -32,10 +32,8 @@ int main(int argc, char **argv)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
-    if (args.positional_count != 1) {
-        fprintf(stderr, "eigstream-keygen: expected BASE, the files' name without .key (try --help)\n");
-        return 2;
-    }
+    if (args.positional_count != 1)
+        return cli_usage_error("eigstream-keygen", "expected BASE, the files' name without .key");
     curve_key_pair keys;
     char err[512];
     if (curve_key_pair_write(args.positional[0], &keys, err, sizeof err) != CURVE_KEY_OK)

@@ -7,9 +7,20 @@
 
 Each test puts tools/python on sys.path already, for eigstream_client.
 """
+import importlib
 import sys
 
 failures = 0
+
+
+def require(*modules):
+    """The named modules, imported (a list); without one of them the test is
+    skipped: "SKIP: <why>" and exit status 77 (the tests' SKIP_RETURN_CODE)."""
+    try:
+        return [importlib.import_module(m) for m in modules]
+    except ImportError as e:
+        print(f"SKIP: {e}")
+        sys.exit(77)
 
 
 def check(cond, what):

@@ -382,6 +382,15 @@ def encode_fragments(seq, timestamp_ns, matrices, fragments, storage="full", crc
             for first, m in fragment_ranges(matrices.shape[0], fragments)]
 
 
+def decode_matrix_header(part, kind):
+    """decode_header(part, kind) of a covariance or eigenspace frame (a header
+    of another kind is bad_kind there); n or count 0 is size_mismatch."""
+    h = decode_header(part, kind)
+    if h["n"] == 0 or h["count"] == 0:
+        raise ProtocolError("size_mismatch", "n or count is 0")
+    return h
+
+
 def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
     """(header dict, matrices (count, n, n)) of a covariance frame; packed storage
     is expanded to full Hermitian matrices. A fragment (header["fragment"]) is
@@ -390,12 +399,8 @@ def decode_covariance(parts, check_crc=True, max_payload_bytes=0):
     gives its (matrices, n, n). Raises ProtocolError."""
     if len(parts) < 2:
         raise ProtocolError("parts", f"{len(parts)} parts")
-    h = decode_header(parts[0], KIND_COVARIANCE)
-    if h["kind"] != KIND_COVARIANCE:
-        raise ProtocolError("bad_kind", "not a covariance frame")
+    h = decode_matrix_header(parts[0], KIND_COVARIANCE)
     n, count, element, storage = h["n"], h["count"], h["element"], h["storage"]
-    if n == 0 or count == 0:
-        raise ProtocolError("size_mismatch", "n or count is 0")
     if h["fragment"] and (h["matrices"] == 0 or h["first"] >= count or h["matrices"] > count - h["first"]):
         raise ProtocolError("size_mismatch", f"fragment of matrices {h['first']} + {h['matrices']} in {count}")
     count = h["matrices"]  # the matrices this message carries
@@ -596,12 +601,8 @@ def decode_eigenspace(parts, check_crc=True):
     Raises ProtocolError."""
     if len(parts) != 3:
         raise ProtocolError("parts", f"{len(parts)} parts")
-    h = decode_header(parts[0], KIND_EIGENSPACE)
-    if h["kind"] != KIND_EIGENSPACE:
-        raise ProtocolError("bad_kind", "not an eigenspace frame")
+    h = decode_matrix_header(parts[0], KIND_EIGENSPACE)
     n, count, element, mode = h["n"], h["count"], h["element"], h["mode"]
-    if n == 0 or count == 0:
-        raise ProtocolError("size_mismatch", "n or count is 0")
     meta_part, data_part = bytes(parts[1]), parts[2]
     meta_bytes = STAGE_TIMES_BYTES + MATRIX_META_BYTES * count
     if len(meta_part) != meta_bytes:

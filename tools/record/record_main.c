@@ -85,9 +85,7 @@ static int parse_options(int argc, char **argv, record_options *o)
     *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000, .fragment_timeout_ms = 1000,
                           .max_frame_bytes = 128u << 20};
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->sub, record_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->sub, record_patterns, "socket type", &o->bind),
         CLI_CHOICE("kind", 0, &o->kind, record_kinds, NULL,
                    "frames to record (sub: the 6-byte prefix to subscribe to)"),
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "stop after N frames, 0 = no limit"),
@@ -113,14 +111,10 @@ static int parse_options(int argc, char **argv, record_options *o)
     if (status >= 0)
         return status;
     o->name = args.positional_count ? args.positional[0] : NULL;
-    if ((o->name == NULL) == (o->repair == NULL)) {
-        fprintf(stderr, RECORD_PROG ": give one recording NAME, or --repair NAME (try --help)\n");
-        return 2;
-    }
-    if (o->max_files && !o->max_bytes) {
-        fprintf(stderr, RECORD_PROG ": --max-files needs --max-bytes (try --help)\n");
-        return 2;
-    }
+    if ((o->name == NULL) == (o->repair == NULL))
+        return cli_usage_error(RECORD_PROG, "give one recording NAME, or --repair NAME");
+    if (o->max_files && !o->max_bytes)
+        return cli_usage_error(RECORD_PROG, "--max-files needs --max-bytes");
     return -1;
 }
 
@@ -429,24 +423,21 @@ static int record_loop(recorder *r, void *sock)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(record_options *o)
 {
-    record_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
-    if (o.repair != NULL)
-        return repair_main(o.repair);
+    if (o->repair != NULL)
+        return repair_main(o->repair);
 
     struct sigaction ignore = {.sa_handler = SIG_IGN};
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGXFSZ, &ignore, NULL); /* past RLIMIT_FSIZE, write() fails with EFBIG instead */
-    recorder r = {.o = &o};
-    record_assembly_init(&r.assembly, o.max_frame_bytes);
+    recorder r = {.o = o};
+    record_assembly_init(&r.assembly, o->max_frame_bytes);
     void *ctx = NULL, *sock = NULL;
     int rc = 1;
-    if (record_socket_open(&o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
+    if (record_socket_open(o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
         goto done;
     cli_stop_on_signals();
     double start = cli_monotonic_s();
@@ -472,3 +463,5 @@ done:
     record_assembly_free(&r.assembly);
     return rc;
 }
+
+CLI_MAIN(main, record_options, parse_options, tool_main)

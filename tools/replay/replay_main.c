@@ -101,10 +101,8 @@ static int resolve_options(replay_options *o)
         why = "--start and --start-time exclude each other";
     else if (o->info && o->to_npy)
         why = "--info and --to-npy exclude each other";
-    if (why != NULL) {
-        fprintf(stderr, REPLAY_PROG ": %s (try --help)\n", why);
-        return 2;
-    }
+    if (why != NULL)
+        return cli_usage_error(REPLAY_PROG, "%s", why);
     o->pacing = max ? REPLAY_MAX : rate ? REPLAY_RATE : REPLAY_ORIGINAL;
     return 0;
 }
@@ -116,9 +114,7 @@ static int parse_options(int argc, char **argv, replay_options *o)
     *o = (replay_options){.endpoint = "tcp://127.0.0.1:5550", .speed = 1.0, .loop = 1, .hwm = 4,
                           .linger_ms = 5000};
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pub, replay_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, replay_patterns, "socket type", &o->bind),
         CLI_CHOICE("timing", 0, &o->timing, replay_timings, NULL, "pacing: recorded times, or as fast as taken"),
         CLI_DOUBLE("speed", 0, &o->speed, 1e-6, 1e6, "F", "original timing scaled by 1/F"),
         CLI_DOUBLE("rate", 0, &o->rate, 0.0, 1e7, "FPS", "fixed frames/s instead, 0 = off"),
@@ -145,10 +141,8 @@ static int parse_options(int argc, char **argv, replay_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
-    if (args.positional_count != 1) {
-        fprintf(stderr, REPLAY_PROG ": give the recording NAME (try --help)\n");
-        return 2;
-    }
+    if (args.positional_count != 1)
+        return cli_usage_error(REPLAY_PROG, "give the recording NAME");
     o->name = args.positional[0];
     return resolve_options(o) == 0 ? -1 : 2;
 }
@@ -405,15 +399,14 @@ done:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(replay_options *o)
 {
-    replay_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
-    if (o.info)
-        return replay_info(o.name);
-    if (o.to_npy)
-        return replay_export_npy(o.name, o.to_npy);
-    return replay_play(&o);
+    if (o->info)
+        return replay_info(o->name);
+    if (o->to_npy)
+        return replay_export_npy(o->name, o->to_npy);
+    return replay_play(o);
 }
+
+CLI_MAIN(main, replay_options, parse_options, tool_main)

@@ -27,23 +27,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
 STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --build) BUILD=$2; shift 2 ;;
-        --max-daemons) MAX=$2; shift 2 ;;
-        --frames) FRAMES=$2; shift 2 ;;
-        --n) N=$2; shift 2 ;;
-        --cells) CELLS=$2; shift 2 ;;
-        --threads) THREADS=$2; shift 2 ;;
-        --precision) PRECISION=$2; shift 2 ;;
-        --port-base) PORT_BASE=$2; shift 2 ;;
-        --storage) STORAGE=$2; shift 2 ;;
-        --gpus-per-daemon) GPUS_PER_DAEMON=$2; shift 2 ;;
-        --direct-gpus) DIRECT_GPUS=$2; shift 2 ;;
-        -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "bench-scaleout: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-done
+. "$here/../cli/cli_options.sh"
+cli_parse_options bench-scaleout 2,24 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
+    --threads=THREADS --precision=PRECISION --port-base=PORT_BASE --storage=STORAGE
+    --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS" "$@"
 . "$here/scaleout-lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-bench-scaleout.XXXXXX")
 sink_pid=""

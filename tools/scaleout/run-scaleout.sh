@@ -17,21 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" DAEMONS=3 FRAMES=100 RATE=20 N=16 CELLS=32 THREADS=1 PRECISION=double PORT_BASE=5650
 kill_one=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --build) BUILD=$2; shift 2 ;;
-        --daemons) DAEMONS=$2; shift 2 ;;
-        --frames) FRAMES=$2; shift 2 ;;
-        --rate) RATE=$2; shift 2 ;;
-        --n) N=$2; shift 2 ;;
-        --cells) CELLS=$2; shift 2 ;;
-        --threads) THREADS=$2; shift 2 ;;
-        --port-base) PORT_BASE=$2; shift 2 ;;
-        --kill) kill_one=1; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "run-scaleout: unknown option $1 (try --help)" >&2; exit 2 ;;
-    esac
-done
+. "$here/../cli/cli_options.sh"
+cli_parse_options run-scaleout 2,14 "--build=BUILD --daemons=DAEMONS --frames=FRAMES --rate=RATE --n=N --cells=CELLS
+    --threads=THREADS --port-base=PORT_BASE --kill=kill_one=1" "$@"
 if [ "$kill_one" -eq 1 ] && [ "$DAEMONS" -lt 2 ]; then
     echo "run-scaleout: --kill needs --daemons 2 or more" >&2; exit 2
 fi

@@ -74,9 +74,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
     const cli_choices iq_formats = cli_choices_iq_format(), iq_layouts = cli_choices_iq_layout();
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, sim_patterns, "socket type", &o->bind),
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "channels = matrix order"),
         CLI_INT("cells", 0, &o->cells, 1, 100000, "C", "matrices per frame"),
         CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "snapshots per covariance"),
@@ -126,16 +124,12 @@ static int parse_options(int argc, char **argv, sim_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
-    if (o->iq && o->fragments > 1) {
-        fprintf(stderr, "eigstream-sim: --fragments is for covariance frames; IQ cubes (--iq) go whole "
-                        "(try --help)\n");
-        return 2;
-    }
-    if (!o->iq && o->fragments > o->cells) {
-        fprintf(stderr, "eigstream-sim: --fragments %u exceeds the %u matrices of a frame (--cells); a fragment "
-                        "carries at least one (try --help)\n", o->fragments, o->cells);
-        return 2;
-    }
+    if (o->iq && o->fragments > 1)
+        return cli_usage_error("eigstream-sim", "--fragments is for covariance frames; IQ cubes (--iq) go whole");
+    if (!o->iq && o->fragments > o->cells)
+        return cli_usage_error("eigstream-sim",
+                               "--fragments %u exceeds the %u matrices of a frame (--cells); a fragment carries at "
+                               "least one", o->fragments, o->cells);
     return -1;
 }
 
@@ -419,18 +413,14 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(sim_options *o)
 {
-    sim_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
-
     sim_layout l;
     pool_frame *pool = NULL;
-    int rc = pool_create(&o, &l, &pool);
+    int rc = pool_create(o, &l, &pool);
     void *ctx = NULL, *sock = NULL;
-    if (rc != 0 || socket_open(&o, &ctx, &sock) != 0) {
+    if (rc != 0 || socket_open(o, &ctx, &sock) != 0) {
         rc = rc != 0 ? rc : 1;
         goto done;
     }
@@ -439,16 +429,16 @@ int main(int argc, char **argv)
     uint64_t sent = 0;
     double start = cli_monotonic_s();
     rc = 1;
-    if (send_loop(sock, &o, &l, pool, start, &sent) != 0)
+    if (send_loop(sock, o, &l, pool, start, &sent) != 0)
         goto done;
     /* Wait for ZeroMQ to write out every queued frame, then close (with
      * linger as a second line); the context terminates only when they are
      * out, so the pool is freed after that and the elapsed time includes the
      * flush. */
-    long held = wait_parts_released(o.linger_ms);
+    long held = wait_parts_released(o->linger_ms);
     if (held > 0)
         fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
-                        "may not have been delivered\n", held, o.linger_ms);
+                        "may not have been delivered\n", held, o->linger_ms);
     cli_socket_close(&ctx, &sock);
     double elapsed = cli_monotonic_s() - start;
     printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
@@ -460,10 +450,12 @@ int main(int argc, char **argv)
     rc = 0;
 done:
     cli_socket_close(&ctx, &sock);
-    for (uint32_t i = 0; pool != NULL && i < o.pool; i++) {
+    for (uint32_t i = 0; pool != NULL && i < o->pool; i++) {
         free(pool[i].payload);
         free(pool[i].crc);
     }
     free(pool);
     return rc;
 }
+
+CLI_MAIN(main, sim_options, parse_options, tool_main)

@@ -12,6 +12,7 @@
 
 #include "cli_common.h"
 #include "cli_curve.h"
+#include "cli_message.h"
 #include "cli_options.h"
 #include "protocol.h"
 #include "scene.h"
@@ -74,9 +75,7 @@ static int parse_options(int argc, char **argv, sink_options *o)
     uint32_t fft_size = 4096;
     int doa = 0;
     const cli_option table[] = {
-        CLI_STRING("endpoint", 0, &o->endpoint, "E", "ZeroMQ endpoint"),
-        CLI_CHOICE("pattern", 0, &o->pull, sink_patterns, NULL, "socket type (sub: prefix EIGS 1 2)"),
-        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect"),
+        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pull, sink_patterns, "socket type (sub: prefix EIGS 1 2)", &o->bind),
         CLI_STRING("sources", 0, &o->sources, "LIST", "scene emitters angle_deg:power_db,..."),
         CLI_STRING("jammers", 0, &o->jammers, "LIST", "jammers, same syntax"),
         CLI_INT("n", 0, &o->n, 0, EIG_N_MAX, "N", "expected matrix order, 0 = any"),
@@ -121,16 +120,13 @@ static int parse_options(int argc, char **argv, sink_options *o)
     return status;
 }
 
+/* Appends v to s; 0, or -1 when out of memory. */
 static int series_push(series *s, double v)
 {
-    if (s->len == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        double *x = realloc(s->x, cap * sizeof *x);
-        if (x == NULL)
-            return -1;
-        s->x = x;
-        s->cap = cap;
-    }
+    double *x = cli_array_grow(s->x, s->len, &s->cap, sizeof *x, 256);
+    if (x == NULL)
+        return -1;
+    s->x = x;
     s->x[s->len++] = v;
     return 0;
 }
@@ -274,36 +270,6 @@ static void report_window(sink_stats *st, double seconds)
     st->window_publish_ms.len = st->window_sink_ms.len = 0;
 }
 
-/* Receives one multipart message into parts (at most PARTS_MAX kept; extra
- * parts are drained and counted). Returns parts received, or -1 with errno. */
-static int receive(void *sock, zmq_msg_t *parts, size_t *count)
-{
-    *count = 0;
-    int more = 1;
-    while (more) {
-        zmq_msg_t msg;
-        zmq_msg_init(&msg);
-        if (zmq_msg_recv(&msg, sock, 0) < 0) {
-            int err = errno;
-            zmq_msg_close(&msg);
-            if (err == EINTR && *count > 0)
-                continue; /* finish the message: its parts are already here */
-            for (size_t i = 0; i < *count && i < PARTS_MAX; i++)
-                zmq_msg_close(&parts[i]);
-            errno = err;
-            return -1;
-        }
-        more = zmq_msg_more(&msg);
-        if (*count < PARTS_MAX) {
-            zmq_msg_init(&parts[*count]);
-            zmq_msg_move(&parts[*count], &msg);
-        }
-        zmq_msg_close(&msg);
-        (*count)++;
-    }
-    return 0;
-}
-
 static void write_json(const char *path, sink_stats *st, const char *verdict, const char *reasons, double elapsed)
 {
     FILE *f = fopen(path, "w");
@@ -416,6 +382,38 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
     return pass ? 0 : 1;
 }
 
+/* Receives one multipart message (at most PARTS_MAX parts kept, the rest
+ * drained and counted: cli_message_receive) and checks it as a frame;
+ * *first_frame: the time of the first one. 0 (also when a signal came
+ * before the message), or -1 after saying why on stderr. */
+static int receive_frame(void *sock, sink_stats *st, sink_checker *checker, const sink_options *o,
+                         const iq_scene *iq, double *first_frame)
+{
+    cli_message m = {0};
+    if (cli_message_receive(sock, &m, PARTS_MAX) != 0) {
+        int err = errno;
+        cli_message_free(&m);
+        if (err == EINTR)
+            return 0;
+        fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(err));
+        return -1;
+    }
+    uint64_t received_ns = cli_realtime_ns();
+    if (st->frames == 0)
+        *first_frame = cli_monotonic_s();
+    int err = handle_frame(st, checker, o, iq, m.part, m.count + m.extra, received_ns);
+    int handle_errno = errno;
+    cli_message_free(&m);
+    if (err != 0) {
+        if (err == SINK_FAILED_CSV)
+            fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(handle_errno));
+        else
+            fprintf(stderr, "eigstream-sink: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
 /* Receives and checks frames until o->frames, o->duration_s or a signal;
  * *elapsed: seconds from the first frame on (0 without one). Returns 0, or
  * -1 after saying why on stderr (a socket error, out of memory, the
@@ -443,27 +441,8 @@ static int receive_frames(void *sock, sink_stats *st, sink_checker *checker, con
         }
         if (ready == 0)
             continue;
-        zmq_msg_t parts[PARTS_MAX];
-        size_t count;
-        if (receive(sock, parts, &count) != 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "eigstream-sink: receive: %s\n", zmq_strerror(errno));
+        if (receive_frame(sock, st, checker, o, iq, &first_frame) != 0)
             return -1;
-        }
-        uint64_t received_ns = cli_realtime_ns();
-        if (st->frames == 0)
-            first_frame = cli_monotonic_s();
-        int err = handle_frame(st, checker, o, iq, parts, count, received_ns);
-        for (size_t i = 0; i < count && i < PARTS_MAX; i++)
-            zmq_msg_close(&parts[i]);
-        if (err != 0) {
-            if (err == SINK_FAILED_CSV)
-                fprintf(stderr, "eigstream-sink: error writing %s: %s\n", o->latency_csv, strerror(errno));
-            else
-                fprintf(stderr, "eigstream-sink: out of memory\n");
-            return -1;
-        }
     }
     *elapsed = st->frames ? cli_monotonic_s() - first_frame : 0.0;
     return 0;
@@ -491,21 +470,18 @@ static int latency_csv_close(const char *path, FILE **csv)
     return failed ? -1 : 0;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(sink_options *o)
 {
-    sink_options o;
-    int status = parse_options(argc, argv, &o);
-    if (status >= 0)
-        return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     scene *sc = NULL;
     iq_scene iq;
     /* --iq: the IQ scene (its jammers from --jammers); the covariance scene
      * then holds no emitters (its checks do not run). */
-    scene_error se = scene_create(&sc, o.n ? o.n : 4096, o.iq ? NULL : o.sources, o.iq ? NULL : o.jammers);
-    if (se == SCENE_OK && o.iq)
-        se = iq_scene_init(&iq, o.n ? o.n : 1, 1, 1, o.targets, o.jammers, o.clutter_db, o.clutter_slope,
-                           o.clutter_patches);
+    scene_error se = scene_create(&sc, o->n ? o->n : 4096, o->iq ? NULL : o->sources, o->iq ? NULL : o->jammers);
+    if (se == SCENE_OK && o->iq)
+        se = iq_scene_init(&iq, o->n ? o->n : 1, 1, 1, o->targets, o->jammers, o->clutter_db, o->clutter_slope,
+                           o->clutter_patches);
     if (se != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: scene: %s\n", scene_strerror(se));
         scene_destroy(&sc);
@@ -517,42 +493,42 @@ int main(int argc, char **argv)
     sink_stats st;
     memset(&st, 0, sizeof st);
     sink_iq_result_init(&st.iq);
-    if ((se = sink_checker_create(&checker, sc, o.doa_fft_size, o.doa_cells)) != SCENE_OK) {
+    if ((se = sink_checker_create(&checker, sc, o->doa_fft_size, o->doa_cells)) != SCENE_OK) {
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
     }
-    if (o.latency_csv != NULL && latency_csv_open(o.latency_csv, &st.latency_csv) != 0)
+    if (o->latency_csv != NULL && latency_csv_open(o->latency_csv, &st.latency_csv) != 0)
         goto done;
-    if (cli_socket_create(&ctx, &sock, o.pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
+    if (cli_socket_create(&ctx, &sock, o->pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
         fprintf(stderr, "eigstream-sink: zmq: %s\n", zmq_strerror(zmq_errno()));
         goto done;
     }
-    if (!o.pull) {
+    if (!o->pull) {
         const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_EIGENSPACE};
         zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, sizeof prefix);
     }
     int linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     char curve_err[640];
-    if (cli_curve_apply(&o.curve, sock, curve_err, sizeof curve_err) != 0) {
+    if (cli_curve_apply(&o->curve, sock, curve_err, sizeof curve_err) != 0) {
         fprintf(stderr, "eigstream-sink: %s\n", curve_err);
         goto done;
     }
-    if (cli_socket_attach(sock, o.endpoint, o.bind) != 0) {
-        fprintf(stderr, "eigstream-sink: %s %s: %s\n", o.bind ? "bind" : "connect", o.endpoint,
+    if (cli_socket_attach(sock, o->endpoint, o->bind) != 0) {
+        fprintf(stderr, "eigstream-sink: %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
                 zmq_strerror(zmq_errno()));
         goto done;
     }
     cli_stop_on_signals();
 
     double elapsed;
-    if (receive_frames(sock, &st, checker, &o, o.iq ? &iq : NULL, &elapsed) != 0)
+    if (receive_frames(sock, &st, checker, o, o->iq ? &iq : NULL, &elapsed) != 0)
         goto done;
-    rc = verdict(&st, &o, sc, elapsed);
-    if (latency_csv_close(o.latency_csv, &st.latency_csv) != 0)
+    rc = verdict(&st, o, sc, elapsed);
+    if (latency_csv_close(o->latency_csv, &st.latency_csv) != 0)
         rc = 2;
 done:
-    latency_csv_close(o.latency_csv, &st.latency_csv);
+    latency_csv_close(o->latency_csv, &st.latency_csv);
     cli_socket_close(&ctx, &sock);
     free(st.publish_ms.x);
     free(st.sink_ms.x);
@@ -563,3 +539,5 @@ done:
     scene_destroy(&sc);
     return rc;
 }
+
+CLI_MAIN(main, sink_options, parse_options, tool_main)

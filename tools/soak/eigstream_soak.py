@@ -6,8 +6,10 @@ rate for a given duration, watching the daemon for leaks.
   (normally through tools/soak/eigstream-soak.sh)
 
 Every --sample-s seconds it reads the daemon's VmRSS (/proc/PID/status) and
-open file descriptors (/proc/PID/fd), and keeps the daemon's latest metrics
-document (its ZeroMQ metrics socket). The sink writes one latency line per
+open file descriptors (/proc/PID/fd), then the daemon's metrics document
+(GET /api/metrics on its HTTP server, metrics.http = 127.0.0.1:0, the port
+read from the dashboard line of its log; after the /proc figures, so that
+the fd count never holds a connection of our own). The sink writes one latency line per
 frame (--latency-csv), from which the end-to-end p99 of each minute comes.
 
 Verdict (exit 1 on any, 0 otherwise, 2 on a usage or startup error):
@@ -22,18 +24,20 @@ Writes OUT/samples.csv (t_s, rss_kb, fds, frames_in, frames_out, dropped,
 e2e_p99_us), OUT/minutes.csv (minute, frames, p50_ms, p99_ms, max_ms),
 OUT/report.json, OUT/report.txt, and with --plot OUT/soak.png.
 --report-only recomputes the reports of an earlier run in OUT.
+Needs only the Python standard library (matplotlib for --plot), so that it
+runs on hosts without NumPy or pyzmq, the GPU machine among them.
 """
 import argparse
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-
-import numpy as np
-import zmq
+import urllib.error
+import urllib.request
 
 
 def parse_args():
@@ -68,13 +72,13 @@ def parse_args():
 
 def daemon_config(a, eps):
     """The daemon's config text: ipc endpoints eps, output PUSH (lossless to
-    the sink), metrics every second on the ZeroMQ socket, HTTP off, the
-    overflow policy of --overflow."""
+    the sink), metrics every second on the ZeroMQ socket and on HTTP at
+    127.0.0.1 (any free port), the overflow policy of --overflow."""
     return f'''
 input = {{ endpoint = "{eps['in']}"; }};
 output = {{ endpoint = "{eps['out']}"; pattern = "push"; }};
 solver = {{ n = {a.n}; matrices = {a.cells}; backend = "{a.backend}"; cpu_threads = {a.cpu_threads}; }};
-metrics = {{ endpoint = "{eps['metrics']}"; interval_ms = 1000; http = ""; }};
+metrics = {{ endpoint = "{eps['metrics']}"; interval_ms = 1000; http = "127.0.0.1:0"; }};
 frame = {{ overflow_policy = "{a.overflow}"; }};
 '''
 
@@ -93,31 +97,52 @@ def count_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def latest_metrics(sub, last):
-    """Drains the metrics SUB socket; returns the newest document (or last)."""
-    while True:
-        try:
-            last = json.loads(sub.recv(zmq.NOBLOCK))
-        except zmq.Again:
-            return last
+def metrics_url(daemon_log, daemon, timeout=20.0):
+    """The daemon's /api/metrics URL, from the "dashboard: http://HOST:PORT/"
+    line of its log; None when the daemon exits or says nothing in timeout s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and daemon.poll() is None:
+        with open(daemon_log) as f:
+            m = re.search(r"dashboard: (http://[^/\s]+)/", f.read())
+        if m:
+            return m.group(1) + "/api/metrics"
+        time.sleep(0.05)
+    return None
 
 
-def sample_row(t, pid, doc):
-    """One samples.csv row at t seconds: /proc figures and the counters of doc."""
+def latest_metrics(url, last):
+    """The daemon's current metrics document (or last, when there is no
+    URL or the server does not answer with one)."""
+    if url is None:
+        return last
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError):  # urllib.error.URLError is an OSError
+        return last
+
+
+def sample_row(t, pid, url, doc):
+    """One samples.csv row at t seconds: /proc figures, then the counters of
+    the metrics document at url (doc when none comes); (row, document)."""
+    rss_kb, fds = read_rss_kb(pid), count_fds(pid)
+    doc = latest_metrics(url, doc)
     frames = (doc or {}).get("frames", {})
     e2e = (doc or {}).get("latency_us", {}).get("end_to_end", {})
-    return {"t_s": round(t, 3), "rss_kb": read_rss_kb(pid), "fds": count_fds(pid),
+    return {"t_s": round(t, 3), "rss_kb": rss_kb, "fds": fds,
             "frames_in": frames.get("in", 0), "frames_out": frames.get("out", 0),
-            "dropped": frames.get("dropped", 0), "e2e_p99_us": e2e.get("p99", 0)}
+            "dropped": frames.get("dropped", 0), "e2e_p99_us": e2e.get("p99", 0)}, doc
 
 
 def start_processes(a, eps, out, cfg):
-    """Daemon first (it binds), then the sink, then the simulator."""
+    """Daemon first (it binds), then the sink, then the simulator;
+    (daemon, sink, sim, frames to send, metrics URL or None)."""
     tools = os.path.join(a.build, "tools")
     daemon_log = open(os.path.join(out, "daemon.log"), "w")
     daemon = subprocess.Popen([os.path.join(a.build, "app", "eigstream"), "-c", cfg],
                               stderr=daemon_log, stdout=daemon_log)
     time.sleep(1.0)
+    url = metrics_url(os.path.join(out, "daemon.log"), daemon)
     frames = int(round(a.duration * a.rate))
     sink = subprocess.Popen([os.path.join(tools, "sink", "eigstream-sink"), "--endpoint", eps["out"],
                              "--pattern", "pull", "--n", str(a.n), "--frames", str(frames), "--quiet",
@@ -128,10 +153,10 @@ def start_processes(a, eps, out, cfg):
                             "--n", str(a.n), "--cells", str(a.cells), "--rate", str(a.rate),
                             "--frames", str(frames), "--quiet"],
                            stdout=open(os.path.join(out, "sim.log"), "w"), stderr=subprocess.STDOUT)
-    return daemon, sink, sim, frames
+    return daemon, sink, sim, frames, url
 
 
-def monitor(a, daemon, sink, sim, sub, samples_csv):
+def monitor(a, daemon, sink, sim, url, samples_csv):
     """Samples the daemon until the sink has finished (or a time limit past
     the duration). Returns (samples, last metrics document)."""
     samples, doc, t0 = [], None, time.monotonic()
@@ -141,7 +166,6 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
     writer.writeheader()
     next_t, sim_done = t0, None
     while sink.poll() is None and daemon.poll() is None and time.monotonic() - t0 < limit:
-        doc = latest_metrics(sub, doc)
         now = time.monotonic()
         if sim_done is None and sim.poll() is not None:
             sim_done = now
@@ -149,7 +173,7 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
             break  # frames were lost: the sink would wait for them forever
         if now >= next_t:
             try:
-                row = sample_row(now - t0, daemon.pid, doc)
+                row, doc = sample_row(now - t0, daemon.pid, url, doc)
             except OSError:
                 break  # the daemon exited between the poll and /proc: its status tells
             samples.append(row)
@@ -157,7 +181,7 @@ def monitor(a, daemon, sink, sim, sub, samples_csv):
             samples_csv.flush()
             next_t += a.sample_s
         time.sleep(min(0.5, max(0.0, next_t - time.monotonic())))
-    return samples, latest_metrics(sub, doc)
+    return samples, latest_metrics(url, doc)
 
 
 def stop(proc, sig=signal.SIGTERM, timeout=30):
@@ -176,9 +200,22 @@ def slope_per_s(ts, ys):
     """Least-squares slope of ys against ts (units of y per second)."""
     if len(ts) < 2:
         return 0.0
-    t = np.asarray(ts, float)
-    y = np.asarray(ys, float)
-    return float(np.polyfit(t - t.mean(), y, 1)[0])
+    t_mean, y_mean = sum(ts) / len(ts), sum(ys) / len(ys)
+    sxx = sum((t - t_mean) ** 2 for t in ts)
+    if sxx == 0:
+        return 0.0
+    return sum((t - t_mean) * (y - y_mean) for t, y in zip(ts, ys)) / sxx
+
+
+def percentile(values, q):
+    """The q-th percentile of values, linear between the closest ranks (as
+    NumPy's default): sorted[(len - 1) q / 100], interpolated."""
+    v = sorted(values)
+    x = (len(v) - 1) * q / 100.0
+    i = int(x)
+    if i + 1 >= len(v):
+        return float(v[-1])
+    return float(v[i] + (v[i + 1] - v[i]) * (x - i))
 
 
 def rss_baseline(ts, rss_mb):
@@ -211,7 +248,7 @@ def minute_percentiles(latency_path):
     by_minute = {}
     for ns, ms in rows:
         by_minute.setdefault((ns - t0) // 60_000_000_000, []).append(ms)
-    return [(m, len(v), float(np.percentile(v, 50)), float(np.percentile(v, 99)), float(max(v)))
+    return [(m, len(v), percentile(v, 50), percentile(v, 99), float(max(v)))
             for m, v in sorted(by_minute.items())]
 
 
@@ -349,18 +386,17 @@ def main():
     cfg = os.path.join(a.out, "daemon.cfg")
     with open(cfg, "w") as f:
         f.write(daemon_config(a, eps))
-    sub = zmq.Context.instance().socket(zmq.SUB)
-    sub.setsockopt(zmq.SUBSCRIBE, b"")
-    sub.connect(eps["metrics"])
-    daemon, sink, sim, sent = start_processes(a, eps, a.out, cfg)
+    daemon, sink, sim, sent, url = start_processes(a, eps, a.out, cfg)
+    if url is None:
+        print("eigstream-soak: no metrics URL in the daemon's log", file=sys.stderr)
     try:
         with open(os.path.join(a.out, "samples.csv"), "w", newline="") as f:
-            samples, doc = monitor(a, daemon, sink, sim, sub, f)
+            samples, doc = monitor(a, daemon, sink, sim, url, f)
     finally:
         sim_rc = stop(sim, signal.SIGINT)
         sink_rc = stop(sink, signal.SIGINT)
         time.sleep(1.5)
-        doc_final = latest_metrics(sub, None)
+        doc_final = latest_metrics(url, None)
         daemon_rc = stop(daemon)
     if sim_rc != 0:
         sent = 0  # interrupted: what it sent is unknown, count it as a failure below

@@ -271,31 +271,30 @@ done:
     return status;
 }
 
-int main(int argc, char **argv)
+/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+static int tool_main(solve_options *o)
 {
-    solve_options o;
-    int status = options_parse(argc, argv, &o);
-    if (status >= 0)
-        return status;
-
+    int status;
     npy_array in;
     char detail[NPY_DETAIL_SIZE];
-    npy_error e = npy_read(o.in_path, &in, detail);
+    npy_error e = npy_read(o->in_path, &in, detail);
     if (e != NPY_OK)
-        return cli_fatal(solve_prog, "%s: %s", o.in_path, detail);
+        return cli_fatal(solve_prog, "%s: %s", o->in_path, detail);
     char shape_text[64] = "";
     for (int d = 0, used = 0; d < in.ndim && used < (int)sizeof shape_text; d++)
         used += snprintf(shape_text + used, sizeof shape_text - (size_t)used, d ? ", %zu" : "%zu",
                          in.shape[d]);
     if (in.dtype != NPY_COMPLEX64 && in.dtype != NPY_COMPLEX128)
-        status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16)", o.in_path,
+        status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16)", o->in_path,
                        npy_dtype_descr(in.dtype));
     else if (in.ndim != 2 && in.ndim != 3)
-        status = cli_fatal(solve_prog, "%s: shape (%s) is not (n, n) or (B, n, n)", o.in_path, shape_text);
+        status = cli_fatal(solve_prog, "%s: shape (%s) is not (n, n) or (B, n, n)", o->in_path, shape_text);
     else if (in.shape[in.ndim - 1] != in.shape[in.ndim - 2])
-        status = cli_fatal(solve_prog, "%s: shape (%s) is not square", o.in_path, shape_text);
+        status = cli_fatal(solve_prog, "%s: shape (%s) is not square", o->in_path, shape_text);
     else
-        status = solve_run(&o, &in);
+        status = solve_run(o, &in);
     npy_array_free(&in);
     return status;
 }
+
+CLI_MAIN(main, solve_options, options_parse, tool_main)
