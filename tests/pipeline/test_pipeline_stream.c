@@ -22,6 +22,32 @@
 #define Z EIG_COMPLEX_DOUBLE
 #define C EIG_COMPLEX_FLOAT
 
+/* The frame sets make_frames handed out (newest last), so that frame_at
+ * can tell a seq the test never sent from one it did: an output whose seq is
+ * out of range (a corrupted header that slipped through) fails the test
+ * instead of reading past the buffer. A freed set's entry is replaced when
+ * malloc hands its address out again. */
+static struct {
+    const void *base;
+    int frames;
+} frame_sets[32];
+static int frame_set_count;
+
+static void frame_sets_remember(const void *base, int frames)
+{
+    for (int i = 0; i < frame_set_count; i++)
+        if (frame_sets[i].base == base) {
+            frame_sets[i].frames = frames;
+            return;
+        }
+    if (frame_set_count == (int)(sizeof frame_sets / sizeof frame_sets[0])) {
+        fprintf(stderr, "test: more than 32 frame sets\n");
+        exit(2);
+    }
+    frame_sets[frame_set_count].base = base;
+    frame_sets[frame_set_count++].frames = frames;
+}
+
 /* frames * matrices random Hermitian matrices (seed per frame). */
 static void *make_frames(int frames, int n, int matrices, uint8_t element, int radar)
 {
@@ -36,11 +62,21 @@ static void *make_frames(int frames, int n, int matrices, uint8_t element, int r
             exit(2);
         }
     }
+    frame_sets_remember(a, frames);
     return a;
 }
 
+/* Frame f of a set from make_frames, or NULL (a failed CHECK) when f is not
+ * one of its frames. */
 static const void *frame_at(const void *a, int f, int n, int matrices, uint8_t element)
 {
+    int frames = -1;
+    for (int i = 0; i < frame_set_count; i++)
+        if (frame_sets[i].base == a)
+            frames = frame_sets[i].frames;
+    CHECK(frames >= 0 && f >= 0 && f < frames, "frame %d of a set of %d frames (no such frame was sent)", f, frames);
+    if (frames < 0 || f < 0 || f >= frames)
+        return NULL;
     return (const uint8_t *)a + (size_t)f * matrices * n * n * eig_element_bytes(element);
 }
 
@@ -707,17 +743,18 @@ static void case_source_restart(void)
     free(a);
 }
 
-/* A burst of 100 frames at once, faster than the solver: drop_oldest evicts
- * (published + dropped(overflow) = 100), block pushes back (all published). */
-static void run_overflow(config_overflow_policy policy, const char *label)
+/* A burst of 100 frames at once, faster than the solver: block pushes back
+ * (all published, the receiver counted waiting). */
+static void run_overflow_block(void)
 {
     const int n = 48, m = 16, frames = 100;
+    const char *label = "overflow_block";
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
     cfg.output.mode = PROTOCOL_MODE_VALUES;
     cfg.frame.queue_depth = 1;
-    cfg.frame.overflow_policy = policy;
+    cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
     cfg.frame.deadline_ms = 60000;
     cfg.input.hwm = 2;
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
@@ -739,28 +776,101 @@ static void run_overflow(config_overflow_policy policy, const char *label)
             (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
             (unsigned long long)c.overflow_blocked);
     CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
-    if (policy == CONFIG_OVERFLOW_DROP_OLDEST) {
-        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0 && c.out + c.dropped[PIPELINE_DROP_OVERFLOW] == (uint64_t)frames,
-              "%s: out=%llu dropped(overflow)=%llu", label, (unsigned long long)c.out,
-              (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
-        CHECK(c.overflow_blocked == 0, "%s: blocked", label);
-    } else {
-        CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
-              (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
-        CHECK(c.overflow_blocked > 0, "%s: never blocked", label);
+    CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
+          (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
+    CHECK(c.overflow_blocked > 0, "%s: never blocked", label);
+    check_accounting(&c, label);
+    free(a);
+}
+
+/* drop_oldest, judged by which frames survive. The test does not read its
+ * output (receive HWM 1, output.hwm 1, full-vector frames of 590 KB) until
+ * all 100 frames are in, so the stages downstream of the receive queue fill
+ * and stay full: a capacity argument, not a race, whatever the machine's
+ * speed. From then on every arrival finds the receive queue full and the
+ * oldest frame in it is evicted, so the queue ends holding the newest
+ * queue_depth frames: the last queue_depth outputs must be seqs 96..99, and
+ * every earlier output one of the frames that got downstream before the
+ * stall. Evicting the incoming frame instead keeps the oldest ones and fails
+ * here. On the way, frames in flight never exceed 3 * queue_depth + 4
+ * (docs/daemon.md, the bound), sampled while the daemon is full. */
+static void run_overflow_drop_oldest(void)
+{
+    const int n = 48, m = 16, frames = 100, depth = 4;
+    const char *label = "overflow_drop_oldest";
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.mode = PROTOCOL_MODE_FULL;
+    cfg.output.hwm = 1;
+    cfg.frame.queue_depth = depth;
+    cfg.frame.overflow_policy = CONFIG_OVERFLOW_DROP_OLDEST;
+    cfg.frame.deadline_ms = 60000;
+    cfg.input.hwm = 2;
+    if (test_daemon_start_hwm(&d, &cfg, NULL, 1) != 0) {
+        CHECK(0, "start");
+        return;
     }
+    void *a = make_frames(frames, n, m, Z, 0);
+    uint64_t max_in_flight = 0;
+    pipeline_counters c;
+    for (int f = 0; f < frames; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+        pipeline_get_counters(d.p, &c);
+        max_in_flight = c.in_flight > max_in_flight ? c.in_flight : max_in_flight;
+    }
+    for (int waited = 0; waited < 60000; waited += 5) { /* all in: the receiver never waits under drop_oldest */
+        pipeline_get_counters(d.p, &c);
+        max_in_flight = c.in_flight > max_in_flight ? c.in_flight : max_in_flight;
+        if (c.in == (uint64_t)frames)
+            break;
+        test_sleep_ms(5);
+    }
+    CHECK(c.in == (uint64_t)frames, "%s: in=%llu of %d", label, (unsigned long long)c.in, frames);
+    CHECK(max_in_flight <= (uint64_t)(3 * depth + 4), "%s: %llu frames in flight, bound 3*%d+4", label,
+          (unsigned long long)max_in_flight, depth);
+    CHECK(max_in_flight >= (uint64_t)depth, "%s: at most %llu in flight: the daemon never filled", label,
+          (unsigned long long)max_in_flight);
+
+    int seqs[100], got = 0;
+    test_output o;
+    while (got < frames && test_receive_output(d.pull, &o, 3000) == 0) {
+        CHECK(got == 0 || (int)o.header.seq > seqs[got - 1], "%s: seq %llu after %d", label,
+              (unsigned long long)o.header.seq, got ? seqs[got - 1] : -1);
+        seqs[got++] = (int)o.header.seq;
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
+        test_output_free(&o);
+    }
+    CHECK(test_wait_done(&d, frames, 30000) == 0, "%s: frames not all accounted for", label);
+    test_daemon_stop(&d, &c);
+    fprintf(stderr, "%s: in=%llu out=%llu dropped(overflow)=%llu, max in flight %llu; survivors:", label,
+            (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
+            (unsigned long long)max_in_flight);
+    for (int i = 0; i < got; i++)
+        fprintf(stderr, " %d", seqs[i]);
+    fprintf(stderr, "\n");
+    CHECK(got >= depth, "%s: %d outputs", label, got);
+    for (int i = 0; i < depth && got >= depth; i++)
+        CHECK(seqs[got - depth + i] == frames - depth + i, "%s: output %d of the last %d is seq %d, want %d (the "
+              "newest frames survive drop_oldest)", label, i, depth, seqs[got - depth + i], frames - depth + i);
+    CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0, "%s: nothing evicted", label);
+    CHECK((uint64_t)got == c.out && c.out + c.dropped[PIPELINE_DROP_OVERFLOW] == (uint64_t)frames,
+          "%s: received %d, out=%llu dropped(overflow)=%llu", label, got, (unsigned long long)c.out,
+          (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
+    CHECK(c.overflow_blocked == 0, "%s: blocked", label);
     check_accounting(&c, label);
     free(a);
 }
 
 static void case_overflow_drop(void)
 {
-    run_overflow(CONFIG_OVERFLOW_DROP_OLDEST, "overflow_drop_oldest");
+    run_overflow_drop_oldest();
 }
 
 static void case_overflow_block(void)
 {
-    run_overflow(CONFIG_OVERFLOW_BLOCK, "overflow_block");
+    run_overflow_block();
 }
 
 /* Sends frames one at a time, each accounted for (published or dropped)
