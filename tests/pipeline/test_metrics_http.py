@@ -177,6 +177,27 @@ def check_exported_list(body):
                       f"exported_metrics.txt lists {name} {kind}; /metrics serves {served.get(name)}")
 
 
+def proc_cpu_seconds(pid):
+    """utime + stime of pid from /proc (the kernel's count, in clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def check_cpu_seconds(d):
+    """process_cpu_seconds_total against the kernel: a value read from /proc
+    at some refresh (every metrics.interval_ms), so a scrape after the
+    kernel's count c0 eventually reads >= c0, and never more than the
+    count read after the scrape."""
+    c0 = proc_cpu_seconds(d.proc.pid)
+    _, _, _, samples = scrape_until(d, lambda s: (value(s, "process_cpu_seconds_total") or -1) >= c0 - 1e-9,
+                                    seconds=30)
+    c1 = proc_cpu_seconds(d.proc.pid)
+    cpu = value(samples, "process_cpu_seconds_total")
+    check(cpu is not None and c0 - 1e-9 <= cpu <= c1 + 1e-9,
+          f"process_cpu_seconds_total = {cpu}, the kernel counted {c0} before and {c1} after")
+
+
 def case_prometheus(daemon, sim, outdir, tmp):
     if shutil.which("promtool") is None:
         print("promtool not found (apt-get install prometheus): skipped", file=sys.stderr)
@@ -213,9 +234,7 @@ def case_prometheus(daemon, sim, outdir, tmp):
     check(len(info) == 1 and info[0][1] == 1 and info[0][0].get("backend") == "lapack"
           and info[0][0].get("gpu") == "none" and info[0][0].get("precision") == "double"
           and info[0][0].get("version"), f"eigstream_build_info {info}")
-    # CPU time counts in clock ticks: a quick run may still read 0.
-    cpu = value(samples, "process_cpu_seconds_total")
-    check(cpu is not None and cpu >= 0, f"process_cpu_seconds_total = {cpu}")
+    check_cpu_seconds(d)
     for name in ("process_resident_memory_bytes", "process_open_fds", "process_max_fds",
                  "process_start_time_seconds", "process_virtual_memory_bytes"):
         check((value(samples, name) or 0) > 0, f"{name} = {value(samples, name)}")

@@ -15,6 +15,7 @@ Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
 import json
+import math
 import os
 import re
 import resource
@@ -354,15 +355,37 @@ def case_info(tmp):
 
 
 def case_bench(tmp):
-    """eigstream-bench record, tiny: exits 0 and prints the table (no timing assertions)."""
-    r = subprocess.run([BENCH, "record", "--frames", "2", "--n", "16", "--cells", "8", "--pacing-frames", "5",
-                        "--dir", tmp, "--json", os.path.join(tmp, "b.json")], capture_output=True, text=True,
-                       timeout=120)
+    """eigstream-bench record, tiny: exits 0, prints the table, and its numbers hold together (no timing
+    assertions): the frame size against the test's own count (cells * n * n * 16 bytes), every rate positive
+    and finite, each ratio the quotient of the two rates it names, p50 <= p99, the table's values those of
+    the JSON, the pacing rows for the frames asked."""
+    n, cells, pacing = 16, 8, 5
+    out = os.path.join(tmp, "b.json")
+    r = subprocess.run([BENCH, "record", "--frames", "2", "--n", str(n), "--cells", str(cells), "--pacing-frames",
+                        str(pacing), "--dir", tmp, "--json", out], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"bench record: {r.returncode} {r.stdout} {r.stderr}")
     for row in ("write: recording", "write: dd", "feed: replay --max", "feed: eigstream-sim", "pacing"):
         check(row in r.stdout, f"bench table lacks {row!r}: {r.stdout}")
-    check(os.path.exists(os.path.join(tmp, "b.json")) and "ratio" in open(os.path.join(tmp, "b.json")).read(),
-          "bench --json")
+    if not check(os.path.exists(out), "bench --json wrote nothing"):
+        return
+    with open(out) as f:
+        j = json.load(f)
+    check(abs(j["frame_mb"] - cells * n * n * 16 / 1e6) < 1e-3, f"frame_mb {j['frame_mb']}, want {cells * n * n * 16 / 1e6}")
+    for key in ("write_recording_mb_s", "write_dd_mb_s", "feed_replay_fps", "feed_sim_fps", "pacing_rate"):
+        check(math.isfinite(j[key]) and j[key] > 0, f"{key} = {j[key]}")
+    for ratio, num, den in (("write_ratio", "write_recording_mb_s", "write_dd_mb_s"),
+                            ("feed_ratio", "feed_replay_fps", "feed_sim_fps")):
+        check(abs(j[ratio] - j[num] / j[den]) <= 1e-3 * j[ratio] + 1e-4, f"{ratio} {j[ratio]} != {num} / {den}")
+    check(j["pacing_frames"] == pacing, f"pacing_frames {j['pacing_frames']}")
+    check(0 <= j["pacing_p50_ms"] <= j["pacing_p99_ms"], f"pacing p50 {j['pacing_p50_ms']} p99 {j['pacing_p99_ms']}")
+    table = {m.group(1).strip(): float(m.group(2)) for m in re.finditer(r"^(\S[^\n]*?)\s+(-?[\d.]+) (?:MB/s|frames/s)",
+                                                                        r.stdout, re.M)}
+    for row, key in (("write: recording (fdatasync)", "write_recording_mb_s"), ("feed: replay --max", "feed_replay_fps"),
+                     ("feed: eigstream-sim --rate 0", "feed_sim_fps")):
+        check(row in table and abs(table[row] - j[key]) <= 0.051 + 1e-3 * j[key],
+              f"table {row} {table.get(row)} vs JSON {key} {j[key]}")
+    m = re.search(r"^pacing: (\d+) frames at", r.stdout, re.M)
+    check(m is not None and int(m.group(1)) == pacing, f"pacing row: {r.stdout!r}")
 
 
 def case_fragments(tmp):
