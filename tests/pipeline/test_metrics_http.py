@@ -341,7 +341,9 @@ def case_robustness(daemon, sim, outdir, tmp):
     counts = {"sent": 0, "received": 0}
     streamer = threading.Thread(target=stream, args=(push, pull, frames, rate, counts))
     streamer.start()
-    time.sleep(1.0)
+    deadline = time.time() + 60
+    while counts["received"] == 0 and time.time() < deadline:  # the stream flows before the attack
+        time.sleep(0.05)
     stop, held = threading.Event(), []
     loris = threading.Thread(target=slowloris, args=(d.port, stop, held))
     loris.start()
@@ -351,10 +353,17 @@ def case_robustness(daemon, sim, outdir, tmp):
             idle.append(socket.create_connection(("127.0.0.1", d.port), timeout=2))
         except OSError:
             pass
+    # The data path does not wait on HTTP: with the attack in place (the
+    # slowloris still holding its connections), 20 more eigenspaces come out.
+    # A count within a generous deadline, not a rate: it holds on a loaded
+    # machine, and a data path blocked by the HTTP server never gets there.
     before = counts["received"]
-    time.sleep(3.0)
+    deadline = time.time() + 60
+    while counts["received"] < before + 20 and time.time() < deadline and streamer.is_alive():
+        time.sleep(0.05)
     flow = counts["received"] - before
-    check(flow >= 0.5 * rate * 3.0, f"under attack: {flow} eigenspaces in 3 s at {rate}/s sent")
+    check(flow >= 20 and loris.is_alive(), f"under attack: {flow} eigenspaces came out (want 20 while the "
+          f"slowloris holds its connections)")
     # Idle connections time out (5 s): /metrics answers again while the slowloris goes on.
     answered = None
     deadline = time.time() + 15
@@ -366,7 +375,7 @@ def case_robustness(daemon, sim, outdir, tmp):
             time.sleep(0.5)
     check(answered is not None, "/metrics did not answer within 15 s during the attack")
     print(f"robustness: {len(idle)} idle connections opened, {held[0] if held else 0} slowloris; "
-          f"{flow} eigenspaces in 3 s under attack", file=sys.stderr)
+          f"{flow} eigenspaces under attack", file=sys.stderr)
     streamer.join()
     stop.set()
     loris.join()

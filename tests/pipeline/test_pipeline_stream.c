@@ -515,8 +515,17 @@ static void run_rejects(int m, int good, void (*send_after)(malformed *x, protoc
     CHECK(receive_and_check(&d, a, n, m, Z, good, label) == good, "%s: good frames through", label);
     pipeline_counters c;
     test_wait_done(&d, good, 2000);
-    /* Rejections of the last bad messages may trail the last good output. */
-    test_sleep_ms(200);
+    /* Rejections of the last bad messages may trail the last good output:
+     * waited for by count (a generous deadline, not a sleep). */
+    uint64_t expect_total = 0;
+    for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
+        expect_total += x.expect[r];
+    for (int waited = 0; waited < 30000; waited += 5) {
+        pipeline_get_counters(d.p, &c);
+        if (c.rejected_total >= expect_total)
+            break;
+        test_sleep_ms(5);
+    }
     test_daemon_stop(&d, &c);
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
         CHECK(c.rejected[r] == x.expect[r], "%s: reject %s: counted %llu, sent %llu", label,
@@ -1078,11 +1087,10 @@ static void case_metrics(void)
     test_send_parts(d.push, jp, js, 1);
     receive_and_check(&d, a, n, m, Z, frames, "metrics");
     test_wait_done(&d, frames, 2000);
-    test_sleep_ms(150);
     char doc[32768];
     int found = 0;
     zmq_pollitem_t item = {.socket = sub, .events = ZMQ_POLLIN};
-    for (int i = 0; i < 40 && !found; i++) {
+    for (int i = 0; i < 300 && !found; i++) { /* documents every interval: up to 30 s for the settled one */
         if (zmq_poll(&item, 1, 100) <= 0)
             continue;
         int len;

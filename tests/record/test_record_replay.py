@@ -317,23 +317,29 @@ def case_ring(tmp):
 
 
 def case_pacing(tmp):
-    """Recorded at 20 frames/s by eigstream-sim; replayed original and --speed 2 on schedule."""
-    frames = 12
+    """Recorded at 10 frames/s by eigstream-sim; replayed original and --speed 2 on schedule, judged by what
+    the docs promise (sleeps against one start time, so errors do not add up) with a tolerance that holds on
+    a loaded machine: a frame can only be delayed, never early, so each frame's delay is measured against the
+    least delayed one (arrival - cumulative schedule - min over frames of the same); the median delay must
+    stay under 100 ms and none may exceed 1 s. No pacing (--max) or the wrong speed makes the delays grow
+    with the frame index: a median of 375 ms or more here."""
+    frames = 16
     proc, endpoint = start_recorder(tmp, "paced", ["--frames", str(frames)])
     sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--n", str(N), "--cells", str(CELLS), "--frames",
-                            str(frames), "--rate", "20", "--quiet"], stdout=subprocess.PIPE, text=True)
+                            str(frames), "--rate", "10", "--quiet"], stdout=subprocess.PIPE, text=True)
     finish(sim)
     finish(proc)
     recorded = np.diff([f["received_ns"] for f in meta_index(tmp, "paced")]) / 1e9
     for speed in (1, 2):
         extra = ["--timing", "original"] + (["--speed", str(speed)] if speed != 1 else [])
         _, out, got = replay_into_pull(tmp, "paced", frames, extra)
-        arrivals = np.diff([g[0] for g in got])
-        schedule = recorded / speed
+        arrivals = np.array([g[0] for g in got])
+        schedule = np.concatenate([[0.0], np.cumsum(recorded / speed)])
         if len(arrivals) == len(schedule):
-            err = np.abs(arrivals - schedule)
-            check(np.median(err) < 0.010, f"speed {speed}: median pacing error {np.median(err) * 1e3:.1f} ms")
-            check(np.all(arrivals >= schedule / 2), f"speed {speed}: a gap under half its schedule: {arrivals}")
+            late = arrivals - schedule
+            delay = late - late.min()
+            check(np.median(delay) < 0.100 and delay.max() < 1.0,
+                  f"speed {speed}: delays against the schedule (ms): {np.round(delay * 1e3, 1)}")
         check(re.search(r"pacing error p50 [0-9.]+ ms p99 [0-9.]+ ms", out) is not None, f"summary: {out}")
 
 
