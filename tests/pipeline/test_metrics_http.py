@@ -391,6 +391,102 @@ def case_robustness(daemon, sim, outdir, tmp):
     return 0
 
 
+HOLD = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Hold: "  # a request in progress, never ended
+
+
+class Holders:
+    """Connections each with a request in progress, kept active (a byte a
+    second, as a slowloris does) so that the idle timeout never closes them:
+    each one occupies a slot of the server's limits for as long as the test
+    wants. The kernel's accept queue is first in, first out, so connections
+    opened before a probe are counted before it."""
+
+    def __init__(self, port):
+        self.port, self.conns, self.stop = port, [], threading.Event()
+        self.thread = threading.Thread(target=self._keep, daemon=True)
+        self.thread.start()
+
+    def add(self, count, source="127.0.0.1"):
+        for _ in range(count):
+            c = socket.create_connection(("127.0.0.1", self.port), timeout=10, source_address=(source, 0))
+            c.sendall(HOLD)
+            self.conns.append(c)
+
+    def _keep(self):
+        while not self.stop.wait(1.0):
+            for c in list(self.conns):
+                try:
+                    c.send(b"a")
+                except OSError:
+                    pass
+
+    def close(self, count=None):
+        for c in self.conns[:count] if count else list(self.conns):
+            c.close()
+            self.conns.remove(c)
+        if count is None:
+            self.stop.set()
+
+
+def probe(port, source="127.0.0.1", timeout=30):
+    """The status line of GET /metrics on a fresh connection from source ("" when the server closed it,
+    or left it unanswered for timeout s: a connection over the limit may wait in the listen queue)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as c:
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return c.recv(200).decode(errors="replace").split("\r\n")[0]
+    except OSError:
+        return ""
+
+
+def case_limits(daemon, sim, outdir, tmp):
+    """The HTTP server's bounds (metrics_http.h, docs/daemon.md): at most 32
+    connections per client address, 64 in all, a request of up to 32 KB, an
+    idle connection closed after 5 s. Judged by which requests are answered
+    while other connections hold slots, not by time (the idle check's lower
+    bound holds on any machine: a slow machine cannot make a timeout early)."""
+    d = Daemon(daemon, tmp, "limits")
+    h = Holders(d.port)
+    h.add(31)
+    check(probe(d.port).startswith("HTTP/1.1 200"), "per client: the 32nd connection was not answered")
+    h.add(1)
+    # Refusals are judged with a 5 s wait: a slow machine can only make an
+    # answer later, which passes them; a server without the limit answers at once.
+    check(not probe(d.port, timeout=5).startswith("HTTP/1.1 200"),
+          "per client: a 33rd connection from one address answered")
+    check(probe(d.port, "127.0.0.2").startswith("HTTP/1.1 200"),
+          "per client: another address was refused while the first held 32")
+    h.add(31, "127.0.0.2")
+    check(probe(d.port, "127.0.0.3").startswith("HTTP/1.1 200"), "in all: the 64th connection was not answered")
+    h.add(1, "127.0.0.2")
+    check(not probe(d.port, "127.0.0.3", timeout=5).startswith("HTTP/1.1 200"), "in all: a 65th connection answered")
+    h.close()
+
+    small = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 8_000 + b"\r\n\r\n"
+    big = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 40_000 + b"\r\n\r\n"
+    status = ""
+    deadline = time.time() + 30  # the holders' slots free as the server sees them close
+    while not status.startswith("HTTP/1.1 200") and time.time() < deadline:
+        status = raw_request(d.port, small, timeout=30)
+    check(status.startswith("HTTP/1.1 200"), f"an 8 KB request: {status!r}, want 200")
+    status = raw_request(d.port, big, timeout=30)
+    check(not status.startswith("HTTP/1.1 200"), f"a 40 KB request (over 32 KB): {status!r}, want refused")
+
+    idle = socket.create_connection(("127.0.0.1", d.port), timeout=60)
+    start = time.monotonic()
+    try:
+        closed = idle.recv(1) == b""
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        closed = False
+    waited = time.monotonic() - start
+    check(closed and waited >= 4.5, f"idle connection: closed {closed} after {waited:.1f} s, want closed after 5 s")
+    idle.close()
+    check(d.stop() == 0, "daemon exit after the limit checks")
+    return 0
+
+
 def chromium_binary():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if shutil.which(name):
@@ -436,7 +532,8 @@ def case_dashboard(daemon, sim, outdir, tmp):
 def main():
     daemon, sim, case, outdir = sys.argv[1:5]
     os.makedirs(outdir, exist_ok=True)
-    cases = {"prometheus": case_prometheus, "robustness": case_robustness, "dashboard": case_dashboard}
+    cases = {"prometheus": case_prometheus, "robustness": case_robustness, "dashboard": case_dashboard,
+             "limits": case_limits}
     with tempfile.TemporaryDirectory() as tmp:
         rc = cases[case](daemon, sim, outdir, tmp)
     if rc == SKIP:
