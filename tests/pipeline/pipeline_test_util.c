@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ static void *run_main(void *arg)
 {
     test_daemon *d = arg;
     d->run_result = pipeline_run(d->p);
+    atomic_store(&d->finished, 1);
     return NULL;
 }
 

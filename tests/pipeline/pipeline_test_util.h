@@ -19,6 +19,7 @@ typedef struct test_daemon {
     pipeline *p;
     pthread_t thread;
     pipeline_error run_result;
+    _Atomic int finished; /* pipeline_run has returned (by itself or after test_daemon_stop) */
     void *zmq;
     void *push; /* test -> daemon input */
     void *pull; /* daemon output -> test (PULL or SUB) */

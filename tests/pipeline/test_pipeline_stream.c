@@ -7,7 +7,9 @@
  *   test_pipeline_stream CASE     (cases listed in main; ctest runs each)
  */
 #include <complex.h>
+#include <dirent.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <zmq.h>
 
 #include "eig.h"
+#include "input_fault.h"
 #include "path_fault.h"
 #include "pipeline_test_util.h"
 #include "workload.h"
@@ -882,6 +885,65 @@ static void case_overflow_block(void)
     run_overflow_block();
 }
 
+/* 1 once a thread of this process is named name (/proc/self/task/TID/comm). */
+static int thread_named(const char *name)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    struct dirent *e;
+    int match = 0;
+    while (tasks != NULL && !match && (e = readdir(tasks)) != NULL) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(comm, sizeof comm, f) != NULL)
+            comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+        match = strcmp(comm, name) == 0;
+    }
+    if (tasks != NULL)
+        closedir(tasks);
+    return match;
+}
+
+/* Fault injection: the input socket fails after 3 messages (input_fault.c
+ * wraps zmq_msg_recv). The daemon stops accepting, drains: the 3 accepted
+ * frames are published (eigenpairs against LAPACK), pipeline_run returns
+ * PIPELINE_ESOCKET by itself (the daemon's exit status 1), nothing else came in. */
+static void case_input_failure(void)
+{
+    const int n = 8, m = 2, frames = 6, good = 3;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    input_fault_arm(good);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    int named = 0; /* the fault picks the receive thread by its name, set just after it starts */
+    for (int waited = 0; waited < 30000 && !(named = thread_named("eigs-receive")); waited += 10)
+        test_sleep_ms(10);
+    CHECK(named, "input_failure: no thread named eigs-receive");
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, frames);
+    CHECK(receive_and_check(&d, a, n, m, Z, good, "input_failure") == good, "input_failure: accepted frames out");
+    for (int waited = 0; waited < 60000 && !atomic_load(&d.finished); waited += 10)
+        test_sleep_ms(10);
+    CHECK(atomic_load(&d.finished), "input_failure: the pipeline did not stop by itself after the socket failed");
+    pipeline_counters c;
+    pipeline_error e = test_daemon_stop(&d, &c);
+    CHECK(e == PIPELINE_ESOCKET, "input_failure: pipeline_run returned %s, want the socket error",
+          pipeline_strerror(e));
+    CHECK(input_fault_passed() == good && c.in == (uint64_t)good && c.out == (uint64_t)good,
+          "input_failure: %d messages passed, in=%llu out=%llu (want %d)", input_fault_passed(),
+          (unsigned long long)c.in, (unsigned long long)c.out, good);
+    check_accounting(&c, "input_failure");
+    input_fault_arm(1 << 30);
+    free(a);
+}
+
 /* Sends frames one at a time, each accounted for (published or dropped)
  * before the next, so that which frame meets a fault is deterministic. */
 static void send_each_done(test_daemon *d, const void *a, int n, int m, int frames, const char *label)
@@ -1354,7 +1416,7 @@ int main(int argc, char **argv)
         {"source_restart", case_source_restart}, {"solver_error", case_solver_error},
         {"solver_fallback", case_solver_fallback}, {"workers", case_workers},
         {"workers_late_publish", case_workers_late_publish}, {"workers_late_drop", case_workers_late_drop},
-        {"workers_fallback", case_workers_fallback},
+        {"workers_fallback", case_workers_fallback}, {"input_failure", case_input_failure},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
