@@ -383,6 +383,7 @@ static void case_forming(void)
     }
     double complex *a = make_frames(frames, n, m, Z, 1);
     double complex *formed = malloc(sizeof *formed * frames * m * n * n);
+    frame_sets_remember(formed, frames); /* the oracle's frames, indexed by seq like a's */
     for (int f = 0; f < frames; f++) {
         test_frame_spec s = {.seq = (uint64_t)f, .storage = (uint8_t)f};
         test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
