@@ -191,7 +191,7 @@ input = {{ endpoint = "ipc://{tmp}/d-in"; }};
 output = {{ endpoint = "ipc://{tmp}/d-out"; pattern = "push"; mode = "full"; }};
 solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ overflow_policy = "block"; deadline_ms = 60000; }};
-metrics = {{ endpoint = "ipc://{tmp}/d-metrics"; interval_ms = 1000; }};
+metrics = {{ endpoint = "ipc://{tmp}/d-metrics"; interval_ms = 1000; http = ""; }};  # no shared default port
 ''')
     return cfg
 
