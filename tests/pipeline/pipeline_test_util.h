@@ -19,6 +19,7 @@ typedef struct test_daemon {
     pipeline *p;
     pthread_t thread;
     pipeline_error run_result;
+    _Atomic int finished; /* pipeline_run has returned (by itself or after test_daemon_stop) */
     void *zmq;
     void *push; /* test -> daemon input */
     void *pull; /* daemon output -> test (PULL or SUB) */
@@ -34,6 +35,9 @@ void test_config(eigstream_config *cfg, int n, int matrices);
  * and starts the pipeline in a thread. Output is PUSH->PULL unless
  * cfg->output.pattern is PUB (then a SUB with a short join delay). */
 int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag);
+/* The same with the test's output socket's receive HWM pull_hwm (1000 above):
+ * a small one lets a test that does not read stall the daemon's output. */
+int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc_tag, int pull_hwm);
 /* PUB output bound by the daemon (ipc_tag): a new SUB on d's context,
  * receive HWM rcvhwm, subscribed to eigenspace frames and connected to the
  * daemon's output endpoint, after the subscription has had time to reach
@@ -79,7 +83,8 @@ void test_output_free(test_output *o);
  * from (full, both triangles): eigenvalues (ratio <= 60), each sent vector's
  * residual and orthonormality (<= 60), and the sent subspace against
  * LAPACK's. Returns the number of failures (each printed with seq, matrix,
- * n and ratio). */
+ * n and ratio). a == NULL (the output's seq is no frame the test sent) is
+ * one failure, not a crash. */
 int test_check_output(const test_output *o, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
                       const char *label);
 

@@ -14,7 +14,9 @@ as a user would) is reprocessed by the daemon:
    than the recorded duration divided by replay_speed (a lower bound, true
    on any machine);
 4. a recording of other n, matrices or precision, or of eigenspace frames,
-   is refused at start with exit 1 and a message naming the mismatch.
+   is refused at start with exit 1 and a message naming the mismatch;
+5. a recording damaged after it was written: the damaged frames rejected
+   (crc_mismatch, truncated), the others published and right.
 """
 import os
 import re
@@ -144,9 +146,50 @@ def test_mismatch(tmp):
     check(r.returncode == 1 and "no-such-recording" in r.stderr, f"missing recording: {r.stderr[-600:]!r}")
 
 
+def test_corrupted(tmp):
+    """A recording damaged after it was written: one payload byte of frame 2
+    flipped (its CRC no longer matches the index: crc_mismatch) and the seq
+    in frame 5's header changed (the frame no longer agrees with the index,
+    it cannot be read back whole: truncated). The daemon rejects exactly
+    those two with their reasons, publishes the other six (eigenvalues
+    against numpy on the matrices exported before the damage) and exits 0."""
+    recording = record_sim(tmp, "bad", 100)
+    npy = os.path.join(tmp, "bad.npy")
+    r = subprocess.run([REPLAY, "--to-npy", npy, recording], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"replay --to-npy: exit {r.returncode} {r.stderr!r}")
+    matrices = np.load(npy)
+    frame_bytes = 64 + CELLS * N * N * 16
+    with open(recording + ".sigmf-data", "r+b") as f:
+        f.seek(2 * frame_bytes + 64 + 1000)
+        b = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([b[0] ^ 0x01]))
+        f.seek(5 * frame_bytes + 8)  # the header's seq (docs/protocol.md: @8, u64 little-endian)
+        f.write((1000).to_bytes(8, "little"))
+    cfg, out = config(tmp, "bad", recording)
+    code, err, received, _ = run_daemon(cfg, out)
+    check(code == 0, f"corrupted recording: exit {code} {err[-1500:]!r}")
+    m = re.search(r"accounting: in=(\d+) out=(\d+) \(late \d+\) dropped=(\d+) .* in_flight=(\d+) rejected=(\d+)", err)
+    check(m is not None and tuple(map(int, m.groups())) == (FRAMES - 2, FRAMES - 2, 0, 0, 2),
+          f"corrupted recording: accounting {m.groups() if m else err[-800:]!r}")
+    check(re.search(r"rejected message: crc_mismatch: recorded frame 2\b", err) is not None and
+          re.search(r"rejected message: truncated: recorded frame 5\b", err) is not None,
+          f"corrupted recording: reject lines {re.findall(r'rejected message: .*', err)}")
+    kept = [k for k in range(FRAMES) if k not in (2, 5)]
+    check(len(received) == len(kept), f"corrupted recording: received {len(received)} of {len(kept)}")
+    for k, parts in zip(kept, received):
+        h, _, results = ec.decode_eigenspace(parts)
+        for b, res in enumerate(results):
+            ref = np.linalg.eigvalsh(matrices[k, b])
+            scale = N * np.finfo(float).eps * np.abs(matrices[k, b]).sum(axis=0).max()
+            check(res.status == 0 and np.abs(res.values - ref).max() <= 60 * scale,
+                  f"corrupted recording: output seq {h['seq']} (frame {k}) matrix {b} differs from numpy")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_reprocess(tmp)
+        test_corrupted(tmp)
         test_paced(tmp)
         test_mismatch(tmp)
     return report("test_file_input")

@@ -15,6 +15,7 @@ Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
 import json
+import math
 import os
 import re
 import resource
@@ -190,7 +191,7 @@ input = {{ endpoint = "ipc://{tmp}/d-in"; }};
 output = {{ endpoint = "ipc://{tmp}/d-out"; pattern = "push"; mode = "full"; }};
 solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ overflow_policy = "block"; deadline_ms = 60000; }};
-metrics = {{ endpoint = "ipc://{tmp}/d-metrics"; interval_ms = 1000; }};
+metrics = {{ endpoint = "ipc://{tmp}/d-metrics"; interval_ms = 1000; http = ""; }};  # no shared default port
 ''')
     return cfg
 
@@ -316,23 +317,29 @@ def case_ring(tmp):
 
 
 def case_pacing(tmp):
-    """Recorded at 20 frames/s by eigstream-sim; replayed original and --speed 2 on schedule."""
-    frames = 12
+    """Recorded at 10 frames/s by eigstream-sim; replayed original and --speed 2 on schedule, judged by what
+    the docs promise (sleeps against one start time, so errors do not add up) with a tolerance that holds on
+    a loaded machine: a frame can only be delayed, never early, so each frame's delay is measured against the
+    least delayed one (arrival - cumulative schedule - min over frames of the same); the median delay must
+    stay under 100 ms and none may exceed 1 s. No pacing (--max) or the wrong speed makes the delays grow
+    with the frame index: a median of 375 ms or more here."""
+    frames = 16
     proc, endpoint = start_recorder(tmp, "paced", ["--frames", str(frames)])
     sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--n", str(N), "--cells", str(CELLS), "--frames",
-                            str(frames), "--rate", "20", "--quiet"], stdout=subprocess.PIPE, text=True)
+                            str(frames), "--rate", "10", "--quiet"], stdout=subprocess.PIPE, text=True)
     finish(sim)
     finish(proc)
     recorded = np.diff([f["received_ns"] for f in meta_index(tmp, "paced")]) / 1e9
     for speed in (1, 2):
         extra = ["--timing", "original"] + (["--speed", str(speed)] if speed != 1 else [])
         _, out, got = replay_into_pull(tmp, "paced", frames, extra)
-        arrivals = np.diff([g[0] for g in got])
-        schedule = recorded / speed
+        arrivals = np.array([g[0] for g in got])
+        schedule = np.concatenate([[0.0], np.cumsum(recorded / speed)])
         if len(arrivals) == len(schedule):
-            err = np.abs(arrivals - schedule)
-            check(np.median(err) < 0.010, f"speed {speed}: median pacing error {np.median(err) * 1e3:.1f} ms")
-            check(np.all(arrivals >= schedule / 2), f"speed {speed}: a gap under half its schedule: {arrivals}")
+            late = arrivals - schedule
+            delay = late - late.min()
+            check(np.median(delay) < 0.100 and delay.max() < 1.0,
+                  f"speed {speed}: delays against the schedule (ms): {np.round(delay * 1e3, 1)}")
         check(re.search(r"pacing error p50 [0-9.]+ ms p99 [0-9.]+ ms", out) is not None, f"summary: {out}")
 
 
@@ -354,15 +361,37 @@ def case_info(tmp):
 
 
 def case_bench(tmp):
-    """eigstream-bench record, tiny: exits 0 and prints the table (no timing assertions)."""
-    r = subprocess.run([BENCH, "record", "--frames", "2", "--n", "16", "--cells", "8", "--pacing-frames", "5",
-                        "--dir", tmp, "--json", os.path.join(tmp, "b.json")], capture_output=True, text=True,
-                       timeout=120)
+    """eigstream-bench record, tiny: exits 0, prints the table, and its numbers hold together (no timing
+    assertions): the frame size against the test's own count (cells * n * n * 16 bytes), every rate positive
+    and finite, each ratio the quotient of the two rates it names, p50 <= p99, the table's values those of
+    the JSON, the pacing rows for the frames asked."""
+    n, cells, pacing = 16, 8, 5
+    out = os.path.join(tmp, "b.json")
+    r = subprocess.run([BENCH, "record", "--frames", "2", "--n", str(n), "--cells", str(cells), "--pacing-frames",
+                        str(pacing), "--dir", tmp, "--json", out], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"bench record: {r.returncode} {r.stdout} {r.stderr}")
     for row in ("write: recording", "write: dd", "feed: replay --max", "feed: eigstream-sim", "pacing"):
         check(row in r.stdout, f"bench table lacks {row!r}: {r.stdout}")
-    check(os.path.exists(os.path.join(tmp, "b.json")) and "ratio" in open(os.path.join(tmp, "b.json")).read(),
-          "bench --json")
+    if not check(os.path.exists(out), "bench --json wrote nothing"):
+        return
+    with open(out) as f:
+        j = json.load(f)
+    check(abs(j["frame_mb"] - cells * n * n * 16 / 1e6) < 1e-3, f"frame_mb {j['frame_mb']}, want {cells * n * n * 16 / 1e6}")
+    for key in ("write_recording_mb_s", "write_dd_mb_s", "feed_replay_fps", "feed_sim_fps", "pacing_rate"):
+        check(math.isfinite(j[key]) and j[key] > 0, f"{key} = {j[key]}")
+    for ratio, num, den in (("write_ratio", "write_recording_mb_s", "write_dd_mb_s"),
+                            ("feed_ratio", "feed_replay_fps", "feed_sim_fps")):
+        check(abs(j[ratio] - j[num] / j[den]) <= 1e-3 * j[ratio] + 1e-4, f"{ratio} {j[ratio]} != {num} / {den}")
+    check(j["pacing_frames"] == pacing, f"pacing_frames {j['pacing_frames']}")
+    check(0 <= j["pacing_p50_ms"] <= j["pacing_p99_ms"], f"pacing p50 {j['pacing_p50_ms']} p99 {j['pacing_p99_ms']}")
+    table = {m.group(1).strip(): float(m.group(2)) for m in re.finditer(r"^(\S[^\n]*?)\s+(-?[\d.]+) (?:MB/s|frames/s)",
+                                                                        r.stdout, re.M)}
+    for row, key in (("write: recording (fdatasync)", "write_recording_mb_s"), ("feed: replay --max", "feed_replay_fps"),
+                     ("feed: eigstream-sim --rate 0", "feed_sim_fps")):
+        check(row in table and abs(table[row] - j[key]) <= 0.051 + 1e-3 * j[key],
+              f"table {row} {table.get(row)} vs JSON {key} {j[key]}")
+    m = re.search(r"^pacing: (\d+) frames at", r.stdout, re.M)
+    check(m is not None and int(m.group(1)) == pacing, f"pacing row: {r.stdout!r}")
 
 
 def case_fragments(tmp):

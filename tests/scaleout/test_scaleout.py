@@ -3,7 +3,7 @@
 -> 3 CPU daemons (input.pattern = dispatch) -> eigstream-merge -> this test (PULL).
 
   test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill |
-                                                        fragment_rules | fragments
+                                                        fragment_rules | fragments | promtool
 
 configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
          command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
@@ -30,6 +30,9 @@ fragment_rules
          the answer; the rest of a frame whose daemon went silent is dropped
          (fragment_orphaned). Every counter is checked against the script, and both books
          balance (messages, and fragmented frames).
+promtool
+         promtool lints the Prometheus text files steady and fragments left in
+         BUILD/tests/scaleout/prom (skipped, exit 77, without promtool).
 fragments
          steady with the sim sending each frame as 3 fragments: every frame out of the merge
          once, in order; the books balance in messages and in frames; per the seq log every
@@ -223,10 +226,34 @@ class Topology:
             p.log.dump()
 
 
+SIM_ARGS = ["--n", "8", "--cells", "4", "--snapshots", "64", "--seed", "11", "--frames", str(FRAMES), "--quiet"]
+
+
 def run_sim(top, rate, extra=()):
-    return subprocess.run([SIM, "--endpoint", f"tcp://127.0.0.1:{top.front}", "--n", "8", "--cells", "4",
-                           "--snapshots", "64", "--frames", str(FRAMES), "--rate", str(rate), "--quiet", *extra],
+    return subprocess.run([SIM, "--endpoint", f"tcp://127.0.0.1:{top.front}", "--rate", str(rate), *SIM_ARGS, *extra],
                           capture_output=True, text=True, timeout=300)
+
+
+def sim_reference():
+    """{seq: numpy.linalg.eigvalsh of each matrix} of what eigstream-sim sends with
+    SIM_ARGS (whole frames, captured by a PULL of ours): the oracle of the values
+    that come out of the merge."""
+    ctx = zmq.Context()  # the topology's may be closed by now
+    pull = ctx.socket(zmq.PULL)
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    pull.RCVTIMEO = 60000
+    sim = subprocess.Popen([SIM, "--endpoint", f"tcp://127.0.0.1:{port}", "--rate", "0", *SIM_ARGS],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ref = {}
+    try:
+        for _ in range(FRAMES):
+            header, matrices = ec.decode_covariance(pull.recv_multipart())
+            ref[header["seq"]] = np.linalg.eigvalsh(matrices.astype(np.complex128))
+    except zmq.Again:
+        check(False, f"reference sim sent {len(ref)} of {FRAMES} frames")
+    sim.communicate(timeout=60)
+    ctx.destroy(linger=0)
+    return ref
 
 
 def check_order(seqs):
@@ -239,6 +266,18 @@ def check_all_out(top, merge):
     check(seqs == list(range(FRAMES)), f"consumer got {len(seqs)} frames, not 0..{FRAMES - 1} in order: {seqs}")
     check(all(m.status == 0 and (m.values[1:] >= m.values[:-1]).all() for _, _, results in top.received
               for m in results), "a matrix did not converge or its eigenvalues are not ascending")
+    # The values against NumPy on the matrices the sim sent (a LAPACK
+    # eigvalsh; bound 60 * n * eps * max |lambda|, the suite's ratio).
+    ref = sim_reference()
+    for seq, _, results in top.received:
+        want = ref.get(seq)
+        if not check(want is not None and len(results) == len(want), f"seq {seq}: no reference or wrong count"):
+            continue
+        for i, m in enumerate(results):
+            scale = np.abs(want[i]).max()
+            err = np.abs(np.asarray(m.values, dtype=np.float64) - want[i]).max()
+            check(err <= 60 * 8 * np.finfo(np.float64).eps * scale,
+                  f"seq {seq} matrix {i} (n=8): eigenvalues differ from numpy by {err:.3g} (max |lambda| {scale:.3g})")
     check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0 and merge["dropped"]["duplicate"] == 0,
           f"merge books: {merge}")
 
@@ -288,19 +327,37 @@ def test_steady(tmp):
     return top
 
 
+PROM_DIR = os.path.join(BUILD, "tests", "scaleout", "prom")
+
+
 def check_prometheus(tmp, dispatch, merge):
-    """promtool lints both text files; their counters equal the JSON's."""
+    """Both text files' counters equal the JSON's; the files are kept in
+    PROM_DIR for the promtool case (its own ctest, skipped without promtool)."""
     texts = {}
+    os.makedirs(PROM_DIR, exist_ok=True)
     for name in ("dispatch", "merge"):
         with open(os.path.join(tmp, f"{name}.prom")) as f:
             texts[name] = f.read()
-        if shutil.which("promtool") is not None:
-            r = subprocess.run(["promtool", "check", "metrics"], input=texts[name], capture_output=True, text=True)
-            check(r.returncode == 0, f"promtool on {name}.prom: {r.stdout} {r.stderr}")
+        shutil.copyfile(os.path.join(tmp, f"{name}.prom"), os.path.join(PROM_DIR, f"{CASE}-{name}.prom"))
     check(f"eigstream_dispatch_frames_in_total {dispatch['frames_in']}\n" in texts["dispatch"],
           "dispatch.prom frames_in differs from the JSON")
     check(f"eigstream_merge_frames_out_total {merge['frames_out']}\n" in texts["merge"],
           "merge.prom frames_out differs from the JSON")
+
+
+def test_promtool():
+    """promtool lints the text files the steady and fragments cases left
+    (FIXTURES_REQUIRED orders it after them). Exit 77 without promtool."""
+    if shutil.which("promtool") is None:
+        print("SKIP: promtool not on PATH (the Prometheus text files are not linted)")
+        sys.exit(77)
+    files = sorted(glob.glob(os.path.join(PROM_DIR, "*.prom")))
+    check(len(files) >= 2, f"no .prom files in {PROM_DIR}: run scaleout_steady first")
+    for path in files:
+        with open(path) as f:
+            text = f.read()
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        check(r.returncode == 0, f"promtool on {path}: {r.stdout} {r.stderr}")
 
 
 def sim_midway(top):
@@ -587,6 +644,8 @@ def main():
         if not os.access(tool, os.X_OK):
             print(f"missing {tool}", file=sys.stderr)
             return 1
+    for stale in glob.glob(os.path.join(PROM_DIR, f"{CASE}-*.prom")):
+        os.remove(stale)  # a failed run must not leave the last run's files to lint
     with tempfile.TemporaryDirectory() as tmp:
         top = None
         if CASE == "configs":
@@ -602,6 +661,8 @@ def main():
             test_fragment_rules(tmp)
         elif CASE == "fragments":
             top = test_fragments(tmp)
+        elif CASE == "promtool":
+            test_promtool()
         else:
             print(f"unknown case {CASE}", file=sys.stderr)
             return 2

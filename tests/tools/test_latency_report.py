@@ -17,6 +17,7 @@ Exit 77 (skip) without NumPy, pyzmq or matplotlib.
 import csv
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,41 +45,58 @@ TIMES = ("received_ns", "solve_start_ns", "solve_end_ns", "published_ns")
 
 
 def run_chain(tmp, csv_path):
-    """Runs sim -> daemon -> sink + tap; returns {seq: (header, times)} of the tap."""
+    """Runs sim -> daemon -> sink + tap; returns {seq: (header, times)} of the tap.
+
+    Readiness by handshake, not by sleeps: the sim streams (--frames 0) until
+    the tap has seen a frame (its subscription has reached the daemon's PUB),
+    then the sink starts and the sim streams on until the sink has checked
+    its FRAMES frames; every frame the sink saw was published after the tap
+    subscribed, so the tap has them all."""
     daemon = start_daemon(DAEMON, tmp, "lat", N, CELLS, "pub", "")
     ctx = zmq.Context()
     tap = ctx.socket(zmq.SUB)
     tap.setsockopt(zmq.SUBSCRIBE, b"")
     tap.connect(f"ipc://{tmp}/lat-out")
+    sim = subprocess.Popen([SIM, "--endpoint", f"ipc://{tmp}/lat-in", "--n", str(N), "--cells", str(CELLS),
+                            "--frames", "0", "--rate", "40", "--quiet"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tapped = {}
+
+    def tap_one(timeout_ms):
+        if not tap.poll(timeout_ms):
+            return False
+        h, times, _ = ec.decode_eigenspace(tap.recv_multipart())
+        tapped[h["seq"]] = (h, times)
+        return True
+
+    check(tap_one(30000), "the tap saw no frame within 30 s")
     sink = subprocess.Popen([SINK, "--endpoint", f"ipc://{tmp}/lat-out", "--pattern", "sub", "--n", str(N),
                              "--frames", str(FRAMES), "--duration", "60", "--quiet", "--latency-csv", csv_path],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # both subscriptions reach the daemon's PUB before the first frame
-    sim = subprocess.run([SIM, "--endpoint", f"ipc://{tmp}/lat-in", "--n", str(N), "--cells", str(CELLS),
-                          "--frames", str(FRAMES), "--rate", "40", "--quiet"],
-                         capture_output=True, text=True, timeout=60)
-    check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr!r}")
-    tapped = {}
-    while len(tapped) < FRAMES and tap.poll(10000):
-        h, times, _ = ec.decode_eigenspace(tap.recv_multipart())
-        tapped[h["seq"]] = (h, times)
-    try:
-        out, err = sink.communicate(timeout=60)
-        check(sink.returncode in (0, 1) and "VERDICT" in out, f"sink exit {sink.returncode}: {out!r} {err!r}")
-    except subprocess.TimeoutExpired:
+    deadline = time.time() + 90
+    while sink.poll() is None and time.time() < deadline:
+        tap_one(100)
+    if sink.poll() is None:
         sink.kill()
         check(False, "sink did not stop after its frames")
+    out, err = sink.communicate()
+    check(sink.returncode in (0, 1) and "VERDICT" in out, f"sink exit {sink.returncode}: {out!r} {err!r}")
+    sim.send_signal(signal.SIGINT)
+    _, sim_err = sim.communicate(timeout=60)
+    check(sim.returncode == 0, f"sim exit {sim.returncode} after SIGINT: {sim_err!r}")
+    while tap_one(1000):  # what was published before the sim stopped
+        pass
     stop_daemon(daemon)
     ctx.destroy(linger=0)
-    check(len(tapped) == FRAMES, f"the tap received {len(tapped)} of {FRAMES} frames")
     return tapped
 
 
 def check_csv(csv_path, tapped):
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
-    check(len(rows) == FRAMES and sorted(int(r["seq"]) for r in rows) == list(range(FRAMES)),
-          f"{len(rows)} rows, seqs {[r['seq'] for r in rows]}")
+    seqs = sorted(int(r["seq"]) for r in rows)
+    check(len(rows) == FRAMES and seqs == list(range(seqs[0], seqs[0] + FRAMES)),
+          f"{len(rows)} rows, seqs {[r['seq'] for r in rows]}: want {FRAMES} consecutive")
     for r in rows:
         ns = [int(r[c]) for c in ("source_ns",) + TIMES + ("sink_ns",)]
         check(ns == sorted(ns), f"seq {r['seq']}: times out of order {ns}")
@@ -87,7 +105,7 @@ def check_csv(csv_path, tapped):
         for c, d in derived.items():
             check(abs(float(r[c]) - d / 1e6) < 1e-6, f"seq {r['seq']}: {c} {r[c]} != {d / 1e6}")
         seq = int(r["seq"])
-        if seq in tapped:
+        if check(seq in tapped, f"seq {seq}: the sink saw it, the tap (subscribed first) did not"):
             h, times = tapped[seq]
             check(int(r["source_ns"]) == h["timestamp_ns"] and all(int(r[c]) == times[c] for c in TIMES),
                   f"seq {seq}: csv {r} != meta {times} source {h['timestamp_ns']}")

@@ -164,8 +164,14 @@ def test_gen():
                 fail(case, "matrices are not exactly Hermitian")
             with open(out, "rb") as f:
                 first = f.read()
-            run(GEN, "--kind", kind, "--batch", "3", "--n", "16", "--seed", "5",
-                "--precision", precision, out)
+            # Determinism: a second run into a fresh file (a run that failed
+            # must not leave the first run's bytes to compare with).
+            os.remove(out)
+            r = run(GEN, "--kind", kind, "--batch", "3", "--n", "16", "--seed", "5",
+                    "--precision", precision, out)
+            if r.returncode != 0 or not os.path.exists(out):
+                fail(case, f"second run: exit {r.returncode}: {r.stderr.strip()}")
+                continue
             with open(out, "rb") as f:
                 if f.read() != first:
                     fail(case, "the same arguments gave different bytes")

@@ -5,7 +5,7 @@
 #
 # The daemon runs its defaults (n = 128, 180 matrices per frame, full
 # eigenspaces, backend auto: the GPU when there is one, else the CPU). The sim
-# sends a fixed number of radar frames, the sink checks every eigenspace and
+# streams radar frames until the sink has checked a fixed number of eigenspaces and
 # prints its VERDICT line; then the daemon is stopped with SIGTERM and must
 # drain and exit 0. Exit status: 0 when the sink says PASS and the daemon
 # stopped cleanly, 1 otherwise.
@@ -55,7 +55,9 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-demo.XXXXXX")
 daemon_pid=""
 sink_pid=""
+sim_pid=""
 cleanup() {
+    [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null
     [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null
     [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
     rm -rf "$work"
@@ -107,7 +109,6 @@ fi
 "$sink" --endpoint "$output" --frames "$frames" --duration $((frames * 4 / rate + 30)) --quiet "$@" \
     >"$work/sink.out" 2>"$work/sink.err" &
 sink_pid=$!
-sleep 1 # let the sink's subscription reach the daemon's PUB socket
 
 set --
 what="frames"
@@ -115,13 +116,21 @@ if [ "$iq" -eq 1 ]; then
     set -- --iq --n "$channels" --pulses "$pulses" --gates "$gates" --per-slice-parts $iq_scene
     what="IQ cubes ($channels channels x $pulses pulses x $gates gates)"
 fi
-echo "eigstream-demo: sending $frames $what at $rate frames/s" >&2
-"$sim" --endpoint "$input" --frames "$frames" --rate "$rate" --quiet "$@" >&2
-sim_status=$?
+# Readiness by handshake, not by a sleep: the sink's subscription reaches the
+# daemon's PUB socket at a moment nobody here can see, so the sim streams
+# until the sink has checked its $frames consecutive frames (frames published
+# before the subscription arrived go to nobody, as PUB does), then stops.
+echo "eigstream-demo: streaming $what at $rate frames/s until the sink has checked $frames" >&2
+"$sim" --endpoint "$input" --frames 0 --rate "$rate" --quiet "$@" >&2 &
+sim_pid=$!
 
 wait "$sink_pid"
 sink_status=$?
 sink_pid=""
+kill -INT "$sim_pid"
+wait "$sim_pid"
+sim_status=$?
+sim_pid=""
 
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"
