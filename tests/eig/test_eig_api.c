@@ -26,15 +26,20 @@ static void test_strerror(void)
     CHECK(eig_strerror((eig_error)99) != NULL, "eig_strerror(99) NULL");
 }
 
+/* For each value v of type from 0 to last: name_function(v) is names[v]
+ * and parse_function(names[v]) gives v back; what names the concept. */
+#define CHECK_NAMES_ROUND_TRIP(type, names, last, name_function, parse_function, what)                  \
+    for (int v = 0; v <= (int)(last); v++) {                                                         \
+        CHECK(strcmp(name_function((type)v), (names)[v]) == 0, "%s name of %d", what, v);            \
+        type parsed_ = (type)0;                                                                      \
+        CHECK(parse_function((names)[v], &parsed_) == EIG_OK && parsed_ == (type)v, "parse %s %s", what, \
+              (names)[v]);                                                                           \
+    }
+
 static void test_backend_names(void)
 {
     const char *names[] = {"auto", "cpu", "lapack", "cuda"};
-    for (int b = EIG_BACKEND_AUTO; b <= EIG_BACKEND_CUDA; b++) {
-        CHECK(strcmp(eig_backend_name((eig_backend)b), names[b]) == 0, "name of %d", b);
-        eig_backend parsed = EIG_BACKEND_AUTO;
-        CHECK(eig_backend_parse(names[b], &parsed) == EIG_OK && parsed == (eig_backend)b,
-              "parse %s", names[b]);
-    }
+    CHECK_NAMES_ROUND_TRIP(eig_backend, names, EIG_BACKEND_CUDA, eig_backend_name, eig_backend_parse, "backend");
     eig_backend parsed;
     CHECK(eig_backend_parse("LAPACK", &parsed) == EIG_OK && parsed == EIG_BACKEND_LAPACK,
           "case-insensitive parse");
@@ -45,12 +50,8 @@ static void test_backend_names(void)
     CHECK(eig_backend_name((eig_backend)17) != NULL, "name of a bad enum is NULL");
 
     const char *paths[] = {"auto", "fused", "logged"};
-    for (int q = EIG_CUDA_QR_PATH_AUTO; q <= EIG_CUDA_QR_PATH_LOGGED; q++) {
-        CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)q), paths[q]) == 0, "qr path %d", q);
-        eig_cuda_qr_path got = EIG_CUDA_QR_PATH_AUTO;
-        CHECK(eig_cuda_qr_path_parse(paths[q], &got) == EIG_OK && got == (eig_cuda_qr_path)q,
-              "parse qr path %s", paths[q]);
-    }
+    CHECK_NAMES_ROUND_TRIP(eig_cuda_qr_path, paths, EIG_CUDA_QR_PATH_LOGGED, eig_cuda_qr_path_name,
+                           eig_cuda_qr_path_parse, "qr path");
     eig_cuda_qr_path path;
     CHECK(eig_cuda_qr_path_parse("Logged", &path) == EIG_OK && path == EIG_CUDA_QR_PATH_LOGGED,
           "case-insensitive qr path");

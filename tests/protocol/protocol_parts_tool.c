@@ -42,9 +42,11 @@ typedef struct parts {
     size_t *bytes;
 } parts;
 
+/* Frees the parts and both arrays and empties *p; data may be NULL (a
+ * message whose allocation failed half way: its bytes array is freed). */
 static void parts_free(parts *p)
 {
-    for (size_t i = 0; i < p->count; i++)
+    for (size_t i = 0; p->data != NULL && i < p->count; i++)
         free(p->data[i]);
     free(p->data);
     free(p->bytes);
@@ -409,10 +411,7 @@ static int encode_covariance(const char *path, uint32_t n, uint32_t count, uint8
     protocol_header_encode(&h, p.data[0]);
     rc = parts_save(path, &p) == 0 ? 0 : 1;
 done:
-    if (p.data != NULL)
-        parts_free(&p);
-    else
-        free(p.bytes);
+    parts_free(&p);
     return rc;
 }
 
@@ -468,10 +467,7 @@ static int encode_eigenspace(const char *path, uint32_t n, uint32_t count, uint8
     rc = parts_save(path, &p) == 0 ? 0 : 1;
 done:
     free(meta);
-    if (p.data != NULL)
-        parts_free(&p);
-    else
-        free(p.bytes);
+    parts_free(&p);
     return rc;
 }
 
@@ -530,10 +526,7 @@ static int encode_iq(const char *path, uint32_t C, uint32_t P, uint32_t G, uint8
     rc = parts_save(path, &p) == 0 ? 0 : 1;
 done:
     free(all);
-    if (p.data != NULL)
-        parts_free(&p);
-    else
-        free(p.bytes);
+    parts_free(&p);
     return rc;
 }
 

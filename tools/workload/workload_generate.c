@@ -301,6 +301,17 @@ static double workload_round(eig_precision precision, double v)
     return precision == EIG_COMPLEX_FLOAT ? (double)(float)v : v;
 }
 
+/* m = diag(d), d first rounded to the precision, so that the exact
+ * eigenvalues are the stored ones; m (n x n, column-major) is zero
+ * elsewhere already. */
+static void workload_diagonal(int n, eig_precision precision, double *d, double complex *m)
+{
+    for (int i = 0; i < n; i++) {
+        d[i] = workload_round(precision, d[i]);
+        m[i + (size_t)i * n] = d[i];
+    }
+}
+
 /* ---- the generator ------------------------------------------------------- */
 
 int workload_generate(int type, int n, eig_precision precision, uint64_t seed, void *a,
@@ -326,10 +337,9 @@ int workload_generate(int type, int n, eig_precision precision, uint64_t seed, v
     switch (type) {
     case WORKLOAD_ZERO:
     case WORKLOAD_IDENTITY:
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++)
             d[i] = type == WORKLOAD_IDENTITY ? 1.0 : 0.0;
-            m[i + (size_t)i * n] = d[i];
-        }
+        workload_diagonal(n, precision, d, m);
         break;
     case WORKLOAD_DIAG_ARITHMETIC:
     case WORKLOAD_DIAG_GEOMETRIC:
@@ -345,10 +355,7 @@ int workload_generate(int type, int n, eig_precision precision, uint64_t seed, v
         else if (type == WORKLOAD_DIAG_ARITH_UNDERFLOW)
             anorm = workload_scale_underflow(n, &l);
         workload_spectrum_fill(n, spectrum, l.ulp, anorm, &r, d);
-        for (int i = 0; i < n; i++) {
-            d[i] = workload_round(precision, d[i]);
-            m[i + (size_t)i * n] = d[i];
-        }
+        workload_diagonal(n, precision, d, m);
         break;
     case WORKLOAD_UNITARY_ARITHMETIC:
     case WORKLOAD_UNITARY_GEOMETRIC:
@@ -405,10 +412,9 @@ int workload_generate(int type, int n, eig_precision precision, uint64_t seed, v
         known = 0;
         break;
     case WORKLOAD_DIAGONAL_UNSORTED:
-        for (int i = 0; i < n; i++) {
-            d[i] = workload_round(precision, workload_uniform_signed(&r));
-            m[i + (size_t)i * n] = d[i];
-        }
+        for (int i = 0; i < n; i++)
+            d[i] = workload_uniform_signed(&r);
+        workload_diagonal(n, precision, d, m);
         break;
     }
     if (rc == 0) {
