@@ -108,7 +108,7 @@ static int receive_and_check(test_daemon *d, const void *a, int n, int matrices,
 static void check_accounting(const pipeline_counters *c, const char *label)
 {
     uint64_t dropped = 0;
-    for (int r = 0; r < PIPELINE_DROP_COUNT_; r++)
+    for (int r = 0; r < METRICS_DROP_COUNT_; r++)
         dropped += c->dropped[r];
     CHECK(c->in == c->out + dropped && c->in_flight == 0, "%s: in=%llu out=%llu dropped=%llu in_flight=%llu",
           label, (unsigned long long)c->in, (unsigned long long)c->out, (unsigned long long)dropped,
@@ -681,12 +681,12 @@ static void case_subscriber_stall(void)
     test_daemon_stop(&d, &c);
     fprintf(stderr, "subscriber_stall: in=%llu out=%llu received=%d dropped(subscriber_slow)=%llu\n",
             (unsigned long long)c.in, (unsigned long long)c.out, got,
-            (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+            (unsigned long long)c.dropped[METRICS_DROP_SUBSCRIBER]);
     CHECK(c.in == (uint64_t)frames && (uint64_t)got == c.out, "subscriber_stall: in=%llu out=%llu received %d",
           (unsigned long long)c.in, (unsigned long long)c.out, got);
-    CHECK(c.dropped[PIPELINE_DROP_SUBSCRIBER] > 0 && c.dropped[PIPELINE_DROP_SUBSCRIBER] == (uint64_t)(frames - got),
+    CHECK(c.dropped[METRICS_DROP_SUBSCRIBER] > 0 && c.dropped[METRICS_DROP_SUBSCRIBER] == (uint64_t)(frames - got),
           "subscriber_stall: %d frames missing, %llu counted subscriber_slow", frames - got,
-          (unsigned long long)c.dropped[PIPELINE_DROP_SUBSCRIBER]);
+          (unsigned long long)c.dropped[METRICS_DROP_SUBSCRIBER]);
     check_accounting(&c, "subscriber_stall");
     free(a);
 }
@@ -786,11 +786,11 @@ static void run_overflow_block(void)
     CHECK(got == (int)c.out, "%s: received %d of %llu", label, got, (unsigned long long)c.out);
     test_daemon_stop(&d, &c);
     fprintf(stderr, "%s: in=%llu out=%llu dropped(overflow)=%llu blocked=%llu\n", label, (unsigned long long)c.in,
-            (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
+            (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW],
             (unsigned long long)c.overflow_blocked);
     CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
-    CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
-          (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
+    CHECK(c.dropped[METRICS_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
+          (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW]);
     CHECK(c.overflow_blocked > 0, "%s: never blocked", label);
     check_accounting(&c, label);
     free(a);
@@ -858,7 +858,7 @@ static void run_overflow_drop_oldest(void)
     CHECK(test_wait_done(&d, frames, 30000) == 0, "%s: frames not all accounted for", label);
     test_daemon_stop(&d, &c);
     fprintf(stderr, "%s: in=%llu out=%llu dropped(overflow)=%llu, max in flight %llu; survivors:", label,
-            (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW],
+            (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW],
             (unsigned long long)max_in_flight);
     for (int i = 0; i < got; i++)
         fprintf(stderr, " %d", seqs[i]);
@@ -867,10 +867,10 @@ static void run_overflow_drop_oldest(void)
     for (int i = 0; i < depth && got >= depth; i++)
         CHECK(seqs[got - depth + i] == frames - depth + i, "%s: output %d of the last %d is seq %d, want %d (the "
               "newest frames survive drop_oldest)", label, i, depth, seqs[got - depth + i], frames - depth + i);
-    CHECK(c.dropped[PIPELINE_DROP_OVERFLOW] > 0, "%s: nothing evicted", label);
-    CHECK((uint64_t)got == c.out && c.out + c.dropped[PIPELINE_DROP_OVERFLOW] == (uint64_t)frames,
+    CHECK(c.dropped[METRICS_DROP_OVERFLOW] > 0, "%s: nothing evicted", label);
+    CHECK((uint64_t)got == c.out && c.out + c.dropped[METRICS_DROP_OVERFLOW] == (uint64_t)frames,
           "%s: received %d, out=%llu dropped(overflow)=%llu", label, got, (unsigned long long)c.out,
-          (unsigned long long)c.dropped[PIPELINE_DROP_OVERFLOW]);
+          (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW]);
     CHECK(c.overflow_blocked == 0, "%s: blocked", label);
     check_accounting(&c, label);
     free(a);
@@ -973,10 +973,10 @@ static void case_solver_error(void)
     int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_error");
     pipeline_counters c;
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_error: run result");
-    CHECK(got == frames - 2 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 2 &&
+    CHECK(got == frames - 2 && c.out == (uint64_t)got && c.dropped[METRICS_DROP_SOLVER] == 2 &&
               c.solver_fallbacks == 0,
           "solver_error: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu", got,
-          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_SOLVER],
           (unsigned long long)c.solver_fallbacks);
     check_accounting(&c, "solver_error");
     free(a);
@@ -1010,10 +1010,10 @@ static void run_fallback(int workers, const char *label)
     pipeline_counters c;
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "%s: run result", label);
     CHECK(restarts == 0, "%s: %d outputs out of order", label, restarts);
-    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[PIPELINE_DROP_SOLVER] == 1 &&
+    CHECK(got == frames - 1 && c.out == (uint64_t)got && c.dropped[METRICS_DROP_SOLVER] == 1 &&
               c.solver_fallbacks == 1 && c.worker_frames[0] == (uint64_t)frames,
           "%s: received %d, out=%llu dropped(solver_error)=%llu fallbacks=%llu dealt to worker 0 %llu", label, got,
-          (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_SOLVER],
+          (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_SOLVER],
           (unsigned long long)c.solver_fallbacks, (unsigned long long)c.worker_frames[0]);
     check_accounting(&c, label);
     free(a);
@@ -1063,8 +1063,8 @@ static void run_late(config_late_policy policy, const char *label)
         CHECK(c.out == (uint64_t)frames && c.late == (uint64_t)frames, "%s: out=%llu late=%llu", label,
               (unsigned long long)c.out, (unsigned long long)c.late);
     else
-        CHECK(c.out == 0 && c.dropped[PIPELINE_DROP_LATE] == (uint64_t)frames, "%s: out=%llu dropped(late)=%llu",
-              label, (unsigned long long)c.out, (unsigned long long)c.dropped[PIPELINE_DROP_LATE]);
+        CHECK(c.out == 0 && c.dropped[METRICS_DROP_LATE] == (uint64_t)frames, "%s: out=%llu dropped(late)=%llu",
+              label, (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_LATE]);
     check_accounting(&c, label);
     free(a);
 }
@@ -1362,9 +1362,9 @@ static void run_workers_late(config_late_policy policy, const char *label)
     int publish = policy == CONFIG_LATE_PUBLISH;
     CHECK(c.reorder_gaps == 1 && c.out_of_order == (uint64_t)publish, "%s: gaps %llu out_of_order %llu", label,
           (unsigned long long)c.reorder_gaps, (unsigned long long)c.out_of_order);
-    CHECK(publish ? c.out == 2 && c.late == 2 : c.out == 0 && c.dropped[PIPELINE_DROP_LATE] == 2,
+    CHECK(publish ? c.out == 2 && c.late == 2 : c.out == 0 && c.dropped[METRICS_DROP_LATE] == 2,
           "%s: out %llu late %llu dropped(late) %llu", label, (unsigned long long)c.out, (unsigned long long)c.late,
-          (unsigned long long)c.dropped[PIPELINE_DROP_LATE]);
+          (unsigned long long)c.dropped[METRICS_DROP_LATE]);
     CHECK(c.worker_frames[0] == 1 && c.worker_frames[1] == 1, "%s: dealt %llu and %llu", label,
           (unsigned long long)c.worker_frames[0], (unsigned long long)c.worker_frames[1]);
     check_accounting(&c, label);
