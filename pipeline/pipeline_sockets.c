@@ -160,6 +160,25 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     return PIPELINE_OK;
 }
 
+/* ZMQ_MAXMSGSIZE, the largest single part ZeroMQ takes: twice the largest
+ * part a valid message has (a whole frame's payload in full storage, an IQ
+ * cube), at most input.max_message_bytes. ZeroMQ delivers a message only
+ * once all its parts are in, so the receive loop's sum limit
+ * (input.max_message_bytes, stage_receive.c) cannot keep ZeroMQ from
+ * buffering a message; this keeps each buffered part near one frame's size,
+ * and a part above it makes ZeroMQ drop the connection as the part's length
+ * arrives, before it allocates anything. Twice, so that a payload a little
+ * longer than its header says still reaches the receiver to be counted
+ * (oversized) rather than cut off. */
+static int64_t input_part_limit(const pipeline *p)
+{
+    uint64_t frame = p->iq_input ? (uint64_t)p->n * p->iq_pulses * p->iq_gates * protocol_iq_sample_bytes(p->iq_format)
+                                 : (uint64_t)p->matrices * protocol_matrix_bytes(p->n, (uint8_t)p->precision,
+                                                                                 PROTOCOL_STORAGE_FULL);
+    uint64_t limit = 2 * frame + PROTOCOL_HEADER_BYTES;
+    return limit < (uint64_t)p->cfg.input.max_message_bytes ? (int64_t)limit : p->cfg.input.max_message_bytes;
+}
+
 /* Input socket k: its own ZeroMQ I/O thread (ZMQ_AFFINITY), the message
  * limit, the subscription. Options that must precede bind/connect are set
  * between the two. */
@@ -176,7 +195,7 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
      * buffer it; smaller lies about sizes are the receiver's rejects. */
-    int64_t max_bytes = cfg->input.max_message_bytes;
+    int64_t max_bytes = input_part_limit(p);
     SET_OPTION(*s, "input", ZMQ_MAXMSGSIZE, max_bytes);
     uint64_t affinity = PIPELINE_ZMQ_INPUT_AFFINITY(k);
     SET_OPTION(*s, "input", ZMQ_AFFINITY, affinity);

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 runs=${2:-10000000}
 build=${BUILD_DIR:-build-fuzz-campaign}
-targets=${TARGETS:-"covariance eigenspace iq config npy recording_meta dispatch_control"}
+targets=${TARGETS:-"covariance eigenspace iq config npy recording_meta dispatch_control message_budget"}
 results=${RESULTS:-$build/fuzz-results.md}
 
 if ! command -v clang >/dev/null; then
