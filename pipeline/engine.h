@@ -374,6 +374,12 @@ void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thr
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 
+/* RLIMIT_NOFILE against the file descriptors cfg needs (the count is
+ * written out above sockets_fd_need in pipeline_sockets.c): the soft limit
+ * is raised toward the hard one when short; below the minimum to start,
+ * PIPELINE_ELIMIT with err naming the limit, the need and the settings; below
+ * what every connection needs, a warning. Before any socket or thread. */
+pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, size_t err_bytes);
 /* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
 /* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */

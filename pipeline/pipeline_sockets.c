@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -268,6 +269,68 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
     if (e != PIPELINE_OK)
         return e;
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
+}
+
+/* File descriptors the daemon needs for cfg, counted from what libzmq 4.3
+ * and libmicrohttpd open: *minimum to start with one peer a socket, *full
+ * with every HTTP connection the server admits as well.
+ *   3                    stdin, stdout, stderr
+ *   + 2                  the signal pipe (app/main.c)
+ *   + 3                  ZeroMQ's context mailbox, its reaper's epoll and mailbox
+ *   + 2 x io_threads     each I/O thread's epoll and mailbox (input.io_threads + 1)
+ *   + 2 x sockets        a socket's mailbox and its listener or connection
+ *                        (input.io_threads inputs, the output, the metrics PUB)
+ *   + 1 x sockets        one peer each (a bound socket's first connection)
+ *   + 4 x sockets + 2    security.*: a ZAP monitor pair and its mailboxes per
+ *                        socket, the handler's socket and mailbox
+ *   + 4                  metrics.http: listener, epoll, inter-thread pipe (2)
+ *   + 1                  recording or file input
+ *   + 8                  spare (the CUDA driver, /proc reads, log files)
+ *   full: + METRICS_HTTP_CONNECTIONS - 1 and 16 more ZeroMQ peers. */
+static void sockets_fd_need(const eigstream_config *cfg, long *minimum, long *full)
+{
+    long io_threads = PIPELINE_ZMQ_IO_THREADS(cfg);
+    long sockets = cfg->input.io_threads + 1 + (cfg->metrics.endpoint[0] != '\0');
+    long need = 3 + 2 + 3 + 2 * io_threads + 3 * sockets + 1 + 8;
+    if (cfg->security.curve_secret_key[0] != '\0')
+        need += 4 * sockets + 2;
+    if (cfg->metrics.http[0] != '\0')
+        need += 4;
+    *minimum = need;
+    *full = need + (cfg->metrics.http[0] != '\0' ? METRICS_HTTP_CONNECTIONS - 1 : 0) + 16;
+}
+
+pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, size_t err_bytes)
+{
+    long minimum, full;
+    sockets_fd_need(cfg, &minimum, &full);
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return PIPELINE_OK; /* nothing to compare against */
+    if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t)full) {
+        /* Raising the soft limit up to the hard one needs no privilege. */
+        struct rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= (rlim_t)full ? (rlim_t)full
+                                                                                          : limit.rlim_max;
+        if (raised.rlim_cur > limit.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            limit = raised;
+    }
+    if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= (rlim_t)full)
+        return PIPELINE_OK;
+    if (limit.rlim_cur < (rlim_t)minimum) {
+        error_text_set(err, err_bytes,
+                       "RLIMIT_NOFILE (ulimit -n) is %llu, hard limit %llu: these settings need at least %ld open "
+                       "files (input.io_threads = %d, metrics.endpoint %s, metrics.http %s, security %s; "
+                       "docs/operations.md, Limits); raise it (ulimit -n %ld, LimitNOFILE= under systemd)",
+                       (unsigned long long)limit.rlim_cur, (unsigned long long)limit.rlim_max, minimum,
+                       cfg->input.io_threads, cfg->metrics.endpoint[0] ? "on" : "off",
+                       cfg->metrics.http[0] ? "on" : "off", cfg->security.curve_secret_key[0] ? "on" : "off", full);
+        return PIPELINE_ELIMIT;
+    }
+    LOG_WARN("pipeline", "RLIMIT_NOFILE (ulimit -n) is %llu, below the %ld open files that every HTTP connection "
+             "and 16 peers a socket need: connections past it are refused (raise it: ulimit -n %ld)",
+             (unsigned long long)limit.rlim_cur, full, full);
+    return PIPELINE_OK;
 }
 
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
