@@ -384,6 +384,16 @@ pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, s
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
 /* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */
 pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes);
+/* The output (XPUB) and metrics (XPUB) sockets take subscriptions by hand
+ * (ZMQ_XPUB_MANUAL): the owner thread reads the subscription messages
+ * waiting on s and applies only those that are a prefix of what s sends
+ * (`sends`, sends_bytes long: the eigenspace prefix; the metrics socket
+ * "" only); every other subscription is refused and counted, so that the
+ * trie ZeroMQ matches each message against holds at most sends_bytes + 1
+ * prefixes per subscriber. Drains everything waiting. (ZeroMQ 4.3 still
+ * keeps every subscription a client sent, in XPUB_MANUAL mode too, until
+ * it disconnects: docs/operations.md, Limits.) */
+void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, size_t sends_bytes);
 /* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
 void pipeline_sockets_flush(pipeline *p);
 /* Publish thread only: sets the output's bounded send wait from the live

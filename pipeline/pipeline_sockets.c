@@ -223,6 +223,29 @@ static int output_wait_ms(int deadline_ms)
     return deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? deadline_ms : OUTPUT_SEND_WAIT_MIN_MS;
 }
 
+void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, size_t sends_bytes)
+{
+    /* A subscription longer than this is refused whatever it holds. */
+    uint8_t msg[1 + PROTOCOL_PREFIX_BYTES + 1];
+    int bytes;
+    while ((bytes = zmq_recv(s, msg, sizeof msg, ZMQ_DONTWAIT)) >= 0) {
+        if (bytes == 0 || msg[0] > 1)
+            continue; /* not a subscription message */
+        size_t prefix = (size_t)bytes - 1;
+        if (prefix > sends_bytes || memcmp(msg + 1, sends, prefix) != 0) {
+            if (msg[0] == 1)
+                atomic_fetch_add_explicit(&p->stats.subscriptions_refused, 1, memory_order_relaxed);
+            continue;
+        }
+        /* Applied to the subscriber that sent it (ZeroMQ's last pipe); an
+         * unsubscription it never made changes nothing. */
+        if (zmq_setsockopt(s, msg[0] == 1 ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE, msg + 1, prefix) != 0)
+            LOG_WARN("publish", "cannot apply a subscription: %s", zmq_strerror(errno));
+        else
+            LOG_DEBUG("publish", "subscriber %s (%zu-byte prefix)", msg[0] == 1 ? "subscribed" : "left", prefix);
+    }
+}
+
 void pipeline_sockets_output_wait_update(pipeline *p)
 {
     int wait = output_wait_ms(pipeline_live_get(p)->deadline_ms);
@@ -252,8 +275,10 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
      * into a counted drop. */
     int nodrop = 1;
     p->output_wait_ms = output_wait_ms(cfg->frame.deadline_ms);
-    if (!push)
+    if (!push) {
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
+        SET_OPTION(p->output, "output", ZMQ_XPUB_MANUAL, nodrop); /* pipeline_subscriptions_apply */
+    }
     SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
     SET_OPTION(p->output, "output", ZMQ_AFFINITY, affinity);
@@ -264,10 +289,15 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
 {
     if (p->cfg.metrics.endpoint[0] == '\0')
         return PIPELINE_OK;
-    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_PUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
+    /* An XPUB that sends like a PUB (drops at a subscriber's HWM) but takes
+     * only the empty subscription (pipeline_subscriptions_apply). */
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
                                      err_bytes);
     if (e != PIPELINE_OK)
         return e;
+    int manual = 1;
+    SET_OPTION(p->metrics_socket, "metrics", ZMQ_XPUB_MANUAL, manual);
+
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
 }
 
