@@ -9,7 +9,8 @@
  * receiver stops reading and
  * every frame already accepted is solved and published (or counted as
  * dropped); a second one exits at once with status 1. SIGHUP re-reads the
- * configuration file (service_reload.h). Under systemd the daemon notifies
+ * configuration file on a reload thread of its own (service_reload.h), so a
+ * file that blocks its reader never delays a stop. Under systemd the daemon notifies
  * READY/STATUS/WATCHDOG/STOPPING (service_notify.h).
  */
 #include <errno.h>
@@ -203,7 +204,7 @@ static void *signal_main(void *arg)
         if (got <= 0 || b == 0)
             return NULL; /* main: the pipeline has finished */
         if (b == SIGHUP) {
-            service_reload_run(&ctx->reload, p, ctx->notify);
+            service_reload_request(&ctx->reload); /* reads on its own thread: never blocks this one */
         } else if (++stops == 1) {
             LOG_INFO("main", "%s: stop accepting, draining the frames in flight", strsignal(b));
             service_notify_stopping(ctx->notify);
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
     /* Before any thread allocates (transport_memory.h); pipeline_create
      * calls it again and logs if the allocator cannot be tuned. */
     (void)transport_tune_allocator();
-    options o = {0};
+    static options o; /* static: a reload thread reads the overrides (see ctx below) */
     eigstream_config cfg;
     char err[CONFIG_ERROR_MAX];
 
@@ -324,7 +325,11 @@ int main(int argc, char **argv)
         return 1;
     }
     log_startup(&cfg, p);
-    signal_context ctx = {.p = p, .reload = {o.config_path, apply_overrides_again, &o, cfg}};
+    /* static: a detached reload thread may still be reading a file while
+     * main returns (service_reload_close has cut it off the pipeline). */
+    static signal_context ctx;
+    ctx.p = p;
+    service_reload_init(&ctx.reload, o.config_path, apply_overrides_again, &o, &cfg, p, &ctx.notify);
     if (service_start(&ctx, &cfg) != 0) {
         pipeline_destroy(&p);
         return 1;
@@ -343,6 +348,7 @@ int main(int argc, char **argv)
     unsigned char done = 0;
     if (write(signal_pipe[1], &done, 1) == 1)
         pthread_join(watcher, NULL);
+    service_reload_close(&ctx.reload);
     service_notify_stop(&ctx.notify);
     pipeline_destroy(&p);
     if (e != PIPELINE_OK) {

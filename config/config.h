@@ -171,8 +171,16 @@ void config_defaults(eigstream_config *cfg);
  * into err (CONFIG_ERROR_MAX bytes); cfg is then unspecified (this
  * implementation leaves it untouched). FILE is path as given. err may be
  * NULL. Integer literals that libconfig would silently wrap (4294967296
- * without the L suffix) are range errors; @include is refused. */
+ * without the L suffix) are range errors; @include is refused. Only a
+ * regular file is read, opened O_NONBLOCK (a FIFO, socket or device could
+ * block the caller: refused, CONFIG_EIO). */
 config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes);
+/* As config_load, for a file that replaces a running configuration (SIGHUP):
+ * also refuses a file that sets no setting at all (empty, or comments only)
+ * and one whose last byte is not a newline (cut short while being written),
+ * so that a reload never takes a half-written file for "every default".
+ * Both are CONFIG_ESYNTAX with "FILE: reason" in err. */
+config_error config_load_replacement(eigstream_config *cfg, const char *path, char *err, size_t err_bytes);
 
 /* Checks every setting of cfg against the settings table (range, choices,
  * endpoint form) and every rule between settings (signal_dimension <= n,

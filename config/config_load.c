@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <libconfig.h>
 
@@ -30,6 +32,7 @@ typedef struct load_context {
     char *err;
     size_t err_bytes;
     unsigned line[CONFIG_SPEC_COUNT]; /* where each setting was set, 0 = not in the file */
+    size_t settings;                  /* settings the file set */
 } load_context;
 
 static void *field_of(eigstream_config *cfg, const config_spec *spec)
@@ -94,23 +97,42 @@ static config_error load_fail(load_context *ctx, config_error code, unsigned lin
     return code;
 }
 
-/* Reads the whole file into *text (malloc'd, NUL-terminated). */
-static config_error load_read_file(load_context *ctx, char **text)
+/* Opens path for reading without ever blocking: O_NONBLOCK, so that a FIFO
+ * put where the file was (or a device) cannot hang the caller in open() or
+ * read() (a SIGHUP reload runs this while the daemon must stay stoppable),
+ * and only a regular file is read. The FILE * or NULL with ctx->err set. */
+static FILE *load_open(load_context *ctx)
+{
+    int fd = open(ctx->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    int error = fstat(fd, &st) != 0 ? errno : 0;
+    FILE *file = NULL;
+    if (error != 0)
+        load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(error));
+    else if (S_ISDIR(st.st_mode))
+        load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(EISDIR));
+    else if (!S_ISREG(st.st_mode))
+        load_fail(ctx, CONFIG_EIO, 0, NULL, NULL,
+                  "not a regular file (a FIFO, socket or device could block the reader): refused");
+    else if ((file = fdopen(fd, "rb")) == NULL)
+        load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(errno));
+    if (file == NULL)
+        close(fd);
+    return file;
+}
+
+/* Reads the whole file into *text (malloc'd, NUL-terminated), its length
+ * into *length. */
+static config_error load_read_file(load_context *ctx, char **text, size_t *length)
 {
     *text = NULL;
-    FILE *file = fopen(ctx->path, "rb");
+    FILE *file = load_open(ctx);
     if (file == NULL)
-        return load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(errno));
-    struct stat st;
-    int error = 0;
-    if (fstat(fileno(file), &st) != 0)
-        error = errno;
-    else if (S_ISDIR(st.st_mode))
-        error = EISDIR; /* fopen succeeds on a directory; reading it would not */
-    if (error != 0) {
-        fclose(file);
-        return load_fail(ctx, CONFIG_EIO, 0, NULL, NULL, "cannot read: %s", strerror(error));
-    }
+        return CONFIG_EIO;
     char *buffer = malloc(CONFIG_FILE_MAX_BYTES + 1);
     if (buffer == NULL) {
         fclose(file);
@@ -145,6 +167,7 @@ static config_error load_read_file(load_context *ctx, char **text)
         }
     }
     *text = buffer;
+    *length = bytes;
     return CONFIG_OK;
 }
 
@@ -342,12 +365,16 @@ static config_error load_settings(load_context *ctx, config_t *parsed, eigstream
             if (rc != CONFIG_OK)
                 return rc;
             ctx->line[spec - config_specs] = config_setting_source_line(setting);
+            ctx->settings++;
         }
     }
     return load_validate(ctx, cfg);
 }
 
-config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes)
+/* config_load and config_load_replacement: `replacement` adds the checks of
+ * a file that replaces a running configuration. */
+static config_error load_file(eigstream_config *cfg, const char *path, int replacement, char *err,
+                              size_t err_bytes)
 {
     load_context ctx = {.path = path != NULL ? path : "(null)", .err = err,
                         .err_bytes = err_bytes};
@@ -357,10 +384,19 @@ config_error config_load(eigstream_config *cfg, const char *path, char *err, siz
         return load_fail(&ctx, CONFIG_EIO, 0, NULL, NULL, "no file name");
 
     char *text = NULL;
-    config_error rc = load_read_file(&ctx, &text);
+    size_t length = 0;
+    config_error rc = load_read_file(&ctx, &text, &length);
     if (rc != CONFIG_OK)
         return rc;
     ctx.text = text;
+    /* A file cut short while an editor or a deployment wrote it usually
+     * stops mid-line; one that ends between two lines cannot be told from
+     * a shorter file (write the file elsewhere and rename it over). */
+    if (replacement && length > 0 && text[length - 1] != '\n') {
+        free(text);
+        return load_fail(&ctx, CONFIG_ESYNTAX, 0, NULL, NULL,
+                         "does not end with a newline: looks cut short (truncated); refused");
+    }
 
     unsigned include_line = config_scan_include_line(text);
     if (include_line != 0) {
@@ -382,10 +418,24 @@ config_error config_load(eigstream_config *cfg, const char *path, char *err, siz
         eigstream_config loaded;
         config_defaults(&loaded);
         rc = load_settings(&ctx, &parsed, &loaded);
+        if (rc == CONFIG_OK && replacement && ctx.settings == 0)
+            rc = load_fail(&ctx, CONFIG_ESYNTAX, 0, NULL, NULL,
+                           "sets no setting (empty or comments only): refused rather than taken as "
+                           "every default");
         if (rc == CONFIG_OK)
             *cfg = loaded;
     }
     config_destroy(&parsed);
     free(text);
     return rc;
+}
+
+config_error config_load(eigstream_config *cfg, const char *path, char *err, size_t err_bytes)
+{
+    return load_file(cfg, path, 0, err, err_bytes);
+}
+
+config_error config_load_replacement(eigstream_config *cfg, const char *path, char *err, size_t err_bytes)
+{
+    return load_file(cfg, path, 1, err, err_bytes);
 }

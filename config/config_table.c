@@ -130,8 +130,9 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     {.group = "input", .name = "max_message_bytes", .kind = CONFIG_KIND_INT64,
      .offset = FIELD(input.max_message_bytes), .min = KIB, .max = 16 * GIB,
      .default_int = 128 * MIB,
-     .help = "Largest accepted message in bytes (ZMQ_MAXMSGSIZE) and the payload limit of "
-             "one frame: 1 KiB..16 GiB, default 128 MiB. It must hold one frame of "
+     .help = "Largest accepted message in bytes: the sum of its payload parts, checked as "
+             "they are read (past it the message is released and counted oversized; ZeroMQ's "
+             "per-part limit is twice one frame, at most this): 1 KiB..16 GiB, default 128 MiB. It must hold one frame of "
              "solver.matrices matrices of order solver.n. Write values above 2147483647 "
              "with the L suffix (4294967296L)."},
     {.group = "input", .name = "copy_threads", .kind = CONFIG_KIND_INT,

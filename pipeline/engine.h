@@ -374,10 +374,26 @@ void pipeline_realtime_thread(pipeline *p, pthread_t thread, config_realtime_thr
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 
+/* RLIMIT_NOFILE against the file descriptors cfg needs (the count is
+ * written out above sockets_fd_need in pipeline_sockets.c): the soft limit
+ * is raised toward the hard one when short; below the minimum to start,
+ * PIPELINE_ELIMIT with err naming the limit, the need and the settings; below
+ * what every connection needs, a warning. Before any socket or thread. */
+pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, size_t err_bytes);
 /* The ZeroMQ context, the input, output and (when configured) metrics sockets. */
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
 /* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */
 pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes);
+/* The output (XPUB) and metrics (XPUB) sockets take subscriptions by hand
+ * (ZMQ_XPUB_MANUAL): the owner thread reads the subscription messages
+ * waiting on s and applies only those that are a prefix of what s sends
+ * (`sends`, sends_bytes long: the eigenspace prefix; the metrics socket
+ * "" only); every other subscription is refused and counted, so that the
+ * trie ZeroMQ matches each message against holds at most sends_bytes + 1
+ * prefixes per subscriber. Drains everything waiting. (ZeroMQ 4.3 still
+ * keeps every subscription a client sent, in XPUB_MANUAL mode too, until
+ * it disconnects: docs/operations.md, Limits.) */
+void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, size_t sends_bytes);
 /* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
 void pipeline_sockets_flush(pipeline *p);
 /* Publish thread only: sets the output's bounded send wait from the live

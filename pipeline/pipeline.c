@@ -110,7 +110,11 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
      * a programmatic configuration is held to what a file is. */
     if (config_validate(cfg, err, err_bytes) != CONFIG_OK)
         return PIPELINE_EINVAL;
-    pipeline_error e;
+    /* Before any thread or socket: libzmq asserts (aborts) when it cannot
+     * open a descriptor it needs, so the limit is checked up front. */
+    pipeline_error e = pipeline_check_fd_limit(cfg, err, err_bytes);
+    if (e != PIPELINE_OK)
+        return e;
     pipeline *p = calloc(1, sizeof *p);
     if (p == NULL) {
         error_text_set(err, err_bytes, "out of memory");

@@ -13,6 +13,7 @@ const char *pipeline_strerror(pipeline_error e)
     case PIPELINE_ESOLVER: return "solver error";
     case PIPELINE_ETHREAD: return "thread could not be started";
     case PIPELINE_EDEVICE: return "CUDA error in the frame path";
+    case PIPELINE_ELIMIT: return "a resource limit is below what the settings need";
     }
     return "unknown pipeline error";
 }

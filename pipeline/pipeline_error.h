@@ -18,7 +18,8 @@ typedef enum pipeline_error {
     PIPELINE_ESOCKET, /* a ZeroMQ socket could not be created, bound or connected */
     PIPELINE_ESOLVER, /* the solver plan could not be created, or a solve failed as a whole */
     PIPELINE_ETHREAD, /* a stage thread could not be started */
-    PIPELINE_EDEVICE  /* a CUDA call of the frame path failed */
+    PIPELINE_EDEVICE, /* a CUDA call of the frame path failed */
+    PIPELINE_ELIMIT   /* a resource limit (RLIMIT_NOFILE) is below what the settings need */
 } pipeline_error;
 
 const char *pipeline_strerror(pipeline_error e);

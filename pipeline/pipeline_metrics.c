@@ -98,6 +98,8 @@ static void metrics_publish(pipeline *p, int tick)
         return;
     LOG_DEBUG("metrics", "in %.1f/s out %.1f/s rejected %.1f/s", p->stats.rate_in, p->stats.rate_out,
               p->stats.rate_rejected);
+    if (p->metrics_socket != NULL)
+        pipeline_subscriptions_apply(p, p->metrics_socket, (const uint8_t *)"", 0);
     if (p->metrics_socket != NULL && zmq_send(p->metrics_socket, p->metrics_text, len, ZMQ_DONTWAIT) < 0 &&
         errno != EAGAIN)
         LOG_WARN("metrics", "send failed: %s", zmq_strerror(errno));

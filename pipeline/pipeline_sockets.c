@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -160,6 +161,25 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     return PIPELINE_OK;
 }
 
+/* ZMQ_MAXMSGSIZE, the largest single part ZeroMQ takes: twice the largest
+ * part a valid message has (a whole frame's payload in full storage, an IQ
+ * cube), at most input.max_message_bytes. ZeroMQ delivers a message only
+ * once all its parts are in, so the receive loop's sum limit
+ * (input.max_message_bytes, stage_receive.c) cannot keep ZeroMQ from
+ * buffering a message; this keeps each buffered part near one frame's size,
+ * and a part above it makes ZeroMQ drop the connection as the part's length
+ * arrives, before it allocates anything. Twice, so that a payload a little
+ * longer than its header says still reaches the receiver to be counted
+ * (oversized) rather than cut off. */
+static int64_t input_part_limit(const pipeline *p)
+{
+    uint64_t frame = p->iq_input ? (uint64_t)p->n * p->iq_pulses * p->iq_gates * protocol_iq_sample_bytes(p->iq_format)
+                                 : (uint64_t)p->matrices * protocol_matrix_bytes(p->n, (uint8_t)p->precision,
+                                                                                 PROTOCOL_STORAGE_FULL);
+    uint64_t limit = 2 * frame + PROTOCOL_HEADER_BYTES;
+    return limit < (uint64_t)p->cfg.input.max_message_bytes ? (int64_t)limit : p->cfg.input.max_message_bytes;
+}
+
 /* Input socket k: its own ZeroMQ I/O thread (ZMQ_AFFINITY), the message
  * limit, the subscription. Options that must precede bind/connect are set
  * between the two. */
@@ -176,7 +196,7 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
      * buffer it; smaller lies about sizes are the receiver's rejects. */
-    int64_t max_bytes = cfg->input.max_message_bytes;
+    int64_t max_bytes = input_part_limit(p);
     SET_OPTION(*s, "input", ZMQ_MAXMSGSIZE, max_bytes);
     uint64_t affinity = PIPELINE_ZMQ_INPUT_AFFINITY(k);
     SET_OPTION(*s, "input", ZMQ_AFFINITY, affinity);
@@ -201,6 +221,29 @@ static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
 static int output_wait_ms(int deadline_ms)
 {
     return deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? deadline_ms : OUTPUT_SEND_WAIT_MIN_MS;
+}
+
+void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, size_t sends_bytes)
+{
+    /* A subscription longer than this is refused whatever it holds. */
+    uint8_t msg[1 + PROTOCOL_PREFIX_BYTES + 1];
+    int bytes;
+    while ((bytes = zmq_recv(s, msg, sizeof msg, ZMQ_DONTWAIT)) >= 0) {
+        if (bytes == 0 || msg[0] > 1)
+            continue; /* not a subscription message */
+        size_t prefix = (size_t)bytes - 1;
+        if (prefix > sends_bytes || memcmp(msg + 1, sends, prefix) != 0) {
+            if (msg[0] == 1)
+                atomic_fetch_add_explicit(&p->stats.subscriptions_refused, 1, memory_order_relaxed);
+            continue;
+        }
+        /* Applied to the subscriber that sent it (ZeroMQ's last pipe); an
+         * unsubscription it never made changes nothing. */
+        if (zmq_setsockopt(s, msg[0] == 1 ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE, msg + 1, prefix) != 0)
+            LOG_WARN("publish", "cannot apply a subscription: %s", zmq_strerror(errno));
+        else
+            LOG_DEBUG("publish", "subscriber %s (%zu-byte prefix)", msg[0] == 1 ? "subscribed" : "left", prefix);
+    }
 }
 
 void pipeline_sockets_output_wait_update(pipeline *p)
@@ -232,8 +275,10 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
      * into a counted drop. */
     int nodrop = 1;
     p->output_wait_ms = output_wait_ms(cfg->frame.deadline_ms);
-    if (!push)
+    if (!push) {
         SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
+        SET_OPTION(p->output, "output", ZMQ_XPUB_MANUAL, nodrop); /* pipeline_subscriptions_apply */
+    }
     SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
     SET_OPTION(p->output, "output", ZMQ_AFFINITY, affinity);
@@ -244,11 +289,78 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
 {
     if (p->cfg.metrics.endpoint[0] == '\0')
         return PIPELINE_OK;
-    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_PUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
+    /* An XPUB that sends like a PUB (drops at a subscriber's HWM) but takes
+     * only the empty subscription (pipeline_subscriptions_apply). */
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
                                      err_bytes);
     if (e != PIPELINE_OK)
         return e;
+    int manual = 1;
+    SET_OPTION(p->metrics_socket, "metrics", ZMQ_XPUB_MANUAL, manual);
+
     return socket_attach(p->metrics_socket, "metrics", p->cfg.metrics.endpoint, 1, err, err_bytes);
+}
+
+/* File descriptors the daemon needs for cfg, counted from what libzmq 4.3
+ * and libmicrohttpd open: *minimum to start with one peer a socket, *full
+ * with every HTTP connection the server admits as well.
+ *   3                    stdin, stdout, stderr
+ *   + 2                  the signal pipe (app/main.c)
+ *   + 3                  ZeroMQ's context mailbox, its reaper's epoll and mailbox
+ *   + 2 x io_threads     each I/O thread's epoll and mailbox (input.io_threads + 1)
+ *   + 2 x sockets        a socket's mailbox and its listener or connection
+ *                        (input.io_threads inputs, the output, the metrics PUB)
+ *   + 1 x sockets        one peer each (a bound socket's first connection)
+ *   + 4 x sockets + 2    security.*: a ZAP monitor pair and its mailboxes per
+ *                        socket, the handler's socket and mailbox
+ *   + 4                  metrics.http: listener, epoll, inter-thread pipe (2)
+ *   + 1                  recording or file input
+ *   + 8                  spare (the CUDA driver, /proc reads, log files)
+ *   full: + METRICS_HTTP_CONNECTIONS - 1 and 16 more ZeroMQ peers. */
+static void sockets_fd_need(const eigstream_config *cfg, long *minimum, long *full)
+{
+    long io_threads = PIPELINE_ZMQ_IO_THREADS(cfg);
+    long sockets = cfg->input.io_threads + 1 + (cfg->metrics.endpoint[0] != '\0');
+    long need = 3 + 2 + 3 + 2 * io_threads + 3 * sockets + 1 + 8;
+    if (cfg->security.curve_secret_key[0] != '\0')
+        need += 4 * sockets + 2;
+    if (cfg->metrics.http[0] != '\0')
+        need += 4;
+    *minimum = need;
+    *full = need + (cfg->metrics.http[0] != '\0' ? METRICS_HTTP_CONNECTIONS - 1 : 0) + 16;
+}
+
+pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, size_t err_bytes)
+{
+    long minimum, full;
+    sockets_fd_need(cfg, &minimum, &full);
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return PIPELINE_OK; /* nothing to compare against */
+    if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t)full) {
+        /* Raising the soft limit up to the hard one needs no privilege. */
+        struct rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= (rlim_t)full ? (rlim_t)full
+                                                                                          : limit.rlim_max;
+        if (raised.rlim_cur > limit.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            limit = raised;
+    }
+    if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= (rlim_t)full)
+        return PIPELINE_OK;
+    if (limit.rlim_cur < (rlim_t)minimum) {
+        error_text_set(err, err_bytes,
+                       "RLIMIT_NOFILE (ulimit -n) is %llu, hard limit %llu: these settings need at least %ld open "
+                       "files (input.io_threads = %d, metrics.endpoint %s, metrics.http %s, security %s; "
+                       "docs/operations.md, Limits); raise it (ulimit -n %ld, LimitNOFILE= under systemd)",
+                       (unsigned long long)limit.rlim_cur, (unsigned long long)limit.rlim_max, minimum,
+                       cfg->input.io_threads, cfg->metrics.endpoint[0] ? "on" : "off",
+                       cfg->metrics.http[0] ? "on" : "off", cfg->security.curve_secret_key[0] ? "on" : "off", full);
+        return PIPELINE_ELIMIT;
+    }
+    LOG_WARN("pipeline", "RLIMIT_NOFILE (ulimit -n) is %llu, below the %ld open files that every HTTP connection "
+             "and 16 peers a socket need: connections past it are refused (raise it: ulimit -n %ld)",
+             (unsigned long long)limit.rlim_cur, full, full);
+    return PIPELINE_OK;
 }
 
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)

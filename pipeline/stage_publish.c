@@ -88,19 +88,19 @@ static int send_output(pipeline *p, output_buffer **out)
     return 0;
 }
 
+#define PUBLISH_SUBSCRIPTIONS_MS 50
+
 /* PUB output: reads what the XPUB received, the subscribe (first byte 1) and
- * unsubscribe (0) messages of its subscribers, so that they do not pile up;
+ * unsubscribe (0) messages of its subscribers, so that they do not pile up,
+ * and applies those that can match an eigenspace (pipeline_subscriptions_apply);
  * a frame with no subscriber is sent to nobody and counted as published
  * (ZeroMQ's PUB semantics, docs/daemon.md). */
 static void subscriptions_drain(pipeline *p)
 {
-    uint8_t msg[PROTOCOL_PREFIX_BYTES + 1];
-    int bytes;
-    if (p->cfg.output.pattern != CONFIG_OUTPUT_PUB)
-        return;
-    while ((bytes = zmq_recv(p->output, msg, sizeof msg, ZMQ_DONTWAIT)) >= 0)
-        LOG_DEBUG("publish", "subscriber %s (%d-byte prefix)", bytes > 0 && msg[0] == 1 ? "subscribed" : "left",
-                  bytes > 0 ? bytes - 1 : 0);
+    static const uint8_t eigenspace[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION,
+                                                              PROTOCOL_KIND_EIGENSPACE};
+    if (p->cfg.output.pattern == CONFIG_OUTPUT_PUB)
+        pipeline_subscriptions_apply(p, p->output, eigenspace, sizeof eigenspace);
 }
 
 /* Why a send failed: EAGAIN on the XPUB is a subscriber at its HWM for the
@@ -261,12 +261,18 @@ void *stage_publish_main(void *arg)
     s->result = PIPELINE_OK;
     for (;;) {
         frame *f = NULL;
+        /* Woken at least every PUBLISH_SUBSCRIPTIONS_MS to read subscriptions
+         * while no frame comes: ZeroMQ queues them for this thread without bound. */
         int wait_ms = publish_wait_ms(p);
-        queue_status st = wait_ms < 0 ? queue_pop(s->in, (void **)&f) : queue_pop_timed(s->in, (void **)&f, wait_ms);
+        if (wait_ms < 0 || wait_ms > PUBLISH_SUBSCRIPTIONS_MS)
+            wait_ms = PUBLISH_SUBSCRIPTIONS_MS;
+        queue_status st = queue_pop_timed(s->in, (void **)&f, wait_ms);
         if (st == QUEUE_CLOSED)
             break;
         if (st == QUEUE_OK)
             publish_accept(p, f);
+        else
+            subscriptions_drain(p);
         publish_release_ready(p, metrics_now_ns());
     }
     /* Every ticket given was closed or is held: release what is held. */

@@ -199,11 +199,14 @@ static protocol_reject receive_fragment_place(pipeline *p, const protocol_header
 static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reject r, const char *detail)
 {
     if (r != PROTOCOL_OK) {
-        char why[160];
-        snprintf(why, sizeof why, "its fragment at matrix %u was rejected (%s)", f->header.fragment_first,
-                 protocol_reject_name(r));
-        receive_reject(p, r, detail);
-        receive_assembly_give_up(p, why, 0, 0);
+        /* Counted once, by the fragment's reason (docs/protocol.md: a frame
+         * is counted once); the frame it belonged to is given up with it. */
+        char both[512];
+        snprintf(both, sizeof both, "%s%sfragment at matrix %u; frame seq %llu given up with %u of its %u matrices",
+                 detail, detail[0] ? "; " : "", f->header.fragment_first,
+                 (unsigned long long)p->assembly.f.frame.seq, p->assembly.f.next, p->assembly.f.frame.count);
+        p->assembly.active = 0;
+        receive_reject(p, r, both);
         return RECEIVE_NOTHING;
     }
     p->assembly.last_ns = metrics_now_ns(); /* the wait for the next fragment starts now */
@@ -220,7 +223,6 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
 {
     zmq_msg_t part;
     protocol_reject r = PROTOCOL_OK;
-    size_t parts = 0;
     receive_verdict scan = {0, PROTOCOL_OK};
     int more;
 
@@ -252,11 +254,17 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
      * by the receive team while the message still looks valid and they fit;
      * always drained. Whether the parts are too many or too large is decided
      * only once all of them are counted (receive_check_payload), in the order
-     * of docs/protocol.md, whatever the storage. */
-    size_t held = 0, total = 0, seen = 0;
+     * of docs/protocol.md, whatever the storage. Memory stays bounded as the
+     * parts are read: a part that no longer fits the frame buffer, or that
+     * takes the message past input.max_message_bytes (oversized, counted
+     * once), releases every part held, and each later part is released as
+     * soon as it is read. */
+    size_t held = 0, total = 0;
     int fits = 1;
+    protocol_message_budget budget;
+    protocol_message_budget_begin(&budget, p->max_payload_bytes);
     while (more) {
-        zmq_msg_t *m = held < p->part_capacity ? &p->receive_parts[held] : &part;
+        zmq_msg_t *m = fits && held < p->part_capacity ? &p->receive_parts[held] : &part;
         zmq_msg_init(m);
         if (zmq_msg_recv(m, socket, 0) < 0) {
             int e = errno;
@@ -268,20 +276,28 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
         }
         more = zmq_msg_more(m);
         size_t bytes = zmq_msg_size(m);
-        if (parts < p->part_capacity)
-            f->part_bytes[parts] = bytes;
-        parts++;
-        fits = fits && bytes <= f->a_bytes - offset - total; /* else the sizes check rejects it */
+        if (budget.parts < p->part_capacity)
+            f->part_bytes[budget.parts] = bytes;
+        int within = protocol_message_budget_take(&budget, bytes);
+        fits = fits && within && bytes <= f->a_bytes - offset - total; /* else the sizes check rejects it */
         total += fits ? bytes : 0;
-        seen += bytes;
-        if (m == &part)
-            zmq_msg_close(&part); /* more parts than a valid frame has: rejected */
-        else
+        if (m != &part && fits) {
             held++;
+        } else {
+            zmq_msg_close(m); /* more parts than a valid frame has, or too large: rejected */
+            receive_parts_close(p, held);
+            held = 0;
+        }
     }
+    size_t parts = (size_t)budget.parts, seen = (size_t)budget.seen;
     if (r == PROTOCOL_OK && fits && parts <= p->part_capacity)
         scan = receive_copy_parts(p, f, offset, held);
     receive_parts_close(p, held);
+    if (r == PROTOCOL_OK && budget.oversized) {
+        snprintf(detail, detail_bytes, "%zu parts of %zu bytes in all, above input.max_message_bytes = %zu: "
+                 "released as read", parts, seen, p->max_payload_bytes);
+        r = PROTOCOL_REJECT_OVERSIZED;
+    }
 
     if (r == PROTOCOL_OK)
         r = receive_check_payload(p, f, parts, seen, &scan, detail, detail_bytes);

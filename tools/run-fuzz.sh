@@ -10,12 +10,12 @@
 #     --seconds S      wall-clock cap per target (default 30, FUZZ_SECONDS; 0 = none)
 #     --runs R         inputs per target (default 0 = no limit)
 #     --targets "T.."  targets to run (TARGETS; default: covariance eigenspace iq config
-#                      npy recording_meta dispatch_control)
+#                      npy recording_meta dispatch_control message_budget)
 #     --build-dir DIR  build directory (default build-fuzz, BUILD_DIR)
 #     --results FILE   markdown results appended here (RESULTS; default DIR/fuzz-results.md)
 #     --jobs J         parallel build jobs (default: nproc)
 #     --require-clang  without clang, fail (exit 2) instead of skipping (exit 0)
-#   tools/run-fuzz.sh                                  # CI: about 7 x 30 s plus the build
+#   tools/run-fuzz.sh                                  # CI: about 8 x 30 s plus the build
 #   tools/run-fuzz.sh --seconds 600 --runs 10000000 --build-dir build-fuzz-campaign --jobs 2
 #
 # Each target starts from its seeds (tests/fuzz/corpus/<t>, regressions/<t>)
@@ -34,7 +34,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 seconds=${FUZZ_SECONDS:-30}
 runs=0
 build=${BUILD_DIR:-build-fuzz}
-targets=${TARGETS:-"covariance eigenspace iq config npy recording_meta dispatch_control"}
+targets=${TARGETS:-"covariance eigenspace iq config npy recording_meta dispatch_control message_budget"}
 results=${RESULTS:-}
 jobs=$(nproc)
 require_clang=0

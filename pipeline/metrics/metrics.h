@@ -101,6 +101,7 @@ typedef struct metrics {
     _Atomic uint64_t overflow_blocked; /* block policy: times the receiver waited for the form queue */
     _Atomic uint64_t source_restarts;  /* accepted frames whose seq did not increase (the source restarted) */
     _Atomic uint64_t input_late;       /* input.io_threads > 1: frames that came after the merge went past their seq */
+    _Atomic uint64_t subscriptions_refused; /* PUB sockets: subscriptions that match nothing the daemon sends */
     _Atomic uint64_t solver_fallbacks; /* solver.fallback: switches to the host path after a path error */
     _Atomic uint64_t reorder_gaps;     /* frames the reorder window released past (a later frame's deadline) */
     _Atomic uint64_t out_of_order;     /* frames published after a later one */

@@ -98,6 +98,10 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
                 "Frames that came on one input connection after the merge had gone on past their seq "
                 "(input.reorder_ms); passed on out of seq order (not a loss).",
                 &m->input_late);
+    put_counter(w, "eigstream_subscriptions_refused_total",
+                "Subscriptions the output and metrics PUB sockets refused: not a prefix of what the socket "
+                "sends, so never held (docs/operations.md, Limits).",
+                &m->subscriptions_refused);
     put_counter(w, "eigstream_solver_fallbacks_total",
                 "Switches to the host path after a frame path error (solver.fallback cpu).", &m->solver_fallbacks);
     put_counter(w, "eigstream_reorder_gaps_total",

@@ -222,11 +222,31 @@ static curve_key_error allow_add(curve_allow_list *list, const uint8_t key[CURVE
 }
 
 /* A file of keys: bare Z85 keys or public-key lines (secret-key lines are refused). */
+/* An allow-list file or directory that group or others may write lets them
+ * add a key the daemon would trust: refused (CURVE_KEY_EPERM), as sshd's
+ * StrictModes does for authorized_keys. */
+static curve_key_error allow_mode_check(const char *path, int fd, const char *what, char *err, size_t err_bytes)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return ERROR_TEXT_FAIL(CURVE_KEY_EPERM, err, err_bytes,
+                               "%s: mode %04o lets group or others write the allow-list %s (and add a key): "
+                               "refused (chmod go-w %s)", path, (unsigned)(st.st_mode & 07777), what, path);
+    return CURVE_KEY_OK;
+}
+
 static curve_key_error allow_file_load(const char *path, curve_allow_list *list, char *err, size_t err_bytes)
 {
     FILE *file = fopen(path, "r");
     if (file == NULL)
         return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
+    curve_key_error mode = allow_mode_check(path, fileno(file), "file", err, err_bytes);
+    if (mode != CURVE_KEY_OK) {
+        fclose(file);
+        return mode;
+    }
     char line[KEY_LINE_MAX];
     unsigned number = 0;
     curve_key_error e = CURVE_KEY_OK;
@@ -258,7 +278,7 @@ static curve_key_error allow_directory_load(const char *path, curve_allow_list *
     DIR *dir = opendir(path);
     if (dir == NULL)
         return ERROR_TEXT_FAIL(CURVE_KEY_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
-    curve_key_error e = CURVE_KEY_OK;
+    curve_key_error e = allow_mode_check(path, dirfd(dir), "directory", err, err_bytes);
     struct dirent *entry;
     while (e == CURVE_KEY_OK && (entry = readdir(dir)) != NULL) {
         size_t len = strlen(entry->d_name);

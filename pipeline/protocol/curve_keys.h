@@ -34,7 +34,8 @@ extern "C" {
 typedef enum curve_key_error {
     CURVE_KEY_OK = 0,
     CURVE_KEY_EIO,      /* cannot open, read or write the file */
-    CURVE_KEY_EPERM,    /* a secret key file with group or other permissions */
+    CURVE_KEY_EPERM,    /* a secret key file with group or other permissions, an allow-list
+                           file or directory that group or others may write */
     CURVE_KEY_EFORMAT,  /* not a key file: a line or a key that does not parse */
     CURVE_KEY_EEXIST,   /* keygen: a file of the pair exists already */
     CURVE_KEY_ENOCURVE, /* this libzmq has no CURVE (zmq_has("curve") is 0) */
@@ -67,7 +68,9 @@ typedef struct curve_allow_list {
 } curve_allow_list;
 
 /* Loads a file or a directory of *.key files (above). An empty list is an
- * error (CURVE_KEY_EFORMAT): a server that lets nobody in is a mistake. */
+ * error (CURVE_KEY_EFORMAT): a server that lets nobody in is a mistake; a
+ * file or directory that group or others may write is refused
+ * (CURVE_KEY_EPERM: they could add a key). */
 curve_key_error curve_allow_list_load(const char *path, curve_allow_list *out, char *err, size_t err_bytes);
 int curve_allow_list_contains(const curve_allow_list *list, const uint8_t key[CURVE_KEY_BYTES]);
 void curve_allow_list_free(curve_allow_list *list);

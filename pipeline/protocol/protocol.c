@@ -297,6 +297,20 @@ int protocol_fragments_join(protocol_fragments *a, const protocol_header *h)
     return a->next >= a->frame.count;
 }
 
+void protocol_message_budget_begin(protocol_message_budget *b, uint64_t limit)
+{
+    *b = (protocol_message_budget){.limit = limit};
+}
+
+int protocol_message_budget_take(protocol_message_budget *b, uint64_t bytes)
+{
+    b->parts++;
+    b->seen = bytes > UINT64_MAX - b->seen ? UINT64_MAX : b->seen + bytes;
+    if (b->seen > b->limit)
+        b->oversized = 1;
+    return !b->oversized;
+}
+
 /* The parts after the header against a payload of `expected` bytes: their
  * sum above it (oversized, decided without overflow) or below it
  * (truncated), then, when there is more than one part, each of exactly

@@ -228,6 +228,26 @@ int protocol_fragments_continues(const protocol_fragments *a, const protocol_hea
  * 1 when the frame is now whole, else 0. */
 int protocol_fragments_join(protocol_fragments *a, const protocol_header *h);
 
+/* ---- the receive loop's bound on one message ------------------------------ */
+
+/* A multipart message's payload parts (after its header), counted as the
+ * receiver reads them: once their sum passes limit (input.max_message_bytes)
+ * the message is oversized, and the receiver releases the parts it held and
+ * every further part as it reads it, so that it never holds more than limit
+ * bytes of one message (plus the part in hand). Sums saturate. */
+typedef struct protocol_message_budget {
+    uint64_t limit; /* most payload bytes one message may carry */
+    uint64_t seen;  /* payload bytes of the parts read so far (saturating) */
+    uint64_t parts; /* payload parts read so far */
+    int oversized;  /* seen passed limit; stays set */
+} protocol_message_budget;
+
+void protocol_message_budget_begin(protocol_message_budget *b, uint64_t limit);
+/* Counts one payload part of `bytes`. 1 while the message is within its
+ * limit (the part may be held), 0 from the part that passes it on (release
+ * it and every part held). */
+int protocol_message_budget_take(protocol_message_budget *b, uint64_t bytes);
+
 /* Checks the sizes of a decoded covariance header against each other and the
  * part layout: parts after the header must be 1 (whole payload) or count (one
  * per matrix, each of one matrix's bytes), summing to payload_bytes, which must
