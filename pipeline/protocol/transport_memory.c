@@ -24,3 +24,13 @@ int transport_tune_allocator(void)
     return -1;
 #endif
 }
+
+int transport_return_memory(void)
+{
+#ifdef __GLIBC__
+    (void)malloc_trim(0);
+    return 0;
+#else
+    return -1;
+#endif
+}

@@ -26,4 +26,11 @@
  * then mapped afresh, slower but correct. */
 int transport_tune_allocator(void);
 
+/* Gives the heap's free memory back to the system (glibc's malloc_trim):
+ * for a receiver that has just thrown away a message far larger than the
+ * frames it keeps (an oversized one a peer sent), so that its peak does not
+ * stay resident under the settings above. Costs a walk of the heap: call it
+ * only then, never per frame. 0, or -1 where the allocator is not glibc's. */
+int transport_return_memory(void);
+
 #endif

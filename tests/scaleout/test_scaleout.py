@@ -136,7 +136,7 @@ DEEP_QUEUE = 8
 
 
 class Topology:
-    def __init__(self, tmp, window_ms, deep=None):
+    def __init__(self, tmp, window_ms, deep=None, dispatch_extra=()):
         self.tmp = tmp
         front, back, out, *ins = free_ports(6)
         self.front, self.back, self.out, self.ins = front, back, out, ins
@@ -158,7 +158,7 @@ class Topology:
                                      "--back", f"tcp://127.0.0.1:{back}", "--overflow", "block",
                                      "--queue", "8", "--stats-s", "0", "--seq-log", os.path.join(tmp, "seq.log"),
                                      "--json", os.path.join(tmp, "dispatch.json"),
-                                     "--prometheus", os.path.join(tmp, "dispatch.prom")], "dispatch")
+                                     "--prometheus", os.path.join(tmp, "dispatch.prom"), *dispatch_extra], "dispatch")
         self.daemons = []
         examples = sorted(glob.glob(os.path.join(SOURCE, "config", "examples", "scaleout-daemon-*.cfg")))
         for i, port in enumerate(ins):
@@ -371,7 +371,8 @@ def sim_midway(top):
 
 
 def test_kill(tmp):
-    top = Topology(tmp, window_ms=5000, deep=1)
+    # Re-dispatch off: this case checks what is lost without it (test_scaleout_faults.py: with it).
+    top = Topology(tmp, window_ms=5000, deep=1, dispatch_extra=("--redispatch-ms", "0"))
     sim, sim_result = sim_midway(top)
     victim = top.daemons[1]
     name = top.daemon_name(victim)

@@ -4,6 +4,7 @@
 #include "cli_message.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cli_common.h"
@@ -20,7 +21,23 @@ static int cli_message_grow(cli_message *m)
 
 int cli_message_receive(void *sock, cli_message *m, size_t limit)
 {
+    return cli_message_receive_bounded(sock, m, limit, 0);
+}
+
+/* Closes the parts kept so far: the message is over max_bytes, and what
+ * is left of it is only counted (m->extra) as it arrives. */
+static void cli_message_discard_kept(cli_message *m)
+{
+    size_t dropped = m->count + m->extra;
+    cli_message_release(m);
+    m->extra = dropped;
+    m->oversized = 1;
+}
+
+int cli_message_receive_bounded(void *sock, cli_message *m, size_t limit, size_t max_bytes)
+{
     int more = 1, failed = 0;
+    uint64_t total = 0;
     while (more) {
         zmq_msg_t msg;
         zmq_msg_init(&msg);
@@ -34,8 +51,11 @@ int cli_message_receive(void *sock, cli_message *m, size_t limit)
             return -1;
         }
         more = zmq_msg_more(&msg);
-        if (failed || m->count >= limit || cli_message_grow(m) != 0) {
-            failed |= m->count < limit; /* out of memory: drain, then report */
+        total += zmq_msg_size(&msg);
+        if (max_bytes > 0 && total > max_bytes && !m->oversized)
+            cli_message_discard_kept(m);
+        if (m->oversized || failed || m->count >= limit || cli_message_grow(m) != 0) {
+            failed |= !m->oversized && m->count < limit; /* out of memory: drain, then report */
             m->extra++;
             zmq_msg_close(&msg);
             continue;
@@ -58,6 +78,7 @@ void cli_message_release(cli_message *m)
     for (size_t i = 0; i < m->count; i++)
         zmq_msg_close(&m->part[i]);
     m->count = m->extra = m->bytes = 0;
+    m->oversized = 0;
 }
 
 void cli_message_free(cli_message *m)

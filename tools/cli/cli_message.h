@@ -24,6 +24,7 @@ typedef struct cli_message {
     size_t extra;    /* parts past the limit: received, closed and counted only */
     size_t cap;      /* allocated entries of part */
     size_t bytes;    /* sum of the kept parts' sizes */
+    int oversized;   /* cli_message_receive_bounded: the parts summed past its max_bytes */
 } cli_message;
 
 /* Receives one multipart message (blocking; call after zmq_poll says POLLIN)
@@ -33,6 +34,14 @@ typedef struct cli_message {
  * rest of the message is already queued). Returns 0, or -1 with errno (EINTR
  * before the first part, ENOMEM; *m is released then). */
 int cli_message_receive(void *sock, cli_message *m, size_t limit);
+
+/* The same with a bound on the whole message: the sizes of its parts are
+ * summed as they arrive, and once the sum passes max_bytes the parts kept
+ * so far are closed and the rest received and closed one by one, so that no
+ * more than one part (which the socket's ZMQ_MAXMSGSIZE bounds) is held at
+ * a time; m->oversized is set then (m->count 0, m->extra the parts
+ * discarded). max_bytes 0: no bound. Returns as cli_message_receive. */
+int cli_message_receive_bounded(void *sock, cli_message *m, size_t limit, size_t max_bytes);
 
 /* Closes the parts of *m and empties it (the array stays for reuse). */
 void cli_message_release(cli_message *m);

@@ -35,6 +35,8 @@
 
 #define DISPATCH_DAEMONS_MAX 64
 #define DISPATCH_ID_MAX 255 /* ZeroMQ routing ids are 1..255 bytes */
+#define DISPATCH_HEARTBEAT_MS_MAX 60000 /* a READY's interval above this is taken as this: a peer cannot
+                                           make itself unburiable by claiming a long interval */
 
 /* Why a message that passed the checks was not dispatched: one counter each
  * (counted per message: a held fragmented frame dropped counts each of its
@@ -70,23 +72,44 @@ typedef struct dispatch_daemon {
     uint64_t last_heard_ns, last_sent_ns;
     uint64_t dispatched;                /* messages sent to it: whole frames and fragments */
     uint64_t frames;                    /* frames it was given (one credit each): whole, or first fragments */
+    uint64_t redispatched;              /* frames of a dead daemon sent to it again (one credit each) */
     uint64_t readies, first_seq, last_seq;
     uint64_t last_turn;                 /* dispatch_daemons.turns when it was last sent a frame */
+    size_t holding;   /* frames kept for re-dispatch (the caller's count; an entry holding any is not reclaimed) */
     int mid_frame;    /* set by the caller while a fragmented frame is routed to it */
     int goodbye_owed; /* it said GOODBYE mid-frame: answered once that frame ends */
+    int readied_again; /* READY came while it was alive: it may have restarted under its name and lost
+                          what it held (the caller re-dispatches its kept frames and clears this) */
 } dispatch_daemon;
+
+/* What the daemons whose entries were reclaimed had been sent, so that the
+ * books still balance: dispatched = the sum over the table + departed. */
+typedef struct dispatch_departed {
+    uint64_t daemons, dispatched, frames;
+} dispatch_departed;
 
 typedef struct dispatch_daemons {
     dispatch_daemon d[DISPATCH_DAEMONS_MAX];
     size_t count;
     uint64_t liveness;
+    uint64_t max_credit;         /* --max-credit: the most credit a daemon may hold */
+    uint64_t credit_capped;      /* credit a daemon claimed above max_credit (not granted) */
+    dispatch_departed departed;  /* entries reclaimed: a new READY took the slot of a daemon gone */
     uint64_t control_errors[DISPATCH_CONTROL_ERROR_COUNT_];
     uint64_t unknown_peers;      /* CREDIT or HEARTBEAT from a peer that never said READY */
     uint64_t table_full;         /* READY refused: DISPATCH_DAEMONS_MAX daemons known */
     uint64_t turns;              /* frames dispatched so far: the clock of last_turn */
 } dispatch_daemons;
 
-/* Handles one message from the back end (parts[0] the routing id, then the
+/* The table is bounded (DISPATCH_DAEMONS_MAX entries) and reclaimed: a
+ * READY under a new id takes a free entry, or the entry of the daemon gone
+ * longest (not one that still owes the end of a frame), whose counts move
+ * to `departed`; only when every entry is alive is it refused (table_full).
+ * A READY under a known id (the same daemon back, or restarted under the
+ * same name) reuses its entry. A daemon's credit never exceeds max_credit,
+ * whatever READY and CREDIT claim; the excess is counted credit_capped.
+ *
+ * Handles one message from the back end (parts[0] the routing id, then the
  * control message). Returns the daemon it concerns, or NULL. Logs
  * arrivals, departures and malformed messages. A daemon's GOODBYE is
  * answered with GOODBYE on router: behind every frame sent to it, so the
@@ -157,6 +180,36 @@ dispatch_held_frame *dispatch_held_tail(dispatch_held *q);
 size_t dispatch_held_pop(dispatch_held *q);
 size_t dispatch_held_pop_tail(dispatch_held *q);
 
+/* Frames kept after they were sent (dispatch_kept.c), oldest first, in a
+ * ring: per daemon, what it may still hold, for re-dispatch when it dies
+ * (--redispatch-ms); and the frames waiting to be re-dispatched. A kept
+ * frame shares the sent frame's buffers (zmq_msg_copy). Never prints. */
+typedef struct dispatch_kept_frame {
+    cli_message m;
+    uint64_t seq, sent_ns; /* sent_ns: when it was first sent */
+} dispatch_kept_frame;
+
+typedef struct dispatch_kept {
+    dispatch_kept_frame *f;
+    size_t cap, head, count;
+} dispatch_kept;
+
+/* An empty ring of `frames` frames: 0, or -1 when out of memory. */
+int dispatch_kept_init(dispatch_kept *k, size_t frames);
+void dispatch_kept_free(dispatch_kept *k);
+/* Keeps a copy of m's parts (references, no bytes copied) as the newest,
+ * releasing the oldest when full. 0, or -1 (nothing kept). */
+int dispatch_kept_push(dispatch_kept *k, const cli_message *m, uint64_t seq, uint64_t now_ns);
+/* Moves the oldest frame of from to the newest of to (released there first
+ * when full). 0, or -1 when from is empty. */
+int dispatch_kept_move_oldest(dispatch_kept *from, dispatch_kept *to);
+dispatch_kept_frame *dispatch_kept_oldest(dispatch_kept *k);
+/* Releases the oldest (the newest) frame. */
+void dispatch_kept_pop(dispatch_kept *k);
+void dispatch_kept_pop_newest(dispatch_kept *k);
+/* Releases the frames first sent before sent_before_ns; how many. */
+size_t dispatch_kept_expire(dispatch_kept *k, uint64_t sent_before_ns);
+
 /* The fragmented frame being routed (dispatch_open.c): at most one, as a
  * source sends a frame's fragments back to back with nothing in between. */
 typedef enum dispatch_open_state {
@@ -218,6 +271,10 @@ typedef struct dispatch_fragment_stats {
  * rejected_total + dropped_total + queued. */
 typedef struct dispatch_stats {
     uint64_t frames_in, dispatched, rejected_total, dropped_total, resent; /* messages */
+    /* Re-dispatch (outside the message books: second sends of frames
+     * already dispatched): sent again to another daemon, and those whose
+     * --redispatch-ms passed before one had credit. */
+    uint64_t redispatched, redispatch_expired;
     uint64_t frames_begun; /* messages but fragments with first > 0: what --frames counts */
     uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     uint64_t dropped[DISPATCH_DROP_COUNT_];

@@ -43,27 +43,60 @@ static dispatch_daemon *find(dispatch_daemons *t, const void *id, size_t bytes)
     return NULL;
 }
 
+/* credit, or max_credit when it claims more (the excess counted). */
+static uint64_t credit_capped(dispatch_daemons *t, uint64_t credit)
+{
+    if (credit <= t->max_credit)
+        return credit;
+    t->credit_capped += credit - t->max_credit;
+    return t->max_credit;
+}
+
+/* An entry for a new daemon: a never-used one, else the one of the daemon
+ * gone longest that owes nothing (its counts move to departed); NULL when
+ * every entry is alive or owed. */
+static dispatch_daemon *entry_reclaim(dispatch_daemons *t)
+{
+    if (t->count < DISPATCH_DAEMONS_MAX)
+        return &t->d[t->count++];
+    dispatch_daemon *oldest = NULL;
+    for (size_t i = 0; i < t->count; i++) {
+        dispatch_daemon *d = &t->d[i];
+        if (d->state == DISPATCH_ALIVE || d->mid_frame || d->goodbye_owed || d->holding > 0)
+            continue;
+        if (oldest == NULL || d->last_heard_ns < oldest->last_heard_ns)
+            oldest = d;
+    }
+    if (oldest != NULL) {
+        t->departed.daemons++;
+        t->departed.dispatched += oldest->dispatched;
+        t->departed.frames += oldest->frames;
+    }
+    return oldest;
+}
+
 /* READY: a new daemon, or a known one (back after a restart of either
- * side): its credit is what READY says, whatever it was. */
+ * side): its credit is what READY says (at most max_credit), whatever it was. */
 static dispatch_daemon *on_ready(dispatch_daemons *t, const zmq_msg_t *id, const dispatch_control *c, uint64_t now)
 {
     dispatch_daemon *d = find(t, zmq_msg_data((zmq_msg_t *)id), zmq_msg_size((zmq_msg_t *)id));
     if (d == NULL) {
-        if (t->count == DISPATCH_DAEMONS_MAX || zmq_msg_size((zmq_msg_t *)id) > DISPATCH_ID_MAX) {
+        if (zmq_msg_size((zmq_msg_t *)id) > DISPATCH_ID_MAX || (d = entry_reclaim(t)) == NULL) {
             t->table_full++;
-            fprintf(stderr, "eigstream-dispatch: READY refused: %d daemons known already\n", DISPATCH_DAEMONS_MAX);
+            fprintf(stderr, "eigstream-dispatch: READY refused: %d daemons alive already\n", DISPATCH_DAEMONS_MAX);
             return NULL;
         }
-        d = &t->d[t->count++];
         memset(d, 0, sizeof *d);
         d->id_bytes = zmq_msg_size((zmq_msg_t *)id);
         memcpy(d->id, zmq_msg_data((zmq_msg_t *)id), d->id_bytes);
         name_of(d->id, d->id_bytes, d->name);
     }
     int back = d->state != DISPATCH_ALIVE || d->readies > 0;
+    d->readied_again = d->state == DISPATCH_ALIVE && d->readies > 0;
     d->state = DISPATCH_ALIVE;
-    d->credit = c->credit;
-    d->interval_ns = (uint64_t)c->heartbeat_ms * NS_PER_MS;
+    d->credit = credit_capped(t, c->credit);
+    uint32_t heartbeat_ms = c->heartbeat_ms < DISPATCH_HEARTBEAT_MS_MAX ? c->heartbeat_ms : DISPATCH_HEARTBEAT_MS_MAX;
+    d->interval_ns = (uint64_t)heartbeat_ms * NS_PER_MS;
     d->last_heard_ns = now;
     d->readies++;
     d->goodbye_owed = 0; /* back: it takes frames again, nothing to answer */
@@ -103,7 +136,7 @@ dispatch_daemon *dispatch_daemons_receive(dispatch_daemons *t, void *router, con
     }
     d->last_heard_ns = now;
     if (c.type == DISPATCH_CONTROL_CREDIT)
-        d->credit += c.credit;
+        d->credit = credit_capped(t, d->credit + c.credit);
     else if (c.type == DISPATCH_CONTROL_GOODBYE) {
         dispatch_daemons_bury(t, d, DISPATCH_DEATH_GOODBYE);
         /* Mid-frame, the rest of the frame is still its: answered when it ends. */

@@ -28,11 +28,14 @@
 
 #define PARTS_MAX (1 + 100000) /* header + one part per matrix at the sim's largest */
 #define POLL_MS 20
+#define CONTROL_PART_MAX 256      /* a back-end part: a routing id (<= 255 bytes) or a control message */
+#define CONTROL_MESSAGE_MAX 512   /* a back-end message: routing id + control message, with room */
 #define ORPHANED_WHY "its daemon went away before its end; the rest of it is dropped (fragment_orphaned)"
 
 typedef struct dispatch_options {
     const char *front, *back, *json, *prometheus, *seq_log;
-    int front_connect, overflow_block, queue, liveness, front_hwm, fragment_timeout_ms;
+    int front_connect, overflow_block, queue, liveness, front_hwm, fragment_timeout_ms, max_credit;
+    int redispatch_ms, redispatch_keep;
     int64_t max_bytes;
     uint64_t frames;
     double stats_s;
@@ -45,6 +48,8 @@ typedef struct dispatcher {
     dispatch_open open; /* the fragmented frame being routed, if any */
     cli_message in;     /* the message being received; moved into q when held */
     dispatch_daemons t;
+    dispatch_kept kept[DISPATCH_DAEMONS_MAX]; /* per daemon entry: frames sent, for re-dispatch */
+    dispatch_kept redo;                       /* frames of dead daemons waiting for another */
     dispatch_stats s;
     size_t *part_bytes; /* PARTS_MAX sizes, for the header checks */
     FILE *seq_log;
@@ -67,6 +72,13 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
         CLI_INT("front-hwm", 0, &o->front_hwm, 1, 1000000, "H", "front end receive high-water mark (frames)"),
         CLI_INT("max-bytes", 0, &o->max_bytes, 1024, INT64_MAX, "B",
                 "largest frame payload accepted (a fragmented frame's: all its fragments)"),
+        CLI_INT("max-credit", 0, &o->max_credit, 1, 1000000, "C",
+                "the most credit one daemon may hold, whatever it claims (the excess counted credit_capped)"),
+        CLI_INT("redispatch-ms", 0, &o->redispatch_ms, 0, 3600000, "T",
+                "a whole frame sent to a daemon that dies is sent once to another within T ms of its first "
+                "send (counted redispatched), 0 = never"),
+        CLI_INT("redispatch-keep", 0, &o->redispatch_keep, 1, 100000, "K",
+                "frames kept per daemon for re-dispatch (its credit and what its stages hold)"),
         CLI_INT("liveness", 0, &o->liveness, 1, 100, "L", "heartbeat intervals of silence before a daemon is dead"),
         CLI_INT("fragment-timeout-ms", 0, &o->fragment_timeout_ms, 1, 3600000, "T",
                 "a fragmented frame that gets no next fragment for T ms is given up (counted abandoned)"),
@@ -205,6 +217,10 @@ static void count_sent(dispatcher *x, dispatch_daemon *d, uint64_t seq, int64_t 
 static size_t send_held(dispatcher *x, dispatch_daemon *d, uint64_t now)
 {
     dispatch_held_frame *f = dispatch_held_head(&x->q);
+    dispatch_kept *kept = &x->kept[d - x->t.d];
+    /* A whole frame is kept (its buffers shared) before the send moves
+     * its parts; fragmented frames are not re-dispatched. */
+    int keep = x->o.redispatch_ms > 0 && !f->fragmented && dispatch_kept_push(kept, &f->m[0], f->seq, now) == 0;
     size_t sent = 0;
     for (; sent < f->count; sent++) {
         int64_t first = -1; /* read before the send: ZeroMQ takes the parts */
@@ -216,6 +232,9 @@ static size_t send_held(dispatcher *x, dispatch_daemon *d, uint64_t now)
             break;
         count_sent(x, d, f->seq, first, now);
     }
+    if (sent == 0 && keep)
+        dispatch_kept_pop_newest(kept);
+    d->holding = kept->count;
     if (sent == 0)
         return 0;
     if (d->frames++ == 0)
@@ -226,6 +245,78 @@ static size_t send_held(dispatcher *x, dispatch_daemon *d, uint64_t now)
     return sent;
 }
 
+/* The kept frames of daemon entry i go to the re-dispatch queue (those
+ * past --redispatch-ms are released, counted expired). */
+static void redispatch_collect(dispatcher *x, size_t i, uint64_t now, const char *why)
+{
+    dispatch_kept *k = &x->kept[i];
+    uint64_t horizon = (uint64_t)x->o.redispatch_ms * 1000000u;
+    x->s.redispatch_expired += dispatch_kept_expire(k, now > horizon ? now - horizon : 0);
+    if (k->count > 0)
+        fprintf(stderr, "eigstream-dispatch: daemon %s %s: its %zu latest frames (seq %llu..) are sent again to "
+                "another daemon\n", x->t.d[i].name, why, k->count, (unsigned long long)dispatch_kept_oldest(k)->seq);
+    while (dispatch_kept_move_oldest(k, &x->redo) == 0)
+        ;
+    x->t.d[i].holding = 0;
+}
+
+/* What the daemons' states say about their kept frames: a daemon gone
+ * silent or unreachable, or READY again under its name, may have lost
+ * them (re-dispatched); one gone by GOODBYE publishes all it had
+ * (released); a live one's frames past --redispatch-ms are released. */
+static void redispatch_scan(dispatcher *x, uint64_t now)
+{
+    uint64_t horizon = (uint64_t)x->o.redispatch_ms * 1000000u;
+    for (size_t i = 0; i < x->t.count; i++) {
+        dispatch_daemon *d = &x->t.d[i];
+        if (x->kept[i].count == 0) {
+            d->readied_again = 0;
+            continue;
+        }
+        if (d->state == DISPATCH_DEATH_GOODBYE)
+            (void)dispatch_kept_expire(&x->kept[i], UINT64_MAX);
+        else if (d->state != DISPATCH_ALIVE)
+            redispatch_collect(x, i, now, dispatch_death_name(d->state));
+        else if (d->readied_again)
+            redispatch_collect(x, i, now, "said READY again (restarted?)");
+        else
+            (void)dispatch_kept_expire(&x->kept[i], now > horizon ? now - horizon : 0);
+        d->readied_again = 0;
+        d->holding = x->kept[i].count;
+    }
+}
+
+/* Sends the frames waiting for re-dispatch, oldest first, each once, to the
+ * daemons with the most credit (one credit each); a frame past
+ * --redispatch-ms is released, counted expired. */
+static void redispatch_send(dispatcher *x, uint64_t now)
+{
+    uint64_t horizon = (uint64_t)x->o.redispatch_ms * 1000000u;
+    dispatch_kept_frame *f;
+    dispatch_daemon *d;
+    while ((f = dispatch_kept_oldest(&x->redo)) != NULL) {
+        if (f->sent_ns + horizon < now) {
+            x->s.redispatch_expired++;
+            dispatch_kept_pop(&x->redo);
+            continue;
+        }
+        if ((d = dispatch_daemons_pick(&x->t)) == NULL)
+            return;
+        if (send_message(x, d, &f->m) != 0) {
+            dispatch_daemons_bury(&x->t, d, DISPATCH_DEATH_UNREACHABLE);
+            continue;
+        }
+        d->redispatched++;
+        d->credit--;
+        d->last_sent_ns = now;
+        d->last_turn = ++x->t.turns;
+        x->s.redispatched++;
+        if (x->seq_log != NULL)
+            fprintf(x->seq_log, "%llu %s redispatched\n", (unsigned long long)f->seq, d->name);
+        dispatch_kept_pop(&x->redo);
+    }
+}
+
 /* Hands held frames to the daemons with the most credit until either runs
  * out. The open fragmented frame, when held, is the newest (nothing of
  * another frame comes between its fragments): once sent it is routed, and
@@ -233,6 +324,10 @@ static size_t send_held(dispatcher *x, dispatch_daemon *d, uint64_t now)
 static void dispatch_queued(dispatcher *x, uint64_t now)
 {
     dispatch_daemon *d;
+    if (x->o.redispatch_ms > 0) {
+        redispatch_scan(x, now);
+        redispatch_send(x, now);
+    }
     while (x->q.count > 0 && (d = dispatch_daemons_pick(&x->t)) != NULL) {
         size_t total = dispatch_held_head(&x->q)->count, sent = send_held(x, d, now);
         if (sent == 0) {
@@ -333,9 +428,17 @@ static int fragment_follow(dispatcher *x, const protocol_header *h, uint64_t now
  * socket failure or when out of memory. */
 static int front_receive(dispatcher *x, uint64_t now)
 {
-    if (cli_message_receive(x->front, &x->in, PARTS_MAX) != 0)
+    /* The whole message is bounded as its parts are read (the rest is
+     * discarded unkept); each part by ZMQ_MAXMSGSIZE before that. */
+    if (cli_message_receive_bounded(x->front, &x->in, PARTS_MAX, (size_t)x->o.max_bytes + PROTOCOL_HEADER_BYTES) != 0)
         return errno == EINTR ? 0 : -1;
     x->s.frames_in++;
+    if (x->in.oversized) {
+        x->s.frames_begun++;
+        reject(x, PROTOCOL_REJECT_OVERSIZED);
+        (void)transport_return_memory(); /* what ZeroMQ held of it goes back to the system */
+        return 0;
+    }
     protocol_header h;
     int decoded = 0;
     protocol_reject r = frame_check(x, &x->in, &h, &decoded);
@@ -381,7 +484,7 @@ static int back_receive(dispatcher *x, uint64_t now)
         }
         if (!(events & ZMQ_POLLIN))
             break;
-        if (cli_message_receive(x->back, &m, 3) != 0) {
+        if (cli_message_receive_bounded(x->back, &m, 3, CONTROL_MESSAGE_MAX) != 0) {
             rc = errno == EINTR ? 0 : -1;
             break;
         }
@@ -419,7 +522,7 @@ static void report(dispatcher *x, int line)
 static int sockets_open(dispatcher *x)
 {
     int one = 1, linger = 0, hwm = x->o.front_hwm, back_hwm = 100000;
-    int64_t max_message = x->o.max_bytes + PROTOCOL_HEADER_BYTES;
+    int64_t max_message = x->o.max_bytes + PROTOCOL_HEADER_BYTES, max_control = CONTROL_PART_MAX;
     x->ctx = zmq_ctx_new();
     if (x->ctx == NULL)
         return -1;
@@ -437,7 +540,8 @@ static int sockets_open(dispatcher *x)
         zmq_setsockopt(x->front, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_setsockopt(x->back, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
         zmq_setsockopt(x->back, ZMQ_ROUTER_HANDOVER, &one, sizeof one) != 0 ||
-        zmq_setsockopt(x->back, ZMQ_SNDHWM, &back_hwm, sizeof back_hwm) != 0)
+        zmq_setsockopt(x->back, ZMQ_SNDHWM, &back_hwm, sizeof back_hwm) != 0 ||
+        zmq_setsockopt(x->back, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0)
         return -1;
     linger = 1000;
     if (zmq_setsockopt(x->back, ZMQ_LINGER, &linger, sizeof linger) != 0)
@@ -528,17 +632,23 @@ int main(int argc, char **argv)
 {
     dispatcher x = {.o = {.front = "tcp://*:5550", .back = "tcp://*:5560", .queue = 8, .liveness = 3,
                           .front_hwm = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0,
-                          .fragment_timeout_ms = 1000}};
+                          .fragment_timeout_ms = 1000, .max_credit = 64, .redispatch_ms = 1000,
+                          .redispatch_keep = 16}};
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     cli_stop_on_signals();
     x.t.liveness = (uint64_t)x.o.liveness;
+    x.t.max_credit = (uint64_t)x.o.max_credit;
     x.s.started_s = cli_monotonic_s();
     x.part_bytes = malloc(PARTS_MAX * sizeof *x.part_bytes);
-    if (x.part_bytes == NULL || dispatch_held_init(&x.q, (size_t)x.o.queue) != 0)
+    if (x.part_bytes == NULL || dispatch_held_init(&x.q, (size_t)x.o.queue) != 0 ||
+        dispatch_kept_init(&x.redo, 8 * (size_t)x.o.redispatch_keep) != 0)
         return cli_fatal("eigstream-dispatch", "out of memory");
+    for (size_t i = 0; i < DISPATCH_DAEMONS_MAX; i++)
+        if (dispatch_kept_init(&x.kept[i], (size_t)x.o.redispatch_keep) != 0)
+            return cli_fatal("eigstream-dispatch", "out of memory");
     if (x.o.seq_log != NULL && (x.seq_log = fopen(x.o.seq_log, "w")) == NULL)
         return cli_fatal("eigstream-dispatch", "cannot open %s: %s", x.o.seq_log, strerror(errno));
     if (x.seq_log != NULL)
@@ -558,6 +668,10 @@ int main(int argc, char **argv)
     if (x.seq_log != NULL && fclose(x.seq_log) != 0)
         rc = -1;
     dispatch_held_free(&x.q);
+    x.s.redispatch_expired += x.redo.count; /* still waiting at exit */
+    dispatch_kept_free(&x.redo);
+    for (size_t i = 0; i < DISPATCH_DAEMONS_MAX; i++)
+        dispatch_kept_free(&x.kept[i]);
     cli_message_free(&x.in);
     free(x.part_bytes);
     if (x.front != NULL)

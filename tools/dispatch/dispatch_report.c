@@ -22,9 +22,10 @@ static void json_daemons(cli_text *w, const dispatch_daemons *t)
     for (size_t i = 0; i < t->count; i++) {
         const dispatch_daemon *d = &t->d[i];
         cli_text_put(w, "%s{\"id\":\"%s\",\"state\":\"%s\",\"credit\":%llu,\"dispatched\":%llu,\"frames\":%llu,"
-                     "\"readies\":%llu",
+                     "\"redispatched\":%llu,\"readies\":%llu",
                      i ? "," : "", d->name, dispatch_death_name(d->state), (unsigned long long)d->credit,
                      (unsigned long long)d->dispatched, (unsigned long long)d->frames,
+                     (unsigned long long)d->redispatched,
                      (unsigned long long)d->readies);
         if (d->frames > 0)
             cli_text_put(w, ",\"first_seq\":%llu,\"last_seq\":%llu", (unsigned long long)d->first_seq,
@@ -40,9 +41,10 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
     cli_text w = {out, out_bytes, 0};
     double up = now_s - s->started_s;
     cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_per_s\":%.2f,\"dispatched\":%llu,\"resent\":%llu,"
-            "\"queued\":%zu,\"queued_frames\":%zu,\"blocked_s\":%.3f,\"daemons_alive\":%zu,",
+            "\"redispatched\":%llu,\"redispatch_expired\":%llu,\"queued\":%zu,\"queued_frames\":%zu,\"blocked_s\":%.3f,\"daemons_alive\":%zu,",
         up, (unsigned long long)s->frames_in, up > 0 ? (double)s->dispatched / up : 0.0,
-        (unsigned long long)s->dispatched, (unsigned long long)s->resent, s->queued, s->queued_frames,
+        (unsigned long long)s->dispatched, (unsigned long long)s->resent, (unsigned long long)s->redispatched,
+        (unsigned long long)s->redispatch_expired, s->queued, s->queued_frames,
         (double)s->blocked_ns / 1e9, dispatch_daemons_alive(t));
     cli_text_put(&w, "\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
     for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
@@ -65,7 +67,11 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
     for (int e = 1; e < DISPATCH_CONTROL_ERROR_COUNT_; e++)
         cli_text_put(&w, "%s\"%s\":%llu", e > 1 ? "," : "", dispatch_control_strerror((dispatch_control_error)e),
             (unsigned long long)t->control_errors[e]);
-    cli_text_put(&w, "},\"unknown_peer_messages\":%llu,", (unsigned long long)t->unknown_peers);
+    cli_text_put(&w, "},\"unknown_peer_messages\":%llu,\"table_full\":%llu,\"credit_capped\":%llu,"
+                 "\"departed\":{\"daemons\":%llu,\"dispatched\":%llu,\"frames\":%llu},",
+                 (unsigned long long)t->unknown_peers, (unsigned long long)t->table_full,
+                 (unsigned long long)t->credit_capped, (unsigned long long)t->departed.daemons,
+                 (unsigned long long)t->departed.dispatched, (unsigned long long)t->departed.frames);
     json_daemons(&w, t);
     cli_text_put(&w, "}");
     return w.used + 1;

@@ -23,34 +23,8 @@
 #include "transport_memory.h"
 
 #define POLL_MS_MAX 100
-#define EIGENSPACE_PARTS 3
-
-typedef struct merge_options {
-    const char *inputs, *out, *json, *prometheus;
-    int in_sub, in_bind, out_push, late_publish, window, window_ms, send_timeout_ms, out_hwm;
-    int64_t first_seq, last_seq;
-    double stats_s;
-} merge_options;
-
-/* One received frame while the window holds it. */
-typedef struct held_frame {
-    cli_message m;
-    uint64_t arrival_ns;
-} held_frame;
-
-typedef struct merger {
-    merge_options o;
-    void *ctx, *out;
-    void *in[MERGE_INPUTS_MAX];
-    char *endpoints[MERGE_INPUTS_MAX];
-    size_t inputs;
-    reorder *w;
-    held_frame *frames;  /* window + 1 */
-    held_frame **free;   /* stack of unused frames */
-    size_t free_count;
-    merge_stats s;
-    int done;            /* the release point passed --last-seq */
-} merger;
+#define REJECTS_LOGGED 10       /* log lines per reject reason; all are counted */
+#define CONTROL_BYTES_MAX 256 /* an XPUB (un)subscription: a prefix of a few bytes */
 
 static const char *const in_patterns[] = {"pull", "sub", NULL};
 static const char *const out_patterns[] = {"pub", "push", NULL};
@@ -73,6 +47,13 @@ static int options_parse(int argc, char **argv, merge_options *o)
         CLI_INT("window-ms", 0, &o->window_ms, 0, 3600000, "T", "how long a frame waits for the seqs before it"),
         CLI_CHOICE("late", 0, &o->late_publish, late_policies, NULL,
                    "a frame whose seq was released as a gap: drop it or publish it flagged LATE"),
+        CLI_INT("epoch-confirm", 0, &o->epoch_confirm, 1, 1000000, "K",
+                "frames far from the sequence that must agree before a new one (a source restart) begins"),
+        CLI_INT("jump-limit", 0, &o->jump_limit, 0, 1000000000, "J",
+                "seqs beyond the window still trusted to push it on; further ones wait for --epoch-confirm"),
+        CLI_INT("max-bytes", 0, &o->max_bytes, 1024, INT64_MAX, "B",
+                "largest message accepted from an input, all its parts summed (counted oversized)"),
+        CLI_STRING("gap-log", 0, &o->gap_log, "FILE", "one line per gap named: first last (seqs, inclusive)"),
         CLI_INT("first-seq", 0, &o->first_seq, -1, INT64_MAX, "S", "the first seq expected, -1 = the first received"),
         CLI_INT("last-seq", 0, &o->last_seq, -1, INT64_MAX, "S",
                 "exit once every seq up to S is out or named, -1 = never"),
@@ -90,6 +71,9 @@ static int options_parse(int argc, char **argv, merge_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status < 0 && o->inputs == NULL)
         return cli_fatal("eigstream-merge", "--in is required (the daemons' output endpoints)") + 1;
+    if (status < 0 && o->epoch_confirm > o->window)
+        return cli_fatal("eigstream-merge", "--epoch-confirm %d exceeds --window %d: no new sequence could begin",
+                         o->epoch_confirm, o->window) + 1;
     return status;
 }
 
@@ -132,9 +116,13 @@ static int sockets_open(merger *x)
     x->ctx = zmq_ctx_new();
     if (x->ctx == NULL)
         return -1;
+    /* A part over the whole message's bound closes the connection in ZeroMQ;
+     * the sum of the parts is checked as they are read (input_receive). */
+    int64_t max_part = x->o.max_bytes, max_control = CONTROL_BYTES_MAX;
     for (size_t i = 0; i < x->inputs; i++) {
         x->in[i] = socket_with(x->ctx, x->o.in_sub ? ZMQ_SUB : ZMQ_PULL, 0, ZMQ_RCVHWM, 1000);
-        if (x->in[i] == NULL || (x->o.in_sub && zmq_setsockopt(x->in[i], ZMQ_SUBSCRIBE, prefix, sizeof prefix) != 0))
+        if (x->in[i] == NULL || (x->o.in_sub && zmq_setsockopt(x->in[i], ZMQ_SUBSCRIBE, prefix, sizeof prefix) != 0) ||
+            zmq_setsockopt(x->in[i], ZMQ_MAXMSGSIZE, &max_part, sizeof max_part) != 0)
             return -1;
         if (cli_socket_attach(x->in[i], x->endpoints[i], x->o.in_bind) != 0) {
             fprintf(stderr, "eigstream-merge: input %s: %s\n", x->endpoints[i], zmq_strerror(zmq_errno()));
@@ -146,6 +134,7 @@ static int sockets_open(merger *x)
     int one = 1, timeout = x->o.send_timeout_ms;
     x->out = socket_with(x->ctx, x->o.out_push ? ZMQ_PUSH : ZMQ_XPUB, 1000, ZMQ_SNDHWM, x->o.out_hwm);
     if (x->out == NULL || zmq_setsockopt(x->out, ZMQ_SNDTIMEO, &timeout, sizeof timeout) != 0 ||
+        zmq_setsockopt(x->out, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0 ||
         (!x->o.out_push && zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0))
         return -1;
     if (cli_socket_attach(x->out, x->o.out, 1) != 0) {
@@ -161,28 +150,13 @@ static uint64_t now_ns(void)
     return (uint64_t)(cli_monotonic_s() * 1e9);
 }
 
-/* Closes f's parts and puts it back on the free stack. */
-static void recycle(merger *x, held_frame *f)
+void merge_recycle(merger *x, merge_frame *f)
 {
     cli_message_release(&f->m);
     x->free[x->free_count++] = f;
 }
 
-/* Sets the LATE flag in a frame's header part (a new part replaces it). */
-static void flag_late(held_frame *f)
-{
-    protocol_header h;
-    if (protocol_header_decode(zmq_msg_data(&f->m.part[0]), zmq_msg_size(&f->m.part[0]), &h) != PROTOCOL_OK)
-        return;
-    h.flags |= PROTOCOL_FLAG_LATE;
-    zmq_msg_close(&f->m.part[0]);
-    if (zmq_msg_init_size(&f->m.part[0], PROTOCOL_HEADER_BYTES) == 0)
-        protocol_header_encode(&h, zmq_msg_data(&f->m.part[0]));
-}
-
-/* Republishes f's parts as they came; a refusal past the send timeout is
- * counted. f goes back to the free stack either way. */
-static void publish(merger *x, held_frame *f)
+void merge_publish(merger *x, merge_frame *f)
 {
     int sent = 1;
     for (size_t i = 0; i < f->m.count && sent; i++) {
@@ -196,65 +170,19 @@ static void publish(merger *x, held_frame *f)
         x->s.frames_out++;
         merge_stats_latency(&x->s, (double)(now_ns() - f->arrival_ns) / 1e6);
     } else {
-        x->s.dropped[MERGE_DROP_SEND_TIMEOUT]++;
+        merge_stats_drop(&x->s, MERGE_DROP_SEND_TIMEOUT);
+        fprintf(stderr, "eigstream-merge: send_timeout: seq %llu dropped (the output refused it)\n",
+                (unsigned long long)f->seq);
     }
-    recycle(x, f);
-}
-
-/* Publishes or names whatever the window releases at now. */
-static void release(merger *x, uint64_t now)
-{
-    reorder_release r;
-    while (reorder_pop_ready(x->w, now, &r)) {
-        if (r.kind == REORDER_ITEM) {
-            publish(x, r.item);
-            continue;
-        }
-        merge_stats_gap(&x->s, r.seq, r.last);
-        fprintf(stderr, "eigstream-merge: gap: seq %llu..%llu (%llu frames) never arrived\n",
-                (unsigned long long)r.seq, (unsigned long long)r.last, (unsigned long long)(r.last - r.seq + 1));
-    }
-}
-
-/* Offers a checked frame to the window: held, or counted (duplicate, late)
- * and let go; a seq too far ahead first releases past the oldest gaps. */
-static void offer(merger *x, held_frame *f, uint64_t seq, uint64_t now)
-{
-    for (;;) {
-        switch (reorder_insert(x->w, seq, f, now + (uint64_t)x->o.window_ms * 1000000ull)) {
-        case REORDER_IN_ORDER:
-        case REORDER_BUFFERED:
-            return;
-        case REORDER_DUPLICATE:
-            x->s.dropped[MERGE_DROP_DUPLICATE]++;
-            fprintf(stderr, "eigstream-merge: duplicate: seq %llu dropped\n", (unsigned long long)seq);
-            recycle(x, f);
-            return;
-        case REORDER_LATE:
-            fprintf(stderr, "eigstream-merge: late: seq %llu arrived after its gap was named; %s\n",
-                    (unsigned long long)seq, x->o.late_publish ? "published flagged LATE" : "dropped");
-            if (!x->o.late_publish) {
-                x->s.dropped[MERGE_DROP_LATE]++;
-                recycle(x, f);
-                return;
-            }
-            flag_late(f);
-            x->s.late_published++;
-            publish(x, f);
-            return;
-        case REORDER_FULL:
-            release(x, now); /* makes room behind seq, then try again */
-            break;
-        }
-    }
+    merge_recycle(x, f);
 }
 
 /* Receives one message from input i: a checked eigenspace frame goes to the
  * window, anything else is counted by reason. -1 on a socket failure. */
 static int input_receive(merger *x, size_t i, uint64_t now)
 {
-    held_frame *f = x->free[--x->free_count];
-    if (cli_message_receive(x->in[i], &f->m, EIGENSPACE_PARTS + 1) != 0) {
+    merge_frame *f = x->free[--x->free_count];
+    if (cli_message_receive_bounded(x->in[i], &f->m, 4, (size_t)x->o.max_bytes) != 0) {
         x->free[x->free_count++] = f;
         return errno == EINTR ? 0 : -1;
     }
@@ -262,19 +190,22 @@ static int input_receive(merger *x, size_t i, uint64_t now)
     x->s.frames_in++;
     x->s.in_by_input[i]++;
     protocol_header h;
-    protocol_reject r = protocol_header_decode_kind(zmq_msg_data(&f->m.part[0]), zmq_msg_size(&f->m.part[0]),
-                                                    PROTOCOL_KIND_EIGENSPACE, &h);
-    if (r == PROTOCOL_OK && (f->m.count != EIGENSPACE_PARTS || f->m.extra != 0))
-        r = PROTOCOL_REJECT_PARTS;
+    protocol_reject r = merge_frame_check(x, f, &h);
     if (r != PROTOCOL_OK) {
-        if (x->s.rejected[r]++ == 0)
-            fprintf(stderr, "eigstream-merge: rejected a message from %s: %s (counted; first of its kind)\n",
-                    x->endpoints[i], protocol_reject_name(r));
+        /* Damaged frames never reach the window, so a bad copy cannot
+         * displace the good frame of its seq. */
         x->s.rejected_total++;
-        recycle(x, f);
+        if (x->s.rejected[r]++ < REJECTS_LOGGED)
+            fprintf(stderr, "eigstream-merge: rejected a message from %s: %s%s\n", x->endpoints[i],
+                    protocol_reject_name(r), x->s.rejected[r] == REJECTS_LOGGED ? " (no more of these logged)" : "");
+        if (f->m.oversized)
+            (void)transport_return_memory();
+        merge_recycle(x, f);
         return 0;
     }
-    offer(x, f, h.seq, now);
+    f->seq = h.seq;
+    f->timestamp_ns = h.timestamp_ns;
+    merge_sequence_offer(x, f, now);
     return 0;
 }
 
@@ -284,7 +215,7 @@ static void report(merger *x, int line)
 {
     double now = cli_monotonic_s();
     const char *const *inputs = (const char *const *)x->endpoints;
-    x->s.held = reorder_held(x->w);
+    x->s.held = reorder_held(x->w) + x->cand.count;
     x->s.next_seq = reorder_next(x->w);
     if (line) {
         static char text[128 * 1024];
@@ -301,7 +232,7 @@ static void report(merger *x, int line)
 static int poll_timeout_ms(const merger *x, uint64_t now)
 {
     uint64_t deadline;
-    if (!reorder_next_deadline(x->w, &deadline))
+    if (!merge_sequence_deadline(x, &deadline))
         return POLL_MS_MAX;
     if (deadline <= now)
         return 0;
@@ -332,8 +263,8 @@ static int run(merger *x)
             while (zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT) >= 0)
                 ;
         }
-        release(x, now);
-        x->done = x->o.last_seq >= 0 && reorder_next(x->w) > (uint64_t)x->o.last_seq;
+        merge_sequence_release(x, now);
+        x->done = x->o.last_seq >= 0 && x->started && reorder_next(x->w) > (uint64_t)x->o.last_seq;
         if (x->o.stats_s > 0 && cli_monotonic_s() >= next_report) {
             report(x, 1);
             next_report += x->o.stats_s;
@@ -346,42 +277,64 @@ static int run(merger *x)
  * with --last-seq, the seqs after the last one received up to it too. */
 static void flush(merger *x)
 {
-    release(x, UINT64_MAX);
+    merge_sequence_release(x, UINT64_MAX);
     uint64_t next = reorder_next(x->w);
-    int any = x->s.frames_in > 0 || x->o.first_seq >= 0;
-    if (x->o.last_seq >= 0 && any && next <= (uint64_t)x->o.last_seq) {
+    if (x->o.last_seq >= 0 && x->started && next <= (uint64_t)x->o.last_seq) {
         merge_stats_gap(&x->s, next, (uint64_t)x->o.last_seq);
         fprintf(stderr, "eigstream-merge: gap: seq %llu..%lld (%llu frames) never arrived before the stop\n",
                 (unsigned long long)next, (long long)x->o.last_seq,
                 (unsigned long long)((uint64_t)x->o.last_seq - next + 1));
+        if (x->gap_log != NULL)
+            fprintf(x->gap_log, "%llu %lld\n", (unsigned long long)next, (long long)x->o.last_seq);
     }
 }
 
-/* The reorder window, window + 1 frames on the free stack (one is always
- * being received into) and the latency ring: 0, or -1 when out of memory. */
+/* The number of frames the merge may hold: the window's, the candidate's
+ * and the one being received. */
+static size_t frames_total(const merger *x)
+{
+    return 2 * (size_t)x->o.window + 1;
+}
+
+/* The reorder window, its frames on the free stack, the candidate's array,
+ * the recent seqs and the latency ring: 0, or -1 when out of memory. */
 static int window_create(merger *x)
 {
-    size_t n = (size_t)x->o.window + 1; /* one more: the frame being received */
+    size_t n = frames_total(x);
     x->frames = calloc(n, sizeof *x->frames);
     x->free = calloc(n, sizeof *x->free);
+    x->cand.f = calloc(2 * (size_t)x->o.window, sizeof *x->cand.f);
+    x->pops = calloc(2 * (size_t)x->o.window + 1, sizeof *x->pops);
+    x->recent = calloc((size_t)x->o.window, sizeof *x->recent);
     x->s.latency_ms = calloc(MERGE_LATENCY_KEPT, sizeof *x->s.latency_ms);
-    if (x->frames == NULL || x->free == NULL || x->s.latency_ms == NULL ||
+    if (x->frames == NULL || x->free == NULL || x->cand.f == NULL || x->pops == NULL || x->recent == NULL || x->s.latency_ms == NULL ||
         reorder_create(&x->w, (size_t)x->o.window) != REORDER_OK)
         return -1;
     for (size_t i = 0; i < n; i++)
         x->free[x->free_count++] = &x->frames[i];
-    if (x->o.first_seq >= 0 && reorder_start(x->w, (uint64_t)x->o.first_seq) != REORDER_OK)
-        return -1;
+    if (x->o.first_seq >= 0) {
+        if (reorder_start(x->w, (uint64_t)x->o.first_seq) != REORDER_OK)
+            return -1;
+        x->started = 1;
+        x->epoch_first = (uint64_t)x->o.first_seq;
+        x->s.epochs = 1;
+    }
     return 0;
 }
 
 /* Frees everything main created, sockets and context last. */
 static void merger_free(merger *x)
 {
-    for (size_t i = 0; x->frames != NULL && i < (size_t)x->o.window + 1; i++)
+    for (size_t i = 0; x->frames != NULL && i < frames_total(x); i++)
         cli_message_free(&x->frames[i].m);
     free(x->frames);
     free(x->free);
+    free(x->cand.f);
+    free(x->pops);
+    free(x->recent);
+    free(x->meta);
+    if (x->gap_log != NULL)
+        fclose(x->gap_log);
     free(x->s.latency_ms);
     reorder_destroy(&x->w);
     for (size_t i = 0; i < x->inputs; i++) {
@@ -400,7 +353,8 @@ static void merger_free(merger *x)
 int main(int argc, char **argv)
 {
     merger x = {.o = {.out = "tcp://*:5580", .window = 64, .window_ms = 1000, .send_timeout_ms = 1000,
-                      .out_hwm = 16, .first_seq = -1, .last_seq = -1, .stats_s = 5.0}};
+                      .out_hwm = 16, .first_seq = -1, .last_seq = -1, .stats_s = 5.0, .epoch_confirm = 3,
+                      .jump_limit = 64, .max_bytes = 1ll << 30}};
     int status = options_parse(argc, argv, &x.o);
     if (status >= 0)
         return status;
@@ -408,6 +362,10 @@ int main(int argc, char **argv)
     if (inputs_split(&x) != 0)
         return cli_fatal("eigstream-merge", "--in: expected 1 to %d comma-separated endpoints, got \"%s\"",
                          MERGE_INPUTS_MAX, x.o.inputs);
+    if (x.o.gap_log != NULL && (x.gap_log = fopen(x.o.gap_log, "w")) == NULL)
+        return cli_fatal("eigstream-merge", "cannot open %s: %s", x.o.gap_log, strerror(errno));
+    if (x.gap_log != NULL)
+        setvbuf(x.gap_log, NULL, _IOLBF, 0); /* whole lines, readable while it runs */
     cli_stop_on_signals();
     x.s.inputs = x.inputs;
     x.s.started_s = cli_monotonic_s();

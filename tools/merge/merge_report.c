@@ -10,7 +10,8 @@
 #include "cli_text.h"
 #include "merge.h"
 
-static const char *const drop_names[MERGE_DROP_COUNT_] = {"duplicate", "late", "send_timeout"};
+static const char *const drop_names[MERGE_DROP_COUNT_] = {"duplicate", "late", "send_timeout",
+                                                               "out_of_range"};
 
 const char *merge_drop_name(merge_drop d)
 {
@@ -23,6 +24,11 @@ void merge_stats_gap(merge_stats *s, uint64_t first, uint64_t last)
         s->gaps[s->gap_ranges] = (merge_gap){first, last};
     s->gap_ranges++;
     s->gap_frames += last - first + 1;
+}
+
+void merge_stats_drop(merge_stats *s, merge_drop d)
+{
+    s->dropped[d]++;
 }
 
 void merge_stats_latency(merge_stats *s, double ms)
@@ -52,10 +58,10 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
     double up = now_s - s->started_s, p50, p99;
     latency_quantiles(s, &p50, &p99);
     cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_out\":%llu,\"frames_per_s\":%.2f,\"held\":%zu,"
-            "\"next_seq\":%llu,\"late_published\":%llu,",
+            "\"next_seq\":%llu,\"late_published\":%llu,\"epochs\":%llu,",
         up, (unsigned long long)s->frames_in, (unsigned long long)s->frames_out,
         up > 0 ? (double)s->frames_out / up : 0.0, s->held, (unsigned long long)s->next_seq,
-        (unsigned long long)s->late_published);
+        (unsigned long long)s->late_published, (unsigned long long)s->epochs);
     cli_text_put(&w, "\"added_latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"frames\":%llu},", p50, p99,
         (unsigned long long)s->latency_count);
     cli_text_put(&w, "\"inputs\":[");
@@ -118,6 +124,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
                      (unsigned long long)s->dropped[d]);
     prometheus_one(&w, "eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.",
                    s->rejected_total);
+    prometheus_one(&w, "eigstream_merge_epochs_total", "counter",
+                   "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs);
     prometheus_one(&w, "eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held);
     cli_text_prometheus_header(&w, "eigstream_merge_added_latency_seconds", "summary",
                                "Arrival to republish (quantiles over the last frames, at most 100000).");

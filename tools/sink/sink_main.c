@@ -45,7 +45,7 @@ typedef struct series {
 } series;
 
 typedef struct sink_stats {
-    uint64_t frames, bytes, gaps, late, matrices;
+    uint64_t frames, bytes, gaps, late, matrices, restarts;
     uint64_t rejects[PROTOCOL_REJECT_COUNT_];
     uint64_t bad_status, not_ascending, dim_ok, subspace_checked, doa_checked;
     double subspace_max_deg, doa_max_error_deg;
@@ -79,7 +79,8 @@ static int parse_options(int argc, char **argv, sink_options *o)
         CLI_STRING("sources", 0, &o->sources, "LIST", "scene emitters angle_deg:power_db,..."),
         CLI_STRING("jammers", 0, &o->jammers, "LIST", "jammers, same syntax"),
         CLI_INT("n", 0, &o->n, 0, EIG_N_MAX, "N", "expected matrix order, 0 = any"),
-        CLI_INT("frames", 0, &o->frames, 0, 1000000000000000ull, "N", "stop after N frames, 0 = no limit"),
+        CLI_INT("frames", 0, &o->frames, 0, 1000000000000000ull, "N",
+                "the frames expected: stop after N, fail when fewer came (--duration, a signal); 0 = no limit"),
         CLI_DOUBLE("duration", 0, &o->duration_s, 0.0, 1e9, "S", "stop after S seconds, 0 = no limit"),
         CLI_DOUBLE("max-angle-deg", 0, &o->max_angle_deg, 0.0, 90.0, "A", "subspace angle threshold"),
         CLI_FLAG("doa", 0, &doa, "check FFT-MUSIC directions of arrival"),
@@ -217,11 +218,18 @@ static int handle_frame(sink_stats *st, sink_checker *checker, const sink_option
         return 0;
     }
 
-    if (st->have_seq && h.seq != st->next_seq) {
-        uint64_t missing = h.seq > st->next_seq ? h.seq - st->next_seq : 1; /* behind: reordered or restarted */
-        st->gaps += missing;
+    if (st->have_seq && h.seq > st->next_seq) {
+        st->gaps += h.seq - st->next_seq;
         if (!o->quiet)
             fprintf(stderr, "eigstream-sink: sequence gap: expected %llu, got %llu\n",
+                    (unsigned long long)st->next_seq, (unsigned long long)h.seq);
+    } else if (st->have_seq && h.seq < st->next_seq) {
+        /* Behind: the source restarted (or a frame came twice); the frame
+         * counts, and a frame the source sent but that never came shows as
+         * fewer frames than --frames. */
+        st->restarts++;
+        if (!o->quiet)
+            fprintf(stderr, "eigstream-sink: sequence went back: expected %llu, got %llu (restart)\n",
                     (unsigned long long)st->next_seq, (unsigned long long)h.seq);
     }
     st->have_seq = 1;
@@ -278,9 +286,9 @@ static void write_json(const char *path, sink_stats *st, const char *verdict, co
         return;
     }
     fprintf(f, "{\n  \"verdict\": \"%s\",\n  \"reasons\": \"%s\",\n", verdict, reasons);
-    fprintf(f, "  \"frames\": %llu,\n  \"gaps\": %llu,\n  \"late\": %llu,\n  \"matrices\": %llu,\n",
-            (unsigned long long)st->frames, (unsigned long long)st->gaps, (unsigned long long)st->late,
-            (unsigned long long)st->matrices);
+    fprintf(f, "  \"frames\": %llu,\n  \"gaps\": %llu,\n  \"restarts\": %llu,\n  \"late\": %llu,\n"
+            "  \"matrices\": %llu,\n", (unsigned long long)st->frames, (unsigned long long)st->gaps,
+            (unsigned long long)st->restarts, (unsigned long long)st->late, (unsigned long long)st->matrices);
     fprintf(f, "  \"bad_status\": %llu,\n  \"not_ascending\": %llu,\n  \"dim_ok\": %llu,\n",
             (unsigned long long)st->bad_status, (unsigned long long)st->not_ascending,
             (unsigned long long)st->dim_ok);
@@ -323,6 +331,8 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
         rejected += st->rejects[r];
     if (st->frames == 0)
         ADD_REASON("no frames");
+    else if (o->frames > 0 && st->frames < o->frames)
+        ADD_REASON("missing=%llu of %llu", (unsigned long long)(o->frames - st->frames), (unsigned long long)o->frames);
     if (st->gaps)
         ADD_REASON("gaps=%llu", (unsigned long long)st->gaps);
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
