@@ -10,7 +10,7 @@ on the machine's speed (pacing compares against the schedule with generous
 tolerances).
 
 Cases: roundtrip, eigenspace, npy, repair, fsize, ring, pacing, info, bench,
-fragments, fragment_faults.
+fragments, fragment_faults, client_fragments, lossless, unreachable, linger.
 Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
@@ -143,7 +143,8 @@ def sim_capture(tmp, extra, frames):
 
 
 def case_roundtrip(tmp):
-    """sim -> record -> replay -> PULL: byte-exact with --keep-seq --keep-timestamps; fresh seq/time by default."""
+    """sim -> record -> replay -> PULL: byte-exact with --keep-seq --keep-timestamps --lossy; by default fresh
+    seq/time and the LOSSLESS flag (docs/protocol.md), nothing else changed."""
     frames = 4
     for variant in ([], ["--precision", "float", "--storage", "packed_upper", "--per-matrix-parts"],
                     ["--storage", "packed_lower", "--per-matrix-parts"], ["--precision", "float"]):
@@ -159,7 +160,7 @@ def case_roundtrip(tmp):
         stored = data_frames(tmp, name)
         index = meta_index(tmp, name)
         check(len(stored) == frames and len(index) == frames, f"{variant}: {len(stored)} frames stored")
-        _, out, got = replay_into_pull(tmp, name, frames, ["--max", "--keep-seq", "--keep-timestamps"])
+        _, out, got = replay_into_pull(tmp, name, frames, ["--max", "--keep-seq", "--keep-timestamps", "--lossy"])
         for i, (_, parts) in enumerate(got):
             check(len(parts) == len(sent[i]) and [len(p) for p in parts] == [len(p) for p in sent[i]],
                   f"{variant}: frame {i}: part structure {[len(p) for p in parts]}")
@@ -170,7 +171,7 @@ def case_roundtrip(tmp):
                   f"{variant}: frame {i}: kept seq/timestamp {h['seq']} {h['timestamp_ns']} vs index {index[i]}")
             sh["timestamp_ns"] = h["timestamp_ns"]
             check(h == sh, f"{variant}: frame {i}: header {h} vs sent {sh}")
-        # Default: fresh seq 0.. and timestamps at send, everything else as recorded.
+        # Default: fresh seq 0.. and timestamps at send, flag LOSSLESS, everything else as recorded.
         before = time.time_ns()
         _, out, got = replay_into_pull(tmp, name, 2 * frames, ["--rate", "200", "--loop", "2"])
         after = time.time_ns()
@@ -178,8 +179,10 @@ def case_roundtrip(tmp):
             h = ec.decode_header(parts[0])
             rec = stored[j % frames]
             check(h["seq"] == j and before <= h["timestamp_ns"] <= after, f"{variant}: fresh frame {j}: {h}")
-            check(parts[0][:8] == rec[:8] and parts[0][24:] == rec[24:64] and b"".join(parts[1:]) == rec[64:],
-                  f"{variant}: fresh frame {j}: bytes other than seq/timestamp changed")
+            lossless = ec.decode_header(rec[:64])["flags"] | ec.FLAG_LOSSLESS
+            check(h["flags"] == lossless, f"{variant}: fresh frame {j}: flags {h['flags']:#x}, not {lossless:#x}")
+            check(parts[0][:8] == rec[:8] and parts[0][24:36] == rec[24:36] and parts[0][40:] == rec[40:64] and
+                  b"".join(parts[1:]) == rec[64:], f"{variant}: fresh frame {j}: bytes other than seq/timestamp/flags changed")
         check("pacing error p50" in out, f"summary line: {out}")
 
 
@@ -611,6 +614,99 @@ def case_client_fragments(tmp):
     bad = subprocess.run([sys.executable, client, "send", "--count", "4", "--fragments", "5"], capture_output=True,
                          text=True, timeout=60)
     check(bad.returncode == 2 and "--fragments must be 1..4" in bad.stderr, f"--fragments 5 of 4: {bad.stderr}")
+
+
+def case_lossless(tmp):
+    """Three --max replays of 20 frames (n 64, 64 matrices) into a daemon with the default frame settings
+    (overflow_policy drop_oldest, queue_depth 4; lapack on one thread, so it falls behind): all 60 come out
+    solved (the issue's in = 60, out = 44 before the LOSSLESS flag), and the daemon's accounting says
+    dropped = 0. The oracle: the frames counted on the daemon's output, and its own accounting line."""
+    frames, n, cells = 20, 64, 64
+    proc, endpoint = start_recorder(tmp, "big", ["--frames", str(frames)])
+    sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--n", str(n), "--cells", str(cells), "--frames",
+                            str(frames), "--rate", "0", "--quiet"], stdout=subprocess.PIPE, text=True)
+    finish(sim)
+    status, out = finish(proc)
+    check(status == 0, f"record: {status} {out}")
+    cfg = os.path.join(tmp, "default.cfg")
+    with open(cfg, "w") as f:  # no frame = { ... }: the defaults
+        f.write(f'''
+input = {{ endpoint = "ipc://{tmp}/d-in"; }};
+output = {{ endpoint = "ipc://{tmp}/d-out"; pattern = "push"; mode = "values"; }};
+solver = {{ n = {n}; matrices = {cells}; backend = "lapack"; cpu_threads = 1; }};
+metrics = {{ endpoint = ""; http = ""; }};
+''')
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True)
+    pull = CTX.socket(zmq.PULL)
+    pull.connect(f"ipc://{tmp}/d-out")
+    outs = []
+    for _ in range(3):
+        r = subprocess.run([REPLAY, "--endpoint", f"ipc://{tmp}/d-in", "--max", "--quiet",
+                            os.path.join(tmp, "big")], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and f"{frames} frames written to the connection, 0 still queued" in r.stdout,
+              f"replay: exit {r.returncode}: {r.stdout} {r.stderr}")
+        outs.append(r.stdout)
+    got, deadline = [], time.monotonic() + 60
+    while len(got) < 3 * frames and time.monotonic() < deadline:
+        if pull.poll(200):
+            got.append(ec.decode_header(pull.recv_multipart()[0])["seq"])
+    pull.close(linger=0)
+    daemon.send_signal(signal.SIGTERM)
+    _, log = finish(daemon, 60)
+    check(sorted(got) == sorted(list(range(frames)) * 3),
+          f"{len(got)} of {3 * frames} frames solved; seqs {sorted(got)}")
+    accounting = [line for line in log.splitlines() if "accounting:" in line]
+    check(accounting and f"in={3 * frames} out={3 * frames}" in accounting[-1] and "dropped=0" in accounting[-1],
+          f"daemon accounting: {accounting[-1:]}")
+
+
+def case_unreachable(tmp):
+    """Replay and record against an endpoint nobody serves give up after --connect-timeout-ms with a message
+    naming it and exit 1 (not the hang of the issue); a replay names what it did not send."""
+    msgs, _ = covariance_messages(3)
+    status, out = record_messages(tmp, "small", msgs)
+    check(status == 0, f"record: {out}")
+    nobody = f"ipc://{tmp}/nobody"
+    for tool, args, says in ((REPLAY, [os.path.join(tmp, "small")], "no receiver at " + nobody),
+                             (RECORD, [os.path.join(tmp, "none")], "nothing to connect to at " + nobody),
+                             (REPLAY, ["--endpoint", "tcp://127.0.0.1:1", os.path.join(tmp, "small")],
+                              "no receiver at tcp://127.0.0.1:1")):
+        t = time.monotonic()
+        r = subprocess.run([tool, "--endpoint", nobody, "--connect-timeout-ms", "500"] + args,
+                           capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - t
+        check(r.returncode == 1 and says in r.stderr, f"{os.path.basename(tool)} {args}: exit {r.returncode}: "
+              f"{r.stdout} {r.stderr}")
+        check(took < 20, f"{os.path.basename(tool)}: took {took:.1f} s to give up after 0.5 s")
+
+
+def case_linger(tmp):
+    """A receiver that stops reading: the replay blocks (backpressure), and SIGINT ends it within --linger-ms
+    (plus slack for process start and exit), its summary saying how many frames were written and how many
+    were still queued (dropped): the two add up to those sent, and the dropped ones are not 0."""
+    msgs = [ec.encode_covariance(s, time.time_ns(), np.zeros((16, 64, 64), np.complex128), "full", True, False)
+            for s in range(20)]
+    status, out = record_messages(tmp, "stuck", msgs)
+    check(status == 0, f"record: {out}")
+    pull = CTX.socket(zmq.PULL)
+    pull.setsockopt(zmq.RCVHWM, 1)
+    pull.setsockopt(zmq.RCVBUF, 4096)
+    pull.bind(f"ipc://{tmp}/stuck")
+    proc = subprocess.Popen([REPLAY, "--endpoint", f"ipc://{tmp}/stuck", "--max", "--linger-ms", "1000", "--quiet",
+                             os.path.join(tmp, "stuck")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)  # 20 frames of 1 MB cannot pass a receiver that reads nothing: the replay is blocked
+    check(proc.poll() is None, "the replay did not block on a receiver that reads nothing")
+    t = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    status, out = finish(proc, 30)
+    took = time.monotonic() - t
+    pull.close(linger=0)
+    m = re.search(r"sent (\d+) frames.*\n.*: (\d+) frames written to the connection, (\d+) still queued", out)
+    check(m is not None, f"summary: {out}")
+    if m:
+        sent, written, queued = map(int, m.groups())
+        check(sent == written + queued and queued > 0 and sent < 20, f"sent {sent} written {written} queued {queued}")
+    check(status == 0 and took < 1.0 + 4.0, f"SIGINT: exit {status} after {took:.2f} s (--linger-ms 1000): {out}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
