@@ -10,7 +10,7 @@ on the machine's speed (pacing compares against the schedule with generous
 tolerances).
 
 Cases: roundtrip, eigenspace, npy, repair, fsize, ring, pacing, info, bench,
-fragments, fragment_faults, client_fragments, lossless, unreachable, linger.
+fragments, fragment_faults, client_fragments, lossless, unreachable, linger, read_python.
 Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
@@ -226,6 +226,17 @@ def case_eigenspace(tmp):
             ratio = np.abs(values[f, b] - np.linalg.eigh(a)[0]).max() / scale
             res = np.abs(a @ vectors[f, b] - vectors[f, b] * values[f, b]).sum(axis=0).max() / scale
             check(ratio <= 60 and res <= 60, f"frame {f} matrix {b} (n={N}): value ratio {ratio:.3g} residual {res:.3g}")
+    import eigstream
+    rec = eigstream.read_recording(os.path.join(tmp, "eig"))
+    check(rec.kind == "eigenspace" and rec.values.shape == (frames, CELLS, N) and rec.vectors.shape == values.shape
+          + (N,), f"read_recording eigenspace: {rec}")
+    for f in range(frames):
+        for b in range(CELLS):
+            a = mats[f][b]
+            scale = N * np.finfo(float).eps * np.abs(a).sum(axis=0).max()
+            ratio = np.abs(rec.values[f, b] - np.linalg.eigh(a)[0]).max() / scale
+            res = np.abs(a @ rec.vectors[f, b] - rec.vectors[f, b] * rec.values[f, b]).sum(axis=0).max() / scale
+            check(ratio <= 60 and res <= 60, f"read_recording frame {f} matrix {b}: ratio {ratio:.3g} res {res:.3g}")
     _, out, got = replay_into_pull(tmp, "eig", frames, ["--max"])
     for j, (_, parts) in enumerate(got):
         h, _, results = ec.decode_eigenspace(parts)
@@ -707,6 +718,49 @@ def case_linger(tmp):
         sent, written, queued = map(int, m.groups())
         check(sent == written + queued and queued > 0 and sent < 20, f"sent {sent} written {written} queued {queued}")
     check(status == 0 and took < 1.0 + 4.0, f"SIGINT: exit {status} after {took:.2f} s (--linger-ms 1000): {out}")
+
+
+def steering(n, degrees):
+    """A half-wavelength uniform linear array's response to a plane wave from `degrees` off broadside."""
+    return np.exp(1j * np.pi * np.arange(n) * np.sin(np.radians(degrees)))
+
+
+def case_read_python(tmp):
+    """eigstream.read_recording against what was sent, for every storage and precision; a raw read by the
+    SigMF fields alone (core:sample_start, core:header_bytes, core:datatype: the spec's reader) in the
+    orientation docs/recording.md states (column-major: sample i + j n is A(i, j)); and the physics: a
+    source at +20 degrees, recorded and read back, beamforms to +20 degrees, not -20 (conj(R) would)."""
+    import eigstream  # tools/python on sys.path: the package's pure-Python reader
+    for dtype, storage in ((np.complex128, "full"), (np.complex64, "full"), (np.complex128, "packed_lower"),
+                           (np.complex64, "packed_upper")):
+        name = f"py-{storage}-{np.dtype(dtype).itemsize}"
+        msgs, mats = covariance_messages(3, dtype, storage, storage == "full")
+        status, out = record_messages(tmp, name, msgs)
+        check(status == 0, f"{name}: record: {out}")
+        rec = eigstream.read_recording(os.path.join(tmp, name))
+        check(rec.kind == "covariance" and rec.matrices.dtype == dtype and rec.matrices.shape == (3, CELLS, N, N),
+              f"{name}: {rec}")
+        check(np.array_equal(rec.matrices, np.array(mats)), f"{name}: read_recording differs from the matrices sent")
+        check(list(rec.seq) == [0, 1, 2], f"{name}: seq {rec.seq}")
+    # A steering-vector covariance R = a a^H + I, source at +20 degrees; full storage, one matrix per frame.
+    n = 16
+    r = np.outer(steering(n, 20), steering(n, 20).conj()) + np.eye(n)
+    msgs = [ec.encode_covariance(0, time.time_ns(), r[None].astype(np.complex128), "full", True, False)]
+    status, out = record_messages(tmp, "doa", msgs)
+    check(status == 0, f"doa: record: {out}")
+    meta = json.load(open(os.path.join(tmp, "doa.sigmf-meta")))
+    blob = open(os.path.join(tmp, "doa.sigmf-data"), "rb").read()
+    capture = meta["captures"][0]
+    check(meta["global"]["core:datatype"] == "cf64_le", f"doa: datatype {meta['global']['core:datatype']}")
+    start = capture["core:header_bytes"] + 16 * capture["core:sample_start"]
+    samples = np.frombuffer(blob[start:start + 16 * n * n], "<c16")
+    check(np.array_equal(samples.reshape((n, n), order="F"), r), "doa: the samples are not A column-major")
+    angles = np.arange(-90, 91)
+    for how, m in (("read_recording", eigstream.read_recording(os.path.join(tmp, "doa")).matrices[0, 0]),
+                   ("raw, column-major", samples.reshape((n, n), order="F"))):
+        power = [np.real(steering(n, t).conj() @ m @ steering(n, t)) for t in angles]
+        check(angles[int(np.argmax(power))] == 20, f"doa {how}: the beam peaks at {angles[int(np.argmax(power))]} "
+              "degrees, not +20")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -26,6 +26,9 @@ The shared library is looked up in this order: the EIGSTREAM_LIB environment
 variable (a path), the path recorded by the install (eigstream/_config.py,
 relative to this package), then ctypes.util.find_library("eigstream-eig").
 
+eigstream.read_recording(NAME) reads an eigstream SigMF recording into NumPy
+arrays in the natural orientation (docs/recording.md, "Reading recordings").
+
 eigstream.client is the wire protocol client (tools/python/eigstream_client.py).
 """
 __version__ = "0.1.0"  # the project's version (CMakeLists.txt, pyproject.toml: a test keeps them equal)
@@ -45,6 +48,8 @@ from ._solver import (  # noqa: F401
     library_path,
 )
 
-__all__ = ["__version__", "BACKENDS", "INFO_NONFINITE", "INFO_NONREAL_DIAGONAL", "EigError", "LibraryError",
-           "MatrixError", "Plan", "cuda_built", "cuda_device_count", "eigh", "eigvalsh",
-           "library_path"]
+from ._recording import Recording, read_recording  # noqa: F401,E402
+
+__all__ = ["__version__", "Recording", "read_recording", "BACKENDS", "INFO_NONFINITE",
+           "INFO_NONREAL_DIAGONAL", "EigError", "LibraryError", "MatrixError", "Plan", "cuda_built",
+           "cuda_device_count", "eigh", "eigvalsh", "library_path"]
