@@ -322,13 +322,16 @@ static void receive_check_seq(pipeline *p, const frame *f)
     p->seq_seen = 1;
 }
 
-/* Hands an accepted frame to the form stage under the overflow policy (file
- * input always blocks: a recording is read losslessly). */
+/* Hands an accepted frame to the form stage under the overflow policy. File
+ * input, and a frame whose sender asked for it (flag LOSSLESS: eigstream-replay
+ * by default), always block: a recording is reprocessed losslessly, and the
+ * wait pushes back on that sender through ZeroMQ. */
 static void receive_queue(pipeline *p, frame *f)
 {
     atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
-    if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && p->recording == NULL) {
+    int lossless = p->recording != NULL || (f->header.flags & PROTOCOL_FLAG_LOSSLESS);
+    if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && !lossless) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
             pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */

@@ -157,7 +157,7 @@ static protocol_reject check_kind_fields(const protocol_header *h)
         if (h->flags & PROTOCOL_FLAG_LATE)
             return PROTOCOL_REJECT_FIELD;
     } else {
-        if (h->flags & PROTOCOL_FLAG_FRAGMENT)
+        if (h->flags & (PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS))
             return PROTOCOL_REJECT_FIELD;
         if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < PROTOCOL_MODE_FULL || h->mode > PROTOCOL_MODE_NOISE)
             return PROTOCOL_REJECT_FIELD;

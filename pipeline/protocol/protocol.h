@@ -85,7 +85,9 @@ enum {
     PROTOCOL_FLAG_CRC = 1u << 0,  /* crc32c is valid and must be checked */
     PROTOCOL_FLAG_LATE = 1u << 1, /* eigenspace: published after the deadline */
     PROTOCOL_FLAG_FRAGMENT = 1u << 2, /* covariance: one fragment of a frame (header @56, @60) */
-    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT
+    PROTOCOL_FLAG_LOSSLESS = 1u << 3, /* covariance, IQ: the sender asks not to be dropped for overflow:
+                                         the receiver waits for room (backpressure) instead */
+    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS
 };
 
 /* What an eigenspace frame carries per matrix: the wire's mode byte

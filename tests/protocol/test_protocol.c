@@ -200,9 +200,10 @@ static void test_header_rejects(void)
     expect_header_reject(h, 33, 3, PROTOCOL_REJECT_FIELD, "covariance storage 3");
     expect_header_reject(h, 34, 1, PROTOCOL_REJECT_FIELD, "covariance mode 1");
     expect_header_reject(h, 35, 1, PROTOCOL_REJECT_FIELD, "reserved0");
-    expect_header_reject(h, 36, 1 | 8, PROTOCOL_REJECT_FIELD, "unknown flag bit 3");
+    expect_header_reject(h, 36, 1 | 16, PROTOCOL_REJECT_FIELD, "unknown flag bit 4");
     expect_header_reject(h, 39, 0x80, PROTOCOL_REJECT_FIELD, "unknown flag bit 31");
     expect_header_reject(h, 36, 2, PROTOCOL_REJECT_FIELD, "LATE on covariance");
+    expect_header_reject(h, 36, 1 | 8, PROTOCOL_OK, "LOSSLESS on covariance");
     for (int i = 56; i < 64; i++)
         expect_header_reject(h, i, 1, PROTOCOL_REJECT_FIELD, "reserved tail byte");
     expect_header_reject(e, -1, 0, PROTOCOL_OK, "eigenspace ok");
@@ -212,6 +213,7 @@ static void test_header_rejects(void)
     expect_header_reject(e, 52, 1, PROTOCOL_OK, "eigenspace snapshots K");
     expect_header_reject(e, 56, 1, PROTOCOL_REJECT_FIELD, "eigenspace byte 56");
     expect_header_reject(e, 36, 2, PROTOCOL_OK, "LATE on eigenspace");
+    expect_header_reject(e, 36, 8, PROTOCOL_REJECT_FIELD, "LOSSLESS on eigenspace");
 }
 
 static void test_sizes(void)

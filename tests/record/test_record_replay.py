@@ -10,7 +10,7 @@ on the machine's speed (pacing compares against the schedule with generous
 tolerances).
 
 Cases: roundtrip, eigenspace, npy, repair, fsize, ring, pacing, info, bench,
-fragments, fragment_faults.
+fragments, fragment_faults, client_fragments, lossless, unreachable, linger, read_python.
 Exit 77 (skip) without NumPy or pyzmq.
 """
 import glob
@@ -143,7 +143,8 @@ def sim_capture(tmp, extra, frames):
 
 
 def case_roundtrip(tmp):
-    """sim -> record -> replay -> PULL: byte-exact with --keep-seq --keep-timestamps; fresh seq/time by default."""
+    """sim -> record -> replay -> PULL: byte-exact with --keep-seq --keep-timestamps --lossy; by default fresh
+    seq/time and the LOSSLESS flag (docs/protocol.md), nothing else changed."""
     frames = 4
     for variant in ([], ["--precision", "float", "--storage", "packed_upper", "--per-matrix-parts"],
                     ["--storage", "packed_lower", "--per-matrix-parts"], ["--precision", "float"]):
@@ -159,7 +160,7 @@ def case_roundtrip(tmp):
         stored = data_frames(tmp, name)
         index = meta_index(tmp, name)
         check(len(stored) == frames and len(index) == frames, f"{variant}: {len(stored)} frames stored")
-        _, out, got = replay_into_pull(tmp, name, frames, ["--max", "--keep-seq", "--keep-timestamps"])
+        _, out, got = replay_into_pull(tmp, name, frames, ["--max", "--keep-seq", "--keep-timestamps", "--lossy"])
         for i, (_, parts) in enumerate(got):
             check(len(parts) == len(sent[i]) and [len(p) for p in parts] == [len(p) for p in sent[i]],
                   f"{variant}: frame {i}: part structure {[len(p) for p in parts]}")
@@ -170,7 +171,7 @@ def case_roundtrip(tmp):
                   f"{variant}: frame {i}: kept seq/timestamp {h['seq']} {h['timestamp_ns']} vs index {index[i]}")
             sh["timestamp_ns"] = h["timestamp_ns"]
             check(h == sh, f"{variant}: frame {i}: header {h} vs sent {sh}")
-        # Default: fresh seq 0.. and timestamps at send, everything else as recorded.
+        # Default: fresh seq 0.. and timestamps at send, flag LOSSLESS, everything else as recorded.
         before = time.time_ns()
         _, out, got = replay_into_pull(tmp, name, 2 * frames, ["--rate", "200", "--loop", "2"])
         after = time.time_ns()
@@ -178,8 +179,10 @@ def case_roundtrip(tmp):
             h = ec.decode_header(parts[0])
             rec = stored[j % frames]
             check(h["seq"] == j and before <= h["timestamp_ns"] <= after, f"{variant}: fresh frame {j}: {h}")
-            check(parts[0][:8] == rec[:8] and parts[0][24:] == rec[24:64] and b"".join(parts[1:]) == rec[64:],
-                  f"{variant}: fresh frame {j}: bytes other than seq/timestamp changed")
+            lossless = ec.decode_header(rec[:64])["flags"] | ec.FLAG_LOSSLESS
+            check(h["flags"] == lossless, f"{variant}: fresh frame {j}: flags {h['flags']:#x}, not {lossless:#x}")
+            check(parts[0][:8] == rec[:8] and parts[0][24:36] == rec[24:36] and parts[0][40:] == rec[40:64] and
+                  b"".join(parts[1:]) == rec[64:], f"{variant}: fresh frame {j}: bytes other than seq/timestamp/flags changed")
         check("pacing error p50" in out, f"summary line: {out}")
 
 
@@ -223,6 +226,17 @@ def case_eigenspace(tmp):
             ratio = np.abs(values[f, b] - np.linalg.eigh(a)[0]).max() / scale
             res = np.abs(a @ vectors[f, b] - vectors[f, b] * values[f, b]).sum(axis=0).max() / scale
             check(ratio <= 60 and res <= 60, f"frame {f} matrix {b} (n={N}): value ratio {ratio:.3g} residual {res:.3g}")
+    import eigstream
+    rec = eigstream.read_recording(os.path.join(tmp, "eig"))
+    check(rec.kind == "eigenspace" and rec.values.shape == (frames, CELLS, N) and rec.vectors.shape == values.shape
+          + (N,), f"read_recording eigenspace: {rec}")
+    for f in range(frames):
+        for b in range(CELLS):
+            a = mats[f][b]
+            scale = N * np.finfo(float).eps * np.abs(a).sum(axis=0).max()
+            ratio = np.abs(rec.values[f, b] - np.linalg.eigh(a)[0]).max() / scale
+            res = np.abs(a @ rec.vectors[f, b] - rec.vectors[f, b] * rec.values[f, b]).sum(axis=0).max() / scale
+            check(ratio <= 60 and res <= 60, f"read_recording frame {f} matrix {b}: ratio {ratio:.3g} res {res:.3g}")
     _, out, got = replay_into_pull(tmp, "eig", frames, ["--max"])
     for j, (_, parts) in enumerate(got):
         h, _, results = ec.decode_eigenspace(parts)
@@ -611,6 +625,142 @@ def case_client_fragments(tmp):
     bad = subprocess.run([sys.executable, client, "send", "--count", "4", "--fragments", "5"], capture_output=True,
                          text=True, timeout=60)
     check(bad.returncode == 2 and "--fragments must be 1..4" in bad.stderr, f"--fragments 5 of 4: {bad.stderr}")
+
+
+def case_lossless(tmp):
+    """Three --max replays of 20 frames (n 64, 64 matrices) into a daemon with the default frame settings
+    (overflow_policy drop_oldest, queue_depth 4; lapack on one thread, so it falls behind): all 60 come out
+    solved (the issue's in = 60, out = 44 before the LOSSLESS flag), and the daemon's accounting says
+    dropped = 0. The oracle: the frames counted on the daemon's output, and its own accounting line."""
+    frames, n, cells = 20, 64, 64
+    proc, endpoint = start_recorder(tmp, "big", ["--frames", str(frames)])
+    sim = subprocess.Popen([SIM, "--endpoint", endpoint, "--n", str(n), "--cells", str(cells), "--frames",
+                            str(frames), "--rate", "0", "--quiet"], stdout=subprocess.PIPE, text=True)
+    finish(sim)
+    status, out = finish(proc)
+    check(status == 0, f"record: {status} {out}")
+    cfg = os.path.join(tmp, "default.cfg")
+    with open(cfg, "w") as f:  # no frame = { ... }: the defaults
+        f.write(f'''
+input = {{ endpoint = "ipc://{tmp}/d-in"; }};
+output = {{ endpoint = "ipc://{tmp}/d-out"; pattern = "push"; mode = "values"; }};
+solver = {{ n = {n}; matrices = {cells}; backend = "lapack"; cpu_threads = 1; }};
+metrics = {{ endpoint = ""; http = ""; }};
+''')
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE, text=True)
+    pull = CTX.socket(zmq.PULL)
+    pull.connect(f"ipc://{tmp}/d-out")
+    outs = []
+    for _ in range(3):
+        r = subprocess.run([REPLAY, "--endpoint", f"ipc://{tmp}/d-in", "--max", "--quiet",
+                            os.path.join(tmp, "big")], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and f"{frames} frames written to the connection, 0 still queued" in r.stdout,
+              f"replay: exit {r.returncode}: {r.stdout} {r.stderr}")
+        outs.append(r.stdout)
+    got, deadline = [], time.monotonic() + 60
+    while len(got) < 3 * frames and time.monotonic() < deadline:
+        if pull.poll(200):
+            got.append(ec.decode_header(pull.recv_multipart()[0])["seq"])
+    pull.close(linger=0)
+    daemon.send_signal(signal.SIGTERM)
+    _, log = finish(daemon, 60)
+    check(sorted(got) == sorted(list(range(frames)) * 3),
+          f"{len(got)} of {3 * frames} frames solved; seqs {sorted(got)}")
+    accounting = [line for line in log.splitlines() if "accounting:" in line]
+    check(accounting and f"in={3 * frames} out={3 * frames}" in accounting[-1] and "dropped=0" in accounting[-1],
+          f"daemon accounting: {accounting[-1:]}")
+
+
+def case_unreachable(tmp):
+    """Replay and record against an endpoint nobody serves give up after --connect-timeout-ms with a message
+    naming it and exit 1 (not the hang of the issue); a replay names what it did not send."""
+    msgs, _ = covariance_messages(3)
+    status, out = record_messages(tmp, "small", msgs)
+    check(status == 0, f"record: {out}")
+    nobody = f"ipc://{tmp}/nobody"
+    for tool, args, says in ((REPLAY, [os.path.join(tmp, "small")], "no receiver at " + nobody),
+                             (RECORD, [os.path.join(tmp, "none")], "nothing to connect to at " + nobody),
+                             (REPLAY, ["--endpoint", "tcp://127.0.0.1:1", os.path.join(tmp, "small")],
+                              "no receiver at tcp://127.0.0.1:1")):
+        t = time.monotonic()
+        r = subprocess.run([tool, "--endpoint", nobody, "--connect-timeout-ms", "500"] + args,
+                           capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - t
+        check(r.returncode == 1 and says in r.stderr, f"{os.path.basename(tool)} {args}: exit {r.returncode}: "
+              f"{r.stdout} {r.stderr}")
+        check(took < 20, f"{os.path.basename(tool)}: took {took:.1f} s to give up after 0.5 s")
+
+
+def case_linger(tmp):
+    """A receiver that stops reading: the replay blocks (backpressure), and SIGINT ends it within --linger-ms
+    (plus slack for process start and exit), its summary saying how many frames were written and how many
+    were still queued (dropped): the two add up to those sent, and the dropped ones are not 0."""
+    msgs = [ec.encode_covariance(s, time.time_ns(), np.zeros((16, 64, 64), np.complex128), "full", True, False)
+            for s in range(20)]
+    status, out = record_messages(tmp, "stuck", msgs)
+    check(status == 0, f"record: {out}")
+    pull = CTX.socket(zmq.PULL)
+    pull.setsockopt(zmq.RCVHWM, 1)
+    pull.setsockopt(zmq.RCVBUF, 4096)
+    pull.bind(f"ipc://{tmp}/stuck")
+    proc = subprocess.Popen([REPLAY, "--endpoint", f"ipc://{tmp}/stuck", "--max", "--linger-ms", "1000", "--quiet",
+                             os.path.join(tmp, "stuck")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)  # 20 frames of 1 MB cannot pass a receiver that reads nothing: the replay is blocked
+    check(proc.poll() is None, "the replay did not block on a receiver that reads nothing")
+    t = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    status, out = finish(proc, 30)
+    took = time.monotonic() - t
+    pull.close(linger=0)
+    m = re.search(r"sent (\d+) frames.*\n.*: (\d+) frames written to the connection, (\d+) still queued", out)
+    check(m is not None, f"summary: {out}")
+    if m:
+        sent, written, queued = map(int, m.groups())
+        check(sent == written + queued and queued > 0 and sent < 20, f"sent {sent} written {written} queued {queued}")
+    check(status == 0 and took < 1.0 + 4.0, f"SIGINT: exit {status} after {took:.2f} s (--linger-ms 1000): {out}")
+
+
+def steering(n, degrees):
+    """A half-wavelength uniform linear array's response to a plane wave from `degrees` off broadside."""
+    return np.exp(1j * np.pi * np.arange(n) * np.sin(np.radians(degrees)))
+
+
+def case_read_python(tmp):
+    """eigstream.read_recording against what was sent, for every storage and precision; a raw read by the
+    SigMF fields alone (core:sample_start, core:header_bytes, core:datatype: the spec's reader) in the
+    orientation docs/recording.md states (column-major: sample i + j n is A(i, j)); and the physics: a
+    source at +20 degrees, recorded and read back, beamforms to +20 degrees, not -20 (conj(R) would)."""
+    import eigstream  # tools/python on sys.path: the package's pure-Python reader
+    for dtype, storage in ((np.complex128, "full"), (np.complex64, "full"), (np.complex128, "packed_lower"),
+                           (np.complex64, "packed_upper")):
+        name = f"py-{storage}-{np.dtype(dtype).itemsize}"
+        msgs, mats = covariance_messages(3, dtype, storage, storage == "full")
+        status, out = record_messages(tmp, name, msgs)
+        check(status == 0, f"{name}: record: {out}")
+        rec = eigstream.read_recording(os.path.join(tmp, name))
+        check(rec.kind == "covariance" and rec.matrices.dtype == dtype and rec.matrices.shape == (3, CELLS, N, N),
+              f"{name}: {rec}")
+        check(np.array_equal(rec.matrices, np.array(mats)), f"{name}: read_recording differs from the matrices sent")
+        check(list(rec.seq) == [0, 1, 2], f"{name}: seq {rec.seq}")
+    # A steering-vector covariance R = a a^H + I, source at +20 degrees; full storage, one matrix per frame.
+    n = 16
+    r = np.outer(steering(n, 20), steering(n, 20).conj()) + np.eye(n)
+    msgs = [ec.encode_covariance(0, time.time_ns(), r[None].astype(np.complex128), "full", True, False)]
+    status, out = record_messages(tmp, "doa", msgs)
+    check(status == 0, f"doa: record: {out}")
+    meta = json.load(open(os.path.join(tmp, "doa.sigmf-meta")))
+    blob = open(os.path.join(tmp, "doa.sigmf-data"), "rb").read()
+    capture = meta["captures"][0]
+    check(meta["global"]["core:datatype"] == "cf64_le", f"doa: datatype {meta['global']['core:datatype']}")
+    start = capture["core:header_bytes"] + 16 * capture["core:sample_start"]
+    samples = np.frombuffer(blob[start:start + 16 * n * n], "<c16")
+    check(np.array_equal(samples.reshape((n, n), order="F"), r), "doa: the samples are not A column-major")
+    angles = np.arange(-90, 91)
+    for how, m in (("read_recording", eigstream.read_recording(os.path.join(tmp, "doa")).matrices[0, 0]),
+                   ("raw, column-major", samples.reshape((n, n), order="F"))):
+        power = [np.real(steering(n, t).conj() @ m @ steering(n, t)) for t in angles]
+        check(angles[int(np.argmax(power))] == 20, f"doa {how}: the beam peaks at {angles[int(np.argmax(power))]} "
+              "degrees, not +20")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -65,7 +65,8 @@ MODE_NAMES = {v: k for k, v in MODES.items()}
 FLAG_CRC = 1
 FLAG_LATE = 2
 FLAG_FRAGMENT = 4  # covariance: one fragment of a frame (first @56, matrices @60)
-FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT
+FLAG_LOSSLESS = 8  # covariance, IQ: not to be dropped for overflow (the receiver waits for room)
+FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT | FLAG_LOSSLESS
 
 # In the order of pipeline/protocol/protocol.h's protocol_reject (the metrics keys).
 REJECT_NAMES = ("ok", "parts", "header_size", "bad_magic", "bad_version", "bad_kind", "bad_field",
@@ -267,7 +268,7 @@ def decode_header(part, expect_kind=0):
     if kind == KIND_COVARIANCE:
         if storage not in STORAGE_NAMES or mode != 0 or flags & FLAG_LATE:
             raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
-    elif flags & FLAG_FRAGMENT or storage != 0 or not 1 <= mode <= 4:
+    elif flags & (FLAG_FRAGMENT | FLAG_LOSSLESS) or storage != 0 or not 1 <= mode <= 4:
         raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
     out = dict(common, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode), snapshots=snapshots)
     if kind == KIND_COVARIANCE:

@@ -30,6 +30,7 @@
 #include "cli_curve.h"
 #include "cli_message.h"
 #include "cli_options.h"
+#include "cli_peer.h"
 #include "protocol.h"
 #include "record_assemble.h"
 #include "recording.h"
@@ -45,6 +46,7 @@ typedef struct record_options {
     uint64_t frames, max_bytes, max_files, max_frame_bytes;
     double duration_s;
     uint32_t hwm, fragment_timeout_ms;
+    int connect_timeout_ms;
     cli_curve curve;
 } record_options;
 
@@ -62,6 +64,7 @@ typedef struct recorder {
     size_t *part_bytes;
     size_t part_cap;
     record_assembly assembly;              /* the fragmented frame being assembled */
+    cli_peer *watch;                       /* whether the socket has a sender */
 } recorder;
 
 static const char *const record_patterns[] = {"pull", "sub", NULL};
@@ -75,15 +78,15 @@ static const char record_epilogue[] =
     "(one frame at a time); a frame interrupted, with a fragment that fails its checks,\n"
     "waiting longer than --fragment-timeout-ms or left at the end is given up and counted.\n"
     "Exit status: 0 stopped as asked (--frames, --duration, SIGINT/SIGTERM) or repaired;\n"
-    "1 a socket, file or write error (the recording stays valid up to its last complete\n"
-    "frame); 2 usage.\n";
+    "1 a socket, file or write error, or no sender to connect to for --connect-timeout-ms\n"
+    "(the recording stays valid up to its last complete frame); 2 usage.\n";
 
 /* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
  * exit status: 0 after --help, 2 after a bad argument (named on stderr). */
 static int parse_options(int argc, char **argv, record_options *o)
 {
     *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000, .fragment_timeout_ms = 1000,
-                          .max_frame_bytes = 128u << 20};
+                          .max_frame_bytes = 128u << 20, .connect_timeout_ms = 5000};
     const cli_option table[] = {
         CLI_SOCKET_OPTIONS(&o->endpoint, &o->sub, record_patterns, "socket type", &o->bind),
         CLI_CHOICE("kind", 0, &o->kind, record_kinds, NULL,
@@ -94,6 +97,8 @@ static int parse_options(int argc, char **argv, record_options *o)
         CLI_INT("max-files", 0, &o->max_files, 0, UINT64_MAX, "K", "with --max-bytes: keep only the last K files, 0 = all"),
         CLI_STRING("description", 0, &o->description, "TEXT", "core:description of the recording"),
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "receive high-water mark in messages"),
+        CLI_INT("connect-timeout-ms", 0, &o->connect_timeout_ms, 0, 3600000, "T",
+                "connecting: give up (exit 1) with nothing to connect to for T ms, 0 = wait forever"),
         CLI_INT("fragment-timeout-ms", 0, &o->fragment_timeout_ms, 1, 3600000, "T",
                 "a fragmented frame that gets no next fragment for T ms is given up (counted)"),
         CLI_INT("max-frame-bytes", 0, &o->max_frame_bytes, 1024, UINT64_MAX, "B",
@@ -342,9 +347,10 @@ static recording_error recorder_write(recorder *r, const cli_message *m, uint64_
                            received_ns);
 }
 
-/* Creates the socket (SUB subscribed to everything or to --kind's prefix)
- * and attaches it. 0, or -1 named on stderr. */
-static int record_socket_open(const record_options *o, void **ctx, void **sock)
+/* Creates the socket (SUB subscribed to everything or to --kind's prefix),
+ * starts watching its peers (*watch) and attaches it. 0, or -1 named on
+ * stderr. */
+static int record_socket_open(const record_options *o, void **ctx, void **sock, cli_peer **watch)
 {
     if (cli_socket_create(ctx, sock, o->sub ? ZMQ_SUB : ZMQ_PULL) != 0) {
         fprintf(stderr, RECORD_PROG ": zmq: %s\n", zmq_strerror(zmq_errno()));
@@ -361,6 +367,10 @@ static int record_socket_open(const record_options *o, void **ctx, void **sock)
     char curve_err[640];
     if (cli_curve_apply(&o->curve, *sock, curve_err, sizeof curve_err) != 0) {
         fprintf(stderr, RECORD_PROG ": %s\n", curve_err);
+        return -1;
+    }
+    if (cli_peer_create(*ctx, *sock, watch) != 0) {
+        fprintf(stderr, RECORD_PROG ": socket monitor: %s\n", zmq_strerror(zmq_errno()));
         return -1;
     }
     if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
@@ -380,8 +390,25 @@ static void record_progress(const recorder *r, uint64_t window_bytes, double win
             (unsigned long long)r->rejected, (unsigned long long)r->given_up, r->name);
 }
 
-/* Receives and records until --frames, --duration, a signal or an error.
- * Returns 0, or -1 after an error named on stderr. */
+/* Connecting: -1 (named on stderr) once the socket has had nothing to
+ * connect to for --connect-timeout-ms, else 0. Binding, the recorder is the
+ * server and waits for its senders as long as it runs. */
+static int record_check_sender(const recorder *r)
+{
+    const record_options *o = r->o;
+    if (o->bind || o->connect_timeout_ms == 0)
+        return 0;
+    double absent = cli_peer_absent_s(r->watch);
+    if (absent * 1e3 < o->connect_timeout_ms)
+        return 0;
+    fprintf(stderr, RECORD_PROG ": nothing to connect to at %s for %.1f s (is the sender running there?): "
+                    "giving up with %llu frames recorded\n", o->endpoint, absent, (unsigned long long)r->frames);
+    return -1;
+}
+
+/* Receives and records until --frames, --duration, a signal, an error or
+ * no sender (record_check_sender). Returns 0, or -1 after an error named
+ * on stderr. */
 static int record_loop(recorder *r, void *sock)
 {
     const record_options *o = r->o;
@@ -401,6 +428,10 @@ static int record_loop(recorder *r, void *sock)
         }
         zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
         int ready = zmq_poll(&item, 1, 200);
+        if (ready == 0 && record_check_sender(r) != 0) {
+            rc = -1;
+            break;
+        }
         if (ready == 0 || (ready < 0 && zmq_errno() == EINTR))
             continue;
         if (ready < 0 || cli_message_receive(sock, &m, 1 + (size_t)RECORDING_PARTS_MAX) != 0) {
@@ -437,13 +468,14 @@ static int tool_main(record_options *o)
     record_assembly_init(&r.assembly, o->max_frame_bytes);
     void *ctx = NULL, *sock = NULL;
     int rc = 1;
-    if (record_socket_open(o, &ctx, &sock) != 0 || recorder_open_next(&r) != RECORDING_OK)
+    if (record_socket_open(o, &ctx, &sock, &r.watch) != 0 || recorder_open_next(&r) != RECORDING_OK)
         goto done;
     cli_stop_on_signals();
     double start = cli_monotonic_s();
     int loop = record_loop(&r, sock);
     double elapsed = cli_monotonic_s() - start;
     recorder_give_up(&r, "the recorder stopped");
+    cli_peer_destroy(&r.watch);
     cli_socket_close(&ctx, &sock);
     int closed = recorder_close(&r) == RECORDING_OK;
     printf(RECORD_PROG ": recorded %llu frames (%.1f MB) in %.2f s, %.1f MB/s, %llu rejected, %llu fragmented "
@@ -456,6 +488,7 @@ static int tool_main(record_options *o)
     fflush(stdout);
     rc = loop == 0 && closed ? 0 : 1;
 done:
+    cli_peer_destroy(&r.watch);
     cli_socket_close(&ctx, &sock);
     recorder_close(&r);
     free(r.part);

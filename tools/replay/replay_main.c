@@ -38,6 +38,7 @@
 
 #include "cli_common.h"
 #include "cli_options.h"
+#include "cli_peer.h"
 #include "protocol.h"
 #include "replay.h"
 
@@ -47,11 +48,11 @@ typedef enum replay_pacing { REPLAY_ORIGINAL = 0, REPLAY_MAX, REPLAY_RATE } repl
 
 typedef struct replay_options {
     const char *name, *endpoint, *to_npy;
-    int pub, bind, timing, max, keep_seq, keep_timestamps, info, verbose, quiet;
+    int pub, bind, timing, max, keep_seq, keep_timestamps, info, verbose, quiet, lossy;
     double speed, rate, start_time_s;
     uint64_t loop, start, count;
     uint32_t hwm;
-    int linger_ms, wait_ms;
+    int linger_ms, wait_ms, connect_timeout_ms;
     replay_pacing pacing;
 } replay_options;
 
@@ -73,6 +74,8 @@ typedef struct replay {
     size_t *part_bytes; /* RECORDING_PARTS_MAX entries */
     double *error_ms;   /* pacing error per frame sent */
     uint64_t sent, bytes;
+    cli_peer *watch;    /* whether the socket has a receiver */
+    int waited_loudly;  /* the backpressure line was printed */
 } replay;
 
 static const char *const replay_patterns[] = {"push", "pub", NULL};
@@ -81,14 +84,19 @@ static const char *const replay_timings[] = {"original", "max", NULL};
 static const char replay_epilogue[] =
     "\nPacing: --timing original (the recorded inter-frame times) scaled by 1/--speed,\n"
     "--rate FPS, or --max (blocking sends: as fast as the receiver takes them).\n"
+    "Lossless by default: covariance and IQ frames carry the LOSSLESS flag, so the daemon\n"
+    "waits for room instead of dropping them (frame.overflow_policy), pushing back on\n"
+    "the replay. --lossy sends without it; --pattern pub can always lose frames.\n"
+    "No receiver within --connect-timeout-ms (at the start, or after losing it): exit 1.\n"
     "Frames get fresh seq 0, 1, ... and CLOCK_REALTIME timestamps unless --keep-seq,\n"
     "--keep-timestamps; the recorded ones stay in the recording (--info, --verbose).\n"
     "--to-npy OUT.npy: covariance -> complex (frames, count, n, n), packed storage\n"
     "expanded; eigenspace -> values (frames, count, n) real in OUT.npy and, when vectors\n"
     "are sent, OUT-vectors.npy (frames, count, n, k) with [..., i, c] = component i of\n"
     "vector c (eigenvalue first_index + c), when every matrix sends the same k.\n"
-    "Exit status: 0 played, interrupted, exported or summarized; 1 a recording, socket\n"
-    "or send error, or --info found a CRC failure; 2 usage.\n";
+    "Exit status: 0 played (every frame written to the connection), interrupted, exported\n"
+    "or summarized; 1 a recording, socket or send error, no receiver, frames still queued\n"
+    "after --linger-ms, or --info found a CRC failure; 2 usage.\n";
 
 /* Checks the combinations of options and sets o->pacing. 0, or 2 (named). */
 static int resolve_options(replay_options *o)
@@ -112,7 +120,7 @@ static int resolve_options(replay_options *o)
 static int parse_options(int argc, char **argv, replay_options *o)
 {
     *o = (replay_options){.endpoint = "tcp://127.0.0.1:5550", .speed = 1.0, .loop = 1, .hwm = 4,
-                          .linger_ms = 5000};
+                          .linger_ms = 5000, .connect_timeout_ms = 5000};
     const cli_option table[] = {
         CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, replay_patterns, "socket type", &o->bind),
         CLI_CHOICE("timing", 0, &o->timing, replay_timings, NULL, "pacing: recorded times, or as fast as taken"),
@@ -128,6 +136,9 @@ static int parse_options(int argc, char **argv, replay_options *o)
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
         CLI_INT("wait-ms", 0, &o->wait_ms, 0, 3600000, "W", "wait before the first frame (PUB subscribers)"),
+        CLI_INT("connect-timeout-ms", 0, &o->connect_timeout_ms, 0, 3600000, "T",
+                "give up (exit 1) with no receiver for T ms, 0 = wait forever"),
+        CLI_FLAG("lossy", 0, &o->lossy, "no LOSSLESS flag: the receiver may drop frames when behind"),
         CLI_FLAG("info", 0, &o->info, "print the recording's summary and exit"),
         CLI_STRING("to-npy", 0, &o->to_npy, "OUT.npy", "export the frames to .npy and exit"),
         CLI_FLAG("verbose", 'v', &o->verbose, "print each frame's sent and recorded seq/timestamp"),
@@ -198,21 +209,76 @@ static void replay_buffer_release(void *data, void *hint)
     atomic_fetch_sub(&((replay_buffer *)hint)->held, 1);
 }
 
-/* Waits until ZeroMQ holds no part of b (or a signal, or timeout_ms when
- * >= 0 passes). Returns the parts still held. */
-static long replay_buffer_wait(replay_buffer *b, int timeout_ms)
+/* Fails (-1, named on stderr) once the socket has had no receiver for
+ * --connect-timeout-ms; 0 while one is there or the bound is not reached. */
+static int replay_check_receiver(replay *p)
 {
-    for (int waited = 0; timeout_ms < 0 || waited < timeout_ms; waited++) {
-        if (atomic_load(&b->held) <= 0 || (timeout_ms < 0 && cli_stop_requested))
-            break;
+    const replay_options *o = p->o;
+    double absent = cli_peer_absent_s(p->watch);
+    if (o->connect_timeout_ms > 0 && absent * 1e3 >= o->connect_timeout_ms)
+        return replay_fail("no receiver at %s for %.1f s (is the daemon running, its input.endpoint this "
+                           "one?): giving up after %llu frames queued", o->endpoint, absent,
+                           (unsigned long long)p->sent);
+    return 0;
+}
+
+/* Prints once, unless quiet, that the receiver is holding the replay back. */
+static void replay_note_backpressure(replay *p, double since)
+{
+    if (p->o->quiet || p->waited_loudly || cli_monotonic_s() - since < 10.0)
+        return;
+    fprintf(stderr, REPLAY_PROG ": the receiver at %s has taken nothing for 10 s (backpressure: it is busy "
+                    "or stopped reading); still waiting, Ctrl-C stops\n", p->o->endpoint);
+    p->waited_loudly = 1;
+}
+
+/* Waits until ZeroMQ holds no part of b: it has written every part sent
+ * from b to the connection, or dropped them with a lost connection. Gives up
+ * without a receiver (replay_check_receiver), on a signal, or at `deadline`
+ * (CLOCK_MONOTONIC s; < 0: none). 0 released, 1 stopped or past the
+ * deadline, -1 no receiver (named). */
+static int replay_buffer_wait(replay *p, replay_buffer *b, double deadline)
+{
+    double since = cli_monotonic_s();
+    while (atomic_load(&b->held) > 0) {
+        if (deadline < 0 && cli_stop_requested)
+            return 1;
+        if (deadline >= 0 && cli_monotonic_s() >= deadline)
+            return 1;
+        if (deadline < 0 && (replay_check_receiver(p) != 0))
+            return -1;
+        replay_note_backpressure(p, since);
         struct timespec ms = {0, 1000000L};
         nanosleep(&ms, NULL);
     }
-    return atomic_load(&b->held);
+    return 0;
 }
 
-/* Sends the header (seq and timestamp restamped unless kept) then the
- * payload parts of the frame in b, zero-copy. 0, or -1 with errno. */
+/* Waits until the socket takes a message (a receiver with room). 0, 1 on a
+ * signal, -1 without a receiver for --connect-timeout-ms (named). */
+static int replay_wait_writable(replay *p, void *sock)
+{
+    double since = cli_monotonic_s();
+    for (;;) {
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLOUT};
+        int ready = zmq_poll(&item, 1, 100);
+        if (ready > 0 && (item.revents & ZMQ_POLLOUT))
+            return 0;
+        if (cli_stop_requested)
+            return 1;
+        if (ready < 0 && zmq_errno() != EINTR)
+            return replay_fail("poll: %s", zmq_strerror(zmq_errno()));
+        if (replay_check_receiver(p) != 0)
+            return -1;
+        replay_note_backpressure(p, since);
+    }
+}
+
+/* Sends the header (seq and timestamp restamped unless kept; LOSSLESS set on
+ * covariance and IQ frames unless --lossy, cleared with it) then the payload
+ * parts of the frame in b, zero-copy. The socket must be writable
+ * (replay_wait_writable): ZeroMQ applies the high-water mark to a message's
+ * first part only, so the rest never blocks. 0, or -1 with errno. */
 static int replay_send_frame(replay *p, void *sock, replay_buffer *b, size_t parts, uint64_t seq)
 {
     protocol_header h;
@@ -223,9 +289,16 @@ static int replay_send_frame(replay *p, void *sock, replay_buffer *b, size_t par
     }
     h.seq = p->o->keep_seq ? h.seq : seq;
     h.timestamp_ns = p->o->keep_timestamps ? h.timestamp_ns : cli_realtime_ns();
+    h.flags &= ~(uint32_t)PROTOCOL_FLAG_LOSSLESS;
+    if (!p->o->lossy && h.kind != PROTOCOL_KIND_EIGENSPACE)
+        h.flags |= PROTOCOL_FLAG_LOSSLESS;
     protocol_header_encode(&h, header);
-    if (zmq_send(sock, header, sizeof header, parts ? ZMQ_SNDMORE : 0) < 0)
-        return -1; /* nothing queued: an EINTR here stops cleanly */
+    int rc;
+    while ((rc = zmq_send(sock, header, sizeof header, parts ? ZMQ_SNDMORE | ZMQ_DONTWAIT : ZMQ_DONTWAIT)) < 0 &&
+           errno == EINTR) {
+    }
+    if (rc < 0)
+        return -1;
     size_t offset = PROTOCOL_HEADER_BYTES;
     for (size_t i = 0; i < parts; i++) {
         zmq_msg_t msg;
@@ -233,7 +306,7 @@ static int replay_send_frame(replay *p, void *sock, replay_buffer *b, size_t par
             return -1;
         atomic_fetch_add(&b->held, 1);
         offset += p->part_bytes[i];
-        int rc; /* once the header is queued the rest must follow: retry on EINTR */
+        /* once the header is queued the rest must follow: retry on EINTR */
         while ((rc = zmq_msg_send(&msg, sock, i + 1 < parts ? ZMQ_SNDMORE : 0)) < 0 && errno == EINTR) {
         }
         if (rc < 0) {
@@ -244,13 +317,14 @@ static int replay_send_frame(replay *p, void *sock, replay_buffer *b, size_t par
     return 0;
 }
 
-/* Reads frame `index` into buffer b and its part sizes. 0, or -1 named. */
+/* Reads frame `index` into buffer b and its part sizes. 0 (also when a
+ * signal stopped the wait for b), or -1 named. */
 static int replay_read_frame(replay *p, uint64_t index, replay_buffer *b, size_t *parts)
 {
     char err[RECORDING_ERROR_MAX];
-    replay_buffer_wait(b, -1);
-    if (cli_stop_requested)
-        return 0;
+    int waited = replay_buffer_wait(p, b, -1.0);
+    if (waited != 0 || cli_stop_requested)
+        return waited < 0 ? -1 : 0;
     if (recording_reader_read(p->r, index, b->data, p->buffer_bytes, err, sizeof err) != RECORDING_OK)
         return replay_fail("%s", err);
     recording_error e = recording_reader_part_sizes(p->r, index, p->part_bytes, RECORDING_PARTS_MAX, parts);
@@ -272,8 +346,9 @@ static int replay_one(replay *p, void *sock, uint64_t j, double start)
     double due = replay_due_s(p, j);
     if (due >= 0)
         cli_sleep_until(start + due);
-    if (cli_stop_requested)
-        return 0;
+    int writable = cli_stop_requested ? 1 : replay_wait_writable(p, sock);
+    if (writable != 0)
+        return writable < 0 ? -1 : 0;
     if (replay_send_frame(p, sock, b, parts, p->sent) != 0) {
         if (errno == EINTR)
             return 0;
@@ -321,32 +396,71 @@ static int replay_loop(replay *p, void *sock, double start)
     return 0;
 }
 
-/* Creates and attaches the socket. 0, or -1 named on stderr. */
-static int replay_socket_open(const replay_options *o, void **ctx, void **sock)
+/* Creates the socket, starts watching its peers (p->watch), attaches it and
+ * waits for a receiver (--connect-timeout-ms). A connecting PUSH queues only
+ * on completed connections (ZMQ_IMMEDIATE), so frames never pile up for an
+ * endpoint nobody serves. 0, or -1 named on stderr. */
+static int replay_socket_open(replay *p, void **ctx, void **sock)
 {
+    const replay_options *o = p->o;
     if (cli_socket_create(ctx, sock, o->pub ? ZMQ_PUB : ZMQ_PUSH) != 0)
         return replay_fail("zmq: %s", zmq_strerror(zmq_errno()));
-    int hwm = (int)o->hwm;
+    int hwm = (int)o->hwm, immediate = 1;
     if (zmq_setsockopt(*sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0)
+        zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0 ||
+        zmq_setsockopt(*sock, ZMQ_IMMEDIATE, &immediate, sizeof immediate) != 0)
         return replay_fail("socket options: %s", zmq_strerror(zmq_errno()));
+    if (cli_peer_create(*ctx, *sock, &p->watch) != 0)
+        return replay_fail("socket monitor: %s", zmq_strerror(zmq_errno()));
     if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0)
         return replay_fail("%s %s: %s", o->bind ? "bind" : "connect", o->endpoint,
                          zmq_strerror(zmq_errno()));
+    if (cli_peer_wait(p->watch, o->connect_timeout_ms > 0 ? o->connect_timeout_ms : -1) != 0 && !cli_stop_requested)
+        return replay_fail("no receiver at %s after %d ms (is the daemon running, its input.endpoint this "
+                           "one?): nothing sent", o->endpoint, o->connect_timeout_ms);
     return 0;
 }
 
-/* The summary line on stdout. */
-static void replay_summary(replay *p, double elapsed)
+/* Warns on stderr, before anything is sent, when frames may be lost. */
+static void replay_warn_loss(const replay_options *o)
+{
+    if (o->pub)
+        fprintf(stderr, REPLAY_PROG ": WARNING: --pattern pub can lose frames: PUB drops what a subscriber's "
+                        "high-water mark does not hold, and whatever comes before it subscribes\n");
+    if (o->lossy)
+        fprintf(stderr, REPLAY_PROG ": WARNING: --lossy: frames go without the LOSSLESS flag; a daemon that "
+                        "falls behind drops them (frame.overflow_policy drop_oldest, the default), counted "
+                        "only in its metrics\n");
+}
+
+/* Waits, until one deadline `linger_ms` from now, for ZeroMQ to write out
+ * the frames still queued; returns how many of the sent frames it did not
+ * (the buffer of each of the last REPLAY_BUFFERS frames still held). */
+static uint64_t replay_flush(replay *p)
+{
+    double deadline = cli_monotonic_s() + p->o->linger_ms / 1e3;
+    uint64_t unwritten = 0, recent = p->sent < REPLAY_BUFFERS ? p->sent : REPLAY_BUFFERS;
+    for (uint64_t k = 0; k < recent; k++) {
+        replay_buffer *b = &p->buffer[(p->sent - 1 - k) % REPLAY_BUFFERS];
+        unwritten += replay_buffer_wait(p, b, deadline) != 0;
+    }
+    return unwritten;
+}
+
+/* The summary line on stdout: frames handed to ZeroMQ, how many of them it
+ * wrote to the connection, and how many were still queued (dropped) at exit. */
+static void replay_summary(replay *p, double elapsed, uint64_t unwritten)
 {
     char pacing[128] = "pacing n/a (--max)";
     if (p->o->pacing != REPLAY_MAX)
         snprintf(pacing, sizeof pacing, "pacing error p50 %.3f ms p99 %.3f ms",
                  cli_percentile(p->error_ms, (size_t)p->sent, 50), cli_percentile(p->error_ms, (size_t)p->sent, 99));
-    printf(REPLAY_PROG ": sent %llu frames (%.1f MB) in %.3f s: %.2f frames/s, %.1f MB/s; %s%s\n",
+    printf(REPLAY_PROG ": sent %llu frames (%.1f MB) in %.3f s: %.2f frames/s, %.1f MB/s; %s%s\n"
+           REPLAY_PROG ": %llu frames written to the connection, %llu still queued at exit (not delivered)%s\n",
            (unsigned long long)p->sent, (double)p->bytes / 1e6, elapsed,
            elapsed > 0 ? (double)p->sent / elapsed : 0.0, elapsed > 0 ? (double)p->bytes / 1e6 / elapsed : 0.0,
-           pacing, cli_stop_requested ? " (interrupted)" : "");
+           pacing, cli_stop_requested ? " (interrupted)" : "", (unsigned long long)(p->sent - unwritten),
+           (unsigned long long)unwritten, p->o->lossy || p->o->pub ? "; loss possible (--lossy, pub)" : "");
     fflush(stdout);
 }
 
@@ -365,30 +479,38 @@ static int replay_alloc(replay *p)
     return 0;
 }
 
-/* Plays the recording. Exit status. */
+/* Plays the recording. Exit status: 0 every frame sent was written (or a
+ * signal stopped the replay), 1 an error, no receiver, or frames still
+ * queued after --linger-ms. */
 static int replay_play(const replay_options *o)
 {
     replay p = {.o = o};
     void *ctx = NULL, *sock = NULL;
     int rc = 1;
-    if (replay_open(o->name, &p.r) != 0 || replay_plan(&p) != 0 || replay_alloc(&p) != 0 ||
-        replay_socket_open(o, &ctx, &sock) != 0)
-        goto done;
     cli_stop_on_signals();
+    if (replay_open(o->name, &p.r) != 0 || replay_plan(&p) != 0 || replay_alloc(&p) != 0)
+        goto done;
+    replay_warn_loss(o);
+    if (replay_socket_open(&p, &ctx, &sock) != 0)
+        goto done;
     if (o->wait_ms > 0)
         cli_sleep_until(cli_monotonic_s() + o->wait_ms / 1e3);
     double start = cli_monotonic_s();
     int loop = replay_loop(&p, sock, start);
-    long held = 0; /* let ZeroMQ write out what is queued before closing (as eigstream-sim does) */
-    for (int i = 0; i < REPLAY_BUFFERS; i++)
-        held += replay_buffer_wait(&p.buffer[i], o->linger_ms);
-    if (held > 0)
-        fprintf(stderr, REPLAY_PROG ": %ld payload parts still queued after %d ms: the last frames may not "
-                        "have been delivered\n", held, o->linger_ms);
-    cli_socket_close(&ctx, &sock); /* every part released: the buffers may go */
-    replay_summary(&p, cli_monotonic_s() - start);
-    rc = loop == 0 ? 0 : 1;
+    /* one --linger-ms for everything at exit: the flush, then the close
+     * drops what is left (ZMQ_LINGER 0), after which the buffers may go */
+    uint64_t unwritten = replay_flush(&p);
+    int no_linger = 0;
+    zmq_setsockopt(sock, ZMQ_LINGER, &no_linger, sizeof no_linger);
+    cli_peer_destroy(&p.watch);
+    cli_socket_close(&ctx, &sock);
+    if (unwritten > 0)
+        fprintf(stderr, REPLAY_PROG ": %llu frames still queued after --linger-ms %d were dropped: the receiver "
+                        "did not take them\n", (unsigned long long)unwritten, o->linger_ms);
+    replay_summary(&p, cli_monotonic_s() - start, unwritten);
+    rc = loop == 0 && (unwritten == 0 || cli_stop_requested) ? 0 : 1;
 done:
+    cli_peer_destroy(&p.watch);
     cli_socket_close(&ctx, &sock);
     for (int i = 0; i < REPLAY_BUFFERS; i++)
         free(p.buffer[i].data);

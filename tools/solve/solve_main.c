@@ -278,6 +278,9 @@ static int tool_main(solve_options *o)
     npy_array in;
     char detail[NPY_DETAIL_SIZE];
     npy_error e = npy_read(o->in_path, &in, detail);
+    if (e == NPY_EDTYPE) /* the reader's list names real dtypes too, which solve does not take */
+        return cli_fatal(solve_prog, "%s: %s; eigstream-solve takes complex <c8 or <c16 only (NumPy: "
+                         "a.astype(np.complex128))", o->in_path, detail);
     if (e != NPY_OK)
         return cli_fatal(solve_prog, "%s: %s", o->in_path, detail);
     char shape_text[64] = "";
@@ -285,8 +288,8 @@ static int tool_main(solve_options *o)
         used += snprintf(shape_text + used, sizeof shape_text - (size_t)used, d ? ", %zu" : "%zu",
                          in.shape[d]);
     if (in.dtype != NPY_COMPLEX64 && in.dtype != NPY_COMPLEX128)
-        status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16)", o->in_path,
-                       npy_dtype_descr(in.dtype));
+        status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16; NumPy: "
+                           "a.astype(np.complex128))", o->in_path, npy_dtype_descr(in.dtype));
     else if (in.ndim != 2 && in.ndim != 3)
         status = cli_fatal(solve_prog, "%s: shape (%s) is not (n, n) or (B, n, n)", o->in_path, shape_text);
     else if (in.shape[in.ndim - 1] != in.shape[in.ndim - 2])

@@ -17,6 +17,13 @@ INFO_NONREAL_DIAGONAL = -2
 
 _PRECISION = {np.dtype(np.complex64): (lib_.EIG_COMPLEX_FLOAT, np.float32),
               np.dtype(np.complex128): (lib_.EIG_COMPLEX_DOUBLE, np.float64)}
+# eigh's input dtype -> (the complex dtype solved, w's dtype, v's dtype), by
+# numpy.linalg's rules: bool and integers solve as float64, float32 stays
+# single; real input gives real eigenvectors.
+_RESULT_TYPES = {np.dtype(np.complex64): (np.complex64, np.float32, np.complex64),
+                 np.dtype(np.complex128): (np.complex128, np.float64, np.complex128),
+                 np.dtype(np.float32): (np.complex64, np.float32, np.float32),
+                 np.dtype(np.float64): (np.complex128, np.float64, np.float64)}
 _INT_MAX = 2**31 - 1
 
 
@@ -133,6 +140,7 @@ class Plan:
         self._shape = (self.n, self.n) if self.batch is None else (self.batch, self.n, self.n)
         self._w = np.empty((count, self.n), real)
         self._z = np.empty((count, self.n, self.n), self.dtype) if self.vectors else None
+        self._abs = np.empty((count, self.n, self.n), real) if self.vectors else None
         self._info = np.zeros(count, np.intc)
         self._staging = None
         self._lock = threading.Lock()
@@ -174,10 +182,12 @@ class Plan:
 
     def _results(self):
         """w and v in NumPy's layout: the library's column-major z, read as a
-        C-order array, holds v transposed, and conjugated (see _uplo_code)."""
+        C-order array, holds v transposed, and conjugated (see _uplo_code);
+        then the phase convention (_normalize_phases)."""
         w, v = self._w, None
         if self._z is not None:
             np.conjugate(self._z, out=self._z)
+            _normalize_phases(self._z, self._abs)
             v = self._z.swapaxes(1, 2)
         if self.batch is None:
             return w[0], (None if v is None else v[0])
@@ -198,33 +208,115 @@ class Plan:
         self.close()
 
 
-def _shape_of(a):
-    """(n, batch or None) of an (n, n) or (B, n, n) array."""
-    if a.ndim not in (2, 3) or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"shape {a.shape}: expected (n, n) or (B, n, n)")
-    return a.shape[-1], (a.shape[0] if a.ndim == 3 else None)
+def _normalize_phases(z, scratch):
+    """The phase convention, one for every backend: each eigenvector (a row
+    z[b, k, :] here) is multiplied by the unit complex number that makes its
+    component of largest magnitude real and positive (the first such
+    component on a tie; a zero vector is left alone). z is changed in place;
+    scratch is a real array of z's shape."""
+    np.abs(z, out=scratch)
+    top = np.argmax(scratch, axis=-1)[..., None]
+    component = np.take_along_axis(z, top, axis=-1)
+    size = np.abs(component)
+    phase = np.where(size > 0, np.conj(component) / np.where(size > 0, size, 1), 1)
+    z *= phase
+    np.put_along_axis(z, top, size, axis=-1)  # exactly real, no rounding left in its imaginary part
+
+
+def _result_types(dtype):
+    """(dtype solved, w dtype, v dtype) of an input dtype, or numpy.linalg's TypeError."""
+    if dtype in _RESULT_TYPES:
+        return _RESULT_TYPES[dtype]
+    if dtype == np.bool_ or np.issubdtype(dtype, np.integer):
+        return np.complex128, np.float64, np.float64
+    raise TypeError(f"array type {dtype} is unsupported in linalg")
+
+
+def _check_input(a, UPLO):
+    """numpy.linalg.eigh's checks, in its order and with its exceptions."""
+    if not isinstance(UPLO, str) or UPLO.upper() not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _symmetric(a, UPLO):
+    """The real symmetric matrices whose UPLO triangle a holds (the other one not read)."""
+    low = np.tril(a) if UPLO.upper() == "L" else np.triu(a).swapaxes(-1, -2)
+    return low + np.tril(low, -1).swapaxes(-1, -2)
+
+
+def _real_vectors(a, w, v):
+    """Real eigenvectors of the real symmetric matrices a (B, n, n) from the
+    complex ones v the Hermitian solver gave. After _normalize_phases a
+    vector of a simple eigenvalue is real up to rounding: its real part,
+    renormalized. Within a cluster of close eigenvalues the solver may return
+    any unitary mix, whose real and imaginary parts both lie in the real
+    invariant subspace: an orthonormal basis of that subspace (SVD of
+    [Re V, Im V]) rotated onto a's eigenvectors there (Rayleigh-Ritz)."""
+    real = v.real.copy()
+    eps = np.finfo(real.dtype).eps
+    mixed = np.linalg.norm(v.imag, axis=-2) > np.sqrt(eps)
+    for b in np.flatnonzero(mixed.any(axis=-1)):
+        scale = max(np.abs(w[b]).max(), np.finfo(real.dtype).tiny)
+        gaps = np.flatnonzero(np.diff(w[b]) > np.sqrt(eps) * scale) + 1
+        for cluster in np.split(np.arange(w.shape[-1]), gaps):
+            if not mixed[b, cluster].any():
+                continue
+            k = len(cluster)
+            both = np.concatenate([v[b][:, cluster].real, v[b][:, cluster].imag], axis=1)
+            basis = np.linalg.svd(both, full_matrices=False)[0][:, :k]
+            _, rotation = np.linalg.eigh(basis.T @ a[b].astype(basis.dtype) @ basis)
+            real[b][:, cluster] = basis @ rotation
+    real /= np.linalg.norm(real, axis=-2, keepdims=True)
+    z = np.ascontiguousarray(real.swapaxes(-1, -2))  # one vector per row, as _normalize_phases takes them
+    _normalize_phases(z, np.empty_like(z))
+    return z.swapaxes(-1, -2)
 
 
 def _solve(a, UPLO, backend, threads, vectors):
     a = np.asarray(a)
-    n, batch = _shape_of(a)
-    if a.dtype not in _PRECISION:
-        raise TypeError(f"dtype {a.dtype}: eigstream solves complex64 and complex128")
-    if n == 0 or batch == 0:
-        real = _PRECISION[a.dtype][1]
-        w = np.empty(a.shape[:-1], real)
-        return (w, np.empty(a.shape, a.dtype)) if vectors else w
-    with Plan(n, batch, a.dtype, backend, UPLO, vectors, threads) as plan:
-        return plan(a)
+    _check_input(a, UPLO)
+    solved, w_type, v_type = _result_types(a.dtype)
+    stack, n = a.shape[:-2], a.shape[-1]
+    count = int(np.prod(stack, dtype=np.int64))
+    if n == 0 or count == 0:
+        w = np.empty(a.shape[:-1], w_type)
+        return (w, np.empty(a.shape, v_type)) if vectors else w
+    flat = a.reshape((count, n, n))
+    try:
+        with Plan(n, count, solved, backend, UPLO, vectors, threads) as plan:
+            result = plan(flat.astype(solved, copy=False))
+    except MatrixError as e:
+        e.w = e.w.reshape(stack + (n,))
+        e.v = None if e.v is None else e.v.reshape(a.shape)
+        raise
+    w = result[0] if vectors else result
+    if not vectors:
+        return w.reshape(stack + (n,))
+    v = result[1]
+    if np.dtype(v_type).kind == "f":
+        v = _real_vectors(_symmetric(flat, UPLO), w, v).astype(v_type, copy=False)
+    return w.reshape(stack + (n,)), v.reshape(a.shape)
 
 
 def eigh(a, UPLO="L", backend="auto", threads=0):
-    """Eigenvalues and eigenvectors of a Hermitian (n, n) or (B, n, n) array
-    (complex64/complex128), as numpy.linalg.eigh: (w, v), w ascending, v[..., :, k]
-    the unit eigenvector of w[..., k]; only the UPLO triangle is read.
+    """numpy.linalg.eigh on eigstream's solver: (w, v) of a Hermitian (or real
+    symmetric) array of shape (..., n, n), w ascending, v[..., :, k] the unit
+    eigenvector of w[..., k]; only the UPLO triangle is read.
+
+    dtypes as numpy: complex64/complex128 give float32/float64 w and complex v;
+    float32/float64 give real w and real v; bool and integers solve as float64.
+    Phase convention (every backend): each eigenvector's component of largest
+    magnitude is real and positive (the first on a tie).
     backend: "auto" (cuda when built and a GPU is present, else cpu), "cpu",
     "lapack" or "cuda"; threads: CPU threads (0 = all cores).
-    Raises MatrixError naming the failed matrices, EigError, ValueError, TypeError."""
+    Raises numpy's LinAlgError (not 2-D or not square), TypeError (a dtype
+    numpy.linalg refuses), ValueError (UPLO); MatrixError (a LinAlgError)
+    naming the failed matrices by their index in the flattened stack;
+    EigError when the library fails."""
     return _solve(a, UPLO, backend, threads, True)
 
 
