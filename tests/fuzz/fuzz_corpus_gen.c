@@ -7,7 +7,7 @@
  *   fuzz_corpus_gen tests/fuzz/corpus     # rewrites every seed
  *
  * Writes OUT/<target>/<seed> for the targets covariance, eigenspace, iq,
- * config, npy and recording_meta (the folders must exist). Exit 0, or 1 naming the
+ * config, npy, recording_meta and merge_input (the folders must exist). Exit 0, or 1 naming the
  * file that could not be written.
  */
 #include <stdio.h>
@@ -112,6 +112,7 @@ static void seed_eigenspace(const char *name, uint32_t n, uint32_t count, uint8_
     h.mode = mode;
     test_header_payload(&h, part, part_bytes, 2, crc);
     seed_message("eigenspace", name, &h, part, part_bytes, 2);
+    seed_message("merge_input", name, &h, part, part_bytes, 2); /* what a daemon sends eigstream-merge */
 }
 
 /* An IQ cube of channels x pulses x gates (raw values 0, 1, ...), one part
