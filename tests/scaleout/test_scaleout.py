@@ -97,6 +97,28 @@ def wait_for(predicate, what, limit_s=120):
     return False
 
 
+def read_json(path):
+    """A tool's --json file, {} until it has been written whole."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def stop_then_kill(top, index):
+    """Daemon index SIGSTOPped while it holds frames, 10 more frames dealt to
+    the others, then SIGKILLed. Returns its dispatcher name."""
+    victim = top.daemons[index]
+    name = top.daemon_name(victim)
+    victim.send_signal(signal.SIGSTOP)
+    stopped_at = len(top.seq_log())
+    wait_for(lambda: len(top.seq_log()) >= stopped_at + 10, "10 more frames dispatched after the stop")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    return name
+
+
 class Lines:
     """Collects a process's stderr lines in a thread."""
 
@@ -374,13 +396,7 @@ def test_kill(tmp):
     # Re-dispatch off: this case checks what is lost without it (test_scaleout_faults.py: with it).
     top = Topology(tmp, window_ms=5000, deep=1, dispatch_extra=("--redispatch-ms", "0"))
     sim, sim_result = sim_midway(top)
-    victim = top.daemons[1]
-    name = top.daemon_name(victim)
-    victim.send_signal(signal.SIGSTOP)
-    stopped_at = len(top.seq_log())
-    wait_for(lambda: len(top.seq_log()) >= stopped_at + 10, "10 more frames dispatched after the stop")
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
+    name = stop_then_kill(top, 1)
     sim.join()
     r = sim_result["r"]
     check(r.returncode == 0 and f"sent {FRAMES} frames" in r.stdout + r.stderr,

@@ -54,11 +54,7 @@ class Dispatcher:
         self.ctx = zmq.Context()
 
     def stats(self):
-        try:
-            with open(self.json) as f:
-                return json.load(f)
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
+        return ts.read_json(self.json)
 
     def wait_stats(self, predicate, what):
         return wait_for(lambda: predicate(self.stats()), what)
@@ -212,13 +208,7 @@ def test_redispatch(tmp):
     top = ts.Topology(tmp, window_ms=30000, deep=1,
                       dispatch_extra=("--redispatch-ms", "30000", "--redispatch-keep", "64"))
     sim, sim_result = ts.sim_midway(top)
-    victim = top.daemons[1]
-    name = top.daemon_name(victim)
-    victim.send_signal(signal.SIGSTOP)
-    stopped_at = len(top.seq_log())
-    wait_for(lambda: len(top.seq_log()) >= stopped_at + 10, "10 more frames dispatched after the stop")
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
+    name = ts.stop_then_kill(top, 1)
     sim.join()
     r = sim_result["r"]
     check(r.returncode == 0, f"sim failed: {r.returncode} {r.stderr}")

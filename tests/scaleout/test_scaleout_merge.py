@@ -27,7 +27,6 @@ independently of the merge. Synchronisation is by the merge's JSON counters and 
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,38 +40,13 @@ BUILD, SOURCE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(SOURCE, "tools", "python"))
 import eigstream_client as ec  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_scaleout as ts  # noqa: E402  (its helpers; argv has the same shape)
+from test_scaleout import check, free_ports, wait_for  # noqa: E402
+
 MERGE = os.path.join(BUILD, "tools", "merge", "eigstream-merge")
 SINK = os.path.join(BUILD, "tools", "sink", "eigstream-sink")
 N, COUNT, WINDOW = 4, 2, 16
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
-
-
-def free_ports(count):
-    socks = [socket.socket() for _ in range(count)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def wait_for(predicate, what, limit_s=120):
-    end = time.monotonic() + limit_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    check(False, f"gave up waiting for {what}")
-    return False
-
-
 def frame(seq, timestamp_ns):
     """A valid eigenspace frame (n = 4, 2 matrices, full mode, CRC) of seq."""
     values = np.tile(np.arange(1.0, N + 1.0), (COUNT, 1))
@@ -108,11 +82,7 @@ class Merge:
         self.inputs[i % 3].send_multipart(parts)
 
     def stats(self):
-        try:
-            with open(self.json) as f:
-                return json.load(f)
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
+        return ts.read_json(self.json)
 
     def wait_in(self, count):
         """Until the merge has taken count messages in."""
@@ -301,8 +271,8 @@ def main():
             print(f"unknown case {CASE}", file=sys.stderr)
             return 2
         cases[CASE](tmp)
-    print(f"{CASE}: {'FAIL' if failures else 'PASS'} ({len(failures)} failures)")
-    return 1 if failures else 0
+    print(f"{CASE}: {'FAIL' if ts.failures else 'PASS'} ({len(ts.failures)} failures)")
+    return 1 if ts.failures else 0
 
 
 if __name__ == "__main__":

@@ -111,6 +111,26 @@ def finish(name, daemon=None):
     print(f"{name}: ok")
 
 
+def daemon_session(name, daemon_path, tmp, text_of, body, clean_exit=True):
+    """One daemon on a configuration written into tmp: text_of(tag) is the
+    file's text (tag: unique to this process and name, for its ipc
+    endpoints), then body(daemon, cfg, tag). With clean_exit, SIGTERM must
+    then end it with status 0. The daemon is killed whatever happened, and
+    finish(name, daemon) reports."""
+    tag = f"{name.split()[-1]}{os.getpid()}"
+    cfg = os.path.join(tmp, f"{tag}.cfg")
+    with open(cfg, "w") as f:
+        f.write(text_of(tag))
+    daemon = Daemon([daemon_path, "-c", cfg])
+    try:
+        body(daemon, cfg, tag)
+        if clean_exit:
+            check(daemon.stop() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
+    finally:
+        daemon.kill()
+    finish(name, daemon)
+
+
 def scrape(port):
     """The eigstream_* samples of /metrics by name with labels; {} before the
     first document (the server answers 503 until the metrics thread has

@@ -42,7 +42,7 @@ import numpy as np
 import zmq
 import zmq.auth
 
-from service_util import Daemon, check, check_eigenspace, covariance, finish, hermitian, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
 
 DAEMON, KEYGEN = sys.argv[1], sys.argv[2]
 SIM, SINK = (sys.argv[3], sys.argv[4]) if len(sys.argv) > 4 else (None, None)
@@ -228,17 +228,9 @@ def main():
     shutil.copy(os.path.join(keys, "client.key"), allow)
     test_loose_permissions(tmp, keys, allow)
 
-    tag = f"curve{os.getpid()}"
-    cfg = os.path.join(tmp, "curve.cfg")
-    with open(cfg, "w") as f:
-        f.write(config(tag, os.path.join(keys, "server.key_secret"), allow))
-    daemon = Daemon([DAEMON, "-c", cfg])
-    try:
-        run(daemon, tag, keys)
-        check(daemon.stop() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
-    finally:
-        daemon.kill()
-    finish("service curve", daemon)
+    daemon_session("service curve", DAEMON, tmp,
+                   lambda tag: config(tag, os.path.join(keys, "server.key_secret"), allow),
+                   lambda daemon, cfg, tag: run(daemon, tag, keys))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@
    with 2.5 s and still solves frames.
 4. SIGTERM: exit 0.
 """
-import os
 import re
 import signal
 import sys
@@ -25,7 +24,7 @@ import tempfile
 import numpy as np
 import zmq
 
-from service_util import Daemon, check, check_eigenspace, covariance, finish, hermitian, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
 
 DAEMON = sys.argv[1]
 DEADLINE = "eigstream_deadline_seconds"
@@ -101,17 +100,7 @@ def run(daemon, cfg, tag):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-reload-")
-    tag = f"reload{os.getpid()}"
-    cfg = os.path.join(tmp, "reload.cfg")
-    with open(cfg, "w") as f:
-        f.write(config(tag, 1000, "info"))
-    daemon = Daemon([DAEMON, "-c", cfg])
-    try:
-        run(daemon, cfg, tag)
-        check(daemon.stop() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
-    finally:
-        daemon.kill()
-    finish("service reload", daemon)
+    daemon_session("service reload", DAEMON, tmp, lambda tag: config(tag, 1000, "info"), run)
 
 
 if __name__ == "__main__":

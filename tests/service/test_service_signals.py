@@ -15,6 +15,7 @@ Every wait is a handshake (a log line, a metric, an eigenspace) with a
 generous deadline; nothing depends on the machine's speed.
 """
 import os
+import shutil
 import re
 import signal
 import sys
@@ -23,7 +24,7 @@ import tempfile
 import numpy as np
 import zmq
 
-from service_util import Daemon, check, check_eigenspace, covariance, finish, hermitian, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
 
 DAEMON = sys.argv[1]
 DEADLINE = "eigstream_deadline_seconds"
@@ -97,19 +98,10 @@ def run(daemon, cfg, tag):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-signals-")
-    tag = f"signals{os.getpid()}"
-    cfg = os.path.join(tmp, "signals.cfg")
-    with open(cfg, "w") as f:
-        f.write(config(tag))
-    daemon = Daemon([DAEMON, "-c", cfg])
     try:
-        run(daemon, cfg, tag)
+        daemon_session("service signals", DAEMON, tmp, config, run, clean_exit=False)
     finally:
-        daemon.kill()
-        if os.path.exists(cfg):
-            os.unlink(cfg)
-        os.rmdir(tmp)
-    finish("service signals", daemon)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

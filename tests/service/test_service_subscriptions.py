@@ -20,7 +20,7 @@ and counted in eigstream_subscriptions_refused_total.
    that bound would make this test take ~1.6 GB).
 4. The flooding client leaves; 5 more frames go through; SIGTERM: exit 0.
 """
-import os
+import shutil
 import re
 import sys
 import tempfile
@@ -28,7 +28,7 @@ import tempfile
 import numpy as np
 import zmq
 
-from service_util import Daemon, check, check_eigenspace, covariance, finish, hermitian, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
 import eigstream_client as ec
 
 DAEMON = sys.argv[1]
@@ -123,19 +123,10 @@ def run(daemon, tag):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-subscriptions-")
-    tag = f"subscriptions{os.getpid()}"
-    cfg = os.path.join(tmp, "subscriptions.cfg")
-    with open(cfg, "w") as f:
-        f.write(config(tag))
-    daemon = Daemon([DAEMON, "-c", cfg])
     try:
-        run(daemon, tag)
-        check(daemon.stop() == 0, f"exit status {daemon.p.returncode} after SIGTERM")
+        daemon_session("service subscriptions", DAEMON, tmp, config, lambda daemon, cfg, tag: run(daemon, tag))
     finally:
-        daemon.kill()
-        os.unlink(cfg)
-        os.rmdir(tmp)
-    finish("service subscriptions", daemon)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

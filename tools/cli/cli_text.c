@@ -24,6 +24,13 @@ void cli_text_prometheus_header(cli_text *t, const char *name, const char *type,
     cli_text_put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+void cli_text_prometheus_one(cli_text *t, const char *name, const char *type, const char *help,
+                             unsigned long long value)
+{
+    cli_text_prometheus_header(t, name, type, help);
+    cli_text_put(t, "%s %llu\n", name, value);
+}
+
 int cli_text_write(const cli_text *t, const char *path)
 {
     if (t->used >= t->bytes) {

@@ -29,6 +29,9 @@ void cli_text_put(cli_text *t, const char *fmt, ...) __attribute__((format(print
 /* The "# HELP name help" and "# TYPE name type" lines that precede a
  * Prometheus metric's samples (text exposition format 0.0.4). */
 void cli_text_prometheus_header(cli_text *t, const char *name, const char *type, const char *help);
+/* One unlabelled metric: its header, then "name value". */
+void cli_text_prometheus_one(cli_text *t, const char *name, const char *type, const char *help,
+                             unsigned long long value);
 
 /* cli_file_replace of t's text; -1 with errno ENOSPC when it did not fit. */
 int cli_text_write(const cli_text *t, const char *path);

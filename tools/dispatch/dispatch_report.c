@@ -91,9 +91,9 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     static char text[64 * 1024];
     cli_text w = {text, sizeof text, 0};
     (void)now_s;
-    cli_text_prometheus_header(&w, "eigstream_dispatch_frames_in_total", "counter",
-                               "Messages received from the source: a whole frame or one fragment each.");
-    cli_text_put(&w, "eigstream_dispatch_frames_in_total %llu\n", (unsigned long long)s->frames_in);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_frames_in_total", "counter",
+                            "Messages received from the source: a whole frame or one fragment each.",
+                            (unsigned long long)s->frames_in);
     cli_text_prometheus_header(&w, "eigstream_dispatch_rejected_total", "counter",
                                "Messages whose header failed the checks, by reason.");
     for (int r = 1; r < PROTOCOL_REJECT_COUNT_; r++)
@@ -104,15 +104,15 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_dispatch_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
                      (unsigned long long)s->dropped[d]);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_queued", "gauge", "Messages held for want of credit.");
-    cli_text_put(&w, "eigstream_dispatch_queued %zu\n", s->queued);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_queued_frames", "gauge",
-                               "Frames held for want of credit (a fragmented one with its fragments is one).");
-    cli_text_put(&w, "eigstream_dispatch_queued_frames %zu\n", s->queued_frames);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_queued", "gauge", "Messages held for want of credit.",
+                            (unsigned long long)s->queued);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_queued_frames", "gauge",
+                            "Frames held for want of credit (a fragmented one with its fragments is one).",
+                            (unsigned long long)s->queued_frames);
     const dispatch_fragment_stats *f = &s->fragmented;
-    cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_started_total", "counter",
-                               "Fragmented frames whose first fragment was accepted.");
-    cli_text_put(&w, "eigstream_dispatch_fragmented_frames_started_total %llu\n", (unsigned long long)f->started);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_fragmented_frames_started_total", "counter",
+                            "Fragmented frames whose first fragment was accepted.",
+                            (unsigned long long)f->started);
     cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_total", "counter",
                                "Fragmented frames by outcome: dispatched whole to one daemon, or ended short.");
     cli_text_put(&w, "eigstream_dispatch_fragmented_frames_total{outcome=\"dispatched\"} %llu\n",
@@ -120,11 +120,11 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     for (int e = 0; e < DISPATCH_END_COUNT_; e++)
         cli_text_put(&w, "eigstream_dispatch_fragmented_frames_total{outcome=\"%s\"} %llu\n",
                      dispatch_frame_end_name((dispatch_frame_end)e), (unsigned long long)f->ended[e]);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_fragmented_frames_in_progress", "gauge",
-                               "Fragmented frames held, or routed and not yet at their end.");
-    cli_text_put(&w, "eigstream_dispatch_fragmented_frames_in_progress %llu\n", (unsigned long long)f->in_progress);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_daemons_alive", "gauge", "Daemons that get frames.");
-    cli_text_put(&w, "eigstream_dispatch_daemons_alive %zu\n", dispatch_daemons_alive(t));
+    cli_text_prometheus_one(&w, "eigstream_dispatch_fragmented_frames_in_progress", "gauge",
+                            "Fragmented frames held, or routed and not yet at their end.",
+                            (unsigned long long)f->in_progress);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_daemons_alive", "gauge", "Daemons that get frames.",
+                            (unsigned long long)dispatch_daemons_alive(t));
     cli_text_prometheus_header(&w, "eigstream_dispatch_dispatched_total", "counter",
                                "Messages sent to each daemon: whole frames and fragments.");
     for (size_t i = 0; i < t->count; i++)
@@ -139,20 +139,20 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_credit{daemon=\"%s\"} %llu\n", t->d[i].name,
                      (unsigned long long)t->d[i].credit);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_redispatched_total", "counter",
-                               "Frames of a daemon that left sent once more, to another daemon (--redispatch-ms).");
-    cli_text_put(&w, "eigstream_dispatch_redispatched_total %llu\n", (unsigned long long)s->redispatched);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_redispatch_expired_total", "counter",
-                               "Frames of a daemon that left whose --redispatch-ms passed before another had credit.");
-    cli_text_put(&w, "eigstream_dispatch_redispatch_expired_total %llu\n", (unsigned long long)s->redispatch_expired);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_credit_capped_total", "counter",
-                               "Credit a daemon asked for above --max-credit, not granted.");
-    cli_text_put(&w, "eigstream_dispatch_credit_capped_total %llu\n", (unsigned long long)t->credit_capped);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_table_full_total", "counter",
-                               "READYs refused because every daemon entry was alive.");
-    cli_text_put(&w, "eigstream_dispatch_table_full_total %llu\n", (unsigned long long)t->table_full);
-    cli_text_prometheus_header(&w, "eigstream_dispatch_departed_daemons_total", "counter",
-                               "Daemon entries reclaimed after their daemon left.");
-    cli_text_put(&w, "eigstream_dispatch_departed_daemons_total %llu\n", (unsigned long long)t->departed.daemons);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_redispatched_total", "counter",
+                            "Frames of a daemon that left sent once more, to another daemon (--redispatch-ms).",
+                            (unsigned long long)s->redispatched);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_redispatch_expired_total", "counter",
+                            "Frames of a daemon that left whose --redispatch-ms passed before another had credit.",
+                            (unsigned long long)s->redispatch_expired);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_credit_capped_total", "counter",
+                            "Credit a daemon asked for above --max-credit, not granted.",
+                            (unsigned long long)t->credit_capped);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_table_full_total", "counter",
+                            "READYs refused because every daemon entry was alive.",
+                            (unsigned long long)t->table_full);
+    cli_text_prometheus_one(&w, "eigstream_dispatch_departed_daemons_total", "counter",
+                            "Daemon entries reclaimed after their daemon left.",
+                            (unsigned long long)t->departed.daemons);
     return cli_text_write(&w, path);
 }

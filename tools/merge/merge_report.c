@@ -95,13 +95,6 @@ int merge_report_json_file(const merge_stats *s, const char *const *inputs, doub
     return cli_text_write(&w, path);
 }
 
-/* One unlabelled sample with its HELP and TYPE lines. */
-static void prometheus_one(cli_text *w, const char *name, const char *type, const char *help, unsigned long long v)
-{
-    cli_text_prometheus_header(w, name, type, help);
-    cli_text_put(w, "%s %llu\n", name, v);
-}
-
 int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs, double now_s, const char *path)
 {
     static char text[32 * 1024];
@@ -113,20 +106,20 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
     for (size_t i = 0; i < s->inputs; i++)
         cli_text_put(&w, "eigstream_merge_frames_in_total{input=\"%s\"} %llu\n", inputs[i],
                      (unsigned long long)s->in_by_input[i]);
-    prometheus_one(&w, "eigstream_merge_frames_out_total", "counter", "Frames republished in sequence order.",
+    cli_text_prometheus_one(&w, "eigstream_merge_frames_out_total", "counter", "Frames republished in sequence order.",
                    s->frames_out);
-    prometheus_one(&w, "eigstream_merge_gap_frames_total", "counter",
+    cli_text_prometheus_one(&w, "eigstream_merge_gap_frames_total", "counter",
                    "Sequence numbers never received within the window.", s->gap_frames);
     cli_text_prometheus_header(&w, "eigstream_merge_dropped_total", "counter",
                                "Received frames not republished in order, by reason.");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_merge_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
                      (unsigned long long)s->dropped[d]);
-    prometheus_one(&w, "eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.",
+    cli_text_prometheus_one(&w, "eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.",
                    s->rejected_total);
-    prometheus_one(&w, "eigstream_merge_epochs_total", "counter",
+    cli_text_prometheus_one(&w, "eigstream_merge_epochs_total", "counter",
                    "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs);
-    prometheus_one(&w, "eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held);
+    cli_text_prometheus_one(&w, "eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held);
     cli_text_prometheus_header(&w, "eigstream_merge_added_latency_seconds", "summary",
                                "Arrival to republish (quantiles over the last frames, at most 100000).");
     cli_text_put(&w,
