@@ -90,7 +90,10 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
     const char *address = p->cfg.metrics.http;
     if (address[0] == '\0')
         return PIPELINE_OK;
-    switch (metrics_http_start(&p->http, address, sizeof p->http_text, err, err_bytes)) {
+    _Static_assert(CONFIG_ADDRESSES_MAX <= METRICS_HTTP_SCRAPERS_MAX, "every valid scraper list fits");
+    const metrics_http_limits limits = {.deadline_s = p->cfg.metrics.http_deadline_s,
+                                        .scrapers = p->cfg.metrics.http_scrapers};
+    switch (metrics_http_start(&p->http, address, &limits, sizeof p->http_text, err, err_bytes)) {
     case METRICS_HTTP_OK: break;
     case METRICS_HTTP_EINVAL: return PIPELINE_EINVAL;
     case METRICS_HTTP_ENOMEM: return PIPELINE_ENOMEM;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "auth_zap.h" /* auth_zap_reject: the CURVE refusals counted */
+#include "metrics_http.h" /* metrics_http_counts: the HTTP refusals */
 #include "protocol.h" /* protocol_reject: the rejects counted */
 
 #ifdef __cplusplus
@@ -144,6 +145,7 @@ typedef struct metrics_context {
     double deadline_s;   /* frame.deadline_ms in seconds */
     int workers;         /* solver workers (metrics.worker[0 .. workers-1]) */
     const char *worker_device[METRICS_WORKERS_MAX]; /* each worker's GPU name, "none" on the host path */
+    const metrics_http_counts *http; /* the HTTP server's refusals and connections; NULL: no server */
 } metrics_context;
 
 /* Appends to a fixed buffer; remembers overflow instead of failing each

@@ -197,6 +197,22 @@ static void put_workers(metrics_writer *w, const metrics *m, const metrics_conte
     }
 }
 
+static const char *http_refusal_name(int i) { return metrics_http_refusal_name((metrics_http_refusal)i); }
+
+/* The HTTP server's own guard (metrics_http.h): refusals by reason, connections open. */
+static void put_http(metrics_writer *w, const metrics_http_counts *h)
+{
+    put_family(w, "eigstream_http_refused_total", "counter",
+               "HTTP connections refused (per_address, full) or cut (deadline: not answered within "
+               "metrics.http_deadline_s), by reason.");
+    for (int r = 0; r < METRICS_HTTP_REFUSAL_COUNT_; r++)
+        metrics_put(w, "eigstream_http_refused_total{reason=\"%s\"} %llu\n", http_refusal_name(r),
+                    (unsigned long long)h->refused[r]);
+    put_family(w, "eigstream_http_connections", "gauge", "HTTP connections open, by client class.");
+    metrics_put(w, "eigstream_http_connections{client=\"scraper\"} %d\neigstream_http_connections{client=\"other\"} %d\n",
+                h->open_scrapers, h->open - h->open_scrapers);
+}
+
 static void put_process(metrics_writer *w, const process_stats *ps)
 {
     put_family(w, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
@@ -220,6 +236,8 @@ size_t metrics_format_prometheus(const metrics *m, const metrics_context *c, con
     put_latencies(&w, m);
     put_gauges(&w, m, c);
     put_workers(&w, m, c);
+    if (c->http != NULL)
+        put_http(&w, c->http);
     put_process(&w, ps);
     return w.overflow ? 0 : w.len;
 }
