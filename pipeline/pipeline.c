@@ -34,6 +34,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
         c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
+    c->self_checked = atomic_load(&m->check.checked);
+    c->self_check_failed = atomic_load(&m->check.failed);
     c->workers = p->worker_count;
     for (int w = 0; w < p->worker_count; w++)
     {

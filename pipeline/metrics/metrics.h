@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "auth_zap.h" /* auth_zap_reject: the CURVE refusals counted */
+#include "metrics_check.h" /* the self-check */
 #include "metrics_http.h" /* metrics_http_counts: the HTTP refusals */
 #include "protocol.h" /* protocol_reject: the rejects counted */
 
@@ -112,6 +113,7 @@ typedef struct metrics {
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     _Atomic uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients of the CURVE sockets */
     metrics_histogram latency[METRICS_STAGE_COUNT_];
+    metrics_check check;               /* the self-check (publish stage) */
     /* Written by the periodic task only. */
     uint64_t start_ns;
     uint64_t last_tick_ns;

@@ -85,7 +85,10 @@ enum {
     PROTOCOL_FLAG_CRC = 1u << 0,  /* crc32c is valid and must be checked */
     PROTOCOL_FLAG_LATE = 1u << 1, /* eigenspace: published after the deadline */
     PROTOCOL_FLAG_FRAGMENT = 1u << 2, /* covariance: one fragment of a frame (header @56, @60) */
-    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT
+    PROTOCOL_FLAG_CHECK_FAILED = 1u << 3, /* eigenspace: the sender's self-check of one of its matrices
+                                             failed (a LAPACK ratio above 60): the results are wrong */
+    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT |
+                          PROTOCOL_FLAG_CHECK_FAILED
 };
 
 /* What an eigenspace frame carries per matrix: the wire's mode byte
