@@ -4,6 +4,7 @@
  */
 #include "metrics.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,6 +220,13 @@ static void put_histogram(metrics_writer *w, const metrics_histogram *h)
     metrics_put(w, "]}");
 }
 
+/* JSON has no Inf or NaN: a ratio that was one (a NaN counts as +Inf) is
+ * written as the largest double, which every reader takes as above 60. */
+static double json_number(double x)
+{
+    return isfinite(x) ? x : DBL_MAX;
+}
+
 size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t now_realtime_ns,
                            char *buf, size_t cap)
 {
@@ -280,7 +288,7 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
     metrics_put(&w, "\"self_check\":{\"checked\":%llu,\"failed\":%llu,\"residual_max\":%.6g,"
             "\"orthogonality_max\":%.6g,\"cost_mean_us\":%.3f,\"cost_max_us\":%.3f},",
         (unsigned long long)checked, (unsigned long long)atomic_load_explicit(&k->failed, RELAXED),
-        metrics_ratio_max(&k->residual), metrics_ratio_max(&k->orthogonality),
+        json_number(metrics_ratio_max(&k->residual)), json_number(metrics_ratio_max(&k->orthogonality)),
         checked ? (double)atomic_load_explicit(&k->cost_ns, RELAXED) * 1e-3 / (double)checked : 0.0,
         (double)atomic_load_explicit(&k->cost_max_ns, RELAXED) * 1e-3);
     metrics_put(&w, "\"latency_us\":{");
