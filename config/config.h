@@ -28,6 +28,7 @@ extern "C" {
 #define CONFIG_STRING_MAX 256
 /* Most entries of a list setting (solver.gpu_devices). */
 #define CONFIG_LIST_MAX 16
+#define CONFIG_ADDRESSES_MAX 16 /* entries of an address list (metrics.http_scrapers) */
 
 /* A list of integers in a file: name = [0, 1, 2]; ([] = empty). */
 typedef struct config_int_list {
@@ -133,6 +134,8 @@ typedef struct eigstream_config {
         char endpoint[CONFIG_STRING_MAX];  /* metrics PUB, "tcp://127.0.0.1:5552"; "" = off */
         int interval_ms;                   /* 1000 */
         char http[CONFIG_STRING_MAX];      /* HTTP HOST:PORT, "127.0.0.1:9464"; "" = off */
+        int http_deadline_s;               /* a request answered within this, 10 */
+        char http_scrapers[CONFIG_STRING_MAX]; /* addresses with slots kept, "" = none */
     } metrics;
     struct {
         log_level level;            /* info */

@@ -62,6 +62,7 @@ void config_defaults(eigstream_config *cfg)
         case CONFIG_KIND_HOST_PORT:
         case CONFIG_KIND_PATH:
         case CONFIG_KIND_CPU_LIST:
+        case CONFIG_KIND_ADDRESS_LIST:
             snprintf((char *)field, CONFIG_STRING_MAX, "%s", spec->default_string);
             break;
         case CONFIG_KIND_INT_LIST:
@@ -308,7 +309,8 @@ static config_error load_setting(load_context *ctx, const config_spec *spec,
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
-    case CONFIG_KIND_CPU_LIST: {
+    case CONFIG_KIND_CPU_LIST:
+    case CONFIG_KIND_ADDRESS_LIST: {
         if (type != CONFIG_TYPE_STRING)
             return load_fail(ctx, CONFIG_ETYPE, line, spec->group, spec->name,
                              "expected a string");

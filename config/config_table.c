@@ -379,6 +379,17 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "text at /metrics, JSON at /api/metrics. \"\" = off. It serves only the local "
              "machine unless HOST says otherwise (\"0.0.0.0:9464\": every interface). "
              "Port 0 takes any free port (the log names it)."},
+    {.group = "metrics", .name = "http_deadline_s", .kind = CONFIG_KIND_INT,
+     .offset = FIELD(metrics.http_deadline_s), .min = 1, .max = 3600, .default_int = 10,
+     .help = "Seconds an HTTP request has to be answered, counted from the connection's start "
+             "(or its previous answer) whatever bytes arrive: a client that drips its headers is "
+             "cut then (eigstream_http_refused_total{reason=\"deadline\"})."},
+    {.group = "metrics", .name = "http_scrapers", .kind = CONFIG_KIND_ADDRESS_LIST,
+     .offset = FIELD(metrics.http_scrapers), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "Numeric client addresses (\"10.0.0.5,::1\", Prometheus' own) that have 8 HTTP "
+             "connections kept for them beyond the 64 every other address shares, so that a flood "
+             "of connections from elsewhere never locks a scrape out. Every address, a scraper's "
+             "too, may hold 4 connections at a time. \"\" = none kept."},
 
     /* ---- log ---- */
     {.group = "log", .name = "level", .kind = CONFIG_KIND_CHOICE,
@@ -558,7 +569,8 @@ static size_t field_bytes(const config_spec *spec)
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
-    case CONFIG_KIND_CPU_LIST: return CONFIG_STRING_MAX;
+    case CONFIG_KIND_CPU_LIST:
+    case CONFIG_KIND_ADDRESS_LIST: return CONFIG_STRING_MAX;
     case CONFIG_KIND_INT_LIST: return sizeof(config_int_list);
     default: return sizeof(int); /* BOOL, INT, CHOICE */
     }

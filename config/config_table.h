@@ -24,6 +24,8 @@ typedef enum config_kind {
                              control characters, "" only with EMPTY_OK; whether it exists, and
                              its permissions, are checked where it is opened */
     CONFIG_KIND_CPU_LIST, /* char[CONFIG_STRING_MAX]; file: "0-3,8" (config_cpu_list_parse) */
+    CONFIG_KIND_ADDRESS_LIST, /* char[CONFIG_STRING_MAX]; file: "127.0.0.1,::1": numeric IPv4
+                                 or IPv6 addresses, comma-separated, at most CONFIG_ADDRESSES_MAX */
     CONFIG_KIND_INT_LIST  /* config_int_list, each entry in [min, max], at most CONFIG_LIST_MAX
                              entries; file: [0, 1] ([] = empty, the default) */
 } config_kind;
@@ -64,7 +66,7 @@ typedef struct config_group_spec {
     const char *help;
 } config_group_spec;
 
-#define CONFIG_SPEC_COUNT 65
+#define CONFIG_SPEC_COUNT 67
 #define CONFIG_GROUP_COUNT 10
 
 /* Settings in file order; the settings of one group are contiguous and the

@@ -6,6 +6,7 @@
  * command-line overrides, pipeline_create before it builds anything; each
  * rule is written here once and answers the same everywhere.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,33 @@ static size_t host_length(const char *text, size_t length)
     return host < length && text[host] == ':' ? host : 0;
 }
 
+/* A list of numeric IPv4 or IPv6 addresses ("127.0.0.1, ::1"): each entry
+ * as inet_pton reads it, at most CONFIG_ADDRESSES_MAX. */
+static config_error check_address_list(const config_spec *spec, const char *text, size_t length,
+                                       config_violation *v)
+{
+    int count = 0;
+    for (size_t at = 0; at < length;) {
+        while (at < length && (text[at] == ' ' || text[at] == ','))
+            at++;
+        size_t len = strcspn(text + at, ", ");
+        if (len == 0)
+            break;
+        char one[64];
+        unsigned char bytes[16];
+        if (len >= sizeof one || ++count > CONFIG_ADDRESSES_MAX)
+            return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "at most %d numeric addresses",
+                             CONFIG_ADDRESSES_MAX);
+        memcpy(one, text + at, len);
+        one[len] = '\0';
+        if (inet_pton(AF_INET, one, bytes) != 1 && inet_pton(AF_INET6, one, bytes) != 1)
+            return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                             "\"%s\" is not a numeric IPv4 or IPv6 address", one);
+        at += len;
+    }
+    return CONFIG_OK;
+}
+
 /* HOST:PORT's form (not empty, shorter than the field). */
 static config_error check_host_port(const config_spec *spec, const char *text, size_t length,
                                     config_violation *v)
@@ -166,6 +194,8 @@ config_error config_check_string(const config_spec *spec, const char *text, size
                 return violation(v, CONFIG_EINVAL, spec, NULL, NULL, "control character at byte %zu", i);
         return CONFIG_OK;
     }
+    if (spec->kind == CONFIG_KIND_ADDRESS_LIST)
+        return check_address_list(spec, text, length, v);
     if (spec->kind == CONFIG_KIND_CPU_LIST) {
         uint64_t mask[CONFIG_CPU_MAX / 64];
         if (config_cpu_list_parse(text, mask) == 0)
@@ -214,7 +244,8 @@ static config_error check_setting(const eigstream_config *cfg, const config_spec
     case CONFIG_KIND_ENDPOINT:
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
-    case CONFIG_KIND_CPU_LIST: {
+    case CONFIG_KIND_CPU_LIST:
+    case CONFIG_KIND_ADDRESS_LIST: {
         const char *text = field;
         return config_check_string(spec, text, strnlen(text, CONFIG_STRING_MAX), v);
     }

@@ -107,6 +107,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
     case CONFIG_KIND_HOST_PORT:
     case CONFIG_KIND_PATH:
     case CONFIG_KIND_CPU_LIST:
+    case CONFIG_KIND_ADDRESS_LIST:
         format_string((const char *)field, out, out_bytes);
         return;
     case CONFIG_KIND_INT_LIST: {
@@ -151,6 +152,9 @@ static void format_kind(const config_spec *spec, char *out, size_t out_bytes)
         return;
     case CONFIG_KIND_CPU_LIST:
         snprintf(out, out_bytes, "CPU list%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        return;
+    case CONFIG_KIND_ADDRESS_LIST:
+        snprintf(out, out_bytes, "numeric addresses \"a,b\"%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
         return;
     case CONFIG_KIND_PATH:
         snprintf(out, out_bytes, "file name%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");

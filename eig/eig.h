@@ -185,6 +185,27 @@ eig_error eig_plan_execute_device_layout(eig_plan *plan, eig_storage storage, ei
 /* Destroys the plan and sets *plan to NULL; a NULL or *NULL plan is a no-op. */
 void eig_plan_destroy(eig_plan **plan);
 
+/* ---- checking computed eigenpairs ---------------------------------------------------- */
+
+/* LAPACK's zhet21 ratios on k eigenpairs (A v_j = w_j v_j, j < k) of one
+ * matrix a (storage and uplo as eig_plan_params: only that triangle read):
+ *   residual      = ||A V - V diag(w)||_1 / (max(||A||_1, DBL_MIN) n eps)
+ *   orthogonality = ||V^H V - I_k||_1 / (n eps)
+ * eps the precision's (FLT_EPSILON, DBL_EPSILON); sums in double; a NaN
+ * anywhere gives NaN. A correct solve stays below EIG_CHECK_THRESHOLD
+ * (LAPACK's sep.in threshold). w: k real values of the precision; v: n x k
+ * column-major (ld n). Values only (v NULL, k = n): residual = |sum w -
+ * trace A| / (the same scale), orthogonality 0. k = 0: both 0. Allocates
+ * nothing; O(k n^2) operations. EIG_EINVAL for bad enums, n outside
+ * 1..EIG_CHECK_N_MAX, k outside 0..n, NULL buffers. */
+#define EIG_CHECK_THRESHOLD 60.0
+#define EIG_CHECK_N_MAX EIG_N_MAX
+typedef struct eig_check_ratios {
+    double residual, orthogonality;
+} eig_check_ratios;
+eig_error eig_check_pairs(eig_precision precision, eig_storage storage, eig_uplo uplo, int n, const void *a, int k,
+                          const void *w, const void *v, eig_check_ratios *out);
+
 /* The parameters the plan was created with, the backend resolved (never AUTO). */
 const eig_plan_params *eig_plan_get_params(const eig_plan *plan);
 

@@ -193,6 +193,7 @@ struct pipeline {
     log_limiter reject_limit[PROTOCOL_REJECT_COUNT_];
     log_limiter drop_limit[METRICS_DROP_COUNT_];
     log_limiter gap_limit;        /* publish stage: reorder gaps */
+    log_limiter check_limit;      /* publish stage: self-check alarms */
     log_limiter input_late_limit; /* receive merge: frames that came after it went on */
 
     stage publish;

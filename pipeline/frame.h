@@ -34,6 +34,24 @@ typedef struct output_buffer {
 
 struct path;
 
+/* The self-check of one matrix of a frame (docs/daemon.md, "Results that
+ * check themselves"): the solve stage picks the matrix and has the path
+ * start it (path_check_start) before the output is trimmed to what the mode
+ * sends; the ratios are the frame's once path_output_wait returned. */
+typedef enum frame_check_state {
+    FRAME_CHECK_NONE = 0, /* not checked (its matrix failed: info != 0, or the frame never got there) */
+    FRAME_CHECK_STARTED,  /* computed on the host already, or in flight on the device */
+    FRAME_CHECK_DONE      /* residual, orthogonality and ns hold */
+} frame_check_state;
+
+typedef struct frame_check {
+    frame_check_state state;
+    uint32_t matrix;         /* which one */
+    double residual;         /* eig_check_pairs' ratios (eig.h) */
+    double orthogonality;
+    uint64_t ns;             /* what it cost: wall time on the host, GPU time between events on the cuda path */
+} frame_check;
+
 typedef struct frame {
     protocol_header header; /* as received */
     void *a;                /* payload as received, then (host path) formed full matrices in place */
@@ -62,6 +80,7 @@ typedef struct frame {
     int drop_reason;        /* -1, or the metrics_drop_reason a worker stage dropped it for: the
                                publish stage counts the drop and closes its ticket */
     output_buffer *out;     /* owned from the solve stage until sent or released */
+    frame_check check;      /* the self-check of one of its matrices */
 } frame;
 
 #ifdef __cplusplus

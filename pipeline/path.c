@@ -62,6 +62,11 @@ pipeline_error path_solve(path *p, frame *f, char *err, size_t err_bytes)
     return p->ops->solve(p, f, err, err_bytes);
 }
 
+pipeline_error path_check_start(path *p, frame *f, char *err, size_t err_bytes)
+{
+    return p->ops->check_start(p, f, err, err_bytes);
+}
+
 pipeline_error path_output_start(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes)
 {
     return p->ops->output_start(p, f, out, err, err_bytes);

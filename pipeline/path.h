@@ -13,10 +13,15 @@
  * The calls a frame sees, each from the stage named, in this order:
  *   path_form           form stage    f->a as received -> matrices the solver reads
  *   path_solve          solve stage   eigenvalues and info on the host (f->w, f->info)
+ *   path_check_start    solve stage   the self-check of matrix f->check.matrix
+ *                                     (eig_check_pairs' ratios on every pair it
+ *                                     has, before the output is trimmed): done
+ *                                     on return (host) or in flight (cuda, a
+ *                                     kernel on the slot's stream)
  *   path_output_start   solve stage   out->matrix_meta filled by output_describe:
  *                                     values and vectors into out->data, ready on
  *                                     return (host) or in flight (cuda)
- *   path_output_wait    publish stage out->data is complete
+ *   path_output_wait    publish stage out->data is complete, f->check DONE if started
  *   path_release        whoever ends the frame (pipeline_frame_release): gives
  *                       back what the path holds for f (f->slot), waiting first
  *                       for work still reading f->a or writing f->out
@@ -67,6 +72,7 @@ typedef struct path_ops {
     void (*buffer_free)(path *p, void *ptr);
     pipeline_error (*form)(path *p, frame *f, char *err, size_t err_bytes);
     pipeline_error (*solve)(path *p, frame *f, char *err, size_t err_bytes);
+    pipeline_error (*check_start)(path *p, frame *f, char *err, size_t err_bytes);
     pipeline_error (*output_start)(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes);
     pipeline_error (*output_wait)(path *p, frame *f, char *err, size_t err_bytes);
     void (*release)(path *p, frame *f);
@@ -101,6 +107,7 @@ void path_buffer_free(path *p, void *ptr);
 
 pipeline_error path_form(path *p, frame *f, char *err, size_t err_bytes);
 pipeline_error path_solve(path *p, frame *f, char *err, size_t err_bytes);
+pipeline_error path_check_start(path *p, frame *f, char *err, size_t err_bytes);
 pipeline_error path_output_start(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes);
 pipeline_error path_output_wait(path *p, frame *f, char *err, size_t err_bytes);
 void path_release(path *p, frame *f);

@@ -17,10 +17,15 @@
  *   solve         orders the slot's stream after the previous solve (one plan,
  *                 one workspace), enqueues the solve, copies values and info
  *                 back and waits for them (MDL needs them on the host)
+ *   check_start   the self-check of one matrix (path_cuda_check.cu): its
+ *                 published values uploaded, two kernels on the slot's
+ *                 stream between two timing events, the two ratios copied
+ *                 back to the slot's pinned result
  *   output_start  values by memcpy, the vectors the mode sends by
  *                 asynchronous copies from the device straight into the
  *                 pinned output buffer: they overlap the next frame's solve
- *   output_wait   waits for the slot's stream
+ *   output_wait   waits for the slot's stream; the check's ratios and its
+ *                 GPU time (the events) become the frame's
  *   release       waits for the slot's stream unless output_wait did, then
  *                 frees the slot
  * Every entry sets the device first: stage threads are plain pthreads.
@@ -35,6 +40,7 @@
 #include <string.h>
 
 #include "form.h"
+#include "path_cuda_check.h"
 #include "path.h"
 #include "protocol.h"
 
@@ -53,6 +59,13 @@ struct slot {
     eig_storage storage = EIG_STORAGE_FULL; /* what the solver reads */
     eig_uplo uplo = EIG_LOWER;
     const void *matrices = nullptr;
+    /* The self-check: device scratch, the published values of the matrix
+     * checked, the ratios' pinned landing place, the events around it. */
+    double *d_check = nullptr;
+    void *d_check_w = nullptr;
+    double *h_check = nullptr;
+    cudaEvent_t check_begin = nullptr, check_end = nullptr;
+    bool check_pending = false; /* enqueued, not yet read by output_wait */
     bool busy = false; /* held by a frame */
     bool idle = true;  /* nothing enqueued since the last wait */
 };
@@ -221,6 +234,58 @@ pipeline_error cuda_solve(path *p, frame *f, char *err, size_t err_bytes)
     return e == cudaSuccess ? PIPELINE_OK : fail(err, err_bytes, "solve / values copy", e);
 }
 
+/* The self-check of matrix f->check.matrix on the slot's stream, after its
+ * solve and before the vectors are trimmed to what the mode sends: the
+ * matrix the solver read, the values as they are published (f->w, pinned),
+ * every vector of the matrix (none in the values mode). */
+pipeline_error cuda_check_start(path *p, frame *f, char *err, size_t err_bytes)
+{
+    path_cuda *c = cuda_of(p);
+    const path_params &q = p->params;
+    slot &sl = c->slots[f->slot];
+    size_t n = q.n, b = f->check.matrix, real_bytes = c->element_bytes / 2;
+    size_t matrix_elements = sl.storage == EIG_STORAGE_PACKED ? n * (n + 1) / 2 : n * n;
+    const char *a = (const char *)sl.matrices + b * matrix_elements * c->element_bytes;
+    const char *v = q.need_vectors ? (const char *)sl.d_z + b * n * n * c->element_bytes : nullptr;
+    cudaError_t e = cudaSetDevice(q.gpu_device);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(sl.check_begin, sl.stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(sl.d_check_w, (const char *)f->w + b * n * real_bytes, n * real_bytes,
+                            cudaMemcpyHostToDevice, sl.stream);
+    if (e != cudaSuccess)
+        return fail(err, err_bytes, "self-check values", e);
+    const char *why = path_cuda_check_enqueue(q.precision, sl.storage, sl.uplo, (int)n, a, sl.d_check_w, v,
+                                              sl.d_check, sl.h_check, sl.stream);
+    if (why != nullptr) {
+        snprintf(err, err_bytes, "%s", why);
+        return PIPELINE_EDEVICE;
+    }
+    e = cudaEventRecord(sl.check_end, sl.stream);
+    if (e != cudaSuccess)
+        return fail(err, err_bytes, "self-check event", e);
+    sl.check_pending = true;
+    f->check.state = FRAME_CHECK_STARTED;
+    return PIPELINE_OK;
+}
+
+/* After the slot's stream is done: the check's ratios and GPU time. */
+pipeline_error cuda_check_finish(slot &sl, frame *f, char *err, size_t err_bytes)
+{
+    if (!sl.check_pending)
+        return PIPELINE_OK;
+    sl.check_pending = false;
+    float ms = 0;
+    cudaError_t e = cudaEventElapsedTime(&ms, sl.check_begin, sl.check_end);
+    if (e != cudaSuccess)
+        return fail(err, err_bytes, "self-check time", e);
+    f->check.residual = sl.h_check[0];
+    f->check.orthogonality = sl.h_check[1];
+    f->check.ns = (uint64_t)((double)ms * 1e6);
+    f->check.state = FRAME_CHECK_DONE;
+    return PIPELINE_OK;
+}
+
 /* Enqueues the copies of the vectors out->matrix_meta names into their
  * places in out->data (after each matrix's values): one strided copy when
  * every matrix sends the same columns, else one per matrix. */
@@ -280,7 +345,7 @@ pipeline_error cuda_output_wait(path *p, frame *f, char *err, size_t err_bytes)
     if (e != cudaSuccess)
         return fail(err, err_bytes, "device stream", e);
     sl.idle = true;
-    return PIPELINE_OK;
+    return cuda_check_finish(sl, f, err, err_bytes);
 }
 
 void cuda_release(path *p, frame *f)
@@ -295,6 +360,7 @@ void cuda_release(path *p, frame *f)
     if (!sl.idle && cudaSetDevice(p->params.gpu_device) == cudaSuccess)
         (void)cudaStreamSynchronize(sl.stream);
     sl.idle = true;
+    sl.check_pending = false; /* a frame dropped before its wait: its check is not read */
     pthread_mutex_lock(&c->lock);
     sl.busy = false;
     pthread_cond_signal(&c->freed);
@@ -315,8 +381,15 @@ void cuda_destroy(path *p)
         cudaFree(sl.d_w);
         cudaFree(sl.d_z);
         cudaFree(sl.d_info);
+        cudaFree(sl.d_check);
+        cudaFree(sl.d_check_w);
+        cudaFreeHost(sl.h_check);
         if (sl.solved != nullptr)
             cudaEventDestroy(sl.solved);
+        if (sl.check_begin != nullptr)
+            cudaEventDestroy(sl.check_begin);
+        if (sl.check_end != nullptr)
+            cudaEventDestroy(sl.check_end);
         if (sl.stream != nullptr)
             cudaStreamDestroy(sl.stream);
     }
@@ -327,7 +400,7 @@ void cuda_destroy(path *p)
 }
 
 const path_ops cuda_ops = {
-    "cuda", cuda_buffer_alloc, cuda_buffer_free, cuda_form, cuda_solve,
+    "cuda", cuda_buffer_alloc, cuda_buffer_free, cuda_form, cuda_solve, cuda_check_start,
     cuda_output_start, cuda_output_wait, cuda_release, cuda_destroy,
 };
 
@@ -369,7 +442,12 @@ pipeline_error cuda_slots_create(path_cuda *c, char *err, size_t err_bytes)
             (full && (e = cudaMalloc(&sl.d_full, c->full_bytes)) != cudaSuccess) ||
             (e = cudaMalloc(&sl.d_w, c->values_bytes)) != cudaSuccess ||
             (e = cudaMalloc((void **)&sl.d_info, sizeof(int) * q.matrices)) != cudaSuccess ||
-            (q.need_vectors && (e = cudaMalloc(&sl.d_z, c->full_bytes)) != cudaSuccess)) {
+            (q.need_vectors && (e = cudaMalloc(&sl.d_z, c->full_bytes)) != cudaSuccess) ||
+            (e = cudaEventCreate(&sl.check_begin)) != cudaSuccess ||
+            (e = cudaEventCreate(&sl.check_end)) != cudaSuccess ||
+            (e = cudaMalloc(&sl.d_check, path_cuda_check_scratch_bytes((int)q.n))) != cudaSuccess ||
+            (e = cudaMalloc(&sl.d_check_w, (size_t)q.n * sizeof(double))) != cudaSuccess ||
+            (e = cudaHostAlloc((void **)&sl.h_check, 2 * sizeof(double), cudaHostAllocDefault)) != cudaSuccess) {
             char what[96];
             snprintf(what, sizeof what, "device slot %d (%zu bytes per frame buffer)", s, c->full_bytes);
             return fail(err, err_bytes, what, e);

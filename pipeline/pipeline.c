@@ -34,6 +34,8 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
         c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
+    c->self_checked = atomic_load(&m->check.checked);
+    c->self_check_failed = atomic_load(&m->check.failed);
     c->workers = p->worker_count;
     for (int w = 0; w < p->worker_count; w++)
     {
@@ -90,7 +92,10 @@ static pipeline_error pipeline_http_start(pipeline *p, char *err, size_t err_byt
     const char *address = p->cfg.metrics.http;
     if (address[0] == '\0')
         return PIPELINE_OK;
-    switch (metrics_http_start(&p->http, address, sizeof p->http_text, err, err_bytes)) {
+    _Static_assert(CONFIG_ADDRESSES_MAX <= METRICS_HTTP_SCRAPERS_MAX, "every valid scraper list fits");
+    const metrics_http_limits limits = {.deadline_s = p->cfg.metrics.http_deadline_s,
+                                        .scrapers = p->cfg.metrics.http_scrapers};
+    switch (metrics_http_start(&p->http, address, &limits, sizeof p->http_text, err, err_bytes)) {
     case METRICS_HTTP_OK: break;
     case METRICS_HTTP_EINVAL: return PIPELINE_EINVAL;
     case METRICS_HTTP_ENOMEM: return PIPELINE_ENOMEM;

@@ -67,6 +67,8 @@ typedef struct pipeline_counters {
     uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's
                                   deadline passed): each is published out of order or dropped late */
     uint64_t out_of_order;     /* frames published after a later one (flagged late) */
+    uint64_t self_checked;     /* frames whose sampled matrix was self-checked as the publish stage took them (a send may still drop them) */
+    uint64_t self_check_failed; /* ... and failed it (sent with PROTOCOL_FLAG_CHECK_FAILED) */
     int workers;               /* solver workers */
     uint64_t worker_frames[PIPELINE_WORKERS_MAX]; /* frames dealt to each worker; they sum to the
                                   frames that left the form queue */

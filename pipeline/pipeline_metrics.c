@@ -41,6 +41,7 @@ static void metrics_fill_context(pipeline *p, metrics_context *c)
     c->version = EIGSTREAM_VERSION;
     c->gpu = path_device_name(p->path);
     c->deadline_s = pipeline_live_get(p)->deadline_ms * 1e-3;
+    c->http = NULL; /* metrics_http_refresh reads the server's counts for its documents */
 }
 
 /* /api/metrics: the JSON document of this interval (json_len bytes in
@@ -59,10 +60,13 @@ static size_t format_api_json(pipeline *p, const metrics_context *c, size_t json
 
 /* The HTTP documents, formatted here so that a scrape only copies them;
  * record: add this interval to the dashboard's history. */
-static void metrics_http_refresh(pipeline *p, const metrics_context *c, size_t json_len, int record)
+static void metrics_http_refresh(pipeline *p, metrics_context *c, size_t json_len, int record)
 {
     if (p->http == NULL)
         return;
+    metrics_http_counts http;
+    metrics_http_counts_read(p->http, &http);
+    c->http = &http;
     if (record)
         metrics_history_record(&p->history, &p->stats, p->stats.last_tick_ns);
     process_stats ps;
@@ -74,6 +78,7 @@ static void metrics_http_refresh(pipeline *p, const metrics_context *c, size_t j
     len = format_api_json(p, c, json_len);
     if (len == 0 || metrics_http_publish(p->http, METRICS_HTTP_API_JSON, p->http_text, len) != 0)
         LOG_ERROR("metrics", "/api/metrics document larger than %zu bytes", sizeof p->http_text);
+    c->http = NULL;
 }
 
 /* The periodic task: rates, the JSON document, the HTTP documents, then

@@ -316,7 +316,8 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
  *   + 4                  metrics.http: listener, epoll, inter-thread pipe (2)
  *   + 1                  recording or file input
  *   + 8                  spare (the CUDA driver, /proc reads, log files)
- *   full: + METRICS_HTTP_CONNECTIONS - 1 and 16 more ZeroMQ peers. */
+ *   full: + every HTTP connection the server takes (the shared ones and the
+ *   scrapers') - 1 and 16 more ZeroMQ peers. */
 static void sockets_fd_need(const eigstream_config *cfg, long *minimum, long *full)
 {
     long io_threads = PIPELINE_ZMQ_IO_THREADS(cfg);
@@ -327,7 +328,7 @@ static void sockets_fd_need(const eigstream_config *cfg, long *minimum, long *fu
     if (cfg->metrics.http[0] != '\0')
         need += 4;
     *minimum = need;
-    *full = need + (cfg->metrics.http[0] != '\0' ? METRICS_HTTP_CONNECTIONS - 1 : 0) + 16;
+    *full = need + (cfg->metrics.http[0] != '\0' ? METRICS_HTTP_CONNECTIONS + METRICS_HTTP_SCRAPER_SLOTS - 1 : 0) + 16;
 }
 
 pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, size_t err_bytes)

@@ -42,7 +42,28 @@ static void output_release(void *data, void *hint)
     pool_put(out->home, out);
 }
 
-static void encode_header(const pipeline *p, const frame *f, output_buffer *out, int late)
+/* The frame's self-check, once path_output_wait returned: observed in the
+ * metrics; a ratio above LAPACK's threshold (or NaN) is the alarm: counted,
+ * logged (rate-limited) and flagged on the frame. Returns 1 for the alarm. */
+static int publish_check(pipeline *p, const frame *f)
+{
+    const frame_check *c = &f->check;
+    if (c->state != FRAME_CHECK_DONE)
+        return 0;
+    int vectors = output_sends_vectors(&p->format);
+    int failed = !(c->residual <= EIG_CHECK_THRESHOLD) || (vectors && !(c->orthogonality <= EIG_CHECK_THRESHOLD));
+    metrics_check_observe(&p->stats.check, c->residual, c->orthogonality, vectors, c->ns, failed);
+    uint64_t suppressed;
+    if (failed && log_limiter_allow(&p->check_limit, &suppressed))
+        LOG_ERROR("self-check", "frame seq %llu matrix %u: WRONG RESULTS: residual ratio %.3g, orthogonality "
+                  "ratio %.3g (LAPACK threshold %g; %s path); published flagged CHECK_FAILED, counted in "
+                  "eigstream_self_check_failures_total (%llu more suppressed)",
+                  (unsigned long long)f->header.seq, c->matrix, c->residual, vectors ? c->orthogonality : 0.0,
+                  EIG_CHECK_THRESHOLD, path_name(f->path), (unsigned long long)suppressed);
+    return failed;
+}
+
+static void encode_header(const pipeline *p, const frame *f, output_buffer *out, int late, int check_failed)
 {
     protocol_header h;
     size_t meta_bytes = protocol_meta_bytes(p->matrices);
@@ -55,7 +76,7 @@ static void encode_header(const pipeline *p, const frame *f, output_buffer *out,
     h.storage = PROTOCOL_STORAGE_FULL;
     h.mode = p->format.mode;
     h.snapshots = output_frame_snapshots(&p->format, f);
-    h.flags = late ? PROTOCOL_FLAG_LATE : 0;
+    h.flags = (late ? PROTOCOL_FLAG_LATE : 0) | (check_failed ? PROTOCOL_FLAG_CHECK_FAILED : 0);
     h.payload_bytes = meta_bytes + out->data_bytes;
     if (f->header.flags & PROTOCOL_FLAG_CRC) {
         h.flags |= PROTOCOL_FLAG_CRC;
@@ -156,7 +177,7 @@ static void publish_frame_now(pipeline *p, frame *f, int overtaken, uint64_t sta
         .published_ns = metrics_realtime_ns(),
     };
     protocol_meta_encode(&times, f->out->matrix_meta, p->matrices, f->out->meta);
-    encode_header(p, f, f->out, late);
+    encode_header(p, f, f->out, late, publish_check(p, f));
     subscriptions_drain(p);
     pipeline_sockets_output_wait_update(p);
     if (send_output(p, &f->out) != 0) {

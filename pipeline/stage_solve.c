@@ -11,6 +11,13 @@
  * whole drops the frame as solver_error; per-matrix failures travel in the
  * output's status fields.
  *
+ * The self-check (docs/daemon.md, "Results that check themselves"): one
+ * matrix a frame, rotating with the frame's ticket, checked by the path
+ * right after the solve, while every eigenpair of it is still there (the
+ * output then keeps only what the mode sends); a matrix whose solver info
+ * is nonzero is not checked (its status already says it failed). The
+ * publish stage reads the ratios.
+ *
  * solver.fallback cpu: after such a path error the solve stage switches its
  * worker to the host path (pipeline_worker_fall_back) between frames. The
  * failed frame, and every frame the form stage formed on the old path
@@ -35,6 +42,9 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reaso
         goto failed;
     }
     if (path_solve(f->path, f, err, sizeof err) != PIPELINE_OK)
+        goto path_failed;
+    f->check = (frame_check){.matrix = (uint32_t)(f->ticket % p->matrices)};
+    if (f->info[f->check.matrix] == 0 && path_check_start(f->path, f, err, sizeof err) != PIPELINE_OK)
         goto path_failed;
     output_signal_dimensions(&p->format, f);
     /* The pool holds output.hwm + 2 buffers; one is free once ZeroMQ has

@@ -4,6 +4,7 @@
  */
 #include "metrics.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,6 +220,13 @@ static void put_histogram(metrics_writer *w, const metrics_histogram *h)
     metrics_put(w, "]}");
 }
 
+/* JSON has no Inf or NaN: a ratio that was one (a NaN counts as +Inf) is
+ * written as the largest double, which every reader takes as above 60. */
+static double json_number(double x)
+{
+    return isfinite(x) ? x : DBL_MAX;
+}
+
 size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t now_realtime_ns,
                            char *buf, size_t cap)
 {
@@ -275,6 +283,14 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
             "\"frames_free\":%zu,\"frames_total\":%zu,\"outputs_free\":%zu,\"outputs_total\":%zu},",
         c->queue_capacity, c->queue_form, c->queue_solve, c->queue_publish, c->frames_free,
         c->frames_total, c->outputs_free, c->outputs_total);
+    const metrics_check *k = &m->check;
+    uint64_t checked = atomic_load_explicit(&k->checked, memory_order_acquire);
+    metrics_put(&w, "\"self_check\":{\"checked\":%llu,\"failed\":%llu,\"residual_max\":%.6g,"
+            "\"orthogonality_max\":%.6g,\"cost_mean_us\":%.3f,\"cost_max_us\":%.3f},",
+        (unsigned long long)checked, (unsigned long long)atomic_load_explicit(&k->failed, RELAXED),
+        json_number(metrics_ratio_max(&k->residual)), json_number(metrics_ratio_max(&k->orthogonality)),
+        checked ? (double)atomic_load_explicit(&k->cost_ns, RELAXED) * 1e-3 / (double)checked : 0.0,
+        (double)atomic_load_explicit(&k->cost_max_ns, RELAXED) * 1e-3);
     metrics_put(&w, "\"latency_us\":{");
     for (int s = 0; s < METRICS_STAGE_COUNT_; s++) {
         metrics_put(&w, "%s\"%s\":", s ? "," : "", metrics_stage_name((metrics_stage)s));

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "auth_zap.h" /* auth_zap_reject: the CURVE refusals counted */
+#include "metrics_check.h" /* the self-check */
+#include "metrics_http.h" /* metrics_http_counts: the HTTP refusals */
 #include "protocol.h" /* protocol_reject: the rejects counted */
 
 #ifdef __cplusplus
@@ -111,6 +113,7 @@ typedef struct metrics {
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
     _Atomic uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients of the CURVE sockets */
     metrics_histogram latency[METRICS_STAGE_COUNT_];
+    metrics_check check;               /* the self-check (publish stage) */
     /* Written by the periodic task only. */
     uint64_t start_ns;
     uint64_t last_tick_ns;
@@ -144,6 +147,7 @@ typedef struct metrics_context {
     double deadline_s;   /* frame.deadline_ms in seconds */
     int workers;         /* solver workers (metrics.worker[0 .. workers-1]) */
     const char *worker_device[METRICS_WORKERS_MAX]; /* each worker's GPU name, "none" on the host path */
+    const metrics_http_counts *http; /* the HTTP server's refusals and connections; NULL: no server */
 } metrics_context;
 
 /* Appends to a fixed buffer; remembers overflow instead of failing each

@@ -3,7 +3,9 @@
  *
  * The listening socket is opened here rather than by libmicrohttpd, so that
  * a failing bind is reported with the errno it failed with; the server then
- * owns it (MHD_OPTION_LISTEN_SOCKET) and closes it when stopped.
+ * owns it (MHD_OPTION_LISTEN_SOCKET) and closes it when stopped. Who may
+ * connect and for how long is the guard's (metrics_http_guard.c), called
+ * from libmicrohttpd's accept policy and connection notifications.
  */
 #include "metrics_http.h"
 
@@ -20,12 +22,14 @@
 #include <unistd.h>
 
 #include "error_text.h"
+#include "metrics_http_guard.h"
 #include "metrics_prometheus.h"
 
 #define LISTEN_BACKLOG 64
 
 struct metrics_http {
     struct MHD_Daemon *daemon;
+    http_guard *guard;
     int port;
     pthread_mutex_t lock; /* guards documents; held only for a memcpy */
     size_t cap;
@@ -191,15 +195,57 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
+/* ---- the guard's hooks (libmicrohttpd's one polling thread) ------------------------------- */
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addr_len)
+{
+    metrics_http *h = cls;
+    return http_guard_admit(h->guard, addr, addr_len) ? MHD_YES : MHD_NO;
+}
+
+static void connection_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    metrics_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        http_guard_closed(h->guard, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *peer = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (fd == NULL || peer == NULL || peer->client_addr == NULL)
+        return; /* untracked: never cut (libmicrohttpd's idle timeout still applies) */
+    socklen_t len = peer->client_addr->sa_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6)
+                                                             : (socklen_t)sizeof(struct sockaddr_in);
+    http_guard_opened(h->guard, fd->connect_fd, peer->client_addr, len, socket_context);
+}
+
+static void request_completed(void *cls, struct MHD_Connection *c, void **request_state,
+                              enum MHD_RequestTerminationCode code)
+{
+    (void)request_state, (void)code;
+    metrics_http *h = cls;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info != NULL)
+        http_guard_request_done(h->guard, info->socket_context);
+}
+
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
+/* One polling thread, no thread pool: the guard's admit and opened calls
+ * for a connection follow each other on it (metrics_http_guard.h). The
+ * server's own connection limit is one above the guard's slots, so that
+ * the guard sees (and counts) every refusal first. */
 static metrics_http_error server_start(metrics_http *h, int fd, char *err, size_t err_bytes)
 {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h,
+    unsigned int limit = METRICS_HTTP_CONNECTIONS + METRICS_HTTP_SCRAPER_SLOTS + 1;
+    h->daemon = MHD_start_daemon(flags, 0, accept_policy, h, answer, h,
                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_CONNECTIONS,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_PER_IP,
+                                 MHD_OPTION_CONNECTION_LIMIT, limit,
+                                 MHD_OPTION_NOTIFY_CONNECTION, connection_notify, h,
+                                 MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEMORY_BYTES,
                                  MHD_OPTION_END);
@@ -209,8 +255,8 @@ static metrics_http_error server_start(metrics_http *h, int fd, char *err, size_
     return METRICS_HTTP_OK;
 }
 
-metrics_http_error metrics_http_start(metrics_http **out, const char *address, size_t document_cap, char *err,
-                                  size_t err_bytes)
+metrics_http_error metrics_http_start(metrics_http **out, const char *address, const metrics_http_limits *limits,
+                                      size_t document_cap, char *err, size_t err_bytes)
 {
     *out = NULL;
     metrics_http *h = calloc(1, sizeof *h);
@@ -221,11 +267,16 @@ metrics_http_error metrics_http_start(metrics_http **out, const char *address, s
     h->cap = document_cap;
     for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
         if ((h->documents[d].text = malloc(document_cap)) == NULL) {
-            return ERROR_TEXT_FAIL(METRICS_HTTP_ENOMEM, err, err_bytes, "metrics.http: out of memory");
             metrics_http_stop(&h);
+            return ERROR_TEXT_FAIL(METRICS_HTTP_ENOMEM, err, err_bytes, "metrics.http: out of memory");
         }
+    metrics_http_error e = http_guard_create(&h->guard, limits, err, err_bytes);
+    if (e != METRICS_HTTP_OK) {
+        metrics_http_stop(&h);
+        return e;
+    }
     int fd = -1;
-    metrics_http_error e = address_listen(address, &fd, err, err_bytes);
+    e = address_listen(address, &fd, err, err_bytes);
     if (e == METRICS_HTTP_OK) {
         h->port = socket_port(fd);
         if ((e = server_start(h, fd, err, err_bytes)) != METRICS_HTTP_OK)
@@ -244,6 +295,22 @@ int metrics_http_port(const metrics_http *h)
     return h->port;
 }
 
+const char *metrics_http_refusal_name(metrics_http_refusal r)
+{
+    switch (r) {
+    case METRICS_HTTP_REFUSED_PER_ADDRESS: return "per_address";
+    case METRICS_HTTP_REFUSED_FULL: return "full";
+    case METRICS_HTTP_REFUSED_DEADLINE: return "deadline";
+    case METRICS_HTTP_REFUSAL_COUNT_: break;
+    }
+    return "?";
+}
+
+void metrics_http_counts_read(metrics_http *h, metrics_http_counts *out)
+{
+    http_guard_counts(h->guard, out);
+}
+
 int metrics_http_publish(metrics_http *h, metrics_http_document d, const char *text, size_t len)
 {
     if (len > h->cap)
@@ -260,8 +327,10 @@ void metrics_http_stop(metrics_http **hp)
     metrics_http *h = hp != NULL ? *hp : NULL;
     if (h == NULL)
         return;
+    http_guard_stop(h->guard); /* first: no cut while the server closes its sockets */
     if (h->daemon != NULL)
         MHD_stop_daemon(h->daemon); /* joins the server thread, closes the listening socket */
+    http_guard_destroy(&h->guard);
     for (int d = 0; d < METRICS_HTTP_DOCUMENT_COUNT_; d++)
         free(h->documents[d].text);
     pthread_mutex_destroy(&h->lock);

@@ -197,6 +197,59 @@ static void put_workers(metrics_writer *w, const metrics *m, const metrics_conte
     }
 }
 
+/* One ratio histogram series over metrics_check_edges. */
+static void put_ratio_histogram(metrics_writer *w, const char *name, const char *ratio,
+                                const metrics_ratio_histogram *h)
+{
+    uint64_t cumulative = 0;
+    for (int b = 0; b < METRICS_CHECK_EDGES; b++) {
+        cumulative += atomic_load_explicit(&h->bucket[b], RELAXED);
+        metrics_put(w, "%s_bucket{ratio=\"%s\",le=\"%g\"} %llu\n", name, ratio, metrics_check_edges[b],
+                    (unsigned long long)cumulative);
+    }
+    cumulative += atomic_load_explicit(&h->bucket[METRICS_CHECK_EDGES], RELAXED);
+    metrics_put(w, "%s_bucket{ratio=\"%s\",le=\"+Inf\"} %llu\n", name, ratio, (unsigned long long)cumulative);
+    metrics_put(w, "%s_sum{ratio=\"%s\"} %.6f\n%s_count{ratio=\"%s\"} %llu\n", name, ratio,
+                (double)atomic_load_explicit(&h->sum_micro, RELAXED) * 1e-6, name, ratio,
+                (unsigned long long)cumulative);
+}
+
+/* The self-check (metrics_check.h): counters, the ratios, the cost. */
+static void put_check(metrics_writer *w, const metrics_check *c)
+{
+    put_counter(w, "eigstream_self_check_matrices_total",
+                "Matrices whose eigenpairs the daemon checked as it published (one a frame, rotating).",
+                &c->checked);
+    put_counter(w, "eigstream_self_check_failures_total",
+                "Checked matrices with a ratio above the LAPACK threshold 60 (or NaN): wrong results, "
+                "published with the CHECK_FAILED flag.", &c->failed);
+    put_family(w, "eigstream_self_check_ratio", "histogram",
+               "The self-check's LAPACK ratios: residual ||A V - V W||_1 / (||A||_1 n eps) (values mode: "
+               "|sum w - trace A| on the same scale), orthogonality ||V^H V - I||_1 / (n eps).");
+    put_ratio_histogram(w, "eigstream_self_check_ratio", "residual", &c->residual);
+    put_ratio_histogram(w, "eigstream_self_check_ratio", "orthogonality", &c->orthogonality);
+    put_family(w, "eigstream_self_check_seconds_total", "counter",
+               "Time the self-checks took (GPU time on the cuda path, wall time on the host).");
+    metrics_put(w, "eigstream_self_check_seconds_total %.9f\n",
+                (double)atomic_load_explicit(&c->cost_ns, RELAXED) * 1e-9);
+}
+
+static const char *http_refusal_name(int i) { return metrics_http_refusal_name((metrics_http_refusal)i); }
+
+/* The HTTP server's own guard (metrics_http.h): refusals by reason, connections open. */
+static void put_http(metrics_writer *w, const metrics_http_counts *h)
+{
+    put_family(w, "eigstream_http_refused_total", "counter",
+               "HTTP connections refused (per_address, full) or cut (deadline: not answered within "
+               "metrics.http_deadline_s), by reason.");
+    for (int r = 0; r < METRICS_HTTP_REFUSAL_COUNT_; r++)
+        metrics_put(w, "eigstream_http_refused_total{reason=\"%s\"} %llu\n", http_refusal_name(r),
+                    (unsigned long long)h->refused[r]);
+    put_family(w, "eigstream_http_connections", "gauge", "HTTP connections open, by client class.");
+    metrics_put(w, "eigstream_http_connections{client=\"scraper\"} %d\neigstream_http_connections{client=\"other\"} %d\n",
+                h->open_scrapers, h->open - h->open_scrapers);
+}
+
 static void put_process(metrics_writer *w, const process_stats *ps)
 {
     put_family(w, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
@@ -220,6 +273,9 @@ size_t metrics_format_prometheus(const metrics *m, const metrics_context *c, con
     put_latencies(&w, m);
     put_gauges(&w, m, c);
     put_workers(&w, m, c);
+    put_check(&w, &m->check);
+    if (c->http != NULL)
+        put_http(&w, c->http);
     put_process(&w, ps);
     return w.overflow ? 0 : w.len;
 }

@@ -143,7 +143,8 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->kind == PROTOCOL_KIND_IQ) {
         /* NaN and Inf are not finite; > 0 refuses 0, -0 and negatives. */
         if (protocol_iq_sample_bytes(h->element) == 0 || h->storage > PROTOCOL_IQ_PGC ||
-            h->mode != PROTOCOL_MODE_NONE || (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT)) ||
+            h->mode != PROTOCOL_MODE_NONE ||
+            (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_CHECK_FAILED)) ||
             !isfinite(h->scale) ||
             !(h->scale > 0.0f))
             return PROTOCOL_REJECT_FIELD;
@@ -154,7 +155,7 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
         if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != PROTOCOL_MODE_NONE)
             return PROTOCOL_REJECT_FIELD;
-        if (h->flags & PROTOCOL_FLAG_LATE)
+        if (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_CHECK_FAILED))
             return PROTOCOL_REJECT_FIELD;
     } else {
         if (h->flags & (PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS))

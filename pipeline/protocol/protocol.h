@@ -87,7 +87,10 @@ enum {
     PROTOCOL_FLAG_FRAGMENT = 1u << 2, /* covariance: one fragment of a frame (header @56, @60) */
     PROTOCOL_FLAG_LOSSLESS = 1u << 3, /* covariance, IQ: the sender asks not to be dropped for overflow:
                                          the receiver waits for room (backpressure) instead */
-    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS
+    PROTOCOL_FLAG_CHECK_FAILED = 1u << 4, /* eigenspace: the sender's self-check of one of its matrices
+                                             failed (a LAPACK ratio above 60): the results are wrong */
+    PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS |
+                          PROTOCOL_FLAG_CHECK_FAILED
 };
 
 /* What an eigenspace frame carries per matrix: the wire's mode byte

@@ -154,6 +154,8 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     strcpy(c->metrics.endpoint, PICK("tcp://127.0.0.1:5552", "ipc:///tmp/eigstream-metrics"));
     c->metrics.interval_ms = PICK(1000, 250);
     strcpy(c->metrics.http, PICK("127.0.0.1:9464", "0.0.0.0:9000"));
+    c->metrics.http_deadline_s = PICK(10, 30);
+    strcpy(c->metrics.http_scrapers, PICK("", "10.0.0.5,::1"));
     c->log.level = PICK(LOG_LEVEL_INFO, LOG_LEVEL_DEBUG);
     c->service.stall_ms = PICK(30000, 500);
     c->realtime.mlockall = PICK(0, 1);
@@ -239,6 +241,8 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_STRING(metrics.endpoint);
     SAME_INT(metrics.interval_ms);
     SAME_STRING(metrics.http);
+    SAME_INT(metrics.http_deadline_s);
+    SAME_STRING(metrics.http_scrapers);
     SAME_INT(log.level);
     SAME_INT(service.stall_ms);
     SAME_INT(realtime.mlockall);
@@ -268,7 +272,8 @@ static const char *const all_settings[] = {
     "form.input", "form.iq_format", "form.iq_layout", "form.pulses", "form.range_gates", "form.window",
     "form.sidelobe_db", "form.fft_size", "form.doppler_first", "form.doppler_bins", "form.range_segments",
     "form.guard_gates", "form.fft_threads", "form.fft_wisdom_file",
-    "metrics.endpoint", "metrics.interval_ms", "metrics.http",
+    "metrics.endpoint", "metrics.interval_ms", "metrics.http", "metrics.http_deadline_s",
+    "metrics.http_scrapers",
     "log.level",
     "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
     "realtime.mlockall", "realtime.priority", "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form",
@@ -616,6 +621,10 @@ static void test_cross_checks(void)
                  "\"[::1]:9464\"; port 0..65535), not \"%s\"", bad_http[i]);
         expect_error("http_bad.cfg", text, CONFIG_EINVAL, message);
     }
+    expect_error("scrapers_bad.cfg", "metrics = {\n  http_scrapers = \"127.0.0.1, prometheus\";\n};\n",
+                 CONFIG_EINVAL, ":2: metrics.http_scrapers: \"prometheus\" is not a numeric IPv4 or IPv6 address");
+    expect_error("deadline_range.cfg", "metrics = {\n  http_deadline_s = 0;\n};\n", CONFIG_ERANGE,
+                 ":2: metrics.http_deadline_s: 0 is out of range 1..3600");
     expect_error("http_type.cfg", "metrics = {\n  http = 9464;\n};\n", CONFIG_ETYPE,
                  ":2: metrics.http: expected a string");
     expect_error("cross_metrics.cfg", "metrics = {\n  endpoint = \"tcp://127.0.0.1:5551\";\n};\n",
@@ -672,7 +681,8 @@ static const char full_file[] =
     "realtime = { mlockall = true; priority = 40; cpu_affinity_receive = \"0\"; cpu_affinity_form = \"1-2\";\n"
     "  cpu_affinity_solve = \"2-5,8\"; cpu_affinity_publish = \"1023\"; gpu_numa = true; on_failure = \"error\"; };\n"
     "security = { curve_allow = \"/etc/eigstream/clients\"; curve_secret_key = \"/etc/eigstream/server.key_secret\"; };\n"
-    "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\"; };\n"
+    "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\";\n"
+    "  http_deadline_s = 30; http_scrapers = \"10.0.0.5,::1\"; };\n"
     "input = {\n"
     "  endpoint = \"tcp://*:6000\";\n"
     "  pattern = \"sub\";\n"

@@ -1,11 +1,13 @@
 /*
  * path_fault.c - the test path of path_fault.h: wraps whatever the real
  * path_create made (host or cuda) and forwards every path_ops call to it,
- * adding a delay before forming and whole-solve failures.
+ * adding a delay before forming, whole-solve failures and wrong solutions
+ * (every matrix's largest eigenvalue moved after the solve).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "path.h"
@@ -23,6 +25,7 @@ typedef struct path_fault {
     int form_delay_ms;
     int gate; /* -1: none */
     atomic_int failing_solves;
+    atomic_int corrupt_solves;
 } path_fault;
 
 static path_fault_spec armed;
@@ -103,6 +106,23 @@ static pipeline_error fault_form(path *p, frame *f, char *err, size_t err_bytes)
     return path_form(inner_of(p), f, err, err_bytes);
 }
 
+/* A wrong solution as a broken solver would publish it: each matrix's
+ * largest eigenvalue moved by 1 % of its size (or by 0.01 when it is 0),
+ * its vectors left alone. The order stays ascending. */
+static void corrupt_values(const path_params *q, frame *f)
+{
+    for (uint32_t b = 0; b < q->matrices; b++) {
+        size_t last = (size_t)b * q->n + q->n - 1;
+        if (q->precision == EIG_COMPLEX_DOUBLE) {
+            double *w = f->w;
+            w[last] += 1e-2 * (fabs(w[last]) > 1 ? fabs(w[last]) : 1);
+        } else {
+            float *w = f->w;
+            w[last] += 1e-2f * (fabsf(w[last]) > 1 ? fabsf(w[last]) : 1);
+        }
+    }
+}
+
 static pipeline_error fault_solve(path *p, frame *f, char *err, size_t err_bytes)
 {
     path_fault *q = (path_fault *)p;
@@ -110,7 +130,15 @@ static pipeline_error fault_solve(path *p, frame *f, char *err, size_t err_bytes
         snprintf(err, err_bytes, "injected solve failure (tests/pipeline/path_fault.c)");
         return PIPELINE_ESOLVER;
     }
-    return path_solve(q->inner, f, err, err_bytes);
+    pipeline_error e = path_solve(q->inner, f, err, err_bytes);
+    if (e == PIPELINE_OK && atomic_fetch_sub(&q->corrupt_solves, 1) > 0)
+        corrupt_values(&p->params, f);
+    return e;
+}
+
+static pipeline_error fault_check_start(path *p, frame *f, char *err, size_t err_bytes)
+{
+    return path_check_start(inner_of(p), f, err, err_bytes);
 }
 
 static pipeline_error fault_output_start(path *p, frame *f, output_buffer *out, char *err, size_t err_bytes)
@@ -141,6 +169,7 @@ static const path_ops fault_ops = {
     .buffer_free = fault_buffer_free,
     .form = fault_form,
     .solve = fault_solve,
+    .check_start = fault_check_start,
     .output_start = fault_output_start,
     .output_wait = fault_output_wait,
     .release = fault_release,
@@ -166,6 +195,7 @@ pipeline_error __wrap_path_create(path **out, const path_params *params, char *e
     q->form_delay_ms = armed.form_delay_ms;
     q->gate = armed.gated && index < GATES ? index : -1;
     atomic_init(&q->failing_solves, armed.failing_solves);
+    atomic_init(&q->corrupt_solves, armed.corrupt_solves);
     *out = &q->base;
     return PIPELINE_OK;
 }

@@ -3,8 +3,8 @@
  * library code: test_pipeline_stream links with -Wl,--wrap=path_create, so
  * that the pipeline's path_create calls __wrap_path_create (path_fault.c).
  * Unarmed, it is path_create. Armed, the next path created is wrapped in a
- * test path (path_ops forwarding to the real one) that delays forming and
- * fails solves as asked; the arming applies to that one path only, so a
+ * test path (path_ops forwarding to the real one) that delays forming,
+ * fails solves and corrupts their results as asked; the arming applies to that one path only, so a
  * solver.fallback path created later is the real host path.
  */
 #ifndef EIGSTREAM_PATH_FAULT_H
@@ -14,6 +14,8 @@ typedef struct path_fault_spec {
     int form_delay_ms; /* each path_form sleeps this long first: a guaranteed delay after receipt */
     int failing_solves; /* the next this many path_solve calls fail as a whole (PIPELINE_ESOLVER) */
     int gated;          /* each path_form first waits until the test opens the path's gate */
+    int corrupt_solves; /* the next this many successful path_solve calls return wrong eigenvalues
+                           (each matrix's largest moved by 1 %): the self-check's alarm */
 } path_fault_spec;
 
 /* Arms the next path_create (not thread-safe: call before test_daemon_start). */

@@ -13,6 +13,12 @@ CASE:
               client and 200 idle connections neither slow the stream (every
               frame sent is published) nor lock /metrics out for longer than
               the connection timeout; the daemon then exits 0 on SIGTERM.
+  limits      the connection limits (4 per address, 64 shared), the request
+              size limit, the idle timeout; refusals counted by reason.
+  slowloris   100 connections dripping a byte a second from 25 other
+              addresses: a scrape from the scraper address (metrics.http_scrapers)
+              answers, every refusal counted exactly; with
+              metrics.http_deadline_s = 2 dripping connections are cut after 2 s.
   dashboard   the dashboard in headless Chromium against the daemon fed by
               eigstream-sim: data-samples > 0 in the dumped DOM, and a
               1600x1000 screenshot OUTDIR/dashboard.png.
@@ -54,7 +60,7 @@ def check(cond, message):
 class Daemon:
     """The daemon on ipc endpoints of its own, HTTP on a free port."""
 
-    def __init__(self, daemon, tmp, tag):
+    def __init__(self, daemon, tmp, tag, metrics_extra=""):
         self.tag = f"{tag}{os.getpid()}"
         self.input = f"ipc:///tmp/eigstream-http-{self.tag}-in"
         self.output = f"ipc:///tmp/eigstream-http-{self.tag}-out"
@@ -66,7 +72,7 @@ input = {{ endpoint = "{self.input}"; hwm = 1000; }};
 output = {{ endpoint = "{self.output}"; pattern = "push"; hwm = 1000; }};
 solver = {{ n = {N}; matrices = {MATRICES}; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ overflow_policy = "block"; deadline_ms = 60000; }};
-metrics = {{ endpoint = "{self.metrics}"; interval_ms = 200; http = "127.0.0.1:0"; }};
+metrics = {{ endpoint = "{self.metrics}"; interval_ms = 200; http = "127.0.0.1:0"; {metrics_extra} }};
 ''')
         self.err_path = os.path.join(tmp, f"{tag}.stderr")
         self.err_file = open(self.err_path, "w")
@@ -283,7 +289,7 @@ def slowloris(port, stop, held):
     conns = []
     for _ in range(20):
         try:
-            c = socket.create_connection(("127.0.0.1", port), timeout=2)
+            c = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=("127.0.0.2", 0))
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             conns.append(c)
         except OSError:
@@ -350,7 +356,7 @@ def case_robustness(daemon, sim, outdir, tmp):
     idle = []
     for _ in range(200):
         try:
-            idle.append(socket.create_connection(("127.0.0.1", d.port), timeout=2))
+            idle.append(socket.create_connection(("127.0.0.1", d.port), timeout=2, source_address=("127.0.0.3", 0)))
         except OSError:
             pass
     # The data path does not wait on HTTP: with the attack in place (the
@@ -407,9 +413,13 @@ class Holders:
         self.thread.start()
 
     def add(self, count, source="127.0.0.1"):
+        """count connections from source; one the server refuses (closed at once) is kept too, dead."""
         for _ in range(count):
             c = socket.create_connection(("127.0.0.1", self.port), timeout=10, source_address=(source, 0))
-            c.sendall(HOLD)
+            try:
+                c.sendall(HOLD)
+            except OSError:
+                pass
             self.conns.append(c)
 
     def _keep(self):
@@ -439,27 +449,37 @@ def probe(port, source="127.0.0.1", timeout=30):
         return ""
 
 
+def refusals(samples):
+    """eigstream_http_refused_total by reason, and the connections open by class."""
+    got = {r: value(samples, "eigstream_http_refused_total", reason=r) for r in ("per_address", "full", "deadline")}
+    got.update({c: value(samples, "eigstream_http_connections", client=c) for c in ("scraper", "other")})
+    return got
+
+
 def case_limits(daemon, sim, outdir, tmp):
-    """The HTTP server's bounds (metrics_http.h, docs/daemon.md): at most 32
-    connections per client address, 64 in all, a request of up to 32 KB, an
-    idle connection closed after 5 s. Judged by which requests are answered
-    while other connections hold slots, not by time (the idle check's lower
-    bound holds on any machine: a slow machine cannot make a timeout early)."""
+    """The HTTP server's bounds (metrics_http.h, docs/operations.md): at most 4
+    connections per client address, 64 in all (no scraper configured), a
+    request of up to 32 KB, an idle connection closed after 5 s. Judged by
+    which requests are answered while other connections hold slots, not by
+    time (the idle check's lower bound holds on any machine: a slow machine
+    cannot make a timeout early); the refusals then counted exactly."""
     d = Daemon(daemon, tmp, "limits")
     h = Holders(d.port)
-    h.add(31)
-    check(probe(d.port).startswith("HTTP/1.1 200"), "per client: the 32nd connection was not answered")
+    h.add(3)
+    check(probe(d.port).startswith("HTTP/1.1 200"), "per address: the 4th connection was not answered")
     h.add(1)
     # Refusals are judged with a 5 s wait: a slow machine can only make an
     # answer later, which passes them; a server without the limit answers at once.
     check(not probe(d.port, timeout=5).startswith("HTTP/1.1 200"),
-          "per client: a 33rd connection from one address answered")
+          "per address: a 5th connection from one address answered")
     check(probe(d.port, "127.0.0.2").startswith("HTTP/1.1 200"),
-          "per client: another address was refused while the first held 32")
-    h.add(31, "127.0.0.2")
-    check(probe(d.port, "127.0.0.3").startswith("HTTP/1.1 200"), "in all: the 64th connection was not answered")
-    h.add(1, "127.0.0.2")
-    check(not probe(d.port, "127.0.0.3", timeout=5).startswith("HTTP/1.1 200"), "in all: a 65th connection answered")
+          "per address: another address was refused while the first held 4")
+    for a in range(2, 16):  # 14 more addresses: 60 held
+        h.add(4, f"127.0.0.{a}")
+    h.add(3, "127.0.0.16")
+    check(probe(d.port, "127.0.0.17").startswith("HTTP/1.1 200"), "in all: the 64th connection was not answered")
+    h.add(1, "127.0.0.16")
+    check(not probe(d.port, "127.0.0.17", timeout=5).startswith("HTTP/1.1 200"), "in all: a 65th connection answered")
     h.close()
 
     small = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 8_000 + b"\r\n\r\n"
@@ -471,6 +491,10 @@ def case_limits(daemon, sim, outdir, tmp):
     check(status.startswith("HTTP/1.1 200"), f"an 8 KB request: {status!r}, want 200")
     status = raw_request(d.port, big, timeout=30)
     check(not status.startswith("HTTP/1.1 200"), f"a 40 KB request (over 32 KB): {status!r}, want refused")
+    want = {"per_address": 1, "full": 1, "deadline": 0}
+    _, _, _, samples = scrape_until(d, lambda s: all(refusals(s)[k] == v for k, v in want.items()), 30)
+    got = refusals(samples)
+    check(all(got[k] == v for k, v in want.items()), f"refusals counted {got}, want {want}")
 
     idle = socket.create_connection(("127.0.0.1", d.port), timeout=60)
     start = time.monotonic()
@@ -484,6 +508,65 @@ def case_limits(daemon, sim, outdir, tmp):
     check(closed and waited >= 4.5, f"idle connection: closed {closed} after {waited:.1f} s, want closed after 5 s")
     idle.close()
     check(d.stop() == 0, "daemon exit after the limit checks")
+    return 0
+
+
+def case_slowloris(daemon, sim, outdir, tmp):
+    """Connections that drip a byte a second (each resets the 5 s idle
+    timeout) cannot lock a scrape out or live past the request deadline.
+    Counts, not timing: every connection is opened before the numbers are
+    read, the accept queue is first in first out, and each number is waited
+    for as a condition (30 s) and then compared exactly."""
+    d = Daemon(daemon, tmp, "loris", 'http_scrapers = "127.0.0.1"; http_deadline_s = 3600;')
+    h = Holders(d.port)
+    h.add(6, "127.0.0.200")  # 4 taken, 2 refused per_address
+    for a in range(2, 27):   # 100 from 25 addresses, 4 each: 60 taken (64 shared), 40 refused full
+        h.add(4, f"127.0.0.{a}")
+    want = {"per_address": 2, "full": 40, "deadline": 0, "other": 64}
+    status, _, _, samples = scrape_until(d, lambda s: all(refusals(s)[k] == v for k, v in want.items()), 30)
+    got = refusals(samples)
+    check(status == 200, f"a scrape from the scraper address during the attack: {status}")
+    check(all(got[k] == v for k, v in want.items()), f"during 106 dripping connections: {got}, want {want}")
+    check(not probe(d.port, "127.0.0.27", timeout=5).startswith("HTTP/1.1 200"),
+          "a 65th connection from another address answered")
+    want["full"] = 41
+    status, _, _, samples = scrape_until(d, lambda s: refusals(s)["full"] == 41, 30)
+    check(status == 200 and refusals(samples)["full"] == 41, f"after one more: {refusals(samples)}, want full 41")
+    print(f"slowloris: {refusals(samples)} with 106 dripping connections; the scraper answered", file=sys.stderr)
+    h.close()
+    check(d.stop() == 0, "daemon exit after the slowloris")
+
+    # The deadline: 3 connections that drip a byte every 0.5 s are cut once 2 s have passed.
+    d = Daemon(daemon, tmp, "deadline", "http_deadline_s = 2;")
+    conns = {}
+    for _ in range(3):
+        c = socket.create_connection(("127.0.0.1", d.port), timeout=10, source_address=("127.0.0.2", 0))
+        c.sendall(HOLD)
+        conns[c] = [time.monotonic(), 0, None]  # opened, bytes dripped, closed after s
+    until = time.monotonic() + 30
+    while any(v[2] is None for v in conns.values()) and time.monotonic() < until:
+        for c, v in conns.items():
+            if v[2] is not None:
+                continue
+            try:
+                c.send(b"a")
+                v[1] += 1
+                c.settimeout(0.5)
+                if c.recv(100) == b"":
+                    v[2] = time.monotonic() - v[0]
+            except socket.timeout:
+                pass
+            except OSError:
+                v[2] = time.monotonic() - v[0]
+    lived = [v[2] for v in conns.values()]
+    check(all(t is not None and t >= 2.0 for t in lived), f"dripping connections lived {lived} s, want cut after 2 s")
+    check(all(v[1] >= 2 for v in conns.values()), "the connections did not drip")
+    _, _, _, samples = scrape_until(d, lambda s: refusals(s)["deadline"] == 3, 30)
+    check(refusals(samples)["deadline"] == 3, f"deadline cuts counted {refusals(samples)}, want 3")
+    print(f"deadline: connections cut after {lived} s", file=sys.stderr)
+    for c in conns:
+        c.close()
+    check(d.stop() == 0, "daemon exit after the deadline check")
     return 0
 
 
@@ -533,7 +616,7 @@ def main():
     daemon, sim, case, outdir = sys.argv[1:5]
     os.makedirs(outdir, exist_ok=True)
     cases = {"prometheus": case_prometheus, "robustness": case_robustness, "dashboard": case_dashboard,
-             "limits": case_limits}
+             "limits": case_limits, "slowloris": case_slowloris}
     with tempfile.TemporaryDirectory() as tmp:
         rc = cases[case](daemon, sim, outdir, tmp)
     if rc == SKIP:

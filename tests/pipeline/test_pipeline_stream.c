@@ -113,6 +113,10 @@ static void check_accounting(const pipeline_counters *c, const char *label)
     CHECK(c->in == c->out + dropped && c->in_flight == 0, "%s: in=%llu out=%llu dropped=%llu in_flight=%llu",
           label, (unsigned long long)c->in, (unsigned long long)c->out, (unsigned long long)dropped,
           (unsigned long long)c->in_flight);
+    /* Every run that checks its accounting solves right: its self-check never raises the alarm. */
+    CHECK(c->self_check_failed == 0 && c->self_checked <= c->in, /* checked before the send: a drop after it counts too */
+          "%s: self-check: %llu of %llu checked matrices failed on a correct run", label,
+          (unsigned long long)c->self_check_failed, (unsigned long long)c->self_checked);
 }
 
 /* Every storage, both part layouts, with and without CRC, over tcp; with
@@ -982,6 +986,54 @@ static void case_solver_error(void)
     free(a);
 }
 
+/* The self-check's alarm (docs/daemon.md, "Results that check themselves"):
+ * the first `corrupt` solves return wrong eigenvalues (path_fault.c moves
+ * each matrix's largest by 1 %), the rest are right. Every frame is
+ * published and checked (one matrix each, none failed by the solver);
+ * exactly the corrupted frames carry CHECK_FAILED and are counted, in every
+ * output mode (the values mode by the trace identity). */
+static void run_self_check(protocol_mode mode, const char *label)
+{
+    const int n = 8, m = 3, frames = 7, corrupt = 3;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.output.mode = mode;
+    cfg.output.signal_dimension = 2;
+    path_fault_arm(&(path_fault_spec){.corrupt_solves = corrupt});
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "%s: start", label);
+        return;
+    }
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_each_done(&d, a, n, m, frames, label);
+    int got = 0, flagged = 0, flagged_right = 0;
+    test_output o;
+    while (test_receive_output(d.pull, &o, 500) == 0) {
+        int is_flagged = (o.header.flags & PROTOCOL_FLAG_CHECK_FAILED) != 0;
+        flagged += is_flagged;
+        flagged_right += is_flagged == (o.header.seq < (uint64_t)corrupt);
+        got++;
+        test_output_free(&o);
+    }
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "%s: run result", label);
+    CHECK(got == frames && flagged == corrupt && flagged_right == frames,
+          "%s: received %d, %d flagged CHECK_FAILED (%d as expected), want %d of %d: seq 0..%d", label, got, flagged,
+          flagged_right, corrupt, frames, corrupt - 1);
+    CHECK(c.self_checked == (uint64_t)frames && c.self_check_failed == (uint64_t)corrupt,
+          "%s: checked %llu, failed %llu; want %d, %d", label, (unsigned long long)c.self_checked,
+          (unsigned long long)c.self_check_failed, frames, corrupt);
+    free(a);
+}
+
+static void case_self_check(void)
+{
+    run_self_check(PROTOCOL_MODE_FULL, "self_check full");
+    run_self_check(PROTOCOL_MODE_SIGNAL, "self_check signal");
+    run_self_check(PROTOCOL_MODE_VALUES, "self_check values");
+}
+
 /* solver.fallback cpu: every solve on worker 0's path fails (the injected
  * fault stands in for a GPU error); frames are sent one at a time, so with
  * two workers each goes to worker 0 too (both idle: the lower index). The
@@ -1418,6 +1470,7 @@ int main(int argc, char **argv)
         {"solver_fallback", case_solver_fallback}, {"workers", case_workers},
         {"workers_late_publish", case_workers_late_publish}, {"workers_late_drop", case_workers_late_drop},
         {"workers_fallback", case_workers_fallback}, {"input_failure", case_input_failure},
+        {"self_check", case_self_check},
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

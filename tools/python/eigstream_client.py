@@ -66,7 +66,8 @@ FLAG_CRC = 1
 FLAG_LATE = 2
 FLAG_FRAGMENT = 4  # covariance: one fragment of a frame (first @56, matrices @60)
 FLAG_LOSSLESS = 8  # covariance, IQ: not to be dropped for overflow (the receiver waits for room)
-FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT | FLAG_LOSSLESS
+FLAG_CHECK_FAILED = 16  # eigenspace: the sender's self-check of one of its matrices failed
+FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT | FLAG_LOSSLESS | FLAG_CHECK_FAILED
 
 # In the order of pipeline/protocol/protocol.h's protocol_reject (the metrics keys).
 REJECT_NAMES = ("ok", "parts", "header_size", "bad_magic", "bad_version", "bad_kind", "bad_field",
@@ -221,7 +222,7 @@ def _check_iq_fields(element, storage, mode, flags, reserved):
     if reserved[4:] != bytes(4):
         raise ProtocolError("bad_field", "reserved bytes")
     if (element not in IQ_FORMAT_NAMES or storage not in IQ_LAYOUT_NAMES or mode != 0 or
-            flags & (FLAG_LATE | FLAG_FRAGMENT)):
+            flags & (FLAG_LATE | FLAG_FRAGMENT | FLAG_CHECK_FAILED)):
         raise ProtocolError("bad_field", f"format {element} layout {storage} mode {mode} flags {flags}")
     if not (np.isfinite(scale) and scale > 0):
         raise ProtocolError("bad_field", f"scale {scale}")
@@ -258,7 +259,7 @@ def decode_header(part, expect_kind=0):
         raise ProtocolError("bad_field", f"flags {flags:#x}")
     common = dict(version=version, kind=kind, seq=seq, timestamp_ns=timestamp_ns, n=n, count=count,
                   element=element, flags=flags, crc=bool(flags & FLAG_CRC), late=bool(flags & FLAG_LATE),
-                  payload_bytes=payload_bytes, crc32c=crc)
+                  check_failed=bool(flags & FLAG_CHECK_FAILED), payload_bytes=payload_bytes, crc32c=crc)
     if kind == KIND_IQ:
         scale = _check_iq_fields(element, storage, mode, flags, reserved)
         return dict(common, channels=n, pulses=count, gates=snapshots, scale=scale,
@@ -266,7 +267,7 @@ def decode_header(part, expect_kind=0):
     if element not in ELEMENT_DTYPE:
         raise ProtocolError("bad_field", f"element {element}")
     if kind == KIND_COVARIANCE:
-        if storage not in STORAGE_NAMES or mode != 0 or flags & FLAG_LATE:
+        if storage not in STORAGE_NAMES or mode != 0 or flags & (FLAG_LATE | FLAG_CHECK_FAILED):
             raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
     elif flags & (FLAG_FRAGMENT | FLAG_LOSSLESS) or storage != 0 or not 1 <= mode <= 4:
         raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")

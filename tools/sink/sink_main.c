@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "cli_choices.h"
 #include "cli_common.h"
 #include "cli_curve.h"
 #include "cli_message.h"
@@ -19,6 +20,7 @@
 #include "sink_check.h"
 #include "sink_iq.h"
 #include "sink_latency.h"
+#include "sink_self_check.h"
 #include "transport_memory.h"
 
 #define PARTS_MAX 4 /* eigenspace frames have 3; one more detects extras */
@@ -36,6 +38,12 @@ typedef struct sink_options {
     double clutter_db, clutter_slope, min_projection, max_far_projection;
     uint32_t clutter_patches;
     sink_iq_geometry geometry;
+    /* --check: the daemon's self-check on every matrix received, the input
+     * made again from the sim's seed, snapshots, pool and storage */
+    int check;
+    uint64_t seed;
+    uint32_t snapshots, pool;
+    int storage;
 } sink_options;
 
 /* Latencies in ms, growable. */
@@ -56,6 +64,8 @@ typedef struct sink_stats {
     series window_publish_ms, window_sink_ms; /* since the last report */
     uint64_t window_frames, window_bytes;
     FILE *latency_csv; /* --latency-csv, or NULL */
+    sink_self_checker *self_checker; /* --check, else NULL */
+    sink_self_check_result self;
 } sink_stats;
 
 /* What ended the receive loop early. */
@@ -70,7 +80,9 @@ static int parse_options(int argc, char **argv, sink_options *o)
     *o = (sink_options){.endpoint = "tcp://127.0.0.1:5551", .sources = SCENE_DEFAULT_SOURCES,
                         .max_angle_deg = 5.0, .doa_tol_deg = 1.0, .targets = IQ_SCENE_DEFAULT_TARGETS,
                         .clutter_db = 30.0, .clutter_slope = 1.0, .min_projection = 0.9,
-                        .max_far_projection = 0.5, .geometry = {.fft_size = 180, .segments = 1}};
+                        .max_far_projection = 0.5, .geometry = {.fft_size = 180, .segments = 1},
+                        .seed = 1, .snapshots = 256, .pool = 4, .storage = PROTOCOL_STORAGE_FULL};
+    const cli_choices storages = cli_choices_storage();
     uint32_t far_bins = 0;
     uint32_t fft_size = 4096;
     int doa = 0;
@@ -108,6 +120,13 @@ static int parse_options(int argc, char **argv, sink_options *o)
                    "--iq: least energy fraction of a target (own bin) or jammer (every bin) in the signal subspace"),
         CLI_DOUBLE("max-far-projection", 0, &o->max_far_projection, 0.0, 1.0, "P",
                    "--iq: largest energy fraction of a target in the signal subspace of its far bins"),
+        CLI_FLAG("check", 0, &o->check,
+                 "the daemon's self-check (LAPACK ratios <= 60) on every matrix received: needs --n and the sim's "
+                 "--seed, --snapshots, --pool, --storage, and a daemon without forming"),
+        CLI_INT("seed", 0, &o->seed, 0, UINT64_MAX, "S", "--check: the sim's --seed"),
+        CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "--check: the sim's --snapshots"),
+        CLI_INT("pool", 0, &o->pool, 1, 1024, "P", "--check: the sim's --pool"),
+        CLI_CHOICE("storage", 0, &o->storage, storages.names, storages.values, "--check: the sim's --storage"),
         CLI_END};
     const cli_spec spec = {.prog = "eigstream-sink", .synopsis = "[options]",
                            .description = "Receives eigenspace frames, checks them against the scene, reports\n"
@@ -251,6 +270,12 @@ static int handle_frame(sink_stats *st, sink_checker *checker, const sink_option
                series_push(&st->window_publish_ms, publish) | series_push(&st->window_sink_ms, sink);
 
     scene_error e = check_frame(st, checker, o, iq, &h, meta, payload[1]);
+    if (e == SCENE_OK && st->self_checker != NULL &&
+        sink_self_check_frame(st->self_checker, &h, meta, payload[1], &st->self) != SCENE_OK) {
+        fprintf(stderr, "eigstream-sink: --check: frame seq %llu is not the sim's (--n, --precision)\n",
+                (unsigned long long)h.seq);
+        st->self.failed += h.count; /* counted as failed: the line says why */
+    }
     free(meta);
     if (e == SCENE_EINVAL && o->iq) {
         fprintf(stderr, "eigstream-sink: --iq: %u matrices do not fit --range-segments %u\n", h.count,
@@ -363,8 +388,21 @@ static int verdict(sink_stats *st, const sink_options *o, const scene *sc, doubl
         ADD_REASON("subspace_max_angle=%.2fdeg > %.2fdeg", st->subspace_max_deg, o->max_angle_deg);
     if (st->doa_checked && !(st->doa_max_error_deg <= o->doa_tol_deg))
         ADD_REASON("doa_max_error=%.3fdeg > %.3fdeg", st->doa_max_error_deg, o->doa_tol_deg);
+    if (o->check && st->self.checked == 0)
+        ADD_REASON("--check: no matrix checked");
+    if (o->check && st->self.failed)
+        ADD_REASON("self-check failed=%llu/%llu (residual_max=%.3g orthogonality_max=%.3g > 60)",
+                   (unsigned long long)st->self.failed, (unsigned long long)st->self.checked, st->self.residual_max,
+                   st->self.orthogonality_max);
+    if (st->self.flagged)
+        ADD_REASON("CHECK_FAILED flagged by the daemon=%llu", (unsigned long long)st->self.flagged);
 #undef ADD_REASON
     (void)rejected;
+    if (o->check)
+        printf("self-check: %llu matrices checked, %llu failed, residual_max=%.3g orthogonality_max=%.3g, "
+               "%llu frames flagged CHECK_FAILED\n", (unsigned long long)st->self.checked,
+               (unsigned long long)st->self.failed, st->self.residual_max, st->self.orthogonality_max,
+               (unsigned long long)st->self.flagged);
     int pass = len == 0;
     double p99 = series_percentile(&st->sink_ms, 99), p99_publish = series_percentile(&st->publish_ms, 99);
     char doa[256] = "";
@@ -507,6 +545,18 @@ static int tool_main(sink_options *o)
         fprintf(stderr, "eigstream-sink: %s\n", scene_strerror(se));
         goto done;
     }
+    if (o->check) {
+        sink_self_check_params sp = {.scene = sc, .seed = o->seed, .snapshots = o->snapshots, .pool = o->pool,
+                                     .storage = (uint8_t)o->storage};
+        if (o->n == 0 || o->iq) {
+            fprintf(stderr, "eigstream-sink: --check needs --n (the sim's) and no --iq\n");
+            goto done;
+        }
+        if ((se = sink_self_checker_create(&st.self_checker, &sp)) != SCENE_OK) {
+            fprintf(stderr, "eigstream-sink: --check: %s\n", scene_strerror(se));
+            goto done;
+        }
+    }
     if (o->latency_csv != NULL && latency_csv_open(o->latency_csv, &st.latency_csv) != 0)
         goto done;
     if (cli_socket_create(&ctx, &sock, o->pull ? ZMQ_PULL : ZMQ_SUB) != 0) {
@@ -546,6 +596,7 @@ done:
     free(st.window_publish_ms.x);
     free(st.window_sink_ms.x);
     sink_checker_destroy(&checker);
+    sink_self_checker_destroy(&st.self_checker);
     scene_destroy(&sc);
     return rc;
 }

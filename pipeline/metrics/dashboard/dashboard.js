@@ -135,6 +135,15 @@ function update(m) {
   drawBars(document.getElementById("drops"), Object.entries(m.dropped), true);
   drawBars(document.getElementById("rejects"), Object.entries(m.rejected).filter(([, v]) => v > 0)
     .concat(f.rejected === 0 ? [["none", 0]] : []), true);
+  // The self-check (docs/daemon.md): the largest ratios so far against the
+  // threshold 60 (a bar past 60 turns red), failures against matrices checked.
+  const c = m.self_check;
+  const ratio = (name, value) => [`${name} max ${value.toPrecision(3)}`, Math.min(value, 120), 120];
+  drawBars(document.getElementById("self-check"), [
+    [`failed / ${c.checked} checked`, c.failed, Math.max(1, c.checked)],
+    ratio("residual", c.residual_max), ratio("orthogonality", c.orthogonality_max),
+    [`cost mean ${formatUs(c.cost_mean_us)}, max ${formatUs(c.cost_max_us)}`, 0, 1]],
+    c.failed > 0);
   document.body.dataset.samples = String(samples);
   document.body.dataset.updated = new Date().toISOString();
 }
