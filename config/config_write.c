@@ -126,6 +126,7 @@ static void format_value(const config_spec *spec, const eigstream_config *cfg, c
 /* "integer 1..4096", "one of full|values|signal|noise", ... */
 static void format_kind(const config_spec *spec, char *out, size_t out_bytes)
 {
+    const char *or_empty = spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "";
     switch (spec->kind) {
     case CONFIG_KIND_BOOL:
         snprintf(out, out_bytes, "true or false");
@@ -145,19 +146,19 @@ static void format_kind(const config_spec *spec, char *out, size_t out_bytes)
     }
     case CONFIG_KIND_ENDPOINT:
         snprintf(out, out_bytes, "endpoint tcp://, ipc://, inproc://, pgm:// or epgm://%s",
-                 spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+                 or_empty);
         return;
     case CONFIG_KIND_HOST_PORT:
-        snprintf(out, out_bytes, "HOST:PORT%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        snprintf(out, out_bytes, "HOST:PORT%s", or_empty);
         return;
     case CONFIG_KIND_CPU_LIST:
-        snprintf(out, out_bytes, "CPU list%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        snprintf(out, out_bytes, "CPU list%s", or_empty);
         return;
     case CONFIG_KIND_ADDRESS_LIST:
-        snprintf(out, out_bytes, "numeric addresses \"a,b\"%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        snprintf(out, out_bytes, "numeric addresses \"a,b\"%s", or_empty);
         return;
     case CONFIG_KIND_PATH:
-        snprintf(out, out_bytes, "file name%s", spec->flags & CONFIG_FLAG_EMPTY_OK ? ", or \"\"" : "");
+        snprintf(out, out_bytes, "file name%s", or_empty);
         return;
     case CONFIG_KIND_INT_LIST:
         snprintf(out, out_bytes, "list of up to %d integers %" PRId64 "..%" PRId64 " ([0, 1]), or []",

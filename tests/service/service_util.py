@@ -131,6 +131,18 @@ def daemon_session(name, daemon_path, tmp, text_of, body, clean_exit=True):
     finish(name, daemon)
 
 
+def ipc_clients(tag):
+    """A context with a PUSH to the daemon's ipc:///tmp/eigstream-TAG-in and a
+    PULL from its -out (linger 0): (ctx, push, pull)."""
+    ctx = zmq.Context()
+    push, pull = ctx.socket(zmq.PUSH), ctx.socket(zmq.PULL)
+    for s in (push, pull):
+        s.setsockopt(zmq.LINGER, 0)
+    push.connect(f"ipc:///tmp/eigstream-{tag}-in")
+    pull.connect(f"ipc:///tmp/eigstream-{tag}-out")
+    return ctx, push, pull
+
+
 def scrape(port):
     """The eigstream_* samples of /metrics by name with labels; {} before the
     first document (the server answers 503 until the metrics thread has

@@ -22,9 +22,8 @@ import sys
 import tempfile
 
 import numpy as np
-import zmq
 
-from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, ipc_clients, scrape, wait_metric
 
 DAEMON = sys.argv[1]
 DEADLINE = "eigstream_deadline_seconds"
@@ -58,12 +57,7 @@ def run(daemon, cfg, tag):
     if not check(port is not None, "no dashboard line: the daemon did not start"):
         return
     check(wait_metric(port, DEADLINE, lambda v: v == 1.0) == 1.0, f"{DEADLINE} is not 1 before the reloads")
-    ctx = zmq.Context()
-    push, pull = ctx.socket(zmq.PUSH), ctx.socket(zmq.PULL)
-    for s in (push, pull):
-        s.setsockopt(zmq.LINGER, 0)
-    push.connect(f"ipc:///tmp/eigstream-{tag}-in")
-    pull.connect(f"ipc:///tmp/eigstream-{tag}-out")
+    ctx, push, pull = ipc_clients(tag)
     rng = np.random.default_rng(26)
     solve(push, pull, (1, 2, 3), rng)
 

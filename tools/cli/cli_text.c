@@ -31,6 +31,12 @@ void cli_text_prometheus_one(cli_text *t, const char *name, const char *type, co
     cli_text_put(t, "%s %llu\n", name, value);
 }
 
+void cli_text_prometheus_many(cli_text *t, const cli_prometheus_metric *m, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        cli_text_prometheus_one(t, m[i].name, m[i].type, m[i].help, m[i].value);
+}
+
 int cli_text_write(const cli_text *t, const char *path)
 {
     if (t->used >= t->bytes) {

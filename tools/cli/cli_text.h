@@ -32,6 +32,12 @@ void cli_text_prometheus_header(cli_text *t, const char *name, const char *type,
 /* One unlabelled metric: its header, then "name value". */
 void cli_text_prometheus_one(cli_text *t, const char *name, const char *type, const char *help,
                              unsigned long long value);
+/* count unlabelled metrics, each as cli_text_prometheus_one. */
+typedef struct cli_prometheus_metric {
+    const char *name, *type, *help;
+    unsigned long long value;
+} cli_prometheus_metric;
+void cli_text_prometheus_many(cli_text *t, const cli_prometheus_metric *m, size_t count);
 
 /* cli_file_replace of t's text; -1 with errno ENOSPC when it did not fit. */
 int cli_text_write(const cli_text *t, const char *path);

@@ -139,20 +139,19 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
     for (size_t i = 0; i < t->count; i++)
         cli_text_put(&w, "eigstream_dispatch_credit{daemon=\"%s\"} %llu\n", t->d[i].name,
                      (unsigned long long)t->d[i].credit);
-    cli_text_prometheus_one(&w, "eigstream_dispatch_redispatched_total", "counter",
-                            "Frames of a daemon that left sent once more, to another daemon (--redispatch-ms).",
-                            (unsigned long long)s->redispatched);
-    cli_text_prometheus_one(&w, "eigstream_dispatch_redispatch_expired_total", "counter",
-                            "Frames of a daemon that left whose --redispatch-ms passed before another had credit.",
-                            (unsigned long long)s->redispatch_expired);
-    cli_text_prometheus_one(&w, "eigstream_dispatch_credit_capped_total", "counter",
-                            "Credit a daemon asked for above --max-credit, not granted.",
-                            (unsigned long long)t->credit_capped);
-    cli_text_prometheus_one(&w, "eigstream_dispatch_table_full_total", "counter",
-                            "READYs refused because every daemon entry was alive.",
-                            (unsigned long long)t->table_full);
-    cli_text_prometheus_one(&w, "eigstream_dispatch_departed_daemons_total", "counter",
-                            "Daemon entries reclaimed after their daemon left.",
-                            (unsigned long long)t->departed.daemons);
+    const cli_prometheus_metric books[] = {
+        {"eigstream_dispatch_redispatched_total", "counter",
+         "Frames of a daemon that left sent once more, to another daemon (--redispatch-ms).", s->redispatched},
+        {"eigstream_dispatch_redispatch_expired_total", "counter",
+         "Frames of a daemon that left whose --redispatch-ms passed before another had credit.",
+         s->redispatch_expired},
+        {"eigstream_dispatch_credit_capped_total", "counter", "Credit a daemon asked for above --max-credit, not granted.",
+         t->credit_capped},
+        {"eigstream_dispatch_table_full_total", "counter", "READYs refused because every daemon entry was alive.",
+         t->table_full},
+        {"eigstream_dispatch_departed_daemons_total", "counter", "Daemon entries reclaimed after their daemon left.",
+         t->departed.daemons},
+    };
+    cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
     return cli_text_write(&w, path);
 }

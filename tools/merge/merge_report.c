@@ -106,20 +106,21 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
     for (size_t i = 0; i < s->inputs; i++)
         cli_text_put(&w, "eigstream_merge_frames_in_total{input=\"%s\"} %llu\n", inputs[i],
                      (unsigned long long)s->in_by_input[i]);
-    cli_text_prometheus_one(&w, "eigstream_merge_frames_out_total", "counter", "Frames republished in sequence order.",
-                   s->frames_out);
-    cli_text_prometheus_one(&w, "eigstream_merge_gap_frames_total", "counter",
-                   "Sequence numbers never received within the window.", s->gap_frames);
+    const cli_prometheus_metric books[] = {
+        {"eigstream_merge_frames_out_total", "counter", "Frames republished in sequence order.", s->frames_out},
+        {"eigstream_merge_gap_frames_total", "counter", "Sequence numbers never received within the window.",
+         s->gap_frames},
+        {"eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.", s->rejected_total},
+        {"eigstream_merge_epochs_total", "counter",
+         "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs},
+        {"eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held},
+    };
+    cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
     cli_text_prometheus_header(&w, "eigstream_merge_dropped_total", "counter",
                                "Received frames not republished in order, by reason.");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
         cli_text_put(&w, "eigstream_merge_dropped_total{reason=\"%s\"} %llu\n", drop_names[d],
                      (unsigned long long)s->dropped[d]);
-    cli_text_prometheus_one(&w, "eigstream_merge_rejected_total", "counter", "Messages that are not eigenspace frames.",
-                   s->rejected_total);
-    cli_text_prometheus_one(&w, "eigstream_merge_epochs_total", "counter",
-                   "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs);
-    cli_text_prometheus_one(&w, "eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held);
     cli_text_prometheus_header(&w, "eigstream_merge_added_latency_seconds", "summary",
                                "Arrival to republish (quantiles over the last frames, at most 100000).");
     cli_text_put(&w,
