@@ -142,6 +142,16 @@ def test_override_validation(tmp):
           f"--output equal to input.endpoint: exit {r.returncode} {r.stderr!r}")
 
 
+def hermitian_frames(seed, frames, matrices, n):
+    """{seq: matrices x n x n random Hermitian} for seq 0..frames-1 (fixed seed)."""
+    rng = np.random.default_rng(seed)
+    sent = {}
+    for seq in range(frames):
+        x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
+        sent[seq] = (x + x.conj().transpose(0, 2, 1)) / 2
+    return sent
+
+
 def fill_daemon(push, pull, sent, frames):
     """Sends frame 0 and reads its eigenspace (the daemon runs), then sends
     without reading outputs until the daemon is full: with outputs stalled and
@@ -187,11 +197,7 @@ def test_sigterm_drain(tmp):
     push.connect(f"ipc:///tmp/eigstream-proc-{tag}-in")
     pull.connect(f"ipc:///tmp/eigstream-proc-{tag}-out")
 
-    rng = np.random.default_rng(7)
-    sent = {}
-    for seq in range(frames):
-        x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
-        sent[seq] = (x + x.conj().transpose(0, 2, 1)) / 2
+    sent = hermitian_frames(7, frames, matrices, n)
     next_seq, received = fill_daemon(push, pull, sent, frames)
     check(len(received) == 1, "no eigenspace for the first frame within 30 s")
     check(next_seq < frames, f"the daemon took all {frames} frames with its outputs stalled")
@@ -261,11 +267,7 @@ def start_stalled(tmp, tag, n=96, matrices=16, frames=60):
     pull.setsockopt(zmq.RCVHWM, 1)
     push.connect(f"ipc:///tmp/eigstream-proc-{tag}-in")
     pull.connect(f"ipc:///tmp/eigstream-proc-{tag}-out")
-    rng = np.random.default_rng(3)
-    sent = {}
-    for seq in range(frames):
-        x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
-        sent[seq] = (x + x.conj().transpose(0, 2, 1)) / 2
+    sent = hermitian_frames(3, frames, matrices, n)
     fill_daemon(push, pull, sent, frames)
     return daemon, ctx, pull
 

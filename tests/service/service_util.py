@@ -131,6 +131,24 @@ def daemon_session(name, daemon_path, tmp, text_of, body, clean_exit=True):
     finish(name, daemon)
 
 
+def sighup(daemon):
+    """SIGHUP to the daemon; the index of its log from which to look for the answer."""
+    start = len(daemon.lines)
+    daemon.p.send_signal(signal.SIGHUP)
+    return start
+
+
+def started_with(daemon, metric, value):
+    """The daemon's HTTP port once its /metrics says metric == value (the
+    configuration it started with is in force); None, failed, when it never
+    printed its dashboard line."""
+    port = daemon.http_port()
+    if not check(port is not None, "no dashboard line: the daemon did not start"):
+        return None
+    check(wait_metric(port, metric, lambda v: v == value) == value, f"{metric} is not {value} at the start")
+    return port
+
+
 def ipc_clients(tag):
     """A context with a PUSH to the daemon's ipc:///tmp/eigstream-TAG-in and a
     PULL from its -out (linger 0): (ctx, push, pull)."""

@@ -17,13 +17,12 @@
 4. SIGTERM: exit 0.
 """
 import re
-import signal
 import sys
 import tempfile
 
 import numpy as np
 
-from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, ipc_clients, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, ipc_clients, scrape, sighup, started_with, wait_metric
 
 DAEMON = sys.argv[1]
 DEADLINE = "eigstream_deadline_seconds"
@@ -52,16 +51,13 @@ def reload(daemon, cfg, text):
     """Writes the file, sends SIGHUP; the log index from which to look."""
     with open(cfg, "w") as f:
         f.write(text)
-    start = len(daemon.lines)
-    daemon.p.send_signal(signal.SIGHUP)
-    return start
+    return sighup(daemon)
 
 
 def run(daemon, cfg, tag):
-    port = daemon.http_port()
-    if not check(port is not None, "no dashboard line: the daemon did not start"):
+    port = started_with(daemon, DEADLINE, 1.0)
+    if port is None:
         return
-    check(wait_metric(port, DEADLINE, lambda v: v == 1.0) == 1.0, f"{DEADLINE} is not 1 before the reload")
     ctx, push, pull = ipc_clients(tag)
     rng = np.random.default_rng(5)
     solve_one(push, pull, 1, rng)

@@ -17,13 +17,12 @@ generous deadline; nothing depends on the machine's speed.
 import os
 import shutil
 import re
-import signal
 import sys
 import tempfile
 
 import numpy as np
 
-from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, ipc_clients, scrape, wait_metric
+from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, ipc_clients, scrape, sighup, started_with
 
 DAEMON = sys.argv[1]
 DEADLINE = "eigstream_deadline_seconds"
@@ -46,17 +45,10 @@ def solve(push, pull, seqs, rng):
             check(check_eigenspace(pull.recv_multipart(), {seq: a}) == seq, f"frame {seq}: another seq came back")
 
 
-def sighup(daemon):
-    start = len(daemon.lines)
-    daemon.p.send_signal(signal.SIGHUP)
-    return start
-
-
 def run(daemon, cfg, tag):
-    port = daemon.http_port()
-    if not check(port is not None, "no dashboard line: the daemon did not start"):
+    port = started_with(daemon, DEADLINE, 1.0)
+    if port is None:
         return
-    check(wait_metric(port, DEADLINE, lambda v: v == 1.0) == 1.0, f"{DEADLINE} is not 1 before the reloads")
     ctx, push, pull = ipc_clients(tag)
     rng = np.random.default_rng(26)
     solve(push, pull, (1, 2, 3), rng)

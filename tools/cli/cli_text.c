@@ -31,6 +31,17 @@ void cli_text_prometheus_one(cli_text *t, const char *name, const char *type, co
     cli_text_put(t, "%s %llu\n", name, value);
 }
 
+void cli_text_json_counts(cli_text *t, const char *(*name)(int), const uint64_t *counts, int first, int count,
+                          int skip_zero)
+{
+    const char *sep = "";
+    for (int i = first; i < count; i++)
+        if (!skip_zero || counts[i] > 0) {
+            cli_text_put(t, "%s\"%s\":%llu", sep, name(i), (unsigned long long)counts[i]);
+            sep = ",";
+        }
+}
+
 void cli_text_prometheus_many(cli_text *t, const cli_prometheus_metric *m, size_t count)
 {
     for (size_t i = 0; i < count; i++)

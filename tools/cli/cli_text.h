@@ -14,6 +14,7 @@
 #define EIGSTREAM_CLI_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A fixed buffer being filled; used counts what would have been written,
  * so used >= bytes says the text did not fit (it is then cut, and
@@ -38,6 +39,11 @@ typedef struct cli_prometheus_metric {
     unsigned long long value;
 } cli_prometheus_metric;
 void cli_text_prometheus_many(cli_text *t, const cli_prometheus_metric *m, size_t count);
+
+/* The JSON members "name(i)":counts[i] for i in [first, count), comma
+ * separated (no braces), leaving out zero counts when skip_zero. */
+void cli_text_json_counts(cli_text *t, const char *(*name)(int), const uint64_t *counts, int first, int count,
+                          int skip_zero);
 
 /* cli_file_replace of t's text; -1 with errno ENOSPC when it did not fit. */
 int cli_text_write(const cli_text *t, const char *path);

@@ -8,6 +8,8 @@
 #include "cli_text.h"
 #include "dispatch.h"
 
+static const char *reject_name(int r) { return protocol_reject_name((protocol_reject)r); }
+
 static const char *const drop_names[DISPATCH_DROP_COUNT_] = {"queue_full", "shutdown", "fragment_orphaned",
                                                              "frame_incomplete"};
 
@@ -47,12 +49,7 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
         (unsigned long long)s->redispatch_expired, s->queued, s->queued_frames,
         (double)s->blocked_ns / 1e9, dispatch_daemons_alive(t));
     cli_text_put(&w, "\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
-    for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        if (s->rejected[r] > 0) {
-            cli_text_put(&w, "%s\"%s\":%llu", first ? "" : ",", protocol_reject_name((protocol_reject)r),
-                (unsigned long long)s->rejected[r]);
-            first = 0;
-        }
+    cli_text_json_counts(&w, reject_name, s->rejected, 1, PROTOCOL_REJECT_COUNT_, 1);
     cli_text_put(&w, "},\"dropped_total\":%llu,\"dropped\":{", (unsigned long long)s->dropped_total);
     for (int d = 0; d < DISPATCH_DROP_COUNT_; d++)
         cli_text_put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);

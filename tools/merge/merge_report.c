@@ -10,6 +10,8 @@
 #include "cli_text.h"
 #include "merge.h"
 
+static const char *reject_name(int r) { return protocol_reject_name((protocol_reject)r); }
+
 static const char *const drop_names[MERGE_DROP_COUNT_] = {"duplicate", "late", "send_timeout",
                                                                "out_of_range"};
 
@@ -69,12 +71,7 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
         cli_text_put(&w, "%s{\"endpoint\":\"%s\",\"frames_in\":%llu}", i ? "," : "", inputs[i],
             (unsigned long long)s->in_by_input[i]);
     cli_text_put(&w, "],\"rejected_total\":%llu,\"rejected\":{", (unsigned long long)s->rejected_total);
-    for (int r = 1, first = 1; r < PROTOCOL_REJECT_COUNT_; r++)
-        if (s->rejected[r] > 0) {
-            cli_text_put(&w, "%s\"%s\":%llu", first ? "" : ",", protocol_reject_name((protocol_reject)r),
-                (unsigned long long)s->rejected[r]);
-            first = 0;
-        }
+    cli_text_json_counts(&w, reject_name, s->rejected, 1, PROTOCOL_REJECT_COUNT_, 1);
     cli_text_put(&w, "},\"dropped\":{");
     for (int d = 0; d < MERGE_DROP_COUNT_; d++)
         cli_text_put(&w, "%s\"%s\":%llu", d ? "," : "", drop_names[d], (unsigned long long)s->dropped[d]);
