@@ -5,10 +5,12 @@
  * that died), duplicates and late arrivals counted and named by seq
  * (docs/scaleout.md).
  *
- * Files: merge_main.c (options, sockets, the loop), merge_sequence.c (what
- * becomes of each checked frame: the window, duplicates, late frames, jumps
- * and source restarts), merge_report.c (the counters, gap ranges, the
- * added latency, JSON and Prometheus text).
+ * Files: merge_main.c (options, sockets, the loop), merge_check.c (the
+ * input parser), merge_sequence.c (what becomes of each checked frame: the
+ * window, duplicates, late frames, jumps and source restarts),
+ * merge_publish.c (out on the output or back on the free stack),
+ * merge_report.c (the counters, gap ranges, the added latency, JSON and
+ * Prometheus text).
  *
  * Sequences. The window trusts a seq only near its release point `next`:
  * [next - window, next + window + --jump-limit). A frame outside that range
@@ -148,9 +150,11 @@ typedef struct merger {
     int done;             /* the release point passed --last-seq */
 } merger;
 
-/* Closes f's parts and puts it back on the free stack. */
+/* CLOCK_MONOTONIC in ns: the window's deadlines and the added latency. */
+uint64_t merge_now_ns(void);
+/* Closes f's parts and puts it back on the free stack (merge_publish.c). */
 void merge_recycle(merger *x, merge_frame *f);
-/* Republishes f's parts as they came (merge_main.c); f is recycled. */
+/* Republishes f's parts as they came (merge_publish.c); f is recycled. */
 void merge_publish(merger *x, merge_frame *f);
 
 /* Checks a received eigenspace frame whole, as a consumer would: the header

@@ -144,39 +144,6 @@ static int sockets_open(merger *x)
     return 0;
 }
 
-/* CLOCK_MONOTONIC in ns: the window's deadlines and the added latency. */
-static uint64_t now_ns(void)
-{
-    return (uint64_t)(cli_monotonic_s() * 1e9);
-}
-
-void merge_recycle(merger *x, merge_frame *f)
-{
-    cli_message_release(&f->m);
-    x->free[x->free_count++] = f;
-}
-
-void merge_publish(merger *x, merge_frame *f)
-{
-    int sent = 1;
-    for (size_t i = 0; i < f->m.count && sent; i++) {
-        int flags = i + 1 < f->m.count ? ZMQ_SNDMORE : 0;
-        int rc;
-        while ((rc = zmq_msg_send(&f->m.part[i], x->out, flags)) < 0 && errno == EINTR && !cli_stop_requested)
-            ;
-        sent = rc >= 0;
-    }
-    if (sent) {
-        x->s.frames_out++;
-        merge_stats_latency(&x->s, (double)(now_ns() - f->arrival_ns) / 1e6);
-    } else {
-        merge_stats_drop(&x->s, MERGE_DROP_SEND_TIMEOUT);
-        fprintf(stderr, "eigstream-merge: send_timeout: seq %llu dropped (the output refused it)\n",
-                (unsigned long long)f->seq);
-    }
-    merge_recycle(x, f);
-}
-
 /* Receives one message from input i: a checked eigenspace frame goes to the
  * window, anything else is counted by reason. -1 on a socket failure. */
 static int input_receive(merger *x, size_t i, uint64_t now)
@@ -249,12 +216,12 @@ static int run(merger *x)
         items[i] = (zmq_pollitem_t){.socket = x->in[i], .events = ZMQ_POLLIN};
     items[x->inputs] = (zmq_pollitem_t){.socket = x->out, .events = x->o.out_push ? 0 : ZMQ_POLLIN};
     while (!cli_stop_requested && !x->done) {
-        if (zmq_poll(items, (int)x->inputs + 1, poll_timeout_ms(x, now_ns())) < 0) {
+        if (zmq_poll(items, (int)x->inputs + 1, poll_timeout_ms(x, merge_now_ns())) < 0) {
             if (errno == EINTR)
                 continue;
             return -1;
         }
-        uint64_t now = now_ns();
+        uint64_t now = merge_now_ns();
         for (size_t i = 0; i < x->inputs; i++)
             if ((items[i].revents & ZMQ_POLLIN) && input_receive(x, i, now) != 0)
                 return -1;
