@@ -306,9 +306,15 @@ void protocol_message_budget_begin(protocol_message_budget *b, uint64_t limit)
 int protocol_message_budget_take(protocol_message_budget *b, uint64_t bytes)
 {
     b->parts++;
-    b->seen = bytes > UINT64_MAX - b->seen ? UINT64_MAX : b->seen + bytes;
-    if (b->seen > b->limit)
+    if (bytes > UINT64_MAX - b->seen) {
+        /* The exact sum no longer fits: it passes every limit, UINT64_MAX too. */
+        b->seen = UINT64_MAX;
         b->oversized = 1;
+    } else {
+        b->seen += bytes;
+        if (b->seen > b->limit)
+            b->oversized = 1;
+    }
     return !b->oversized;
 }
 
