@@ -29,7 +29,11 @@ def run(daemon_bin, sim, sink, tmp, tag, sink_seed):
     """The sim streams (--frames 0) until the sink has checked FRAMES frames:
     frames published before the sink connected are not waited for (the
     daemon's PUSH drops them after its deadline), so readiness needs no sleep."""
-    daemon = start_daemon(daemon_bin, tmp, tag, n=N, matrices=CELLS, output_pattern="push", metrics_endpoint="")
+    # overflow_policy block: a sink slower than the sim (a sanitizer build's)
+    # holds the sim back instead of frames being evicted between the ones it
+    # checks; only frames published before it connected are dropped.
+    daemon = start_daemon(daemon_bin, tmp, tag, n=N, matrices=CELLS, output_pattern="push", metrics_endpoint="",
+                          extra='frame = { overflow_policy = "block"; };')
     sender = None
     try:
         receiver = subprocess.Popen([sink, "--endpoint", f"ipc://{tmp}/{tag}-out", "--pattern", "pull", "--n", str(N),

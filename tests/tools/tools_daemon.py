@@ -11,10 +11,11 @@ import signal
 import subprocess
 
 
-def start_daemon(daemon, tmp, tag, n, matrices, output_pattern, metrics_endpoint):
+def start_daemon(daemon, tmp, tag, n, matrices, output_pattern, metrics_endpoint, extra=""):
     """Starts DAEMON on ipc://{tmp}/{tag}-in and -out (backend lapack, one
-    thread, metrics every 100 ms on metrics_endpoint, "" for none); returns
-    the Popen (stderr discarded)."""
+    thread, metrics every 100 ms on metrics_endpoint, "" for none; extra:
+    more settings, appended to the file); returns the Popen (stderr
+    discarded)."""
     cfg = os.path.join(tmp, tag + ".cfg")
     with open(cfg, "w") as f:
         f.write(f'''
@@ -22,6 +23,7 @@ input = {{ endpoint = "ipc://{tmp}/{tag}-in"; }};
 output = {{ endpoint = "ipc://{tmp}/{tag}-out"; pattern = "{output_pattern}"; }};
 solver = {{ n = {n}; matrices = {matrices}; backend = "lapack"; cpu_threads = 1; }};
 metrics = {{ endpoint = "{metrics_endpoint}"; interval_ms = 100; http = ""; }};
+{extra}
 ''')
     return subprocess.Popen([daemon, "-c", cfg], stderr=subprocess.DEVNULL)
 
