@@ -51,24 +51,28 @@ def folder_files(root, folder):
     return {f for f in os.listdir(path) if os.path.isfile(os.path.join(path, f))}
 
 
+def sources(root):
+    """(folder, name, text) of every source file of the layered folders."""
+    for folder in ORDER:
+        for name in sorted(folder_files(root, folder)):
+            if SOURCE.search(name):
+                yield folder, name, open(os.path.join(root, folder, name), encoding="utf-8", errors="replace").read()
+
+
 def engine_seen_by_runners_only(root):
     """engine.h included only by pipeline/pipeline*.c; struct pipeline defined only there."""
     failures = 0
     runners = 0
-    for folder in ORDER:
-        for name in sorted(folder_files(root, folder)):
-            if not SOURCE.search(name):
-                continue
-            text = open(os.path.join(root, folder, name), encoding="utf-8", errors="replace").read()
-            runner = folder == "pipeline" and name.startswith("pipeline") and name.endswith(".c")
-            if "engine.h" in [os.path.basename(i) for i in INCLUDE.findall(text)]:
-                runners += 1
-                if not runner:
-                    print(f"FAIL {folder}/{name}: includes engine.h (struct pipeline); a stage uses stage.h")
-                    failures += 1
-            if re.search(r"^struct pipeline\s*\{", text, re.M) and name != "engine.h":
-                print(f"FAIL {folder}/{name}: defines struct pipeline outside engine.h")
+    for folder, name, text in sources(root):
+        runner = folder == "pipeline" and name.startswith("pipeline") and name.endswith(".c")
+        if "engine.h" in [os.path.basename(i) for i in INCLUDE.findall(text)]:
+            runners += 1
+            if not runner:
+                print(f"FAIL {folder}/{name}: includes engine.h (struct pipeline); a stage uses stage.h")
                 failures += 1
+        if re.search(r"^struct pipeline\s*\{", text, re.M) and name != "engine.h":
+            print(f"FAIL {folder}/{name}: defines struct pipeline outside engine.h")
+            failures += 1
     if runners == 0:
         print("FAIL no file includes engine.h: is the engine still in pipeline/?")
         failures += 1
@@ -83,23 +87,19 @@ def main():
             owner.setdefault(name, folder)
     failures = 0
     checked = 0
-    for folder in ORDER:
-        for name in sorted(folder_files(root, folder)):
-            if not SOURCE.search(name):
+    for folder, name, text in sources(root):
+        for inc in INCLUDE.findall(text):
+            checked += 1
+            base = os.path.basename(inc)
+            if base in folder_files(root, folder):
                 continue
-            text = open(os.path.join(root, folder, name), encoding="utf-8", errors="replace").read()
-            for inc in INCLUDE.findall(text):
-                checked += 1
-                base = os.path.basename(inc)
-                if base in folder_files(root, folder):
-                    continue
-                home = owner.get(base)
-                if home is None:
-                    print(f"FAIL {folder}/{name}: includes \"{inc}\", which no layered folder holds")
-                    failures += 1
-                elif home not in ALLOWED[folder]:
-                    print(f"FAIL {folder}/{name}: includes \"{inc}\" from {home}/, which is not below {folder}/")
-                    failures += 1
+            home = owner.get(base)
+            if home is None:
+                print(f"FAIL {folder}/{name}: includes \"{inc}\", which no layered folder holds")
+                failures += 1
+            elif home not in ALLOWED[folder]:
+                print(f"FAIL {folder}/{name}: includes \"{inc}\" from {home}/, which is not below {folder}/")
+                failures += 1
     failures += engine_seen_by_runners_only(root)
     if checked < 100:
         print(f"FAIL only {checked} includes read: is {root} the source tree?")
