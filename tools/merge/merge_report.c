@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_curve_server.h"
 #include "cli_text.h"
 #include "merge.h"
 
@@ -80,7 +81,10 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
     for (uint64_t g = 0; g < s->gap_ranges && g < MERGE_GAPS_KEPT; g++)
         cli_text_put(&w, "%s[%llu,%llu]", g ? "," : "", (unsigned long long)s->gaps[g].first,
             (unsigned long long)s->gaps[g].last);
-    cli_text_put(&w, "]}");
+    cli_text_put(&w, "],\"curve\":{\"inputs\":%s,\"output\":%s},\"auth_rejected\":", s->curve_inputs ? "true" : "false",
+                 s->curve_output ? "true" : "false");
+    cli_curve_server_json(&w, s->auth_rejected);
+    cli_text_put(&w, "}");
     return w.used + 1;
 }
 
@@ -125,5 +129,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
                  "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n"
                  "eigstream_merge_added_latency_seconds_sum %.6f\neigstream_merge_added_latency_seconds_count %llu\n",
                  p50 / 1e3, p99 / 1e3, s->latency_sum_ms / 1e3, (unsigned long long)s->latency_count);
+    cli_text_prometheus_header(&w, "eigstream_merge_auth_rejected_total", "counter",
+                               "Consumers refused by the output's CURVE handshake or ZAP allow-list, by reason.");
+    cli_curve_server_prometheus(&w, "eigstream_merge_auth_rejected_total", "", s->auth_rejected);
     return cli_text_write(&w, path);
 }
