@@ -30,6 +30,12 @@
 #include "cli_text.h"
 #include "curve_keys.h"
 
+/* ZMQ_MAXMSGSIZE applies to the handshake's commands too: a CURVE server
+ * socket must take at least this (INITIATE is 257 bytes plus its metadata:
+ * the socket type and a routing id of up to 255 bytes), else every client
+ * is cut off mid-handshake, uncounted. */
+#define CLI_CURVE_HANDSHAKE_BYTES 1024
+
 /* The two files and the option names that set them (for the messages). */
 typedef struct cli_curve_server_files {
     const char *secret_key, *secret_option; /* BASE.key_secret (mode 0600), e.g. "--curve-secret-key" */

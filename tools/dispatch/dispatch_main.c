@@ -576,6 +576,8 @@ static int sockets_open(dispatcher *x)
         rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &back, "back");
     if (rc != 0)
         return rc;
+    if (cli_curve_server_on(&x->back_curve))
+        max_control = CLI_CURVE_HANDSHAKE_BYTES;
     /* ROUTER_MANDATORY: a send to a daemon whose connection is gone fails
      * (EHOSTUNREACH) instead of vanishing, so the frame goes elsewhere.
      * ROUTER_HANDOVER: a daemon reconnecting under its name takes it over.

@@ -80,6 +80,7 @@ typedef struct merge_stats {
     double *latency_ms;              /* ring of MERGE_LATENCY_KEPT added latencies */
     uint64_t latency_count;
     double latency_sum_ms;           /* over every frame republished */
+    uint64_t subscriptions;          /* --out-pattern pub: subscriptions less unsubscriptions seen (gauge) */
     int curve_inputs, curve_output;  /* CURVE on the inputs (clients of the daemons), on the output (a server) */
     uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* consumers the output refused, by reason */
     double started_s;

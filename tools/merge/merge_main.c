@@ -196,9 +196,12 @@ static int sockets_open(merger *x)
      * losing the frame silently; the bounded wait then counts it. */
     int one = 1, timeout = x->o.send_timeout_ms;
     x->out = socket_with(x->ctx, x->o.out_push ? ZMQ_PUSH : ZMQ_XPUB, 1000, ZMQ_SNDHWM, x->o.out_hwm);
+    if (x->o.curve_secret_key != NULL)
+        max_control = CLI_CURVE_HANDSHAKE_BYTES;
     if (x->out == NULL || zmq_setsockopt(x->out, ZMQ_SNDTIMEO, &timeout, sizeof timeout) != 0 ||
         zmq_setsockopt(x->out, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0 ||
-        (!x->o.out_push && zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0))
+        (!x->o.out_push && (zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||
+                            zmq_setsockopt(x->out, ZMQ_XPUB_VERBOSE, &one, sizeof one) != 0)))
         return -1;
     if (output_curve(x) != 0)
         return -2;
@@ -275,6 +278,21 @@ static int poll_timeout_ms(const merger *x, uint64_t now)
     return ms < POLL_MS_MAX ? (int)ms : POLL_MS_MAX;
 }
 
+/* The XPUB's (un)subscriptions (every one: ZMQ_XPUB_VERBOSE), counted as
+ * the subscribers gauge; by the time one is read ZeroMQ applies it, so a
+ * consumer counted here gets every frame published after. */
+static void output_subscriptions(merger *x)
+{
+    uint8_t sub[CONTROL_BYTES_MAX];
+    int bytes;
+    while ((bytes = zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT)) >= 0) {
+        if (bytes > 0 && sub[0] == 1)
+            x->s.subscriptions++;
+        else if (bytes > 0 && sub[0] == 0 && x->s.subscriptions > 0)
+            x->s.subscriptions--;
+    }
+}
+
 /* The loop; 0 on a stop request or --last-seq, -1 on a socket failure. */
 static int run(merger *x)
 {
@@ -293,11 +311,8 @@ static int run(merger *x)
         for (size_t i = 0; i < x->inputs; i++)
             if ((items[i].revents & ZMQ_POLLIN) && input_receive(x, i, now) != 0)
                 return -1;
-        if (items[x->inputs].revents & ZMQ_POLLIN) { /* XPUB: (un)subscriptions, not needed */
-            char sub[256];
-            while (zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT) >= 0)
-                ;
-        }
+        if (items[x->inputs].revents & ZMQ_POLLIN)
+            output_subscriptions(x);
         merge_sequence_release(x, now);
         x->done = x->o.last_seq >= 0 && x->started && reorder_next(x->w) > (uint64_t)x->o.last_seq;
         if (x->o.stats_s > 0 && cli_monotonic_s() >= next_report) {

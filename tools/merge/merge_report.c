@@ -61,10 +61,10 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
     double up = now_s - s->started_s, p50, p99;
     latency_quantiles(s, &p50, &p99);
     cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_out\":%llu,\"frames_per_s\":%.2f,\"held\":%zu,"
-            "\"next_seq\":%llu,\"late_published\":%llu,\"epochs\":%llu,",
+            "\"next_seq\":%llu,\"late_published\":%llu,\"epochs\":%llu,\"subscriptions\":%llu,",
         up, (unsigned long long)s->frames_in, (unsigned long long)s->frames_out,
         up > 0 ? (double)s->frames_out / up : 0.0, s->held, (unsigned long long)s->next_seq,
-        (unsigned long long)s->late_published, (unsigned long long)s->epochs);
+        (unsigned long long)s->late_published, (unsigned long long)s->epochs, (unsigned long long)s->subscriptions);
     cli_text_put(&w, "\"added_latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"frames\":%llu},", p50, p99,
         (unsigned long long)s->latency_count);
     cli_text_put(&w, "\"inputs\":[");
@@ -115,6 +115,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
         {"eigstream_merge_epochs_total", "counter",
          "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs},
         {"eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held},
+        {"eigstream_merge_subscriptions", "gauge", "Subscriptions on the output (pub): made less withdrawn.",
+         s->subscriptions},
     };
     cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
     cli_text_prometheus_header(&w, "eigstream_merge_dropped_total", "counter",
