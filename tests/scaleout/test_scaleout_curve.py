@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """CURVE on every scale-out hop (label integration).
 
-  test_scaleout_curve.py BUILD_DIR SOURCE_DIR CASE     CASE: e2e | rogue | check_config
+  test_scaleout_curve.py BUILD_DIR SOURCE_DIR CASE     CASE: e2e | flipped | rogue | check_config
 
 Keys: eigstream-keygen makes a pair for the source, the dispatcher, each daemon, the merge
 and the consumer; allow-lists are directories of the public files: the dispatcher's
@@ -19,6 +19,9 @@ e2e     eigstream-sim -> eigstream-dispatch -> 2 CPU daemons (input.pattern = di
         The sink says VERDICT: PASS frames=60. Books: the dispatcher took 60, dispatched 60
         (the two daemons' sum), rejected and dropped none, refused no one; the merge took 60,
         put out 60, no gap, no duplicate, refused no one.
+flipped e2e with the other side binding where a side may: the sim binds and the dispatcher's
+        front end connects (--front-connect), the merge binds its inputs (--in-bind) and the
+        daemons' outputs connect. The CURVE roles do not follow the binds: the same books.
 rogue   the same topology with one daemon, and before the sim starts: on the back end a
         plain-text DEALER that says READY with credit 4e9, a CURVE DEALER with an unlisted key
         and one with the source's key (listed on the front end only) saying the same; on the
@@ -106,10 +109,11 @@ def curve_client(sock, keys, server, client):
     sock.curve_publickey, sock.curve_secretkey = keys.pyzmq(client)
 
 
-def daemon_config(keys, name, back, out):
+def daemon_config(keys, name, back, out, out_bind=True):
     return f'''
 input = {{ endpoint = "tcp://127.0.0.1:{back}"; pattern = "dispatch"; bind = false; heartbeat_ms = 1000; }};
-output = {{ endpoint = "tcp://127.0.0.1:{out}"; pattern = "push"; mode = "full"; snapshots = 64; }};
+output = {{ endpoint = "tcp://127.0.0.1:{out}"; pattern = "push"; bind = {str(out_bind).lower()}; mode = "full";
+           snapshots = 64; }};
 solver = {{ backend = "cpu"; precision = "double"; n = {N}; matrices = {CELLS}; cpu_threads = 1; }};
 metrics = {{ endpoint = ""; http = ""; }};
 security = {{ curve_secret_key = "{keys.secret(name)}"; curve_allow = "{os.path.join(keys.dir, "merges")}";
@@ -120,8 +124,10 @@ security = {{ curve_secret_key = "{keys.secret(name)}"; curve_allow = "{os.path.
 class CurveTopology:
     """sim -> dispatch -> daemons -> merge (pub) -> this test, CURVE on every hop."""
 
-    def __init__(self, tmp, daemons):
-        self.tmp, self.keys = tmp, Keys(tmp, daemons)
+    def __init__(self, tmp, daemons, flipped=False):
+        """flipped: the other side binds on the front end and the merge's inputs (the sim
+        binds, the dispatcher connects; the merge binds, the daemons connect)."""
+        self.tmp, self.keys, self.flipped = tmp, Keys(tmp, daemons), flipped
         k = self.keys
         self.front, self.back, self.out, *self.ins = free_ports(3 + daemons)
         self.procs = []
@@ -130,6 +136,7 @@ class CurveTopology:
         self.merge = self._start([MERGE, "--in", ",".join(f"tcp://127.0.0.1:{p}" for p in self.ins),
                                   "--out", f"tcp://127.0.0.1:{self.out}", "--out-pattern", "pub",
                                   "--out-hwm", "1000", "--first-seq", "0", "--last-seq", str(FRAMES - 1),
+                                  *(["--in-bind"] if flipped else []),
                                   "--window", "1000", "--window-ms", "60000", "--stats-s", "0.05",
                                   "--json", self.merge_json, "--prometheus", os.path.join(tmp, "merge.prom"),
                                   "--curve-server-key", ",".join(k.public(d) for d in k.daemons),
@@ -137,6 +144,7 @@ class CurveTopology:
                                   "--curve-allow", os.path.join(k.dir, "consumers")], "merge")
         self.dispatch = self._start([DISPATCH, "--front", f"tcp://127.0.0.1:{self.front}",
                                      "--back", f"tcp://127.0.0.1:{self.back}", "--overflow", "block",
+                                     *(["--front-connect"] if flipped else []),
                                      "--queue", "8", "--stats-s", "0.05", "--json", self.dispatch_json,
                                      "--prometheus", os.path.join(tmp, "dispatch.prom"),
                                      "--curve-secret-key", k.secret("dispatch"),
@@ -146,7 +154,7 @@ class CurveTopology:
         for i, name in enumerate(k.daemons):
             path = os.path.join(tmp, f"{name}.cfg")
             with open(path, "w") as f:
-                f.write(daemon_config(k, name, self.back, self.ins[i]))
+                f.write(daemon_config(k, name, self.back, self.ins[i], out_bind=not flipped))
             self.daemons.append(self._start([DAEMON, "-c", path], name))
         wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit") == daemons,
                  f"{daemons} CURVE daemons READY at the CURVE dispatcher")
@@ -189,6 +197,7 @@ class CurveTopology:
     def run_sim(self):
         k = self.keys
         return subprocess.run([SIM, "--endpoint", f"tcp://127.0.0.1:{self.front}", "--rate", "0", *SIM_ARGS,
+                               *(["--bind"] if self.flipped else []),
                                "--curve-server-key", k.public("dispatch"), "--curve-key", k.secret("source")],
                               capture_output=True, text=True, timeout=300)
 
@@ -270,8 +279,8 @@ def start_sink(top):
     return sink
 
 
-def test_e2e(tmp):
-    top = CurveTopology(tmp, daemons=2)
+def test_e2e(tmp, flipped=False):
+    top = CurveTopology(tmp, daemons=2, flipped=flipped)
     try:
         sink = start_sink(top)
         # Both subscribers counted by the merge: every frame it puts out reaches both.
@@ -301,6 +310,12 @@ def test_e2e(tmp):
         if ts.failures:
             top.dump()
         top.close()
+
+
+def test_flipped(tmp):
+    """e2e with the binds the other way round: the CURVE roles stay (the dispatcher and the
+    daemons' outputs are the servers)."""
+    test_e2e(tmp, flipped=True)
 
 
 def rogue_dealer(top, client):
@@ -432,7 +447,7 @@ def main():
         if not os.access(tool, os.X_OK):
             print(f"missing {tool}", file=sys.stderr)
             return 1
-    cases = {"e2e": test_e2e, "rogue": test_rogue, "check_config": test_check_config}
+    cases = {"e2e": test_e2e, "flipped": test_flipped, "rogue": test_rogue, "check_config": test_check_config}
     return ts.run_cases(cases, CASE)
 
 

@@ -18,6 +18,10 @@
  * dispatch_daemons.c (the daemon table: control messages, choice, liveness),
  * dispatch_report.c (JSON, Prometheus text, the periodic line).
  *
+ * With --curve-secret-key both ends are CURVE servers (cli_curve_server.h),
+ * each in a ZeroMQ context of its own with its own allow-list: the sources'
+ * keys on the front end, the daemons' on the back end (dispatch_side).
+ *
  * Books, in messages (a whole frame is one message, a fragment one):
  * frames_in = dispatched + rejected_total + dropped_total + queued. Frames
  * sent as fragments are also counted as frames (dispatch_fragment_stats).

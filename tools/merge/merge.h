@@ -12,6 +12,11 @@
  * merge_report.c (the counters, gap ranges, the added latency, JSON and
  * Prometheus text).
  *
+ * CURVE (docs/scaleout.md, Security): the inputs are CURVE clients of the
+ * daemons (--curve-server-key, --curve-key), the output a CURVE server with
+ * its own allow-list (--curve-secret-key, --curve-allow; cli_curve_server.h),
+ * whichever side binds.
+ *
  * Sequences. The window trusts a seq only near its release point `next`:
  * [next - window, next + window + --jump-limit). A frame outside that range
  * (a source that restarted from 0, a replay, a seq of 10^12 or 2^64-1 from a
