@@ -26,8 +26,10 @@ rogue   the same topology with one daemon, and before the sim starts: on the bac
         plain-text DEALER that says READY with credit 4e9, a CURVE DEALER with an unlisted key
         and one with the source's key (listed on the front end only) saying the same; on the
         front end a plain-text PUSH and a PUSH with a daemon's key, each sending a frame; on
-        the merge's output a plain-text SUB and one with an unlisted key. Each is refused and
-        counted: key_not_allowed exactly 1 on the front end, 2 on the back end, 1 on the
+        the merge's output a plain-text SUB and one with an unlisted key; and a real daemon
+        whose key the dispatcher does not list (it logs once that no connection completes,
+        and exits 0 on SIGTERM). Each is refused and
+        counted: key_not_allowed exactly 1 on the front end, 3 on the back end, 1 on the
         merge's output (a CURVE client told 400 by ZAP does not try again), before and after
         the run; each plain-text client at least once on each (plaintext or handshake: libzmq's
         plain-text client tries again until it reads the server's CURVE greeting itself, and
@@ -76,7 +78,7 @@ class Keys:
         self.dir = os.path.join(tmp, "keys")
         os.makedirs(self.dir)
         self.daemons = [f"daemon{i}" for i in range(daemons)]
-        for name in ["source", "dispatch", "merge", "consumer", "stranger", *self.daemons]:
+        for name in ["source", "dispatch", "merge", "consumer", "stranger", "intruder", *self.daemons]:
             r = subprocess.run([KEYGEN, self.base(name)], capture_output=True, text=True, timeout=30)
             check(r.returncode == 0, f"keygen {name}: {r.stderr}")
         self.allow("sources", ["source"])
@@ -360,10 +362,17 @@ def test_rogue(tmp):
         rogues = [rogue_dealer(top, None), rogue_dealer(top, "stranger"), rogue_dealer(top, "source"),
                   rogue_pusher(top, None), rogue_pusher(top, "daemon0"),
                   top.subscriber(None), top.subscriber("stranger")]
+        # A real daemon whose key the dispatcher does not list: refused, and it says so.
+        path = os.path.join(tmp, "intruder.cfg")
+        with open(path, "w") as f:
+            f.write(daemon_config(top.keys, "intruder", top.back, free_ports(1)[0]))
+        intruder = top._start([DAEMON, "-c", path], "intruder")
         want = lambda c: (c[0].get("key_not_allowed") == 1 and plain_count(c[0]) >= 1
-                          and c[1].get("key_not_allowed") == 2 and plain_count(c[1]) >= 1
+                          and c[1].get("key_not_allowed") == 3 and plain_count(c[1]) >= 1
                           and c[2].get("key_not_allowed") == 1 and plain_count(c[2]) >= 1)
         wait_for(lambda: want(auth_counts(top)), "every rogue refused and counted")
+        wait_for(lambda: intruder.log.count("no connection to eigstream-dispatch") == 1,
+                 "the unlisted daemon to say that no connection completes")
         before = auth_counts(top)
         print(f"refused: front {before[0]}, back {before[1]}, merge output {before[2]}")
         wait_for(lambda: top.merge_stats().get("subscriptions", 0) >= 1, "the test's subscription")
@@ -380,8 +389,10 @@ def test_rogue(tmp):
               f"dispatcher books: {dispatch}")
         check(merge["frames_out"] == FRAMES and merge["gap_frames"] == 0, f"merge books: {merge}")
         after = (dispatch["auth_rejected"]["front"], dispatch["auth_rejected"]["back"], merge["auth_rejected"])
-        check([c["key_not_allowed"] for c in after] == [1, 2, 1] and want(after),
+        check([c["key_not_allowed"] for c in after] == [1, 3, 1] and want(after),
               f"the refusals after the run: {before} -> {after}")
+        check(ts.stop_processes([intruder]) == [0] and intruder.log.count("no connection to eigstream-dispatch") == 1,
+              f"the unlisted daemon: exit {intruder.returncode}, its warning logged once")
         for s in rogues:
             check(not s.poll(0), f"a rogue {s.type} received something")
             s.close(0)
