@@ -66,8 +66,8 @@ static void unconnected_note(dispatch_client *c, uint64_t now)
     c->unconnected_logged = 1;
     LOG_WARN("dispatch", "no connection to eigstream-dispatch for %llu ms: is it running on input.endpoint? With "
              "CURVE, is security.curve_dispatcher_key its public key and this daemon's public key in its "
-             "--back-curve-allow? A refused handshake is counted there and not tried again by ZeroMQ: fix the "
-             "keys and restart this daemon",
+             "--back-curve-allow? Each refused handshake is counted there; ZeroMQ does not try an unlisted key "
+             "again: fix the keys and restart this daemon",
              (unsigned long long)((now - c->unconnected_since) / NS_PER_MS));
 }
 
