@@ -59,31 +59,51 @@ const char *pipeline_backend_name(const pipeline *p)
 /* What every frame must be and what every output looks like, from cfg. */
 static void pipeline_formats_set(pipeline *p, const eigstream_config *cfg)
 {
-    p->n = (uint32_t)cfg->solver.n;
-    p->matrices = (uint32_t)cfg->solver.matrices;
-    p->precision = cfg->solver.precision;
-    p->max_payload_bytes = (size_t)cfg->input.max_message_bytes;
-    p->format = (output_format){
-        .n = p->n,
-        .matrices = p->matrices,
-        .precision = p->precision,
+    p->shape.n = (uint32_t)cfg->solver.n;
+    p->shape.matrices = (uint32_t)cfg->solver.matrices;
+    p->shape.precision = cfg->solver.precision;
+    p->shape.max_payload_bytes = (size_t)cfg->input.max_message_bytes;
+    p->shape.format = (output_format){
+        .n = p->shape.n,
+        .matrices = p->shape.matrices,
+        .precision = p->shape.precision,
         .mode = (uint8_t)cfg->output.mode,
         .signal_dimension = (uint32_t)cfg->output.signal_dimension,
         .snapshots = (uint32_t)cfg->output.snapshots,
         .iq_snapshots = cfg->form.input == CONFIG_FORM_INPUT_IQ ? config_form_snapshots(cfg) : 0,
     };
-    p->iq_input = cfg->form.input == CONFIG_FORM_INPUT_IQ;
-    p->iq_pulses = (uint32_t)cfg->form.pulses;
-    p->iq_gates = (uint32_t)cfg->form.range_gates;
-    p->iq_format = (uint8_t)cfg->form.iq_format;
-    p->iq_layout = (uint8_t)cfg->form.iq_layout;
-    p->part_capacity = p->matrices;
-    if (p->iq_input) {
-        if (p->part_capacity < p->n)
-            p->part_capacity = p->n;
-        if (p->part_capacity < p->iq_pulses)
-            p->part_capacity = p->iq_pulses;
+    p->shape.iq_input = cfg->form.input == CONFIG_FORM_INPUT_IQ;
+    p->shape.iq_pulses = (uint32_t)cfg->form.pulses;
+    p->shape.iq_gates = (uint32_t)cfg->form.range_gates;
+    p->shape.iq_format = (uint8_t)cfg->form.iq_format;
+    p->shape.iq_layout = (uint8_t)cfg->form.iq_layout;
+    p->shape.part_capacity = p->shape.matrices;
+    if (p->shape.iq_input) {
+        if (p->shape.part_capacity < p->shape.n)
+            p->shape.part_capacity = p->shape.n;
+        if (p->shape.part_capacity < p->shape.iq_pulses)
+            p->shape.part_capacity = p->shape.iq_pulses;
     }
+}
+
+/* What the stages see of p (stage.h), before anything that runs them. */
+static void pipeline_context_set(pipeline *p)
+{
+    p->context = (stage_context){
+        .p = p,
+        .cfg = &p->cfg,
+        .shape = &p->shape,
+        .live = &p->live,
+        .stats = &p->stats,
+        .to_form = &p->to_form,
+        .to_publish = &p->to_publish,
+        .frames = &p->frames,
+        .outputs = &p->outputs,
+        .workers = p->workers,
+        .worker_count = config_solver_worker_count(&p->cfg), /* pipeline_workers_create's count */
+        .stop_requested = &p->stop_requested,
+    };
+    p->receive.ctx = &p->context;
 }
 
 /* The HTTP server when metrics.http is set; logs the dashboard's URL. */
@@ -138,9 +158,10 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     p->realtime.numa_node = -1;
     log_set_level(cfg->log.level);
     pipeline_formats_set(p, cfg);
+    pipeline_context_set(p);
     const char *recording = config_input_file(cfg);
     pipeline_live_init(p);
-    if ((recording != NULL && (e = pipeline_recording_open(p, recording, err, err_bytes)) != PIPELINE_OK) ||
+    if ((recording != NULL && (e = receiver_recording_open(&p->receive, recording, err, err_bytes)) != PIPELINE_OK) ||
         (e = pipeline_workers_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_realtime_numa(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
@@ -154,13 +175,13 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     metrics_history_init(&p->history, p->stats.start_ns);
     if ((e = pipeline_sockets_auth_start(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_realtime_prepare(p, err, err_bytes)) != PIPELINE_OK ||
-        (e = pipeline_receive_prepare(p, err, err_bytes)) != PIPELINE_OK) {
+        (e = receiver_prepare(&p->receive, err, err_bytes)) != PIPELINE_OK) {
         pipeline_destroy(&p);
         return e;
     }
     LOG_DEBUG("pipeline", "%s path, %d solver worker(s), %zu frame buffers, %zu output buffers (%.1f MB each)",
               path_name(p->path), p->worker_count, p->frames.count, p->outputs.count,
-              (double)output_data_capacity(&p->format) / 1e6);
+              (double)output_data_capacity(&p->shape.format) / 1e6);
     *out = p;
     return PIPELINE_OK;
 }
@@ -172,11 +193,11 @@ void pipeline_destroy(pipeline **pp)
         return;
     metrics_http_stop(&p->http); /* first: it reads nothing else, but nothing may outlive it */
     pipeline_sockets_close(p);
-    pipeline_receive_release(p);
+    receiver_release(&p->receive);
     if (p->path != NULL)
         pipeline_frames_destroy(p);
     pipeline_workers_destroy(p);
-    pipeline_recording_close(p);
+    receiver_recording_close(&p->receive);
     pthread_cond_destroy(&p->deal_room);
     pthread_mutex_destroy(&p->deal_lock);
     pthread_cond_destroy(&p->metrics_wake);
@@ -233,10 +254,10 @@ static pipeline_error threads_start(pipeline *p)
     rc = pipeline_workers_start(p);
     if (rc == 0) {
         rc = pthread_create(&p->receive_thread, NULL,
-                            p->recording != NULL         ? pipeline_receive_file_main
-                            : p->cfg.input.io_threads > 1 ? pipeline_receive_merge_main
-                                                          : pipeline_receive_main,
-                            p);
+                            p->receive.recording != NULL  ? receive_file_main
+                            : p->cfg.input.io_threads > 1 ? receive_merge_main
+                                                          : receive_main,
+                            &p->receive);
         if (rc == 0) {
             pipeline_realtime_thread(p, p->receive_thread, CONFIG_THREAD_RECEIVE, -1);
             return PIPELINE_OK;
@@ -262,7 +283,7 @@ pipeline_error pipeline_run(pipeline *p)
     /* Shutdown drains in stage order: each stage exits when its input queue
      * is closed and empty, then closes its output queue. */
     pthread_join(p->receive_thread, NULL);
-    e = p->receive_result;
+    e = p->receive.result;
     pipeline_error stages = pipeline_workers_join(p);
     if (e == PIPELINE_OK)
         e = stages;

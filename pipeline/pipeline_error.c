@@ -1,7 +1,7 @@
 /*
  * pipeline_error.c - the pipeline's error values as text (pipeline_error.h).
  */
-#include "engine.h"
+#include "pipeline_error.h"
 
 const char *pipeline_strerror(pipeline_error e)
 {

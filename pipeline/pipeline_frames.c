@@ -25,9 +25,9 @@ static void frame_free(void *item, void *ctx)
  * from it (into f->formed on the host path, on the device on the cuda path). */
 static size_t frame_payload_capacity(const pipeline *p)
 {
-    if (p->iq_input)
-        return protocol_iq_cube_bytes(p->n, p->iq_pulses, p->iq_gates, p->iq_format);
-    return (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+    if (p->shape.iq_input)
+        return protocol_iq_cube_bytes(p->shape.n, p->shape.iq_pulses, p->shape.iq_gates, p->shape.iq_format);
+    return (size_t)p->shape.matrices * p->shape.n * p->shape.n * eig_element_bytes(p->shape.precision);
 }
 
 /* IQ frames formed on the host need f->formed (frame.h): the host path,
@@ -50,18 +50,19 @@ static frame *frame_alloc(pipeline *p)
     f->drop_reason = -1;
     f->a_bytes = frame_payload_capacity(p);
     f->a = path_buffer_alloc(p->path, f->a_bytes);
-    f->w = path_buffer_alloc(p->path, (size_t)p->matrices * p->n * eig_element_bytes(p->precision) / 2);
-    f->info = path_buffer_alloc(p->path, p->matrices * sizeof *f->info);
+    const frame_shape *shape = &p->shape;
+    f->w = path_buffer_alloc(p->path, (size_t)shape->matrices * shape->n * eig_element_bytes(shape->precision) / 2);
+    f->info = path_buffer_alloc(p->path, p->shape.matrices * sizeof *f->info);
     if (frame_needs_formed(p)) {
-        f->formed_bytes = (size_t)p->matrices * p->n * p->n * eig_element_bytes(p->precision);
+        f->formed_bytes = (size_t)p->shape.matrices * p->shape.n * p->shape.n * eig_element_bytes(p->shape.precision);
         f->formed = path_buffer_alloc(p->path, f->formed_bytes);
         if (f->formed == NULL) {
             frame_free(f, p->path);
             return NULL;
         }
     }
-    f->signal_dim = calloc(p->matrices, sizeof *f->signal_dim);
-    f->part_bytes = calloc(p->part_capacity, sizeof *f->part_bytes);
+    f->signal_dim = calloc(p->shape.matrices, sizeof *f->signal_dim);
+    f->part_bytes = calloc(p->shape.part_capacity, sizeof *f->part_bytes);
     if (f->a == NULL || f->w == NULL || f->info == NULL || f->signal_dim == NULL || f->part_bytes == NULL) {
         frame_free(f, p->path);
         return NULL;
@@ -84,9 +85,9 @@ static output_buffer *output_alloc(pipeline *p)
     if (o == NULL)
         return NULL;
     o->home = &p->outputs;
-    o->meta = calloc(1, protocol_meta_bytes(p->matrices));
-    o->matrix_meta = calloc(p->matrices, sizeof *o->matrix_meta);
-    o->data = path_buffer_alloc(p->path, output_data_capacity(&p->format));
+    o->meta = calloc(1, protocol_meta_bytes(p->shape.matrices));
+    o->matrix_meta = calloc(p->shape.matrices, sizeof *o->matrix_meta);
+    o->data = path_buffer_alloc(p->path, output_data_capacity(&p->shape.format));
     if (o->meta == NULL || o->matrix_meta == NULL || o->data == NULL) {
         output_free(o, p->path);
         return NULL;
@@ -134,7 +135,7 @@ pipeline_error pipeline_frames_create(pipeline *p, char *err, size_t err_bytes)
 nomem:
     error_text_set(err, err_bytes, "cannot allocate %zu frame buffers of %.1f MB and %zu output buffers of %.1f MB (%s path)",
                        frames, (double)frame_payload_capacity(p) / 1e6, outputs,
-                       (double)output_data_capacity(&p->format) / 1e6, path_name(p->path));
+                       (double)output_data_capacity(&p->shape.format) / 1e6, path_name(p->path));
     return PIPELINE_ENOMEM;
 }
 

@@ -21,10 +21,10 @@
 static void metrics_fill_context(pipeline *p, metrics_context *c)
 {
     c->backend = eig_backend_name(pipeline_active_path(p)->backend);
-    c->precision = eig_precision_name(p->precision);
-    c->mode = protocol_mode_name(p->format.mode);
-    c->n = (int)p->n;
-    c->matrices = (int)p->matrices;
+    c->precision = eig_precision_name(p->shape.precision);
+    c->mode = protocol_mode_name(p->shape.format.mode);
+    c->n = (int)p->shape.n;
+    c->matrices = (int)p->shape.matrices;
     c->queue_form = queue_depth(&p->to_form);
     c->queue_solve = 0;
     for (int w = 0; w < p->worker_count; w++) {

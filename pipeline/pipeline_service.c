@@ -15,14 +15,14 @@
 /* f->a <- `matrices` FULL matrices diag(1, 2, ..., n) in the precision. */
 static void warm_up_fill_covariance(const pipeline *p, frame *f)
 {
-    size_t n = p->n, element = eig_element_bytes(p->precision);
+    size_t n = p->shape.n, element = eig_element_bytes(p->shape.precision);
     size_t matrix_bytes = n * n * element;
-    memset(f->a, 0, p->matrices * matrix_bytes);
-    for (size_t b = 0; b < p->matrices; b++) {
+    memset(f->a, 0, p->shape.matrices * matrix_bytes);
+    for (size_t b = 0; b < p->shape.matrices; b++) {
         uint8_t *a = (uint8_t *)f->a + b * matrix_bytes;
         for (size_t k = 0; k < n; k++) {
             uint8_t *diagonal = a + (k * n + k) * element; /* the real part comes first */
-            if (p->precision == EIG_COMPLEX_DOUBLE)
+            if (p->shape.precision == EIG_COMPLEX_DOUBLE)
                 *(double *)(void *)diagonal = (double)(k + 1);
             else
                 *(float *)(void *)diagonal = (float)(k + 1);
@@ -30,11 +30,11 @@ static void warm_up_fill_covariance(const pipeline *p, frame *f)
     }
     memset(&f->header, 0, sizeof f->header);
     f->header.kind = PROTOCOL_KIND_COVARIANCE;
-    f->header.n = p->n;
-    f->header.count = p->matrices;
-    f->header.element = p->precision;
+    f->header.n = p->shape.n;
+    f->header.count = p->shape.matrices;
+    f->header.element = p->shape.precision;
     f->header.storage = PROTOCOL_STORAGE_FULL;
-    f->header.payload_bytes = p->matrices * matrix_bytes;
+    f->header.payload_bytes = p->shape.matrices * matrix_bytes;
 }
 
 /* IQ input (form.input = iq): f->a <- an all-zero cube of the configured
@@ -43,15 +43,15 @@ static void warm_up_fill_covariance(const pipeline *p, frame *f)
  * the conditioning, so every eigenvalue must come back 0. */
 static void warm_up_fill_iq(const pipeline *p, frame *f)
 {
-    size_t bytes = protocol_iq_cube_bytes(p->n, p->iq_pulses, p->iq_gates, p->iq_format);
+    size_t bytes = protocol_iq_cube_bytes(p->shape.n, p->shape.iq_pulses, p->shape.iq_gates, p->shape.iq_format);
     memset(f->a, 0, bytes);
     memset(&f->header, 0, sizeof f->header);
     f->header.kind = PROTOCOL_KIND_IQ;
-    f->header.n = p->n;
-    f->header.count = p->iq_pulses;
-    f->header.gates = p->iq_gates;
-    f->header.element = p->iq_format;
-    f->header.storage = p->iq_layout;
+    f->header.n = p->shape.n;
+    f->header.count = p->shape.iq_pulses;
+    f->header.gates = p->shape.iq_gates;
+    f->header.element = p->shape.iq_format;
+    f->header.storage = p->shape.iq_layout;
     f->header.scale = 1.0f;
     f->header.payload_bytes = bytes;
 }
@@ -62,20 +62,20 @@ static void warm_up_fill_iq(const pipeline *p, frame *f)
 static pipeline_error warm_up_check(const pipeline *p, const frame *f, const char *where, char *err,
                                     size_t err_bytes)
 {
-    double eps = p->precision == EIG_COMPLEX_DOUBLE ? 2.2e-16 : 1.2e-7;
-    double tolerance = 16.0 * eps * p->n;
-    for (size_t b = 0; b < p->matrices; b++) {
+    double eps = p->shape.precision == EIG_COMPLEX_DOUBLE ? 2.2e-16 : 1.2e-7;
+    double tolerance = 16.0 * eps * p->shape.n;
+    for (size_t b = 0; b < p->shape.matrices; b++) {
         if (f->info[b] != 0) {
             error_text_set(err, err_bytes, "warm-up solve%s: matrix %zu has info %d", where, b, f->info[b]);
             return PIPELINE_ESOLVER;
         }
-        for (size_t k = 0; k < p->n; k++) {
-            size_t i = b * p->n + k;
-            double w = p->precision == EIG_COMPLEX_DOUBLE ? ((const double *)f->w)[i] : ((const float *)f->w)[i];
-            double exact = p->iq_input ? 0.0 : (double)(k + 1);
+        for (size_t k = 0; k < p->shape.n; k++) {
+            size_t i = b * p->shape.n + k;
+            double w = p->shape.precision == EIG_COMPLEX_DOUBLE ? ((const double *)f->w)[i] : ((const float *)f->w)[i];
+            double exact = p->shape.iq_input ? 0.0 : (double)(k + 1);
             if (!(fabs(w - exact) <= tolerance)) {
                 error_text_set(err, err_bytes, "warm-up solve%s: eigenvalue %zu is %.17g, not %g (%s)", where, k,
-                                   w, exact, p->iq_input ? "an all-zero IQ cube" : "diag(1..n)");
+                                   w, exact, p->shape.iq_input ? "an all-zero IQ cube" : "diag(1..n)");
                 return PIPELINE_ESOLVER;
             }
         }
@@ -94,7 +94,7 @@ static pipeline_error warm_up_worker(pipeline *p, const pipeline_worker *w, char
         error_text_set(err, err_bytes, "warm-up%s: no frame buffer", where);
         return PIPELINE_EINVAL;
     }
-    if (p->iq_input)
+    if (p->shape.iq_input)
         warm_up_fill_iq(p, f);
     else
         warm_up_fill_covariance(p, f);
@@ -143,7 +143,7 @@ void pipeline_check_health(const pipeline *p, uint64_t stall_ns, pipeline_health
     h->healthy = 1;
     /* Downstream first: a stage upstream of a stalled one may only be
      * waiting for it (the solve step waits for a free output buffer). */
-    health_consider(&p->publish, now, stall_ns, h);
+    health_consider(&p->publish.stage, now, stall_ns, h);
     if (!h->healthy)
         return;
     for (int w = 0; w < p->worker_count; w++)

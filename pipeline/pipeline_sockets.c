@@ -161,7 +161,7 @@ static pipeline_error input_dispatch_curve(pipeline *p, char *err, size_t err_by
         error_text_set(err, err_bytes, "security.curve_secret_key: %s", why);
         return PIPELINE_EINVAL;
     }
-    void *s = p->inputs[0];
+    void *s = p->receive.inputs[0];
     pipeline_error e = set_option(s, "input", ZMQ_CURVE_SERVERKEY, "ZMQ_CURVE_SERVERKEY", dispatcher.public_key,
                                   CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
     if (e == PIPELINE_OK)
@@ -187,17 +187,17 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     char id[128] = "eigstream";
     size_t used = gethostname(id, sizeof id - 24) == 0 ? strnlen(id, sizeof id - 24) : strlen(id);
     snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
-    if (zmq_setsockopt(p->inputs[0], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
+    if (zmq_setsockopt(p->receive.inputs[0], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
         error_text_set(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     int immediate = 1;
-    SET_OPTION(p->inputs[0], "input", ZMQ_IMMEDIATE, immediate);
+    SET_OPTION(p->receive.inputs[0], "input", ZMQ_IMMEDIATE, immediate);
     pipeline_error e = input_dispatch_curve(p, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    if (dispatch_client_create(p->inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness, &p->dispatch) !=
-        DISPATCH_CLIENT_OK) {
+    if (dispatch_client_create(p->receive.inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness,
+                               &p->receive.dispatch) != DISPATCH_CLIENT_OK) {
         error_text_set(err, err_bytes, "input: cannot create the dispatch client");
         return PIPELINE_ENOMEM;
     }
@@ -216,8 +216,9 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
  * (oversized) rather than cut off. */
 static int64_t input_part_limit(const pipeline *p)
 {
-    uint64_t frame = p->iq_input ? (uint64_t)p->n * p->iq_pulses * p->iq_gates * protocol_iq_sample_bytes(p->iq_format)
-                                 : (uint64_t)p->matrices * protocol_matrix_bytes(p->n, (uint8_t)p->precision,
+    const frame_shape *c = &p->shape;
+    uint64_t frame = c->iq_input ? (uint64_t)c->n * c->iq_pulses * c->iq_gates * protocol_iq_sample_bytes(c->iq_format)
+                                 : (uint64_t)c->matrices * protocol_matrix_bytes(c->n, (uint8_t)c->precision,
                                                                                  PROTOCOL_STORAGE_FULL);
     uint64_t limit = 2 * frame + PROTOCOL_HEADER_BYTES;
     return limit < (uint64_t)p->cfg.input.max_message_bytes ? (int64_t)limit : p->cfg.input.max_message_bytes;
@@ -230,7 +231,7 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
 {
     const eigstream_config *cfg = &p->cfg;
     int sub = cfg->input.pattern == CONFIG_INPUT_SUB, dispatch = cfg->input.pattern == CONFIG_INPUT_DISPATCH;
-    void **s = &p->inputs[k];
+    void **s = &p->receive.inputs[k];
     /* Behind a dispatcher the input is its CURVE client (input_dispatch_curve). */
     pipeline_error e = socket_create(p, s, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
                                      ZMQ_RCVHWM, cfg->input.hwm, !dispatch, err, err_bytes);
@@ -295,7 +296,7 @@ void pipeline_sockets_output_wait_update(pipeline *p)
     int wait = output_wait_ms(pipeline_live_get(p)->deadline_ms);
     if (wait == p->output_wait_ms)
         return;
-    if (zmq_setsockopt(p->output, ZMQ_SNDTIMEO, &wait, sizeof wait) != 0) {
+    if (zmq_setsockopt(p->publish.output, ZMQ_SNDTIMEO, &wait, sizeof wait) != 0) {
         LOG_ERROR("publish", "cannot set the output's send wait to %d ms: %s", wait, zmq_strerror(errno));
         return;
     }
@@ -306,7 +307,7 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
-    pipeline_error e = socket_create(p, &p->output, push ? ZMQ_PUSH : ZMQ_XPUB, "output", OUTPUT_LINGER_MS,
+    pipeline_error e = socket_create(p, &p->publish.output, push ? ZMQ_PUSH : ZMQ_XPUB, "output", OUTPUT_LINGER_MS,
                                      ZMQ_SNDHWM, cfg->output.hwm, 1, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
@@ -320,13 +321,13 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     int nodrop = 1;
     p->output_wait_ms = output_wait_ms(cfg->frame.deadline_ms);
     if (!push) {
-        SET_OPTION(p->output, "output", ZMQ_XPUB_NODROP, nodrop);
-        SET_OPTION(p->output, "output", ZMQ_XPUB_MANUAL, nodrop); /* pipeline_subscriptions_apply */
+        SET_OPTION(p->publish.output, "output", ZMQ_XPUB_NODROP, nodrop);
+        SET_OPTION(p->publish.output, "output", ZMQ_XPUB_MANUAL, nodrop); /* pipeline_subscriptions_apply */
     }
-    SET_OPTION(p->output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
+    SET_OPTION(p->publish.output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
-    SET_OPTION(p->output, "output", ZMQ_AFFINITY, affinity);
-    return socket_attach(p->output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
+    SET_OPTION(p->publish.output, "output", ZMQ_AFFINITY, affinity);
+    return socket_attach(p->publish.output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 
 static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
@@ -432,7 +433,7 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
     }
     pipeline_error e = security_open(p, err, err_bytes);
     /* A file input reads its recording instead (stage_receive_file.c). */
-    if (e == PIPELINE_OK && p->recording == NULL)
+    if (e == PIPELINE_OK && p->receive.recording == NULL)
         e = input_open(p, err, err_bytes);
     if (e == PIPELINE_OK)
         e = output_open(p, err, err_bytes);
@@ -460,16 +461,16 @@ void pipeline_sockets_flush(pipeline *p)
 
 void pipeline_sockets_close(pipeline *p)
 {
-    dispatch_client_destroy(&p->dispatch);
+    dispatch_client_destroy(&p->receive.dispatch);
     for (int k = 0; k < CONFIG_INPUT_IO_THREADS_MAX; k++)
-        if (p->inputs[k] != NULL)
-            zmq_close(p->inputs[k]);
-    memset(p->inputs, 0, sizeof p->inputs);
-    if (p->output != NULL)
-        zmq_close(p->output);
+        if (p->receive.inputs[k] != NULL)
+            zmq_close(p->receive.inputs[k]);
+    memset(p->receive.inputs, 0, sizeof p->receive.inputs);
+    if (p->publish.output != NULL)
+        zmq_close(p->publish.output);
     if (p->metrics_socket != NULL)
         zmq_close(p->metrics_socket);
-    p->output = p->metrics_socket = NULL;
+    p->publish.output = p->metrics_socket = NULL;
     auth_zap_destroy(&p->auth); /* its sockets too, before the context ends */
     /* Term waits (output linger at most) for queued outputs; their zero-copy
      * buffers come back to the output pool, which is freed after this. */

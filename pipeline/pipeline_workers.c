@@ -32,7 +32,7 @@ _Static_assert(PIPELINE_WORKERS_MAX == CONFIG_LIST_MAX, "one worker per solver.g
 static pipeline_error worker_path_create(pipeline *p, pipeline_worker *w, char *err, size_t err_bytes)
 {
     path_params params;
-    path_params_from_config(&params, &p->cfg, output_sends_vectors(&p->format));
+    path_params_from_config(&params, &p->cfg, output_sends_vectors(&p->shape.format));
     params.gpu_device = w->device;
     char why[192];
     pipeline_error e = path_create(&w->path, &params, why, sizeof why);
@@ -48,9 +48,9 @@ static pipeline_error worker_path_create(pipeline *p, pipeline_worker *w, char *
 static void worker_stages_set(pipeline *p, pipeline_worker *w)
 {
     int alone = p->worker_count == 1;
-    w->form = (stage){.name = "form", .p = p, .in = alone ? &p->to_form : &w->to_form, .out = &w->to_solve,
+    w->form = (stage){.name = "form", .ctx = &p->context, .in = alone ? &p->to_form : &w->to_form, .out = &w->to_solve,
                       .metric = METRICS_STAGE_FORM, .step = stage_form_step, .worker = w, .takes_frames = alone};
-    w->solve = (stage){.name = "solve", .p = p, .in = &w->to_solve, .out = &p->to_publish,
+    w->solve = (stage){.name = "solve", .ctx = &p->context, .in = &w->to_solve, .out = &p->to_publish,
                        .metric = METRICS_STAGE_SOLVE, .drop_late = 1, .step = stage_solve_step, .worker = w,
                        .last_in_worker = 1};
     /* What the watchdog's STATUS names: the worker only when there are several. */
@@ -87,8 +87,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
     p->worker_count = config_solver_worker_count(&p->cfg);
     p->worker_capacity = p->worker_count == 1 ? depth + 2 : 3;
     p->window_capacity = p->worker_count == 1 ? 2 * depth + 3 : (size_t)p->worker_count * p->worker_capacity + 2;
-    p->publish = (stage){.name = "publish", .p = p, .in = &p->to_publish, .metric = METRICS_STAGE_PUBLISH,
-                         .label = "publish"};
+    p->publish.stage = (stage){.name = "publish", .ctx = &p->context, .in = &p->to_publish,
+                               .metric = METRICS_STAGE_PUBLISH, .label = "publish"};
     atomic_store(&p->publish_producers, 2 * p->worker_count);
     for (int i = 0; i < p->worker_count; i++) {
         pipeline_worker *w = &p->workers[i];
@@ -109,7 +109,8 @@ pipeline_error pipeline_workers_create(pipeline *p, char *err, size_t err_bytes)
     if (p->worker_count > 1)
         workers_log(p);
     /* Tickets start at 0: a later ticket arriving first must wait for it. */
-    if (reorder_create(&p->window, p->window_capacity) != REORDER_OK || reorder_start(p->window, 0) != REORDER_OK)
+    if (reorder_create(&p->publish.window, p->window_capacity) != REORDER_OK ||
+        reorder_start(p->publish.window, 0) != REORDER_OK)
         goto nomem;
     return PIPELINE_OK;
 nomem:
@@ -127,7 +128,7 @@ void pipeline_workers_destroy(pipeline *p)
         queue_destroy(&w->to_solve);
     }
     p->path = NULL;
-    reorder_destroy(&p->window);
+    reorder_destroy(&p->publish.window);
 }
 
 /* ---- threads ------------------------------------------------------------------- */
@@ -154,7 +155,7 @@ int pipeline_workers_start(pipeline *p)
         }
     }
     if (rc == 0 && p->worker_count > 1) {
-        rc = pthread_create(&p->deal_thread, NULL, stage_deal_main, p);
+        rc = pthread_create(&p->deal_thread, NULL, stage_deal_main, &p->context);
         p->dealing = rc == 0;
         if (p->dealing) /* eigs-deal: in the frame path before the forms, so their CPU set */
             pipeline_realtime_thread(p, p->deal_thread, CONFIG_THREAD_FORM, -1);
@@ -192,7 +193,7 @@ pipeline_error pipeline_workers_join(pipeline *p)
             e = w->form.result != PIPELINE_OK ? w->form.result : w->solve.result;
     }
     pthread_join(p->publish_thread, NULL);
-    return e == PIPELINE_OK ? p->publish.result : e;
+    return e == PIPELINE_OK ? p->publish.stage.result : e;
 }
 
 /* ---- dealing ------------------------------------------------------------------- */
@@ -237,6 +238,12 @@ void pipeline_worker_leave(pipeline *p, pipeline_worker *w)
     atomic_fetch_sub_explicit(&p->stats.worker[w->index].in_flight, 1, memory_order_relaxed);
     pthread_cond_signal(&p->deal_room);
     pthread_mutex_unlock(&p->deal_lock);
+}
+
+void pipeline_worker_stage_ended(pipeline *p)
+{
+    if (atomic_fetch_sub(&p->publish_producers, 1) == 1)
+        queue_close(&p->to_publish);
 }
 
 void pipeline_ticket_closed(pipeline *p)

@@ -12,17 +12,17 @@
  * by every worker's stages, is closed by the last of them), so every frame
  * accepted before the stop is carried to the end or dropped with a reason.
  */
-#include "engine.h"
+#include "stage.h"
 
 /* Hands f to the publish stage as dropped for reason. */
 static void stage_forward_drop(stage *s, frame *f, metrics_drop_reason reason)
 {
-    pipeline *p = s->p;
+    pipeline *p = s->ctx->p;
     f->drop_reason = (int)reason;
     pipeline_worker_leave(p, s->worker);
     /* Only a closed queue refuses, and the publish queue closes after the
      * last worker stage has ended. */
-    if (queue_push(&p->to_publish, f) != QUEUE_OK) {
+    if (queue_push(s->ctx->to_publish, f) != QUEUE_OK) {
         LOG_ERROR(s->name, "frame seq %llu: the publish queue is closed", (unsigned long long)f->header.seq);
         pipeline_frame_drop(p, f, reason);
     }
@@ -32,18 +32,16 @@ static void stage_forward_drop(stage *s, frame *f, metrics_drop_reason reason)
  * end closes the publish queue. */
 static void stage_close_outputs(stage *s)
 {
-    pipeline *p = s->p;
     if (!s->last_in_worker && s->out != NULL)
         queue_close(s->out);
-    if (atomic_fetch_sub(&p->publish_producers, 1) == 1)
-        queue_close(&p->to_publish);
+    pipeline_worker_stage_ended(s->ctx->p);
 }
 
 void *stage_main(void *arg)
 {
     stage *s = arg;
-    pipeline *p = s->p;
-    metrics_worker *busy = &p->stats.worker[s->worker->index];
+    pipeline *p = s->ctx->p;
+    metrics_worker *busy = &s->ctx->stats->worker[s->worker->index];
     frame *f;
 
     s->result = PIPELINE_OK;
@@ -52,14 +50,14 @@ void *stage_main(void *arg)
         metrics_drop_reason reason = METRICS_DROP_SOLVER;
         if (s->takes_frames)
             pipeline_worker_take(p, s->worker, f);
-        if (s->drop_late && pipeline_live_get(p)->late_policy == CONFIG_LATE_DROP &&
+        if (s->drop_late && s->ctx->live->late_policy == CONFIG_LATE_DROP &&
             pipeline_frame_is_late(p, f, start)) {
             stage_forward_drop(s, f, METRICS_DROP_LATE);
             continue;
         }
         atomic_store_explicit(&s->busy_seq, f->header.seq, memory_order_relaxed);
         atomic_store_explicit(&s->busy_since_ns, start, memory_order_release);
-        stage_outcome outcome = s->step(p, f, &reason);
+        stage_outcome outcome = s->step(s, f, &reason);
         atomic_store_explicit(&s->busy_since_ns, 0, memory_order_release);
         uint64_t end = metrics_now_ns();
         if (s->last_in_worker)
@@ -68,7 +66,7 @@ void *stage_main(void *arg)
             stage_forward_drop(s, f, reason);
             continue;
         }
-        metrics_histogram_observe(&p->stats.latency[s->metric], end - start);
+        metrics_histogram_observe(&s->ctx->stats->latency[s->metric], end - start);
         if (s->last_in_worker)
             pipeline_worker_leave(p, s->worker);
         /* Only a closed queue refuses, and this stage's output queue is

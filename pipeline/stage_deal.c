@@ -10,13 +10,14 @@
  * growing a backlog. When the form queue is closed and empty it closes the
  * workers' form queues and ends.
  */
-#include "engine.h"
+#include "stage.h"
 
 void *stage_deal_main(void *arg)
 {
-    pipeline *p = arg;
+    const stage_context *ctx = arg;
+    pipeline *p = ctx->p;
     frame *f;
-    while (queue_pop(&p->to_form, (void **)&f) == QUEUE_OK) {
+    while (queue_pop(ctx->to_form, (void **)&f) == QUEUE_OK) {
         pipeline_worker *w = pipeline_worker_pick(p);
         pipeline_worker_take(p, w, f);
         /* Never full (at most worker_capacity dealt); closed only below. */
@@ -24,11 +25,11 @@ void *stage_deal_main(void *arg)
             LOG_ERROR("deal", "frame seq %llu: worker %d is closed", (unsigned long long)f->header.seq, w->index);
             f->drop_reason = METRICS_DROP_SOLVER;
             pipeline_worker_leave(p, w);
-            if (queue_push(&p->to_publish, f) != QUEUE_OK)
+            if (queue_push(ctx->to_publish, f) != QUEUE_OK)
                 pipeline_frame_drop(p, f, METRICS_DROP_SOLVER);
         }
     }
-    for (int i = 0; i < p->worker_count; i++)
-        queue_close(&p->workers[i].to_form);
+    for (int i = 0; i < ctx->worker_count; i++)
+        queue_close(&ctx->workers[i].to_form);
     return NULL;
 }

@@ -8,14 +8,14 @@
  * the old path are dropped by the solve stage.
  *
  * Each solver worker runs its own form stage on its own path
- * (pipeline_workers.c): the frame was dealt to worker f->worker.
+ * (pipeline_workers.c): the frame was dealt to this stage's worker.
  */
-#include "engine.h"
+#include "stage.h"
 
-stage_outcome stage_form_step(pipeline *p, frame *f, metrics_drop_reason *reason)
+stage_outcome stage_form_step(stage *s, frame *f, metrics_drop_reason *reason)
 {
     char err[192];
-    f->path = pipeline_worker_path(&p->workers[f->worker]);
+    f->path = pipeline_worker_path(s->worker); /* the worker f was dealt to */
     if (path_form(f->path, f, err, sizeof err) == PIPELINE_OK)
         return STAGE_PASS;
     LOG_ERROR("form", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);

@@ -14,13 +14,14 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "engine.h"
+#include "error_text.h"
+#include "stage_receive.h"
 
-void receive_reject(pipeline *p, protocol_reject reason, const char *detail)
+void receive_reject(receiver *rx, protocol_reject reason, const char *detail)
 {
     uint64_t suppressed;
-    metrics_count_reject(&p->stats, reason);
-    if (log_get_level() < LOG_LEVEL_WARN || !log_limiter_allow(&p->reject_limit[reason], &suppressed))
+    metrics_count_reject(rx->ctx->stats, reason);
+    if (log_get_level() < LOG_LEVEL_WARN || !log_limiter_allow(&rx->reject_limit[reason], &suppressed))
         return;
     if (suppressed > 0)
         LOG_WARN("receive", "rejected message: %s%s%s (%llu more suppressed)", protocol_reject_name(reason),
@@ -43,7 +44,7 @@ static size_t payload_element(const protocol_header *h, uint8_t *finite_as)
     return eig_element_bytes(h->element);
 }
 
-receive_verdict receive_copy_payload(pipeline *p, frame *f, size_t offset, const receive_part *parts, size_t count)
+receive_verdict receive_copy_payload(receiver *rx, frame *f, size_t offset, const receive_part *parts, size_t count)
 {
     uint8_t finite_as;
     receive_job job = {.dst = (uint8_t *)f->a + offset, .parts = parts, .count = count,
@@ -52,79 +53,81 @@ receive_verdict receive_copy_payload(pipeline *p, frame *f, size_t offset, const
     job.finite_as = finite_as;
     for (size_t i = 0; i < count; i++)
         job.total += parts[i].bytes;
-    return receive_team_run(p->receive_team, &job);
+    return receive_team_run(rx->team, &job);
 }
 
 /* An IQ cube's header against form.* and solver.n. */
-static protocol_reject receive_check_iq_config(const pipeline *p, const protocol_header *h, char *detail,
+static protocol_reject receive_check_iq_config(const receiver *rx, const protocol_header *h, char *detail,
                                                size_t detail_bytes)
 {
-    protocol_reject r = protocol_iq_check_config(h, p->n, p->iq_pulses, p->iq_gates, p->iq_format, p->iq_layout);
+    const frame_shape *c = rx->ctx->shape;
+    protocol_reject r = protocol_iq_check_config(h, c->n, c->iq_pulses, c->iq_gates, c->iq_format, c->iq_layout);
     if (r != PROTOCOL_OK)
         snprintf(detail, detail_bytes,
                  "cube of %u channels x %u pulses x %u gates, %s %s; configured solver.n=%u form.pulses=%u "
                  "form.range_gates=%u form.iq_format=%s form.iq_layout=%s", h->n, h->count, h->gates,
-                 protocol_iq_format_name(h->element), protocol_iq_layout_name(h->storage), p->n, p->iq_pulses,
-                 p->iq_gates, protocol_iq_format_name(p->iq_format), protocol_iq_layout_name(p->iq_layout));
+                 protocol_iq_format_name(h->element), protocol_iq_layout_name(h->storage), c->n, c->iq_pulses,
+                 c->iq_gates, protocol_iq_format_name(c->iq_format), protocol_iq_layout_name(c->iq_layout));
     return r;
 }
 
-protocol_reject receive_check_header(const pipeline *p, frame *f, const void *part, size_t part_bytes, char *detail,
+protocol_reject receive_check_header(const receiver *rx, frame *f, const void *part, size_t part_bytes, char *detail,
                                      size_t detail_bytes)
 {
     /* One input kind per daemon (form.input): the other is bad_kind, before its fields. */
-    uint8_t expect = p->iq_input ? PROTOCOL_KIND_IQ : PROTOCOL_KIND_COVARIANCE;
+    uint8_t expect = rx->ctx->shape->iq_input ? PROTOCOL_KIND_IQ : PROTOCOL_KIND_COVARIANCE;
     protocol_reject r = protocol_header_decode_kind(part, part_bytes, expect, &f->header);
     if (r == PROTOCOL_REJECT_KIND)
         snprintf(detail, detail_bytes, "kind %u is not %s (form.input = %s)",
-                 part_bytes > 5 ? ((const uint8_t *)part)[5] : 0, p->iq_input ? "IQ cube" : "covariance",
-                 config_form_input_name(p->cfg.form.input));
-    if (r == PROTOCOL_OK && p->iq_input)
-        return receive_check_iq_config(p, &f->header, detail, detail_bytes);
+                 part_bytes > 5 ? ((const uint8_t *)part)[5] : 0, rx->ctx->shape->iq_input ? "IQ cube" : "covariance",
+                 config_form_input_name(rx->ctx->cfg->form.input));
+    if (r == PROTOCOL_OK && rx->ctx->shape->iq_input)
+        return receive_check_iq_config(rx, &f->header, detail, detail_bytes);
     /* A frame's fragments must come in order on one connection; PUSH deals
      * each message to the next connection, and a recording replays frames. */
     if (r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_FRAGMENT) &&
-        (p->recording != NULL || p->cfg.input.io_threads > 1)) {
+        (rx->recording != NULL || rx->ctx->cfg->input.io_threads > 1)) {
         snprintf(detail, detail_bytes, "a fragment (seq %llu, matrix %u): %s", (unsigned long long)f->header.seq,
                  f->header.fragment_first,
-                 p->recording != NULL ? "file input takes whole frames (replay the recording with eigstream-replay)"
+                 rx->recording != NULL ? "file input takes whole frames (replay the recording with eigstream-replay)"
                                       : "fragmented frames need input.io_threads = 1");
         return PROTOCOL_REJECT_CONFIG;
     }
     if (r == PROTOCOL_OK) {
-        r = protocol_check_config(&f->header, p->n, p->matrices, p->precision);
+        r = protocol_check_config(&f->header, rx->ctx->shape->n, rx->ctx->shape->matrices, rx->ctx->shape->precision);
         if (r != PROTOCOL_OK)
             snprintf(detail, detail_bytes, "frame n=%u matrices=%u %s, configured n=%u matrices=%u %s",
-                     f->header.n, f->header.count, eig_precision_name(f->header.element), p->n,
-                     p->matrices, eig_precision_name(p->precision));
+                     f->header.n, f->header.count, eig_precision_name(f->header.element), rx->ctx->shape->n,
+                     rx->ctx->shape->matrices, eig_precision_name(rx->ctx->shape->precision));
     }
     return r;
 }
 
-protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts, size_t copied,
+protocol_reject receive_check_payload(const receiver *rx, frame *f, size_t parts, size_t copied,
                                       const receive_verdict *scan, char *detail, size_t detail_bytes)
 {
     /* More parts than a valid frame has: f->part_bytes holds only the first
      * ones; checking no parts gives the header's size checks, then `parts`. */
-    size_t listed = parts > p->part_capacity ? 0 : parts;
+    size_t listed = parts > rx->ctx->shape->part_capacity ? 0 : parts;
     protocol_reject r;
-    if (p->iq_input)
-        r = protocol_iq_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
+    if (rx->ctx->shape->iq_input)
+        r = protocol_iq_check_sizes(&f->header, f->part_bytes, listed, rx->ctx->shape->max_payload_bytes);
     else
-        r = protocol_covariance_check_sizes(&f->header, f->part_bytes, listed, p->max_payload_bytes);
+        r = protocol_covariance_check_sizes(&f->header, f->part_bytes, listed, rx->ctx->shape->max_payload_bytes);
     if (r != PROTOCOL_OK) {
+        int iq = rx->ctx->shape->iq_input;
         snprintf(detail, detail_bytes, "%zu parts, %zu bytes; header says %llu bytes of %s %s", parts, copied,
                  (unsigned long long)f->header.payload_bytes,
-                 p->iq_input ? protocol_iq_layout_name(f->header.storage) : protocol_storage_name(f->header.storage),
-                 p->iq_input ? protocol_iq_format_name(f->header.element) : eig_precision_name(f->header.element));
+                 iq ? protocol_iq_layout_name(f->header.storage) : protocol_storage_name(f->header.storage),
+                 iq ? protocol_iq_format_name(f->header.element) : eig_precision_name(f->header.element));
         return r;
     }
     if ((f->header.flags & PROTOCOL_FLAG_CRC) && scan->crc != f->header.crc32c)
         return PROTOCOL_REJECT_CRC;
     if (scan->finite != PROTOCOL_OK)
         return scan->finite;
-    if (p->format.mode >= PROTOCOL_MODE_SIGNAL && p->cfg.output.signal_dimension == 0 &&
-        output_frame_snapshots(&p->format, f) == 0 && p->cfg.output.snapshots == 0) {
+    if (rx->ctx->shape->format.mode >= PROTOCOL_MODE_SIGNAL && rx->ctx->cfg->output.signal_dimension == 0 &&
+        output_frame_snapshots(&rx->ctx->shape->format, f) == 0 && rx->ctx->cfg->output.snapshots == 0) {
         snprintf(detail, detail_bytes,
                  "MDL needs the snapshot count: the frame's snapshots is 0 and output.snapshots is 0 "
                  "(set output.snapshots or output.signal_dimension)");
@@ -133,32 +136,32 @@ protocol_reject receive_check_payload(const pipeline *p, frame *f, size_t parts,
     return PROTOCOL_OK;
 }
 
-static void receive_parts_close(pipeline *p, size_t held)
+static void receive_parts_close(receiver *rx, size_t held)
 {
     for (size_t i = 0; i < held; i++)
-        zmq_msg_close(&p->receive_parts[i]);
+        zmq_msg_close(&rx->parts[i]);
 }
 
 /* The held parts into f->a at offset, checked (receive_copy_payload). */
-static receive_verdict receive_copy_parts(pipeline *p, frame *f, size_t offset, size_t held)
+static receive_verdict receive_copy_parts(receiver *rx, frame *f, size_t offset, size_t held)
 {
     for (size_t i = 0; i < held; i++)
-        p->receive_list[i] = (receive_part){zmq_msg_data(&p->receive_parts[i]), zmq_msg_size(&p->receive_parts[i])};
-    return receive_copy_payload(p, f, offset, p->receive_list, held);
+        rx->list[i] = (receive_part){zmq_msg_data(&rx->parts[i]), zmq_msg_size(&rx->parts[i])};
+    return receive_copy_payload(rx, f, offset, rx->list, held);
 }
 
-void receive_assembly_give_up(pipeline *p, const char *why, int stale, uint64_t now_ns)
+void receive_assembly_give_up(receiver *rx, const char *why, int stale, uint64_t now_ns)
 {
-    if (!p->assembly.active)
+    if (!rx->assembly.active)
         return;
-    uint64_t waited = now_ns - p->assembly.last_ns;
-    if (stale && waited <= (uint64_t)p->cfg.input.fragment_timeout_ms * 1000000u)
+    uint64_t waited = now_ns - rx->assembly.last_ns;
+    if (stale && waited <= (uint64_t)rx->ctx->cfg->input.fragment_timeout_ms * 1000000u)
         return;
     char detail[256];
     snprintf(detail, sizeof detail, "frame seq %llu given up with %u of its %u matrices: %s",
-             (unsigned long long)p->assembly.f.frame.seq, p->assembly.f.next, p->assembly.f.frame.count, why);
-    p->assembly.active = 0;
-    receive_reject(p, PROTOCOL_REJECT_INCOMPLETE, detail);
+             (unsigned long long)rx->assembly.f.frame.seq, rx->assembly.f.next, rx->assembly.f.frame.count, why);
+    rx->assembly.active = 0;
+    receive_reject(rx, PROTOCOL_REJECT_INCOMPLETE, detail);
 }
 
 /* Where a message's payload goes in the frame buffer, decided before it is
@@ -166,27 +169,27 @@ void receive_assembly_give_up(pipeline *p, const char *why, int stale, uint64_t 
  * (giving up a frame being assembled: its bytes are overwritten); the next
  * fragment of that frame at its first matrix; any other fragment nowhere
  * (incomplete), leaving the frame being assembled as it is. */
-static protocol_reject receive_fragment_place(pipeline *p, const protocol_header *h, size_t *offset, char *detail,
+static protocol_reject receive_fragment_place(receiver *rx, const protocol_header *h, size_t *offset, char *detail,
                                               size_t detail_bytes)
 {
     *offset = 0;
     int fragment = (h->flags & PROTOCOL_FLAG_FRAGMENT) != 0;
     if (!fragment || h->fragment_first == 0) {
-        receive_assembly_give_up(p, fragment ? "a new frame began" : "a whole frame came in between", 0, 0);
+        receive_assembly_give_up(rx, fragment ? "a new frame began" : "a whole frame came in between", 0, 0);
         if (fragment) {
-            p->assembly.active = 1;
-            protocol_fragments_begin(&p->assembly.f, h);
+            rx->assembly.active = 1;
+            protocol_fragments_begin(&rx->assembly.f, h);
         }
         return PROTOCOL_OK;
     }
-    if (p->assembly.active && protocol_fragments_continues(&p->assembly.f, h)) {
+    if (rx->assembly.active && protocol_fragments_continues(&rx->assembly.f, h)) {
         *offset = (size_t)h->fragment_first * protocol_matrix_bytes(h->n, h->element, h->storage);
         return PROTOCOL_OK;
     }
-    if (p->assembly.active)
+    if (rx->assembly.active)
         snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u while seq %llu waits for matrix %u",
-                 (unsigned long long)h->seq, h->fragment_first, (unsigned long long)p->assembly.f.frame.seq,
-                 p->assembly.f.next);
+                 (unsigned long long)h->seq, h->fragment_first, (unsigned long long)rx->assembly.f.frame.seq,
+                 rx->assembly.f.next);
     else
         snprintf(detail, detail_bytes, "fragment of seq %llu at matrix %u, and no frame is being assembled",
                  (unsigned long long)h->seq, h->fragment_first);
@@ -196,7 +199,7 @@ static protocol_reject receive_fragment_place(pipeline *p, const protocol_header
 /* A placed fragment after its checks (r; its CRC, when flagged, matched
  * its payload): joined to its frame (the whole frame then in f, with the
  * frame's header), or its frame given up. */
-static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reject r, const char *detail)
+static receive_result receive_fragment_join(receiver *rx, frame *f, protocol_reject r, const char *detail)
 {
     if (r != PROTOCOL_OK) {
         /* Counted once, by the fragment's reason (docs/protocol.md: a frame
@@ -204,21 +207,21 @@ static receive_result receive_fragment_join(pipeline *p, frame *f, protocol_reje
         char both[512];
         snprintf(both, sizeof both, "%s%sfragment at matrix %u; frame seq %llu given up with %u of its %u matrices",
                  detail, detail[0] ? "; " : "", f->header.fragment_first,
-                 (unsigned long long)p->assembly.f.frame.seq, p->assembly.f.next, p->assembly.f.frame.count);
-        p->assembly.active = 0;
-        receive_reject(p, r, both);
+                 (unsigned long long)rx->assembly.f.frame.seq, rx->assembly.f.next, rx->assembly.f.frame.count);
+        rx->assembly.active = 0;
+        receive_reject(rx, r, both);
         return RECEIVE_NOTHING;
     }
-    p->assembly.last_ns = metrics_now_ns(); /* the wait for the next fragment starts now */
-    if (!protocol_fragments_join(&p->assembly.f, &f->header))
+    rx->assembly.last_ns = metrics_now_ns(); /* the wait for the next fragment starts now */
+    if (!protocol_fragments_join(&rx->assembly.f, &f->header))
         return RECEIVE_FRAGMENT;
-    f->header = p->assembly.f.frame;
-    p->assembly.active = 0;
+    f->header = rx->assembly.f.frame;
+    rx->assembly.active = 0;
     return RECEIVE_FRAME;
 }
 
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
-receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_reject *reason, char *detail,
+receive_result receive_message(receiver *rx, void *socket, frame *f, protocol_reject *reason, char *detail,
                                       size_t detail_bytes)
 {
     zmq_msg_t part;
@@ -236,17 +239,17 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
     more = zmq_msg_more(&part);
-    if (p->dispatch != NULL && dispatch_client_take(p->dispatch, zmq_msg_data(&part), zmq_msg_size(&part), more,
+    if (rx->dispatch != NULL && dispatch_client_take(rx->dispatch, zmq_msg_data(&part), zmq_msg_size(&part), more,
                                                     f->received_ns)) {
         zmq_msg_close(&part); /* a control message from eigstream-dispatch */
         return RECEIVE_NOTHING;
     }
 
-    r = receive_check_header(p, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
+    r = receive_check_header(rx, f, zmq_msg_data(&part), zmq_msg_size(&part), detail, detail_bytes);
     zmq_msg_close(&part);
     size_t offset = 0;
     if (r == PROTOCOL_OK)
-        r = receive_fragment_place(p, &f->header, &offset, detail, detail_bytes);
+        r = receive_fragment_place(rx, &f->header, &offset, detail, detail_bytes);
     int placed_fragment = r == PROTOCOL_OK && (f->header.flags & PROTOCOL_FLAG_FRAGMENT);
 
     /* The payload parts: held until the last has been read (ZeroMQ has all
@@ -262,21 +265,21 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
     size_t held = 0, total = 0;
     int fits = 1;
     protocol_message_budget budget;
-    protocol_message_budget_begin(&budget, p->max_payload_bytes);
+    protocol_message_budget_begin(&budget, rx->ctx->shape->max_payload_bytes);
     while (more) {
-        zmq_msg_t *m = fits && held < p->part_capacity ? &p->receive_parts[held] : &part;
+        zmq_msg_t *m = fits && held < rx->ctx->shape->part_capacity ? &rx->parts[held] : &part;
         zmq_msg_init(m);
         if (zmq_msg_recv(m, socket, 0) < 0) {
             int e = errno;
             zmq_msg_close(m);
             if (e == EINTR)
                 continue; /* parts of a message arrive together; retry */
-            receive_parts_close(p, held);
+            receive_parts_close(rx, held);
             return RECEIVE_FATAL;
         }
         more = zmq_msg_more(m);
         size_t bytes = zmq_msg_size(m);
-        if (budget.parts < p->part_capacity)
+        if (budget.parts < rx->ctx->shape->part_capacity)
             f->part_bytes[budget.parts] = bytes;
         int within = protocol_message_budget_take(&budget, bytes);
         fits = fits && within && bytes <= f->a_bytes - offset - total; /* else the sizes check rejects it */
@@ -285,24 +288,24 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
             held++;
         } else {
             zmq_msg_close(m); /* more parts than a valid frame has, or too large: rejected */
-            receive_parts_close(p, held);
+            receive_parts_close(rx, held);
             held = 0;
         }
     }
     size_t parts = (size_t)budget.parts, seen = (size_t)budget.seen;
-    if (r == PROTOCOL_OK && fits && parts <= p->part_capacity)
-        scan = receive_copy_parts(p, f, offset, held);
-    receive_parts_close(p, held);
+    if (r == PROTOCOL_OK && fits && parts <= rx->ctx->shape->part_capacity)
+        scan = receive_copy_parts(rx, f, offset, held);
+    receive_parts_close(rx, held);
     if (r == PROTOCOL_OK && budget.oversized) {
         snprintf(detail, detail_bytes, "%zu parts of %zu bytes in all, above input.max_message_bytes = %zu: "
-                 "released as read", parts, seen, p->max_payload_bytes);
+                 "released as read", parts, seen, rx->ctx->shape->max_payload_bytes);
         r = PROTOCOL_REJECT_OVERSIZED;
     }
 
     if (r == PROTOCOL_OK)
-        r = receive_check_payload(p, f, parts, seen, &scan, detail, detail_bytes);
+        r = receive_check_payload(rx, f, parts, seen, &scan, detail, detail_bytes);
     if (placed_fragment)
-        return receive_fragment_join(p, f, r, detail);
+        return receive_fragment_join(rx, f, r, detail);
     *reason = r;
     return r == PROTOCOL_OK ? RECEIVE_FRAME : RECEIVE_REJECTED;
 }
@@ -310,86 +313,86 @@ receive_result receive_message(pipeline *p, void *socket, frame *f, protocol_rej
 /* A seq that does not increase means the source restarted (or a second
  * source shares the input): counted and logged once per restart, never a
  * loss; the frame is accepted like any other. */
-static void receive_check_seq(pipeline *p, const frame *f)
+static void receive_check_seq(receiver *rx, const frame *f)
 {
     uint64_t seq = f->header.seq;
-    if (p->seq_seen && seq <= p->last_seq) {
-        atomic_fetch_add_explicit(&p->stats.source_restarts, 1, memory_order_relaxed);
+    if (rx->seq_seen && seq <= rx->last_seq) {
+        atomic_fetch_add_explicit(&rx->ctx->stats->source_restarts, 1, memory_order_relaxed);
         LOG_WARN("receive", "source restart: seq %llu after %llu", (unsigned long long)seq,
-                 (unsigned long long)p->last_seq);
+                 (unsigned long long)rx->last_seq);
     }
-    p->last_seq = seq;
-    p->seq_seen = 1;
+    rx->last_seq = seq;
+    rx->seq_seen = 1;
 }
 
 /* Hands an accepted frame to the form stage under the overflow policy. File
  * input, and a frame whose sender asked for it (flag LOSSLESS: eigstream-replay
  * by default), always block: a recording is reprocessed losslessly, and the
  * wait pushes back on that sender through ZeroMQ. */
-static void receive_queue(pipeline *p, frame *f)
+static void receive_queue(receiver *rx, frame *f)
 {
-    atomic_fetch_add_explicit(&p->stats.frames_in, 1, memory_order_relaxed);
-    metrics_histogram_observe(&p->stats.latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
-    int lossless = p->recording != NULL || (f->header.flags & PROTOCOL_FLAG_LOSSLESS);
-    if (pipeline_live_get(p)->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && !lossless) {
+    atomic_fetch_add_explicit(&rx->ctx->stats->frames_in, 1, memory_order_relaxed);
+    metrics_histogram_observe(&rx->ctx->stats->latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
+    int lossless = rx->recording != NULL || (f->header.flags & PROTOCOL_FLAG_LOSSLESS);
+    if (rx->ctx->live->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && !lossless) {
         void *evicted = NULL;
-        if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
-            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
+        if (queue_push_evict_oldest(rx->ctx->to_form, f, &evicted) != QUEUE_OK)
+            pipeline_frame_drop(rx->ctx->p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
         else if (evicted != NULL)
-            pipeline_frame_drop(p, evicted, METRICS_DROP_OVERFLOW);
+            pipeline_frame_drop(rx->ctx->p, evicted, METRICS_DROP_OVERFLOW);
         return;
     }
     /* block: while the form queue is full the receiver stops reading, the
      * socket's receive HWM fills and ZeroMQ pushes back on the sender. */
-    if (queue_try_push(&p->to_form, f) == QUEUE_OK)
+    if (queue_try_push(rx->ctx->to_form, f) == QUEUE_OK)
         return;
-    atomic_fetch_add_explicit(&p->stats.overflow_blocked, 1, memory_order_relaxed);
-    if (queue_push(&p->to_form, f) != QUEUE_OK)
-        pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW);
+    atomic_fetch_add_explicit(&rx->ctx->stats->overflow_blocked, 1, memory_order_relaxed);
+    if (queue_push(rx->ctx->to_form, f) != QUEUE_OK)
+        pipeline_frame_drop(rx->ctx->p, f, METRICS_DROP_OVERFLOW);
 }
 
-void receive_accept(pipeline *p, frame *f)
+void receive_accept(receiver *rx, frame *f)
 {
-    receive_check_seq(p, f);
-    receive_queue(p, f);
+    receive_check_seq(rx, f);
+    receive_queue(rx, f);
 }
 
-void receive_accept_late(pipeline *p, frame *f)
+void receive_accept_late(receiver *rx, frame *f)
 {
     uint64_t suppressed;
-    atomic_fetch_add_explicit(&p->stats.input_late, 1, memory_order_relaxed);
-    if (log_get_level() >= LOG_LEVEL_WARN && log_limiter_allow(&p->input_late_limit, &suppressed))
+    atomic_fetch_add_explicit(&rx->ctx->stats->input_late, 1, memory_order_relaxed);
+    if (log_get_level() >= LOG_LEVEL_WARN && log_limiter_allow(&rx->input_late_limit, &suppressed))
         LOG_WARN("receive", "frame seq %llu came after input.reorder_ms, behind seq %llu from another connection: "
                  "passed on out of order (%llu more suppressed)", (unsigned long long)f->header.seq,
-                 (unsigned long long)p->last_seq, (unsigned long long)suppressed);
-    receive_queue(p, f);
+                 (unsigned long long)rx->last_seq, (unsigned long long)suppressed);
+    receive_queue(rx, f);
 }
 
 /* input.pattern dispatch, on a stop: GOODBYE stops the dispatcher, which
  * answers behind the frames it had already sent; those are received like
  * any other until the answer (bounded by the heartbeat liveness), so that a
  * daemon stopped on purpose loses none. Returns the frame buffer still held. */
-static frame *receive_dispatch_drain(pipeline *p, frame *f, zmq_pollitem_t *item, char *detail, size_t detail_bytes)
+static frame *receive_dispatch_drain(receiver *rx, frame *f, zmq_pollitem_t *item, char *detail, size_t detail_bytes)
 {
-    dispatch_client_goodbye(p->dispatch);
-    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(p->dispatch);
-    while (!dispatch_client_drained(p->dispatch) && metrics_now_ns() < end) {
-        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+    dispatch_client_goodbye(rx->dispatch);
+    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(rx->dispatch);
+    while (!dispatch_client_drained(rx->dispatch) && metrics_now_ns() < end) {
+        if (f == NULL && pool_get(rx->ctx->frames, (void **)&f) != POOL_OK)
             break;
         if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
             continue; /* nothing yet, or a signal */
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, p->inputs[0], f, &reason, detail, detail_bytes);
+        receive_result result = receive_message(rx, rx->inputs[0], f, &reason, detail, detail_bytes);
         if (result == RECEIVE_FRAME) {
-            receive_accept(p, f);
+            receive_accept(rx, f);
             f = NULL;
         } else if (result == RECEIVE_REJECTED) {
-            receive_reject(p, reason, detail);
+            receive_reject(rx, reason, detail);
         } else if (result == RECEIVE_FATAL) {
             break;
         } /* RECEIVE_FRAGMENT: its frame stays in f */
     }
-    if (!dispatch_client_drained(p->dispatch))
+    if (!dispatch_client_drained(rx->dispatch))
         LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
     return f;
 }
@@ -401,9 +404,9 @@ _Static_assert(CONFIG_COPY_THREADS_MAX <= RECEIVE_TEAM_MAX, "input.copy_threads 
  * together ~37 GB/s; with two GPUs behind one receive thread its copy is
  * what paces the input, README "Several solver workers"); fewer than 8 cores get
  * none. */
-static int receive_copy_threads(const pipeline *p)
+static int receive_copy_threads(const receiver *rx)
 {
-    int threads = p->cfg.input.copy_threads;
+    int threads = rx->ctx->cfg->input.copy_threads;
     if (threads == 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores >= 32 ? 8 : cores >= 4 ? (int)(cores / 4) : 1;
@@ -411,91 +414,92 @@ static int receive_copy_threads(const pipeline *p)
     return threads;
 }
 
-pipeline_error pipeline_receive_prepare(pipeline *p, char *err, size_t err_bytes)
+pipeline_error receiver_prepare(receiver *rx, char *err, size_t err_bytes)
 {
-    p->receive_parts = calloc(p->part_capacity, sizeof *p->receive_parts);
-    p->receive_list = calloc(p->part_capacity, sizeof *p->receive_list);
-    if (p->receive_parts == NULL || p->receive_list == NULL) {
+    rx->parts = calloc(rx->ctx->shape->part_capacity, sizeof *rx->parts);
+    rx->list = calloc(rx->ctx->shape->part_capacity, sizeof *rx->list);
+    if (rx->parts == NULL || rx->list == NULL) {
         error_text_set(err, err_bytes, "out of memory");
         return PIPELINE_ENOMEM;
     }
-    int threads = receive_copy_threads(p);
-    if (threads < 2 || p->recording != NULL)
+    int threads = receive_copy_threads(rx);
+    if (threads < 2 || rx->recording != NULL)
         return PIPELINE_OK;
-    p->receive_team = receive_team_create(threads);
-    if (p->receive_team == NULL) {
+    rx->team = receive_team_create(threads);
+    if (rx->team == NULL) {
         error_text_set(err, err_bytes, "input.copy_threads: cannot start %d copy threads", threads);
         return PIPELINE_ETHREAD;
     }
     for (int i = 0; i < threads - 1; i++)
-        pipeline_realtime_thread(p, receive_team_helper(p->receive_team, i), CONFIG_THREAD_RECEIVE, i + 1);
+        pipeline_realtime_thread(rx->ctx->p, receive_team_helper(rx->team, i), CONFIG_THREAD_RECEIVE, i + 1);
     LOG_DEBUG("receive", "%d threads copy each frame of %u kB or more", threads, RECEIVE_TEAM_MIN_BYTES / 1024);
     return PIPELINE_OK;
 }
 
-void pipeline_receive_release(pipeline *p)
+void receiver_release(receiver *rx)
 {
-    receive_team_destroy(&p->receive_team);
-    free(p->receive_parts);
-    free(p->receive_list);
-    p->receive_parts = NULL;
-    p->receive_list = NULL;
+    receive_team_destroy(&rx->team);
+    free(rx->parts);
+    free(rx->list);
+    rx->parts = NULL;
+    rx->list = NULL;
 }
 
 /* Ends with PIPELINE_OK on a stop request, PIPELINE_ESOCKET when the input
  * socket fails (the pipeline then stops and drains), after closing the form
  * queue either way. */
-void *pipeline_receive_main(void *arg)
+void *receive_main(void *arg)
 {
-    pipeline *p = arg;
+    receiver *rx = arg;
     frame *f = NULL;
     char detail[256];
-    zmq_pollitem_t item = {.socket = p->inputs[0], .events = ZMQ_POLLIN};
+    zmq_pollitem_t item = {.socket = rx->inputs[0], .events = ZMQ_POLLIN};
 
-    p->receive_result = PIPELINE_OK;
-    while (!atomic_load(&p->stop_requested)) {
+    rx->result = PIPELINE_OK;
+    while (!atomic_load(rx->ctx->stop_requested)) {
         /* Only a closed pool refuses, and it closes after this thread ends. */
-        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+        if (f == NULL && pool_get(rx->ctx->frames, (void **)&f) != POOL_OK)
             break;
         /* dispatch: credit for the slots the form stage freed (a frame being
          * assembled will take one), heartbeats */
-        if (p->dispatch != NULL) {
-            size_t used = queue_depth(&p->to_form) + (p->assembly.active ? 1u : 0u);
-            dispatch_client_tick(p->dispatch, used < p->to_form.capacity ? p->to_form.capacity - used : 0,
+        if (rx->dispatch != NULL) {
+            queue *to_form = rx->ctx->to_form;
+            size_t used = queue_depth(to_form) + (rx->assembly.active ? 1u : 0u);
+            dispatch_client_tick(rx->dispatch, used < to_form->capacity ? to_form->capacity - used : 0,
                                  metrics_now_ns());
         }
         /* A short poll bounds how long a stop request waits. */
-        int ready = zmq_poll(&item, 1, p->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
+        int ready = zmq_poll(&item, 1, rx->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready < 0) {
             LOG_ERROR("receive", "input socket poll failed: %s", zmq_strerror(errno));
-            p->receive_result = PIPELINE_ESOCKET;
+            rx->result = PIPELINE_ESOCKET;
             break;
         }
         if (ready == 0) {
-            receive_assembly_give_up(p, "no next fragment within input.fragment_timeout_ms", 1, metrics_now_ns());
+            receive_assembly_give_up(rx, "no next fragment within input.fragment_timeout_ms", 1, metrics_now_ns());
             continue;
         }
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(p, p->inputs[0], f, &reason, detail, sizeof detail);
+        receive_result result = receive_message(rx, rx->inputs[0], f, &reason, detail, sizeof detail);
         if (result == RECEIVE_FRAME) {
-            receive_accept(p, f);
+            receive_accept(rx, f);
             f = NULL;
         } else if (result == RECEIVE_REJECTED) {
-            receive_reject(p, reason, detail); /* keep f for the next message */
+            receive_reject(rx, reason, detail); /* keep f for the next message */
         } else if (result == RECEIVE_FATAL) {
             LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
-            p->receive_result = PIPELINE_ESOCKET;
+            rx->result = PIPELINE_ESOCKET;
             break;
         }
     }
-    if (p->dispatch != NULL && p->receive_result == PIPELINE_OK)
-        f = receive_dispatch_drain(p, f, &item, detail, sizeof detail);
-    receive_assembly_give_up(p, "the daemon stopped", 0, 0);
+    if (rx->dispatch != NULL && rx->result == PIPELINE_OK)
+        f = receive_dispatch_drain(rx, f, &item, detail, sizeof detail);
+    receive_assembly_give_up(rx, "the daemon stopped", 0, 0);
     if (f != NULL)
-        pipeline_frame_release(p, f);
+        pipeline_frame_release(rx->ctx->p, f);
     LOG_DEBUG("receive", "stopped accepting; draining");
-    queue_close(&p->to_form);
+    queue_close(rx->ctx->to_form);
     return NULL;
 }

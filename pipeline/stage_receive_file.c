@@ -19,16 +19,18 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine.h"
+#include "error_text.h"
+#include "stage_receive.h"
 
-pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err, size_t err_bytes)
+pipeline_error receiver_recording_open(receiver *rx, const char *name, char *err, size_t err_bytes)
 {
+    const frame_shape *shape = rx->ctx->shape;
     char why[RECORDING_ERROR_MAX];
-    if (recording_reader_open(&p->recording, name, why, sizeof why) != RECORDING_OK) {
+    if (recording_reader_open(&rx->recording, name, why, sizeof why) != RECORDING_OK) {
         error_text_set(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
         return PIPELINE_EINVAL;
     }
-    if (p->iq_input) {
+    if (shape->iq_input) {
         /* A recording's meta (docs/recording.md) knows covariance and
          * eigenspace frames only: nothing records the gates, sample format
          * and layout an IQ cube needs, so IQ recordings do not exist yet. */
@@ -36,42 +38,42 @@ pipeline_error pipeline_recording_open(pipeline *p, const char *name, char *err,
                            "form.input = iq needs a ZeroMQ input", name);
         return PIPELINE_EINVAL;
     }
-    const recording_format *rf = recording_reader_format(p->recording);
-    uint64_t frames = recording_reader_frames(p->recording);
+    const recording_format *rf = recording_reader_format(rx->recording);
+    uint64_t frames = recording_reader_frames(rx->recording);
     if (frames > 0 && rf->kind != PROTOCOL_KIND_COVARIANCE) {
         error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording holds eigenspace frames; the "
                            "daemon reads covariance frames", name);
         return PIPELINE_EINVAL;
     }
-    if (frames > 0 && (rf->n != p->n || rf->count != p->matrices || rf->element != p->precision)) {
+    if (frames > 0 && (rf->n != shape->n || rf->count != shape->matrices || rf->element != shape->precision)) {
         error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording's frames are n=%u matrices=%u "
                            "%s; configured solver.n=%u solver.matrices=%u solver.precision=%s", name, rf->n,
-                           rf->count, eig_precision_name(rf->element), p->n, p->matrices,
-                           eig_precision_name(p->precision));
+                           rf->count, eig_precision_name(rf->element), shape->n, shape->matrices,
+                           eig_precision_name(shape->precision));
         return PIPELINE_EINVAL;
     }
     size_t largest = PROTOCOL_HEADER_BYTES;
     for (uint64_t i = 0; i < frames; i++) {
-        const recording_frame *fr = recording_reader_frame(p->recording, i);
+        const recording_frame *fr = recording_reader_frame(rx->recording, i);
         if (fr->bytes > largest)
             largest = (size_t)fr->bytes;
     }
-    p->recorded_frame = malloc(largest);
-    p->recorded_frame_bytes = largest;
-    if (p->recorded_frame == NULL) {
+    rx->recorded_frame = malloc(largest);
+    rx->recorded_frame_bytes = largest;
+    if (rx->recorded_frame == NULL) {
         error_text_set(err, err_bytes, "cannot allocate a %zu-byte frame buffer for file:%s", largest, name);
         return PIPELINE_ENOMEM;
     }
     LOG_INFO("receive", "file input %s: %llu frames, %s timing", name, (unsigned long long)frames,
-             config_replay_timing_name(p->cfg.input.replay_timing));
+             config_replay_timing_name(rx->ctx->cfg->input.replay_timing));
     return PIPELINE_OK;
 }
 
-void pipeline_recording_close(pipeline *p)
+void receiver_recording_close(receiver *rx)
 {
-    recording_reader_close(&p->recording);
-    free(p->recorded_frame);
-    p->recorded_frame = NULL;
+    recording_reader_close(&rx->recording);
+    free(rx->recorded_frame);
+    rx->recorded_frame = NULL;
 }
 
 /* The recorded time of frame i in ns (receipt, else source timestamp). */
@@ -83,15 +85,15 @@ static uint64_t recorded_ns(const recording_frame *fr)
 /* original timing: sleeps until frame i's time since the first frame,
  * scaled, after start_ns (CLOCK_MONOTONIC), in slices so that a stop
  * request is seen within 100 ms. */
-static void pace(pipeline *p, uint64_t i, uint64_t start_ns)
+static void pace(receiver *rx, uint64_t i, uint64_t start_ns)
 {
-    if (p->cfg.input.replay_timing != CONFIG_REPLAY_ORIGINAL || i == 0)
+    if (rx->ctx->cfg->input.replay_timing != CONFIG_REPLAY_ORIGINAL || i == 0)
         return;
-    uint64_t first = recorded_ns(recording_reader_frame(p->recording, 0));
-    uint64_t at = recorded_ns(recording_reader_frame(p->recording, i));
-    double offset = at > first ? (double)(at - first) / p->cfg.input.replay_speed : 0.0;
+    uint64_t first = recorded_ns(recording_reader_frame(rx->recording, 0));
+    uint64_t at = recorded_ns(recording_reader_frame(rx->recording, i));
+    double offset = at > first ? (double)(at - first) / rx->ctx->cfg->input.replay_speed : 0.0;
     uint64_t due = start_ns + (uint64_t)offset;
-    for (uint64_t now = metrics_now_ns(); now < due && !atomic_load(&p->stop_requested); now = metrics_now_ns()) {
+    for (uint64_t now = metrics_now_ns(); now < due && !atomic_load(rx->ctx->stop_requested); now = metrics_now_ns()) {
         uint64_t wait = due - now < 100000000u ? due - now : 100000000u;
         struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
         nanosleep(&ts, NULL);
@@ -99,15 +101,15 @@ static void pace(pipeline *p, uint64_t i, uint64_t start_ns)
 }
 
 /* Reads recorded frame i into f and runs the network path's checks. */
-static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char *detail, size_t detail_bytes)
+static protocol_reject receive_recorded(receiver *rx, uint64_t i, frame *f, char *detail, size_t detail_bytes)
 {
-    const recording_frame *fr = recording_reader_frame(p->recording, i);
+    const recording_frame *fr = recording_reader_frame(rx->recording, i);
     char why[RECORDING_ERROR_MAX];
     size_t parts = 0;
     detail[0] = '\0';
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
-    recording_error e = recording_reader_read(p->recording, i, p->recorded_frame, p->recorded_frame_bytes, why,
+    recording_error e = recording_reader_read(rx->recording, i, rx->recorded_frame, rx->recorded_frame_bytes, why,
                                               sizeof why);
     if (e != RECORDING_OK) {
         /* The payload changed since it was recorded, or the frame cannot be
@@ -115,7 +117,7 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
         snprintf(detail, detail_bytes, "recorded frame %llu: %s", (unsigned long long)i, why);
         return e == RECORDING_ECRC ? PROTOCOL_REJECT_CRC : PROTOCOL_REJECT_TRUNCATED;
     }
-    protocol_reject r = receive_check_header(p, f, p->recorded_frame, PROTOCOL_HEADER_BYTES, detail, detail_bytes);
+    protocol_reject r = receive_check_header(rx, f, rx->recorded_frame, PROTOCOL_HEADER_BYTES, detail, detail_bytes);
     if (r != PROTOCOL_OK)
         return r;
     size_t payload = (size_t)fr->bytes - PROTOCOL_HEADER_BYTES;
@@ -124,40 +126,41 @@ static protocol_reject receive_recorded(pipeline *p, uint64_t i, frame *f, char 
                  f->a_bytes);
         return PROTOCOL_REJECT_OVERSIZED;
     }
-    if (recording_reader_part_sizes(p->recording, i, f->part_bytes, p->matrices, &parts) != RECORDING_OK) {
+    uint32_t matrices = rx->ctx->shape->matrices;
+    if (recording_reader_part_sizes(rx->recording, i, f->part_bytes, matrices, &parts) != RECORDING_OK) {
         snprintf(detail, detail_bytes, "recorded frame %llu: %u parts for %u matrices", (unsigned long long)i,
-                 fr->parts, p->matrices);
+                 fr->parts, matrices);
         return PROTOCOL_REJECT_PARTS;
     }
-    receive_part all = {p->recorded_frame + PROTOCOL_HEADER_BYTES, payload};
-    receive_verdict scan = receive_copy_payload(p, f, 0, &all, 1);
-    return receive_check_payload(p, f, parts, payload, &scan, detail, detail_bytes);
+    receive_part all = {rx->recorded_frame + PROTOCOL_HEADER_BYTES, payload};
+    receive_verdict scan = receive_copy_payload(rx, f, 0, &all, 1);
+    return receive_check_payload(rx, f, parts, payload, &scan, detail, detail_bytes);
 }
 
-void *pipeline_receive_file_main(void *arg)
+void *receive_file_main(void *arg)
 {
-    pipeline *p = arg;
+    receiver *rx = arg;
     frame *f = NULL;
     char detail[RECORDING_ERROR_MAX + 64];
-    uint64_t frames = recording_reader_frames(p->recording), start = metrics_now_ns();
+    uint64_t frames = recording_reader_frames(rx->recording), start = metrics_now_ns();
 
-    p->receive_result = PIPELINE_OK;
-    for (uint64_t i = 0; i < frames && !atomic_load(&p->stop_requested); i++) {
+    rx->result = PIPELINE_OK;
+    for (uint64_t i = 0; i < frames && !atomic_load(rx->ctx->stop_requested); i++) {
         /* Only a closed pool refuses, and it closes after this thread ends. */
-        if (f == NULL && pool_get(&p->frames, (void **)&f) != POOL_OK)
+        if (f == NULL && pool_get(rx->ctx->frames, (void **)&f) != POOL_OK)
             break;
-        pace(p, i, start);
-        protocol_reject reason = receive_recorded(p, i, f, detail, sizeof detail);
+        pace(rx, i, start);
+        protocol_reject reason = receive_recorded(rx, i, f, detail, sizeof detail);
         if (reason == PROTOCOL_OK) {
-            receive_accept(p, f);
+            receive_accept(rx, f);
             f = NULL;
         } else {
-            receive_reject(p, reason, detail); /* keep f for the next frame */
+            receive_reject(rx, reason, detail); /* keep f for the next frame */
         }
     }
     if (f != NULL)
-        pipeline_frame_release(p, f);
+        pipeline_frame_release(rx->ctx->p, f);
     LOG_INFO("receive", "end of the recording; draining");
-    queue_close(&p->to_form);
+    queue_close(rx->ctx->to_form);
     return NULL;
 }

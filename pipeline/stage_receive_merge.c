@@ -21,12 +21,12 @@
 #include <stdint.h>
 #include <zmq.h>
 
-#include "engine.h"
+#include "stage_receive.h"
 
 #define MERGE_SKIPPED_SEQS 64 /* the seqs merge.skipped remembers */
 
 typedef struct merge {
-    pipeline *p;
+    receiver *rx;
     int count;                                  /* input sockets */
     frame *head[CONFIG_INPUT_IO_THREADS_MAX];   /* a valid frame from socket k, or NULL */
     uint64_t since[CONFIG_INPUT_IO_THREADS_MAX]; /* when it became the head (monotonic ns) */
@@ -78,7 +78,7 @@ static int merge_lowest(const merge *m)
 /* Passes on every head that may go now (see the file comment). */
 static void merge_release(merge *m, uint64_t now, int draining)
 {
-    uint64_t wait_ns = (uint64_t)m->p->cfg.input.reorder_ms * 1000000u;
+    uint64_t wait_ns = (uint64_t)m->rx->ctx->cfg->input.reorder_ms * 1000000u;
     for (int k; (k = merge_lowest(m)) >= 0;) {
         frame *f = m->head[k];
         int heads = 0;
@@ -89,7 +89,7 @@ static void merge_release(merge *m, uint64_t now, int draining)
             return;
         m->head[k] = NULL;
         if (m->passed && f->header.seq <= m->last_seq && merge_take_skipped(m, f->header.seq)) {
-            receive_accept_late(m->p, f);
+            receive_accept_late(m->rx, f);
             continue;
         }
         if (m->passed && f->header.seq > m->last_seq)
@@ -99,7 +99,7 @@ static void merge_release(merge *m, uint64_t now, int draining)
             m->skipped_count = 0;
             m->passed = 1;
         }
-        receive_accept(m->p, f);
+        receive_accept(m->rx, f);
     }
 }
 
@@ -107,18 +107,18 @@ static void merge_release(merge *m, uint64_t now, int draining)
  * are counted. 0, or -1 when the socket failed. */
 static int merge_read(merge *m, int k, char *detail, size_t detail_bytes)
 {
-    pipeline *p = m->p;
+    receiver *rx = m->rx;
     while (m->head[k] == NULL) {
-        if (m->spare == NULL && pool_get(&p->frames, (void **)&m->spare) != POOL_OK)
+        if (m->spare == NULL && pool_get(rx->ctx->frames, (void **)&m->spare) != POOL_OK)
             return -1;
         protocol_reject reason = PROTOCOL_OK;
-        receive_result r = receive_message(p, p->inputs[k], m->spare, &reason, detail, detail_bytes);
+        receive_result r = receive_message(rx, rx->inputs[k], m->spare, &reason, detail, detail_bytes);
         if (r == RECEIVE_NOTHING)
             return 0;
         if (r == RECEIVE_FATAL)
             return -1;
         if (r == RECEIVE_REJECTED) {
-            receive_reject(p, reason, detail);
+            receive_reject(rx, reason, detail);
             continue;
         }
         m->head[k] = m->spare;
@@ -135,46 +135,46 @@ static int merge_poll_ms(const merge *m, uint64_t now)
     int k = merge_lowest(m);
     if (k < 0)
         return 100;
-    uint64_t wait_ns = (uint64_t)m->p->cfg.input.reorder_ms * 1000000u, waited = now - m->since[k];
+    uint64_t wait_ns = (uint64_t)m->rx->ctx->cfg->input.reorder_ms * 1000000u, waited = now - m->since[k];
     uint64_t left_ms = waited >= wait_ns ? 0 : (wait_ns - waited + 999999u) / 1000000u;
     return left_ms < 100 ? (int)left_ms : 100;
 }
 
-/* As pipeline_receive_main, over p->inputs[0 .. io_threads). */
-void *pipeline_receive_merge_main(void *arg)
+/* As receive_main, over rx->inputs[0 .. io_threads). */
+void *receive_merge_main(void *arg)
 {
-    pipeline *p = arg;
-    merge m = {.p = p, .count = p->cfg.input.io_threads};
+    receiver *rx = arg;
+    merge m = {.rx = rx, .count = rx->ctx->cfg->input.io_threads};
     zmq_pollitem_t items[CONFIG_INPUT_IO_THREADS_MAX];
     char detail[256];
-    p->receive_result = PIPELINE_OK;
-    while (!atomic_load(&p->stop_requested)) {
+    rx->result = PIPELINE_OK;
+    while (!atomic_load(rx->ctx->stop_requested)) {
         int waiting = 0;
         for (int k = 0; k < m.count; k++)
             if (m.head[k] == NULL)
-                items[waiting++] = (zmq_pollitem_t){.socket = p->inputs[k], .events = ZMQ_POLLIN};
+                items[waiting++] = (zmq_pollitem_t){.socket = rx->inputs[k], .events = ZMQ_POLLIN};
         int ready = zmq_poll(items, waiting, merge_poll_ms(&m, metrics_now_ns()));
         if (ready < 0 && errno != EINTR) {
             LOG_ERROR("receive", "input socket poll failed: %s", zmq_strerror(errno));
-            p->receive_result = PIPELINE_ESOCKET;
+            rx->result = PIPELINE_ESOCKET;
             break;
         }
         int failed = 0;
         for (int k = 0; k < m.count && !failed; k++)
             failed = merge_read(&m, k, detail, sizeof detail) != 0;
         if (failed) {
-            if (atomic_load(&p->stop_requested))
+            if (atomic_load(rx->ctx->stop_requested))
                 break; /* the frame pool closed */
             LOG_ERROR("receive", "input socket failed: %s", zmq_strerror(errno));
-            p->receive_result = PIPELINE_ESOCKET;
+            rx->result = PIPELINE_ESOCKET;
             break;
         }
         merge_release(&m, metrics_now_ns(), 0);
     }
     merge_release(&m, metrics_now_ns(), 1); /* what the heads hold goes on, in order */
     if (m.spare != NULL)
-        pipeline_frame_release(p, m.spare);
+        pipeline_frame_release(rx->ctx->p, m.spare);
     LOG_DEBUG("receive", "stopped accepting; draining");
-    queue_close(&p->to_form);
+    queue_close(rx->ctx->to_form);
     return NULL;
 }

@@ -29,12 +29,12 @@
  */
 #include <stdio.h>
 
-#include "engine.h"
+#include "stage.h"
 
-stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reason)
+stage_outcome stage_solve_step(stage *s, frame *f, metrics_drop_reason *reason)
 {
     char err[192];
-    pipeline_worker *w = &p->workers[f->worker];
+    pipeline_worker *w = s->worker; /* the worker f was dealt to */
     *reason = METRICS_DROP_SOLVER;
     f->solve_start_real_ns = metrics_realtime_ns();
     if (f->path != pipeline_worker_path(w)) {
@@ -43,23 +43,23 @@ stage_outcome stage_solve_step(pipeline *p, frame *f, metrics_drop_reason *reaso
     }
     if (path_solve(f->path, f, err, sizeof err) != PIPELINE_OK)
         goto path_failed;
-    f->check = (frame_check){.matrix = (uint32_t)(f->ticket % p->matrices)};
+    f->check = (frame_check){.matrix = (uint32_t)(f->ticket % s->ctx->shape->matrices)};
     if (f->info[f->check.matrix] == 0 && path_check_start(f->path, f, err, sizeof err) != PIPELINE_OK)
         goto path_failed;
-    output_signal_dimensions(&p->format, f);
+    output_signal_dimensions(&s->ctx->shape->format, f);
     /* The pool holds output.hwm + 2 buffers; one is free once ZeroMQ has
      * sent the oldest output. Closed only after every stage has ended. */
-    if (pool_get(&p->outputs, (void **)&f->out) != POOL_OK) {
+    if (pool_get(s->ctx->outputs, (void **)&f->out) != POOL_OK) {
         snprintf(err, sizeof err, "output pool closed");
         goto failed;
     }
-    output_describe(&p->format, f, f->out);
+    output_describe(&s->ctx->shape->format, f, f->out);
     if (path_output_start(f->path, f, f->out, err, sizeof err) != PIPELINE_OK)
         goto path_failed;
     f->solve_end_real_ns = metrics_realtime_ns();
     return STAGE_PASS;
 path_failed:
-    pipeline_worker_fall_back(p, w);
+    pipeline_worker_fall_back(s->ctx->p, w);
 failed:
     LOG_ERROR("solve", "frame seq %llu: %s", (unsigned long long)f->header.seq, err);
     return STAGE_DROP;

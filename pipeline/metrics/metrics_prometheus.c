@@ -189,10 +189,10 @@ static void put_workers(metrics_writer *w, const metrics *m, const metrics_conte
         put_worker_label(w, "eigstream_worker_in_flight", c, k);
         metrics_put(w, "%d\n", atomic_load_explicit(&m->worker[k].in_flight, RELAXED));
     }
-    put_family(w, "eigstream_worker_load", "gauge",
+    put_family(w, "eigstream_worker_load_ratio", "gauge",
                "Share of the last metrics interval each solver worker spent solving (0..1).");
     for (int k = 0; k < c->workers; k++) {
-        put_worker_label(w, "eigstream_worker_load", c, k);
+        put_worker_label(w, "eigstream_worker_load_ratio", c, k);
         metrics_put(w, "%.6f\n", m->worker[k].load);
     }
 }

@@ -581,6 +581,28 @@ def chromium_binary():
     return None
 
 
+def check_idle_gaps(d, browser):
+    """Once the feeder has stopped: waits (condition, not time) until the
+    daemon's history ends in intervals without a frame (end-to-end p50 0),
+    then the dashboard must leave those out of the latency lines as gaps
+    (data-idle > 0) while still plotting the intervals with traffic."""
+    deadline = time.time() + 60
+    while True:
+        _, _, body = http_get(d.url + "/api/metrics")
+        p50 = json.loads(body)["history"]["end_to_end_p50_us"]
+        if len(p50) >= 2 and p50[-1] == 0 and p50[-2] == 0 and any(v > 0 for v in p50):
+            break
+        check(time.time() < deadline, f"no idle interval in the history after the feeder stopped: {p50[-5:]}")
+        time.sleep(0.2)
+    r = subprocess.run(browser + ["--dump-dom", d.url + "/"], capture_output=True, text=True, timeout=120)
+    idle = re.search(r'<body[^>]*data-idle="(\d+)"', r.stdout)
+    samples = re.search(r'<body[^>]*data-samples="(\d+)"', r.stdout)
+    print(f"chromium --dump-dom after the feeder stopped: data-idle={idle and idle.group(1)} "
+          f"data-samples={samples and samples.group(1)}", file=sys.stderr)
+    check(idle is not None and int(idle.group(1)) > 0, "idle intervals drawn at the axis floor, not as gaps")
+    check(samples is not None and int(samples.group(1)) > 0, "no interval with traffic plotted")
+
+
 def case_dashboard(daemon, sim, outdir, tmp):
     browser = chromium_binary()
     if browser is None:
@@ -610,6 +632,7 @@ def case_dashboard(daemon, sim, outdir, tmp):
     print(f"screenshot: {png}", file=sys.stderr)
     feeder.send_signal(signal.SIGINT)
     feeder.wait(timeout=30)
+    check_idle_gaps(d, base)
     pull.close(linger=0)
     rc = d.stop()
     check(rc == 0, f"daemon exit {rc}")

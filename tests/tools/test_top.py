@@ -106,9 +106,12 @@ def read_pty_until(fd, done, seconds=30):
 def test_live_view(metrics):
     pid, fd = pty.fork()
     if pid == 0:
-        os.environ.update(TERM="xterm", LC_ALL="C.UTF-8", COLUMNS="100", LINES="30")
+        # 80 columns: the ends of the longest rows must be on the screen,
+        # not cut off at the width
+        os.environ.update(TERM="xterm", LC_ALL="C.UTF-8", COLUMNS="80", LINES="30")
         os.execv(TOP, [TOP, "--endpoint", metrics])
-    drawn = (b"eigstream-top", b"end to end", b"lapack")
+    drawn = (b"eigstream-top", b"end to end", b"lapack", b"matrices failed", b"last interval p99",
+             b"subscriber_slow", b"outputs free")
     screen = read_pty_until(fd, lambda out: all(w in out for w in drawn))
     check(all(w in screen for w in drawn), f"live view screen: {screen[-400:]!r}")
     os.write(fd, b"p")

@@ -48,7 +48,9 @@ int top_view_key(void)
     return key == ERR ? -1 : key;
 }
 
-/* Prints one line at *row (then moves on) in attr, cut at the width. */
+/* Prints one line at *row (then moves on) in attr. Text wider than the
+ * terminal wraps, at a space where there is one, onto indented
+ * continuation rows: nothing is cut off on an 80-column terminal. */
 static void line(int *row, attr_t attr, const char *format, ...) __attribute__((format(printf, 3, 4)));
 
 static void line(int *row, attr_t attr, const char *format, ...)
@@ -61,9 +63,25 @@ static void line(int *row, attr_t attr, const char *format, ...)
     vsnprintf(text, sizeof text, format, ap);
     va_end(ap);
     attron(attr);
-    mvaddnstr(*row, 0, text, COLS);
+    const char *rest = text;
+    int indent = 0;
+    do {
+        size_t width = COLS > indent + 1 ? (size_t)(COLS - indent) : 1, take = strlen(rest);
+        if (take > width) {
+            take = width;
+            while (take > width / 2 && rest[take] != ' ')
+                take--; /* back to a space, unless that leaves most of the row empty */
+            if (rest[take] != ' ')
+                take = width;
+        }
+        mvaddnstr(*row, indent, rest, (int)take);
+        (*row)++;
+        rest += take;
+        while (*rest == ' ')
+            rest++;
+        indent = 2;
+    } while (*rest != '\0' && *row < LINES);
     attroff(attr);
-    (*row)++;
 }
 
 static attr_t color(int pair)
@@ -84,10 +102,11 @@ static void draw_header(int *row, const top_view_state *v, const top_snapshot *s
     line(row, A_NORMAL, "backend %s  precision %s  mode %s  n %lld  matrices %lld", s->backend, s->precision,
          s->mode, (long long)s->n, (long long)s->matrices);
     const top_frames *f = &s->frames;
-    line(row, A_NORMAL, "frames/s in %.1f  out %.1f  rejected %.1f | in %llu out %llu late %llu in flight %llu "
-         "matrices failed %llu", s->in_per_s, s->out_per_s, s->rejected_per_s, (unsigned long long)f->in,
-         (unsigned long long)f->out, (unsigned long long)f->late, (unsigned long long)f->in_flight,
-         (unsigned long long)f->matrices_failed);
+    line(row, A_NORMAL, "frames/s  in %.1f  out %.1f  rejected %.1f", s->in_per_s, s->out_per_s,
+         s->rejected_per_s);
+    line(row, A_NORMAL, "frames    in %llu  out %llu  late %llu  in flight %llu  matrices failed %llu",
+         (unsigned long long)f->in, (unsigned long long)f->out, (unsigned long long)f->late,
+         (unsigned long long)f->in_flight, (unsigned long long)f->matrices_failed);
 }
 
 static void draw_latency(int *row, const top_view_state *v, const top_snapshot *s)
@@ -98,9 +117,9 @@ static void draw_latency(int *row, const top_view_state *v, const top_snapshot *
     if (v->deadline_ms > 0)
         snprintf(deadline, sizeof deadline, "deadline %.1f ms", v->deadline_ms);
     (*row)++;
-    line(row, over ? color(PAIR_ALERT) | A_BOLD : A_BOLD,
-         "end to end  p50 %.3f  p99 %.3f  max %.3f ms  (%s)  last interval p99 %.3f ms", ms(e->p50_us),
-         ms(e->p99_us), ms(e->max_us), deadline, ms(v->interval_p99_us));
+    line(row, over ? color(PAIR_ALERT) | A_BOLD : A_BOLD, "end to end  p50 %.3f  p99 %.3f  max %.3f ms  (%s)",
+         ms(e->p50_us), ms(e->p99_us), ms(e->max_us), deadline);
+    line(row, A_NORMAL, "            last interval p99 %.3f ms", ms(v->interval_p99_us));
     line(row, A_UNDERLINE, "%-10s %12s %12s %10s", "stage", "mean ms", "p99 ms", "count");
     for (int stage = 0; stage < METRICS_STAGE_END_TO_END; stage++) {
         const top_latency *l = &s->latency[stage];

@@ -1,7 +1,9 @@
 // eigstream dashboard: polls /api/metrics every second and draws on
 // <canvas> itself (no library, nothing fetched from elsewhere).
 // For tests: document.body.dataset.samples = data points plotted in the
-// latency chart, dataset.updated = time of the last update (ISO 8601).
+// latency chart, dataset.idle = its intervals without a frame (drawn as
+// gaps, not at the axis floor), dataset.updated = time of the last update
+// (ISO 8601).
 "use strict";
 
 const COLORS = getComputedStyle(document.documentElement);
@@ -28,8 +30,10 @@ function prepare(canvas) {
   return { g, w, h };
 }
 
-// Lines over x (seconds of uptime); series: [{name, color, values, dash}].
-// log: logarithmic y (latencies). Returns the number of points drawn.
+// Lines over x (seconds of uptime); series: [{name, color, values, dash, thin}].
+// log: logarithmic y (latencies), where a value <= 0 is an interval without
+// a frame: the line breaks there (a gap) instead of dropping to the floor.
+// Returns {drawn, idle}: points drawn, points left out as gaps.
 function drawLines(canvas, x, series, opts) {
   const { g, w, h } = prepare(canvas);
   const left = 70, right = 10, top = 24, bottom = 24;
@@ -53,15 +57,20 @@ function drawLines(canvas, x, series, opts) {
     g.fillText(opts.format(v), 4, py(v) + 4);
   }
   g.fillText(`last ${Math.round(x1 - x0)} s`, w - right - 80, h - 6);
-  let drawn = 0, legend = left;
+  let drawn = 0, idle = 0, legend = left;
   for (const s of series) {
-    g.strokeStyle = s.color; g.lineWidth = 2; g.setLineDash(s.dash ? [8, 6] : []);
+    g.strokeStyle = s.color; g.lineWidth = s.thin ? 1 : 2; g.setLineDash(s.dash ? [8, 6] : []);
     g.beginPath();
-    s.values.forEach((v, i) => { if (i === 0) g.moveTo(px(x[i]), py(v)); else g.lineTo(px(x[i]), py(v)); });
-    g.stroke(); drawn += s.values.length;
+    let pen = false;
+    s.values.forEach((v, i) => {
+      if (opts.log && !(v > 0)) { pen = false; idle++; return; }
+      if (pen) g.lineTo(px(x[i]), py(v)); else g.moveTo(px(x[i]), py(v));
+      pen = true; drawn++;
+    });
+    g.stroke();
     g.setLineDash([]); g.fillStyle = s.color; g.fillText(s.name, legend, 14); legend += g.measureText(s.name).width + 24;
   }
-  return drawn;
+  return { drawn, idle };
 }
 
 // Bars of the whole-run end-to-end histogram ([[upper_us, count], ...]).
@@ -107,12 +116,14 @@ function update(m) {
   document.getElementById("k-bad").textContent = `${f.late} / ${f.dropped}`;
   document.getElementById("k-rejected").textContent = f.rejected;
   const deadline = h.uptime_s.map(() => m.deadline_ms * 1000);
-  const samples = drawLines(document.getElementById("c-latency"), h.uptime_s, [
-    { name: "p50", color: color("--p50"), values: h.end_to_end_p50_us },
+  // max first and thin, so that p99 (often equal to max in a quiet interval)
+  // is drawn over it and stays visible.
+  const latency = drawLines(document.getElementById("c-latency"), h.uptime_s, [
+    { name: "max", color: color("--max"), values: h.end_to_end_max_us, thin: true },
     { name: "p99", color: color("--p99"), values: h.end_to_end_p99_us },
-    { name: "max", color: color("--max"), values: h.end_to_end_max_us },
+    { name: "p50", color: color("--p50"), values: h.end_to_end_p50_us },
     { name: "deadline", color: color("--deadline"), values: deadline, dash: true },
-  ], { log: true, format: formatUs }) - deadline.length;
+  ], { log: true, format: formatUs });
   drawLines(document.getElementById("c-rate"), h.uptime_s, [
     { name: "in", color: color("--in"), values: h.in_per_s },
     { name: "out", color: color("--out"), values: h.out_per_s },
@@ -144,7 +155,8 @@ function update(m) {
     ratio("residual", c.residual_max), ratio("orthogonality", c.orthogonality_max),
     [`cost mean ${formatUs(c.cost_mean_us)}, max ${formatUs(c.cost_max_us)}`, 0, 1]],
     c.failed > 0);
-  document.body.dataset.samples = String(samples);
+  document.body.dataset.samples = String(latency.drawn - deadline.length);
+  document.body.dataset.idle = String(latency.idle);
   document.body.dataset.updated = new Date().toISOString();
 }
 
