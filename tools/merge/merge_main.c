@@ -201,7 +201,7 @@ static int sockets_open(merger *x)
     if (x->out == NULL || zmq_setsockopt(x->out, ZMQ_SNDTIMEO, &timeout, sizeof timeout) != 0 ||
         zmq_setsockopt(x->out, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0 ||
         (!x->o.out_push && (zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||
-                            zmq_setsockopt(x->out, ZMQ_XPUB_VERBOSE, &one, sizeof one) != 0)))
+                            zmq_setsockopt(x->out, ZMQ_XPUB_VERBOSER, &one, sizeof one) != 0)))
         return -1;
     if (output_curve(x) != 0)
         return -2;
@@ -278,8 +278,8 @@ static int poll_timeout_ms(const merger *x, uint64_t now)
     return ms < POLL_MS_MAX ? (int)ms : POLL_MS_MAX;
 }
 
-/* The XPUB's (un)subscriptions (every one: ZMQ_XPUB_VERBOSE), counted as
- * the subscribers gauge; by the time one is read ZeroMQ applies it, so a
+/* The XPUB's (un)subscriptions (every one, a leaver's too: ZMQ_XPUB_VERBOSER), counted as
+ * the subscriptions gauge; by the time one is read ZeroMQ applies it, so a
  * consumer counted here gets every frame published after. */
 static void output_subscriptions(merger *x)
 {

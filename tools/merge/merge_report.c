@@ -115,7 +115,7 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
         {"eigstream_merge_epochs_total", "counter",
          "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs},
         {"eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held},
-        {"eigstream_merge_subscriptions", "gauge", "Subscriptions on the output (pub): made less withdrawn.",
+        {"eigstream_merge_subscriptions", "gauge", "Subscriptions on the output (pub): made, less those withdrawn or whose consumer left.",
          s->subscriptions},
     };
     cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
