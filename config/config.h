@@ -153,6 +153,7 @@ typedef struct eigstream_config {
     struct {
         char curve_secret_key[CONFIG_STRING_MAX]; /* the server's key_secret file; "" = CURVE off */
         char curve_allow[CONFIG_STRING_MAX];      /* client public keys: a file or a directory */
+        char curve_dispatcher_key[CONFIG_STRING_MAX]; /* input.pattern dispatch: eigstream-dispatch's BASE.key */
     } security;
 } eigstream_config;
 

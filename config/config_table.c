@@ -98,7 +98,8 @@ const config_group_spec config_groups[CONFIG_GROUP_COUNT] = {
                  "realtime.on_failure says whether it is a warning or stops the start."},
     {"service", "Running under systemd (Type=notify): the watchdog's notion of a healthy pipeline."},
     {"security", "ZeroMQ CURVE on every ZeroMQ socket of the daemon (input, output, metrics): "
-                 "encryption, and only the listed client keys get through. The HTTP metrics "
+                 "encryption, and only the listed client keys get through (behind "
+                 "eigstream-dispatch the input is the dispatcher's CURVE client). The HTTP metrics "
                  "server is not ZeroMQ and is not covered: keep metrics.http on 127.0.0.1 or "
                  "\"\"."},
 };
@@ -471,6 +472,15 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
              "(eigstream-keygen's public files) each hold one. Any other client, and every "
              "plain-text client, gets nothing, and is counted in "
              "eigstream_auth_rejected_total and logged once."},
+    {.group = "security", .name = "curve_dispatcher_key", .kind = CONFIG_KIND_PATH,
+     .offset = FIELD(security.curve_dispatcher_key), .flags = CONFIG_FLAG_EMPTY_OK, .default_string = "",
+     .help = "input.pattern dispatch with CURVE: eigstream-dispatch's public key file (the "
+             "BASE.key of its --curve-secret-key pair). The input then connects to the "
+             "dispatcher as a CURVE client with the daemon's own key pair "
+             "(security.curve_secret_key; its BASE.key goes into the dispatcher's "
+             "--back-curve-allow); the output and metrics sockets stay CURVE servers. "
+             "Required with input.pattern dispatch and security.curve_secret_key; refused "
+             "otherwise."},
 };
 
 const config_spec *config_spec_find(const char *group, const char *name)

@@ -433,17 +433,35 @@ static config_error check_message_size(const eigstream_config *cfg, config_viola
                      smallest_payload, eig_precision_name(cfg->solver.precision));
 }
 
-/* CURVE needs both halves: the server's key pair and the clients it lets in. */
+/* CURVE needs both halves: the server's key pair and the clients it lets
+ * in; behind eigstream-dispatch the input is a CURVE client instead, and
+ * needs the dispatcher's public key (and nothing else does). */
 static config_error check_security(const eigstream_config *cfg, config_violation *v)
 {
     const config_spec *secret = config_spec_find("security", "curve_secret_key");
     const config_spec *allow = config_spec_find("security", "curve_allow");
-    if (cfg->security.curve_secret_key[0] != '\0' && cfg->security.curve_allow[0] == '\0')
+    const config_spec *dispatcher = config_spec_find("security", "curve_dispatcher_key");
+    const config_spec *pattern = config_spec_find("input", "pattern");
+    int curve = cfg->security.curve_secret_key[0] != '\0', dispatch = cfg->input.pattern == CONFIG_INPUT_DISPATCH;
+    int dispatcher_key = cfg->security.curve_dispatcher_key[0] != '\0';
+    if (curve && cfg->security.curve_allow[0] == '\0')
         return violation(v, CONFIG_EINVAL, allow, secret, NULL,
                          "must name the allowed client keys when security.curve_secret_key is set");
-    if (cfg->security.curve_secret_key[0] == '\0' && cfg->security.curve_allow[0] != '\0')
+    if (!curve && cfg->security.curve_allow[0] != '\0')
         return violation(v, CONFIG_EINVAL, secret, allow, NULL,
                          "must name the daemon's key pair when security.curve_allow is set");
+    if (dispatcher_key && !dispatch)
+        return violation(v, CONFIG_EINVAL, dispatcher, pattern, NULL,
+                         "is eigstream-dispatch's public key: it needs input.pattern = \"dispatch\"");
+    if (dispatcher_key && !curve)
+        return violation(v, CONFIG_EINVAL, dispatcher, secret, NULL,
+                         "needs security.curve_secret_key: the daemon's key pair is its CURVE client key "
+                         "towards the dispatcher");
+    if (dispatch && curve && !dispatcher_key)
+        return violation(v, CONFIG_EINVAL, dispatcher, pattern, secret,
+                         "must name eigstream-dispatch's public key (its BASE.key) when input.pattern = "
+                         "\"dispatch\" and security.curve_secret_key is set: the input connects to the "
+                         "dispatcher as a CURVE client, and a plain-text dispatcher is refused");
     return CONFIG_OK;
 }
 

@@ -3,7 +3,9 @@
  * input (PULL, SUB, or a DEALER to eigstream-dispatch), output (output.pattern pub: an XPUB with
  * ZMQ_XPUB_NODROP; push: a PUSH), metrics (PUB, optional). With security.*
  * set, each is a CURVE server with the daemon's key pair, and the ZAP
- * handler (auth_zap.h) lets in the allowed client keys only.
+ * handler (auth_zap.h) lets in the allowed client keys only; but the
+ * DEALER to eigstream-dispatch, which is the dispatcher's CURVE client
+ * (security.curve_dispatcher_key: the dispatcher decides who gets frames).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -111,9 +113,9 @@ pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_by
 
 /* Creates a socket of type with its linger (ms) and, when hwm_option is not
  * 0, its high-water mark (ZMQ_RCVHWM or ZMQ_SNDHWM) set; secured
- * (socket_secure) when security.* is set. */
+ * (socket_secure) when security.* is set and curve_server. */
 static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, int linger,
-                                    int hwm_option, int hwm, char *err, size_t err_bytes)
+                                    int hwm_option, int hwm, int curve_server, char *err, size_t err_bytes)
 {
     *out = zmq_socket(p->zmq, type);
     if (*out == NULL) {
@@ -125,7 +127,9 @@ static pipeline_error socket_create(pipeline *p, void **out, int type, const cha
     if (hwm_option != 0)
         e = set_option(*out, role, hwm_option, hwm_option == ZMQ_RCVHWM ? "ZMQ_RCVHWM" : "ZMQ_SNDHWM", &hwm,
                        sizeof hwm, err, err_bytes);
-    return e != PIPELINE_OK ? e : socket_secure(p, *out, role, err, err_bytes);
+    if (e != PIPELINE_OK || !curve_server)
+        return e;
+    return socket_secure(p, *out, role, err, err_bytes);
 }
 
 static pipeline_error socket_attach(void *s, const char *role, const char *endpoint, int bind, char *err,
@@ -138,9 +142,45 @@ static pipeline_error socket_attach(void *s, const char *role, const char *endpo
     return PIPELINE_ESOCKET;
 }
 
+/* input.pattern dispatch with security.*: the DEALER is a CURVE client of
+ * eigstream-dispatch (which binds and lets in the daemons' keys), with the
+ * daemon's own pair and security.curve_dispatcher_key as the server key.
+ * The pair is read again here: the pipeline keeps only its secret half. */
+static pipeline_error input_dispatch_curve(pipeline *p, char *err, size_t err_bytes)
+{
+    const eigstream_config *cfg = &p->cfg;
+    char why[CONFIG_ERROR_MAX];
+    curve_key_pair own, dispatcher;
+    if (p->auth == NULL)
+        return PIPELINE_OK;
+    if (curve_key_file_read(cfg->security.curve_dispatcher_key, 0, &dispatcher, why, sizeof why) != CURVE_KEY_OK) {
+        error_text_set(err, err_bytes, "security.curve_dispatcher_key: %s", why);
+        return PIPELINE_EINVAL;
+    }
+    if (curve_key_file_read(cfg->security.curve_secret_key, 1, &own, why, sizeof why) != CURVE_KEY_OK) {
+        error_text_set(err, err_bytes, "security.curve_secret_key: %s", why);
+        return PIPELINE_EINVAL;
+    }
+    void *s = p->receive.inputs[0];
+    pipeline_error e = set_option(s, "input", ZMQ_CURVE_SERVERKEY, "ZMQ_CURVE_SERVERKEY", dispatcher.public_key,
+                                  CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = set_option(s, "input", ZMQ_CURVE_PUBLICKEY, "ZMQ_CURVE_PUBLICKEY", own.public_key,
+                       CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = set_option(s, "input", ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", own.secret_key,
+                       CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
+    memset(&own, 0, sizeof own);
+    if (e == PIPELINE_OK)
+        LOG_INFO("security", "input: CURVE client of eigstream-dispatch (server key %s)",
+                 cfg->security.curve_dispatcher_key);
+    return e;
+}
+
 /* input.pattern dispatch: the DEALER's control messages go only to a
- * completed connection (ZMQ_IMMEDIATE), so a READY is never queued for a
- * dispatcher that is not there; the dispatch client tries again. */
+ * completed connection (ZMQ_IMMEDIATE: with CURVE, one whose handshake
+ * succeeded), so a READY is never queued for a dispatcher that is not
+ * there; the dispatch client tries again. */
 static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_bytes)
 {
     /* The daemon's name in the dispatcher's logs and metrics: host:pid. */
@@ -153,6 +193,9 @@ static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_byt
     }
     int immediate = 1;
     SET_OPTION(p->receive.inputs[0], "input", ZMQ_IMMEDIATE, immediate);
+    pipeline_error e = input_dispatch_curve(p, err, err_bytes);
+    if (e != PIPELINE_OK)
+        return e;
     if (dispatch_client_create(p->receive.inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness,
                                &p->receive.dispatch) != DISPATCH_CLIENT_OK) {
         error_text_set(err, err_bytes, "input: cannot create the dispatch client");
@@ -189,8 +232,9 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
     const eigstream_config *cfg = &p->cfg;
     int sub = cfg->input.pattern == CONFIG_INPUT_SUB, dispatch = cfg->input.pattern == CONFIG_INPUT_DISPATCH;
     void **s = &p->receive.inputs[k];
+    /* Behind a dispatcher the input is its CURVE client (input_dispatch_curve). */
     pipeline_error e = socket_create(p, s, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
-                                     ZMQ_RCVHWM, cfg->input.hwm, err, err_bytes);
+                                     ZMQ_RCVHWM, cfg->input.hwm, !dispatch, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     if (dispatch && (e = input_dispatch_open(p, err, err_bytes)) != PIPELINE_OK)
@@ -264,7 +308,7 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     const eigstream_config *cfg = &p->cfg;
     int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
     pipeline_error e = socket_create(p, &p->publish.output, push ? ZMQ_PUSH : ZMQ_XPUB, "output", OUTPUT_LINGER_MS,
-                                     ZMQ_SNDHWM, cfg->output.hwm, err, err_bytes);
+                                     ZMQ_SNDHWM, cfg->output.hwm, 1, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     /* A PUB drops silently for a subscriber at its HWM; an XPUB with NODROP
@@ -292,7 +336,7 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
         return PIPELINE_OK;
     /* An XPUB that sends like a PUB (drops at a subscriber's HWM) but takes
      * only the empty subscription (pipeline_subscriptions_apply). */
-    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, err,
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, 1, err,
                                      err_bytes);
     if (e != PIPELINE_OK)
         return e;

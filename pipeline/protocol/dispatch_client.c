@@ -23,6 +23,8 @@ struct dispatch_client {
     uint64_t last_sent;   /* when we last sent anything */
     uint64_t ready_sent;  /* READY messages sent (1 per (re)connection) */
     int leaving;          /* our GOODBYE was sent; waiting for the dispatcher's */
+    uint64_t unconnected_since; /* first READY refused for want of a connection (0: none pending) */
+    int unconnected_logged;     /* that wait was logged */
 };
 
 dispatch_client_error dispatch_client_create(void *socket, int heartbeat_ms, int liveness, dispatch_client **out)
@@ -52,6 +54,23 @@ static int send_control(dispatch_client *c, uint8_t type, uint32_t credit, uint3
     return 0;
 }
 
+/* A READY that found no completed connection (ZMQ_IMMEDIATE): no
+ * dispatcher listens, or, under CURVE, its handshake refused us. Said once
+ * per wait, after liveness intervals, with what to check. */
+static void unconnected_note(dispatch_client *c, uint64_t now)
+{
+    if (c->unconnected_since == 0)
+        c->unconnected_since = now == 0 ? 1 : now;
+    if (c->unconnected_logged || now - c->unconnected_since < c->liveness * c->interval_ns)
+        return;
+    c->unconnected_logged = 1;
+    LOG_WARN("dispatch", "no connection to eigstream-dispatch for %llu ms: is it running on input.endpoint? With "
+             "CURVE, is security.curve_dispatcher_key its public key and this daemon's public key in its "
+             "--back-curve-allow? Each refused handshake is counted there; ZeroMQ does not try an unlisted key "
+             "again: fix the keys and restart this daemon",
+             (unsigned long long)((now - c->unconnected_since) / NS_PER_MS));
+}
+
 /* READY replaces whatever credit the dispatcher held for us: both sides
  * start counting again from here. */
 static void offer_ready(dispatch_client *c, size_t free_slots, uint64_t now)
@@ -59,8 +78,12 @@ static void offer_ready(dispatch_client *c, size_t free_slots, uint64_t now)
     uint32_t credit = free_slots > UINT32_MAX ? UINT32_MAX : (uint32_t)free_slots;
     if (now - c->last_sent < c->interval_ns && c->ready_sent > 0)
         return; /* one READY per interval while nobody answers */
-    if (send_control(c, DISPATCH_CONTROL_READY, credit, (uint32_t)(c->interval_ns / NS_PER_MS), now) != 0)
+    if (send_control(c, DISPATCH_CONTROL_READY, credit, (uint32_t)(c->interval_ns / NS_PER_MS), now) != 0) {
+        unconnected_note(c, now);
         return;
+    }
+    c->unconnected_since = 0;
+    c->unconnected_logged = 0;
     c->ready_sent++;
     c->listening = 1;
     c->granted = credit;

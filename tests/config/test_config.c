@@ -168,6 +168,8 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     c->realtime.on_failure = PICK(CONFIG_REALTIME_WARN, CONFIG_REALTIME_ERROR);
     strcpy(c->security.curve_secret_key, PICK("", "/etc/eigstream/server.key_secret"));
     strcpy(c->security.curve_allow, PICK("", "/etc/eigstream/clients"));
+    /* The full file's input is sub: a dispatcher key there is refused (test_bad_choice). */
+    strcpy(c->security.curve_dispatcher_key, "");
 #undef PICK
 }
 
@@ -253,6 +255,7 @@ static void check_equal(const char *what, const eigstream_config *got, const eig
     SAME_INT(realtime.on_failure);
     SAME_STRING(security.curve_secret_key);
     SAME_STRING(security.curve_allow);
+    SAME_STRING(security.curve_dispatcher_key);
 #undef SAME_STRING
 #undef SAME_INT
 #undef SAME_REAL
@@ -276,6 +279,7 @@ static const char *const all_settings[] = {
     "metrics.http_scrapers",
     "log.level",
     "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
+    "security.curve_dispatcher_key",
     "realtime.mlockall", "realtime.priority", "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form",
     "realtime.cpu_affinity_solve", "realtime.cpu_affinity_publish", "realtime.gpu_numa", "realtime.on_failure",
 };
@@ -540,6 +544,23 @@ static void test_bad_choice(void)
         {"curve_no_secret.cfg", "security = {\n  curve_allow = \"clients\";\n};\n",
          CONFIG_EINVAL, ":2: security.curve_secret_key: must name the daemon's key pair when "
                         "security.curve_allow is set"},
+        {"curve_dispatcher_pull.cfg",
+         "security = {\n  curve_secret_key = \"s.key_secret\";\n  curve_allow = \"clients\";\n"
+         "  curve_dispatcher_key = \"d.key\";\n};\n",
+         CONFIG_EINVAL, ":4: security.curve_dispatcher_key: is eigstream-dispatch's public key: it needs "
+                        "input.pattern = \"dispatch\""},
+        {"curve_dispatcher_plain.cfg",
+         "input = {\n  pattern = \"dispatch\";\n  bind = false;\n};\n"
+         "security = {\n  curve_dispatcher_key = \"d.key\";\n};\n",
+         CONFIG_EINVAL, ":6: security.curve_dispatcher_key: needs security.curve_secret_key: the daemon's key "
+                        "pair is its CURVE client key towards the dispatcher"},
+        {"curve_dispatch_no_key.cfg",
+         "input = {\n  pattern = \"dispatch\";\n  bind = false;\n};\n"
+         "security = {\n  curve_secret_key = \"s.key_secret\";\n  curve_allow = \"clients\";\n};\n",
+         CONFIG_EINVAL, ":2: security.curve_dispatcher_key: must name eigstream-dispatch's public key (its "
+                        "BASE.key) when input.pattern = \"dispatch\" and security.curve_secret_key is set: the "
+                        "input connects to the dispatcher as a CURVE client, and a plain-text dispatcher is "
+                        "refused"},
         {"cpu_list_range.cfg", "realtime = {\n  cpu_affinity_solve = \"3-1\";\n};\n",
          CONFIG_EINVAL, ":2: realtime.cpu_affinity_solve: expected a CPU list such as \"2\" or \"0-3,8\" "
                         "(CPUs 0..1023), not \"3-1\""},

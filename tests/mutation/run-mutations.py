@@ -95,6 +95,18 @@ MUTATIONS = [
         "^scaleout_kill$",
         "eigstream-merge names each gap without its first seq"),
     Mutation(
+        "dispatch_back_allow", "tools/dispatch/dispatch_main.c",
+        'rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &back, "back");',
+        'rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &front, "back");',
+        "^scaleout_curve_rogue$",
+        "eigstream-dispatch lets the sources' keys, not the daemons', in on its back end"),
+    Mutation(
+        "curve_dispatcher_key_rule", "config/config_validate.c",
+        "if (dispatch && curve && !dispatcher_key)",
+        "if (0 && dispatch && curve && !dispatcher_key)",
+        "^scaleout_curve_check_config$|^config_unit$",
+        "--check-config passes a CURVE daemon behind a dispatcher without the dispatcher's key"),
+    Mutation(
         "mdl_threshold", "pipeline/form/mdl.c",
         "+ 0.5 * (double)k * (2.0 * n - k) * log(snapshots);",
         "+ 0.25 * (double)k * (2.0 * n - k) * log(snapshots);",

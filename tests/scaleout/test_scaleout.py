@@ -119,6 +119,33 @@ def stop_then_kill(top, index):
     return name
 
 
+def stop_processes(procs):
+    """SIGTERM to each of procs still running, then waits for each; one that does not
+    stop within the bound is killed and named. Returns their exit statuses."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            check(False, f"{p.args[0]} did not stop on SIGTERM")
+    return [p.returncode for p in procs]
+
+
+def run_cases(cases, case):
+    """Runs cases[case](tmp) in a fresh temporary directory: the exit status of a test script."""
+    if case not in cases:
+        print(f"unknown case {case}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        cases[case](tmp)
+    print(f"{case}: {'FAIL' if failures else 'PASS'} ({len(failures)} failures)")
+    return 1 if failures else 0
+
+
 class Lines:
     """Collects a process's stderr lines in a thread."""
 
@@ -224,15 +251,7 @@ class Topology:
             out = json.load(f)["frames_out"]
         # What the merge sent is on its way (its socket lingers): read all of it.
         wait_for(lambda: len(self.received) >= out, f"the consumer to read the {out} frames the merge sent")
-        for p in self.daemons + [self.dispatch]:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.daemons + [self.dispatch]:
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                check(False, f"{p.args[0]} did not stop on SIGTERM")
+        stop_processes(self.daemons + [self.dispatch])
         self.stop.set()
         self.reader.join()
         self.consumer.close(0)
@@ -256,10 +275,9 @@ def run_sim(top, rate, extra=()):
                           capture_output=True, text=True, timeout=300)
 
 
-def sim_reference():
-    """{seq: numpy.linalg.eigvalsh of each matrix} of what eigstream-sim sends with
-    SIM_ARGS (whole frames, captured by a PULL of ours): the oracle of the values
-    that come out of the merge."""
+def sim_matrices():
+    """{seq: (cells, n, n) complex128}: what eigstream-sim sends with SIM_ARGS (whole
+    frames, captured by a PULL of ours; the sim is deterministic in its --seed)."""
     ctx = zmq.Context()  # the topology's may be closed by now
     pull = ctx.socket(zmq.PULL)
     port = pull.bind_to_random_port("tcp://127.0.0.1")
@@ -270,12 +288,18 @@ def sim_reference():
     try:
         for _ in range(FRAMES):
             header, matrices = ec.decode_covariance(pull.recv_multipart())
-            ref[header["seq"]] = np.linalg.eigvalsh(matrices.astype(np.complex128))
+            ref[header["seq"]] = matrices.astype(np.complex128)
     except zmq.Again:
         check(False, f"reference sim sent {len(ref)} of {FRAMES} frames")
     sim.communicate(timeout=60)
     ctx.destroy(linger=0)
     return ref
+
+
+def sim_reference():
+    """{seq: numpy.linalg.eigvalsh of each matrix} of sim_matrices(): the oracle of the
+    values that come out of the merge."""
+    return {seq: np.linalg.eigvalsh(a) for seq, a in sim_matrices().items()}
 
 
 def check_order(seqs):

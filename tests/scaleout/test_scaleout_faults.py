@@ -29,7 +29,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import zmq
@@ -234,13 +233,7 @@ def test_redispatch(tmp):
 def main():
     cases = {"table": test_table, "credit": test_credit, "oversized": test_oversized,
              "redispatch": test_redispatch}
-    if CASE not in cases:
-        print(f"unknown case {CASE}", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        cases[CASE](tmp)
-    print(f"{CASE}: {'FAIL' if ts.failures else 'PASS'} ({len(ts.failures)} failures)")
-    return 1 if ts.failures else 0
+    return ts.run_cases(cases, CASE)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@
  * dispatch_daemons.c (the daemon table: control messages, choice, liveness),
  * dispatch_report.c (JSON, Prometheus text, the periodic line).
  *
+ * With --curve-secret-key both ends are CURVE servers (cli_curve_server.h),
+ * each in a ZeroMQ context of its own with its own allow-list: the sources'
+ * keys on the front end, the daemons' on the back end (dispatch_side).
+ *
  * Books, in messages (a whole frame is one message, a fragment one):
  * frames_in = dispatched + rejected_total + dropped_total + queued. Frames
  * sent as fragments are also counted as frames (dispatch_fragment_stats).
@@ -29,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "auth_zap.h"
 #include "cli_message.h"
 #include "dispatch_control.h"
 #include "protocol.h"
@@ -267,6 +272,17 @@ typedef struct dispatch_fragment_stats {
     uint64_t in_progress; /* gauge: held, or routed and not yet at its end */
 } dispatch_fragment_stats;
 
+/* The dispatcher's two ends, each a CURVE server with its own allow-list
+ * when --curve-secret-key is set: the sources' keys on the front, the
+ * daemons' on the back, so that a source's key cannot pose as a daemon. */
+typedef enum dispatch_side {
+    DISPATCH_SIDE_FRONT = 0, /* "front": the source's PUSH */
+    DISPATCH_SIDE_BACK,      /* "back": the daemons' DEALERs */
+    DISPATCH_SIDE_COUNT_
+} dispatch_side;
+
+const char *dispatch_side_name(dispatch_side e);
+
 /* Everything the reports show. The message books: frames_in = dispatched +
  * rejected_total + dropped_total + queued. */
 typedef struct dispatch_stats {
@@ -282,6 +298,8 @@ typedef struct dispatch_stats {
     size_t queued;        /* messages held */
     size_t queued_frames; /* frames held */
     dispatch_fragment_stats fragmented;
+    int curve;            /* CURVE on both ends */
+    uint64_t auth_rejected[DISPATCH_SIDE_COUNT_][AUTH_ZAP_REJECT_COUNT_]; /* peers refused, by end and reason */
     double started_s;
 } dispatch_stats;
 

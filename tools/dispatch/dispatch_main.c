@@ -22,6 +22,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_curve_server.h"
 #include "cli_options.h"
 #include "dispatch.h"
 #include "transport_memory.h"
@@ -34,6 +35,7 @@
 
 typedef struct dispatch_options {
     const char *front, *back, *json, *prometheus, *seq_log;
+    const char *curve_secret_key, *front_curve_allow, *back_curve_allow;
     int front_connect, overflow_block, queue, liveness, front_hwm, fragment_timeout_ms, max_credit;
     int redispatch_ms, redispatch_keep;
     int64_t max_bytes;
@@ -43,7 +45,8 @@ typedef struct dispatch_options {
 
 typedef struct dispatcher {
     dispatch_options o;
-    void *ctx, *front, *back;
+    void *ctx, *back_ctx, *front, *back; /* a context per end: each end's own ZAP allow-list */
+    cli_curve_server front_curve, back_curve;
     dispatch_held q;
     dispatch_open open; /* the fragmented frame being routed, if any */
     cli_message in;     /* the message being received; moved into q when held */
@@ -90,6 +93,13 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N",
                 "exit once N frames came in and left (fragments after a frame's first do not count), "
                 "0 = run until SIGINT/SIGTERM"),
+        CLI_STRING("curve-secret-key", 0, &o->curve_secret_key, "FILE",
+                   "this dispatcher's CURVE key pair (BASE.key_secret, mode 0600): both ends become CURVE servers; "
+                   "needs --front-curve-allow and --back-curve-allow"),
+        CLI_STRING("front-curve-allow", 0, &o->front_curve_allow, "PATH",
+                   "the sources' public keys let in on the front end (a file of keys or a directory of *.key)"),
+        CLI_STRING("back-curve-allow", 0, &o->back_curve_allow, "PATH",
+                   "the daemons' public keys let in on the back end (likewise); others are refused and counted"),
         CLI_END};
     const cli_spec spec = {
         .prog = "eigstream-dispatch", .synopsis = "[options]", .options = table,
@@ -97,7 +107,12 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
                        "(input.pattern = dispatch); a dead daemon gets no more. See docs/scaleout.md.",
         .epilogue = "Exit: 0 after SIGINT/SIGTERM or --frames, 1 on a socket or file error, 2 on a bad option."};
     cli_args args;
-    return cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
+    int curve = o->curve_secret_key != NULL;
+    if (status < 0 && (curve != (o->front_curve_allow != NULL) || curve != (o->back_curve_allow != NULL)))
+        return cli_fatal("eigstream-dispatch", "--curve-secret-key, --front-curve-allow and --back-curve-allow go "
+                         "together: CURVE on both ends or on neither") + 1;
+    return status;
 }
 
 /* Counts n messages that passed the checks as dropped for why. */
@@ -502,6 +517,9 @@ static void report(dispatcher *x, int line)
     double now = cli_monotonic_s();
     x->s.queued = x->q.messages;
     x->s.queued_frames = x->q.count;
+    x->s.curve = cli_curve_server_on(&x->front_curve);
+    cli_curve_server_counts(&x->front_curve, x->s.auth_rejected[DISPATCH_SIDE_FRONT]);
+    cli_curve_server_counts(&x->back_curve, x->s.auth_rejected[DISPATCH_SIDE_BACK]);
     x->s.fragmented.in_progress = x->open.state == DISPATCH_OPEN_ROUTED;
     for (size_t i = 0; i < x->q.count; i++)
         x->s.fragmented.in_progress += (uint64_t)x->q.f[(x->q.head + i) % x->q.cap].fragmented;
@@ -516,20 +534,50 @@ static void report(dispatcher *x, int line)
         fprintf(stderr, "eigstream-dispatch: cannot write %s: %s\n", x->o.prometheus, strerror(errno));
 }
 
+/* One end's context and socket of type, with CURVE when its files are set
+ * (cli_curve_server.h: one allow-list per context, so each end has its
+ * own); -1 on a ZeroMQ error (zmq_errno says which), -2 on a CURVE one
+ * (reported here). */
+static int end_open(void **ctx, void **sock, int type, cli_curve_server *curve, const cli_curve_server_files *files,
+                    const char *role)
+{
+    char err[1024];
+    *ctx = zmq_ctx_new();
+    if (*ctx == NULL)
+        return -1;
+    if (cli_curve_server_open(curve, *ctx, files, err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-dispatch: %s\n", err);
+        return -2;
+    }
+    *sock = zmq_socket(*ctx, type);
+    if (*sock == NULL)
+        return -1;
+    if (cli_curve_server_secure(curve, *sock, role, err, sizeof err) != 0 ||
+        cli_curve_server_start(curve, err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-dispatch: %s\n", err);
+        return -2;
+    }
+    return 0;
+}
+
 /* Creates, configures and attaches both sockets: 0; -1 on a ZeroMQ error
  * (zmq_errno says which); -2 when an endpoint cannot be bound or connected
- * (reported here, naming it). */
+ * or a CURVE file is refused (reported here, naming it). */
 static int sockets_open(dispatcher *x)
 {
     int one = 1, linger = 0, hwm = x->o.front_hwm, back_hwm = 100000;
     int64_t max_message = x->o.max_bytes + PROTOCOL_HEADER_BYTES, max_control = CONTROL_PART_MAX;
-    x->ctx = zmq_ctx_new();
-    if (x->ctx == NULL)
-        return -1;
-    x->front = zmq_socket(x->ctx, ZMQ_PULL);
-    x->back = zmq_socket(x->ctx, ZMQ_ROUTER);
-    if (x->front == NULL || x->back == NULL)
-        return -1;
+    const cli_curve_server_files front = {x->o.curve_secret_key, "--curve-secret-key", x->o.front_curve_allow,
+                                          "--front-curve-allow"};
+    const cli_curve_server_files back = {x->o.curve_secret_key, "--curve-secret-key", x->o.back_curve_allow,
+                                         "--back-curve-allow"};
+    int rc = end_open(&x->ctx, &x->front, ZMQ_PULL, &x->front_curve, &front, "front");
+    if (rc == 0)
+        rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &back, "back");
+    if (rc != 0)
+        return rc;
+    if (cli_curve_server_on(&x->back_curve))
+        max_control = CLI_CURVE_HANDSHAKE_BYTES;
     /* ROUTER_MANDATORY: a send to a daemon whose connection is gone fails
      * (EHOSTUNREACH) instead of vanishing, so the frame goes elsewhere.
      * ROUTER_HANDOVER: a daemon reconnecting under its name takes it over.
@@ -657,8 +705,9 @@ int main(int argc, char **argv)
     if (rc == -1)
         fprintf(stderr, "eigstream-dispatch: zmq: %s\n", zmq_strerror(zmq_errno()));
     if (rc == 0) {
-        fprintf(stderr, "eigstream-dispatch: front %s (%s), back %s, queue %d (%s)\n", x.o.front,
-                x.o.front_connect ? "connect" : "bind", x.o.back, x.o.queue, overflow_names[x.o.overflow_block]);
+        fprintf(stderr, "eigstream-dispatch: front %s (%s), back %s, queue %d (%s), CURVE %s\n", x.o.front,
+                x.o.front_connect ? "connect" : "bind", x.o.back, x.o.queue, overflow_names[x.o.overflow_block],
+                cli_curve_server_on(&x.front_curve) ? "on both ends" : "off");
         rc = run(&x);
         if (rc != 0)
             fprintf(stderr, "eigstream-dispatch: socket failure: %s\n", zmq_strerror(zmq_errno()));
@@ -678,7 +727,11 @@ int main(int argc, char **argv)
         zmq_close(x.front);
     if (x.back != NULL)
         zmq_close(x.back);
+    cli_curve_server_close(&x.front_curve); /* the handlers' sockets, before their contexts end */
+    cli_curve_server_close(&x.back_curve);
     if (x.ctx != NULL)
         zmq_ctx_term(x.ctx);
+    if (x.back_ctx != NULL)
+        zmq_ctx_term(x.back_ctx);
     return rc == 0 ? 0 : 1;
 }

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "cli_curve_server.h"
 #include "cli_text.h"
 #include "dispatch.h"
 
@@ -16,6 +17,24 @@ static const char *const drop_names[DISPATCH_DROP_COUNT_] = {"queue_full", "shut
 const char *dispatch_drop_name(dispatch_drop d)
 {
     return (int)d >= 0 && d < DISPATCH_DROP_COUNT_ ? drop_names[d] : "unknown";
+}
+
+static const char *const side_names[DISPATCH_SIDE_COUNT_] = {"front", "back"};
+
+const char *dispatch_side_name(dispatch_side e)
+{
+    return (int)e >= 0 && e < DISPATCH_SIDE_COUNT_ ? side_names[e] : "unknown";
+}
+
+/* "curve":BOOL,"auth_rejected":{"front":{REASON:N,..},"back":{..}}, */
+static void json_auth(cli_text *w, const dispatch_stats *s)
+{
+    cli_text_put(w, "\"curve\":%s,\"auth_rejected\":{", s->curve ? "true" : "false");
+    for (int e = 0; e < DISPATCH_SIDE_COUNT_; e++) {
+        cli_text_put(w, "%s\"%s\":", e ? "," : "", side_names[e]);
+        cli_curve_server_json(w, s->auth_rejected[e]);
+    }
+    cli_text_put(w, "},");
 }
 
 static void json_daemons(cli_text *w, const dispatch_daemons *t)
@@ -69,6 +88,7 @@ size_t dispatch_report_json(const dispatch_stats *s, const dispatch_daemons *t, 
                  (unsigned long long)t->unknown_peers, (unsigned long long)t->table_full,
                  (unsigned long long)t->credit_capped, (unsigned long long)t->departed.daemons,
                  (unsigned long long)t->departed.dispatched, (unsigned long long)t->departed.frames);
+    json_auth(&w, s);
     json_daemons(&w, t);
     cli_text_put(&w, "}");
     return w.used + 1;
@@ -150,5 +170,12 @@ int dispatch_report_prometheus_file(const dispatch_stats *s, const dispatch_daem
          t->departed.daemons},
     };
     cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
+    cli_text_prometheus_header(&w, "eigstream_dispatch_auth_rejected_total", "counter",
+                               "Peers refused by an end's CURVE handshake or ZAP allow-list, by end and reason.");
+    for (int e = 0; e < DISPATCH_SIDE_COUNT_; e++) {
+        char labels[32];
+        snprintf(labels, sizeof labels, "end=\"%s\",", side_names[e]);
+        cli_curve_server_prometheus(&w, "eigstream_dispatch_auth_rejected_total", labels, s->auth_rejected[e]);
+    }
     return cli_text_write(&w, path);
 }

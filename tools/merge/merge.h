@@ -12,6 +12,11 @@
  * merge_report.c (the counters, gap ranges, the added latency, JSON and
  * Prometheus text).
  *
+ * CURVE (docs/scaleout.md, Security): the inputs are CURVE clients of the
+ * daemons (--curve-server-key, --curve-key), the output a CURVE server with
+ * its own allow-list (--curve-secret-key, --curve-allow; cli_curve_server.h),
+ * whichever side binds.
+ *
  * Sequences. The window trusts a seq only near its release point `next`:
  * [next - window, next + window + --jump-limit). A frame outside that range
  * (a source that restarted from 0, a replay, a seq of 10^12 or 2^64-1 from a
@@ -42,6 +47,7 @@
 
 #include <stdio.h>
 
+#include "cli_curve_server.h"
 #include "cli_message.h"
 #include "protocol.h"
 #include "reorder.h"
@@ -79,6 +85,9 @@ typedef struct merge_stats {
     double *latency_ms;              /* ring of MERGE_LATENCY_KEPT added latencies */
     uint64_t latency_count;
     double latency_sum_ms;           /* over every frame republished */
+    uint64_t subscriptions;          /* --out-pattern pub: subscriptions less unsubscriptions seen (gauge) */
+    int curve_inputs, curve_output;  /* CURVE on the inputs (clients of the daemons), on the output (a server) */
+    uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* consumers the output refused, by reason */
     double started_s;
 } merge_stats;
 
@@ -100,6 +109,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
 
 typedef struct merge_options {
     const char *inputs, *out, *json, *prometheus, *gap_log;
+    const char *curve_server_keys, *curve_key;   /* the inputs: the daemons' public keys, the merge's pair */
+    const char *curve_secret_key, *curve_allow;  /* the output: its pair, the consumers' keys */
     int in_sub, in_bind, out_push, late_publish, window, window_ms, send_timeout_ms, out_hwm;
     int epoch_confirm, jump_limit;
     int64_t first_seq, last_seq, max_bytes;
@@ -131,6 +142,7 @@ typedef struct merge_candidate {
 typedef struct merger {
     merge_options o;
     void *ctx, *out;
+    cli_curve_server out_curve;
     void *in[MERGE_INPUTS_MAX];
     char *endpoints[MERGE_INPUTS_MAX];
     size_t inputs;

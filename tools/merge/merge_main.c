@@ -16,6 +16,7 @@
 #include <zmq.h>
 
 #include "cli_common.h"
+#include "cli_curve.h"
 #include "cli_message.h"
 #include "cli_options.h"
 #include "merge.h"
@@ -60,6 +61,18 @@ static int options_parse(int argc, char **argv, merge_options *o)
         CLI_DOUBLE("stats-s", 0, &o->stats_s, 0.0, 3600.0, "S", "seconds between metrics lines on stderr, 0 = none"),
         CLI_STRING("json", 0, &o->json, "FILE", "metrics JSON, rewritten with each line and at exit"),
         CLI_STRING("prometheus", 0, &o->prometheus, "FILE", "Prometheus text file, rewritten likewise"),
+        CLI_STRING("curve-server-key", 0, &o->curve_server_keys, "F1,F2,..",
+                   "the daemons' CURVE public keys (BASE.key): one for every input, or one per --in in order; "
+                   "needs --curve-key"),
+        CLI_STRING("curve-key", 0, &o->curve_key, "FILE",
+                   "this merge's CURVE key pair for its inputs (BASE.key_secret, listed in each daemon's "
+                   "security.curve_allow)"),
+        CLI_STRING("curve-secret-key", 0, &o->curve_secret_key, "FILE",
+                   "the output's CURVE key pair (BASE.key_secret; may be --curve-key's): the output becomes a "
+                   "CURVE server; needs --curve-allow"),
+        CLI_STRING("curve-allow", 0, &o->curve_allow, "PATH",
+                   "the consumers' public keys let in on the output (a file of keys or a directory of *.key); "
+                   "others are refused and counted"),
         CLI_END};
     const cli_spec spec = {
         .prog = "eigstream-merge", .synopsis = "--in E1,E2,.. [options]", .options = table,
@@ -74,23 +87,54 @@ static int options_parse(int argc, char **argv, merge_options *o)
     if (status < 0 && o->epoch_confirm > o->window)
         return cli_fatal("eigstream-merge", "--epoch-confirm %d exceeds --window %d: no new sequence could begin",
                          o->epoch_confirm, o->window) + 1;
+    if (status < 0 && (o->curve_server_keys == NULL) != (o->curve_key == NULL))
+        return cli_fatal("eigstream-merge", "--curve-server-key and --curve-key go together (the inputs' CURVE)") + 1;
+    if (status < 0 && (o->curve_secret_key == NULL) != (o->curve_allow == NULL))
+        return cli_fatal("eigstream-merge", "--curve-secret-key and --curve-allow go together (the output's CURVE)") + 1;
     return status;
 }
 
-/* Splits the comma-separated --in list into x->endpoints; -1 when empty or too long. */
-static int inputs_split(merger *x)
+/* Splits a comma-separated list into out[0..*count), each strndup'ed: 0,
+ * or -1 when empty, an item is empty, there are more than max, or out of
+ * memory (what was split is still in out, for the caller to free). */
+static int list_split(const char *text, char **out, size_t max, size_t *count)
 {
-    const char *p = x->o.inputs;
+    const char *p = text;
+    *count = 0;
     while (*p != '\0') {
         size_t len = strcspn(p, ",");
-        if (len == 0 || x->inputs == MERGE_INPUTS_MAX)
+        if (len == 0 || *count == max)
             return -1;
-        x->endpoints[x->inputs] = strndup(p, len);
-        if (x->endpoints[x->inputs++] == NULL)
+        out[*count] = strndup(p, len);
+        if (out[(*count)++] == NULL)
             return -1;
         p += len + (p[len] == ',');
     }
-    return x->inputs > 0 ? 0 : -1;
+    return *count > 0 ? 0 : -1;
+}
+
+/* Input i as a CURVE client of its daemon (--curve-server-key: one key
+ * file for all, or one per input): 0 (also without CURVE), or -1, reported. */
+static int input_curve(merger *x, size_t i)
+{
+    char *keys[MERGE_INPUTS_MAX] = {0}, err[1024];
+    size_t count = 0;
+    int rc = 0;
+    if (x->o.curve_server_keys != NULL &&
+        (list_split(x->o.curve_server_keys, keys, MERGE_INPUTS_MAX, &count) != 0 ||
+         (count != 1 && count != x->inputs))) {
+        fprintf(stderr, "eigstream-merge: --curve-server-key: expected one key file or %zu (one per --in), got \"%s\"\n",
+                x->inputs, x->o.curve_server_keys);
+        rc = -1;
+    }
+    const cli_curve curve = {.server_key = count > 0 ? keys[count == 1 ? 0 : i] : NULL, .client_key = x->o.curve_key};
+    if (rc == 0 && cli_curve_apply(&curve, x->in[i], err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-merge: input %s: %s\n", x->endpoints[i], err);
+        rc = -1;
+    }
+    for (size_t k = 0; k < count; k++)
+        free(keys[k]);
+    return rc;
 }
 
 /* A socket with its options; NULL (zmq_errno set) on failure. */
@@ -107,8 +151,25 @@ static void *socket_with(void *ctx, int type, int linger, int hwm_option, int hw
     return s;
 }
 
+/* The output as a CURVE server (--curve-secret-key, --curve-allow) with
+ * its ZAP handler started; 0 (also without CURVE), or -1, reported. */
+static int output_curve(merger *x)
+{
+    const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.curve_allow,
+                                          "--curve-allow"};
+    char err[1024];
+    if (cli_curve_server_open(&x->out_curve, x->ctx, &files, err, sizeof err) != 0 ||
+        cli_curve_server_secure(&x->out_curve, x->out, "output", err, sizeof err) != 0 ||
+        cli_curve_server_start(&x->out_curve, err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-merge: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* One input socket per endpoint (connected, or bound with --in-bind) and
- * the bound output: 0, or -1 (an endpoint failure is reported here). */
+ * the bound output: 0; -1 on a ZeroMQ error (zmq_errno says which); -2
+ * when an endpoint or a CURVE file failed (reported here). */
 static int sockets_open(merger *x)
 {
     static const uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION,
@@ -124,22 +185,29 @@ static int sockets_open(merger *x)
         if (x->in[i] == NULL || (x->o.in_sub && zmq_setsockopt(x->in[i], ZMQ_SUBSCRIBE, prefix, sizeof prefix) != 0) ||
             zmq_setsockopt(x->in[i], ZMQ_MAXMSGSIZE, &max_part, sizeof max_part) != 0)
             return -1;
+        if (input_curve(x, i) != 0)
+            return -2;
         if (cli_socket_attach(x->in[i], x->endpoints[i], x->o.in_bind) != 0) {
             fprintf(stderr, "eigstream-merge: input %s: %s\n", x->endpoints[i], zmq_strerror(zmq_errno()));
-            return -1;
+            return -2;
         }
     }
     /* XPUB with NODROP: a subscriber at its HWM refuses the send instead of
      * losing the frame silently; the bounded wait then counts it. */
     int one = 1, timeout = x->o.send_timeout_ms;
     x->out = socket_with(x->ctx, x->o.out_push ? ZMQ_PUSH : ZMQ_XPUB, 1000, ZMQ_SNDHWM, x->o.out_hwm);
+    if (x->o.curve_secret_key != NULL)
+        max_control = CLI_CURVE_HANDSHAKE_BYTES;
     if (x->out == NULL || zmq_setsockopt(x->out, ZMQ_SNDTIMEO, &timeout, sizeof timeout) != 0 ||
         zmq_setsockopt(x->out, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0 ||
-        (!x->o.out_push && zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0))
+        (!x->o.out_push && (zmq_setsockopt(x->out, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||
+                            zmq_setsockopt(x->out, ZMQ_XPUB_VERBOSER, &one, sizeof one) != 0)))
         return -1;
+    if (output_curve(x) != 0)
+        return -2;
     if (cli_socket_attach(x->out, x->o.out, 1) != 0) {
         fprintf(stderr, "eigstream-merge: output %s: %s\n", x->o.out, zmq_strerror(zmq_errno()));
-        return -1;
+        return -2;
     }
     return 0;
 }
@@ -184,6 +252,9 @@ static void report(merger *x, int line)
     const char *const *inputs = (const char *const *)x->endpoints;
     x->s.held = reorder_held(x->w) + x->cand.count;
     x->s.next_seq = reorder_next(x->w);
+    x->s.curve_inputs = x->o.curve_server_keys != NULL;
+    x->s.curve_output = cli_curve_server_on(&x->out_curve);
+    cli_curve_server_counts(&x->out_curve, x->s.auth_rejected);
     if (line) {
         static char text[128 * 1024];
         if (merge_report_json(&x->s, inputs, now, text, sizeof text) <= sizeof text)
@@ -207,6 +278,21 @@ static int poll_timeout_ms(const merger *x, uint64_t now)
     return ms < POLL_MS_MAX ? (int)ms : POLL_MS_MAX;
 }
 
+/* The XPUB's (un)subscriptions (every one, a leaver's too: ZMQ_XPUB_VERBOSER), counted as
+ * the subscriptions gauge; by the time one is read ZeroMQ applies it, so a
+ * consumer counted here gets every frame published after. */
+static void output_subscriptions(merger *x)
+{
+    uint8_t sub[CONTROL_BYTES_MAX];
+    int bytes;
+    while ((bytes = zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT)) >= 0) {
+        if (bytes > 0 && sub[0] == 1)
+            x->s.subscriptions++;
+        else if (bytes > 0 && sub[0] == 0 && x->s.subscriptions > 0)
+            x->s.subscriptions--;
+    }
+}
+
 /* The loop; 0 on a stop request or --last-seq, -1 on a socket failure. */
 static int run(merger *x)
 {
@@ -225,11 +311,8 @@ static int run(merger *x)
         for (size_t i = 0; i < x->inputs; i++)
             if ((items[i].revents & ZMQ_POLLIN) && input_receive(x, i, now) != 0)
                 return -1;
-        if (items[x->inputs].revents & ZMQ_POLLIN) { /* XPUB: (un)subscriptions, not needed */
-            char sub[256];
-            while (zmq_recv(x->out, sub, sizeof sub, ZMQ_DONTWAIT) >= 0)
-                ;
-        }
+        if (items[x->inputs].revents & ZMQ_POLLIN)
+            output_subscriptions(x);
         merge_sequence_release(x, now);
         x->done = x->o.last_seq >= 0 && x->started && reorder_next(x->w) > (uint64_t)x->o.last_seq;
         if (x->o.stats_s > 0 && cli_monotonic_s() >= next_report) {
@@ -311,6 +394,7 @@ static void merger_free(merger *x)
     }
     if (x->out != NULL)
         zmq_close(x->out);
+    cli_curve_server_close(&x->out_curve); /* the handler's sockets, before the context ends */
     if (x->ctx != NULL)
         zmq_ctx_term(x->ctx);
 }
@@ -326,7 +410,7 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
-    if (inputs_split(&x) != 0)
+    if (list_split(x.o.inputs, x.endpoints, MERGE_INPUTS_MAX, &x.inputs) != 0)
         return cli_fatal("eigstream-merge", "--in: expected 1 to %d comma-separated endpoints, got \"%s\"",
                          MERGE_INPUTS_MAX, x.o.inputs);
     if (x.o.gap_log != NULL && (x.gap_log = fopen(x.o.gap_log, "w")) == NULL)
@@ -339,11 +423,13 @@ int main(int argc, char **argv)
     int rc = window_create(&x);
     if (rc != 0)
         fprintf(stderr, "eigstream-merge: out of memory for a window of %d frames\n", x.o.window);
-    if (rc == 0 && (rc = sockets_open(&x)) != 0)
+    if (rc == 0 && (rc = sockets_open(&x)) == -1)
         fprintf(stderr, "eigstream-merge: zmq: %s\n", zmq_strerror(zmq_errno()));
     if (rc == 0) {
-        fprintf(stderr, "eigstream-merge: %zu inputs (%s), out %s (%s), window %d frames / %d ms\n", x.inputs,
-                in_patterns[x.o.in_sub], x.o.out, out_patterns[x.o.out_push], x.o.window, x.o.window_ms);
+        fprintf(stderr, "eigstream-merge: %zu inputs (%s, CURVE %s), out %s (%s, CURVE %s), window %d frames / %d ms\n",
+                x.inputs, in_patterns[x.o.in_sub], x.o.curve_server_keys != NULL ? "on" : "off", x.o.out,
+                out_patterns[x.o.out_push], cli_curve_server_on(&x.out_curve) ? "on" : "off", x.o.window,
+                x.o.window_ms);
         rc = run(&x);
         if (rc != 0)
             fprintf(stderr, "eigstream-merge: socket failure: %s\n", zmq_strerror(zmq_errno()));

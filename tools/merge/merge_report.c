@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_curve_server.h"
 #include "cli_text.h"
 #include "merge.h"
 
@@ -60,10 +61,10 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
     double up = now_s - s->started_s, p50, p99;
     latency_quantiles(s, &p50, &p99);
     cli_text_put(&w, "{\"uptime_s\":%.3f,\"frames_in\":%llu,\"frames_out\":%llu,\"frames_per_s\":%.2f,\"held\":%zu,"
-            "\"next_seq\":%llu,\"late_published\":%llu,\"epochs\":%llu,",
+            "\"next_seq\":%llu,\"late_published\":%llu,\"epochs\":%llu,\"subscriptions\":%llu,",
         up, (unsigned long long)s->frames_in, (unsigned long long)s->frames_out,
         up > 0 ? (double)s->frames_out / up : 0.0, s->held, (unsigned long long)s->next_seq,
-        (unsigned long long)s->late_published, (unsigned long long)s->epochs);
+        (unsigned long long)s->late_published, (unsigned long long)s->epochs, (unsigned long long)s->subscriptions);
     cli_text_put(&w, "\"added_latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"frames\":%llu},", p50, p99,
         (unsigned long long)s->latency_count);
     cli_text_put(&w, "\"inputs\":[");
@@ -80,7 +81,10 @@ size_t merge_report_json(const merge_stats *s, const char *const *inputs, double
     for (uint64_t g = 0; g < s->gap_ranges && g < MERGE_GAPS_KEPT; g++)
         cli_text_put(&w, "%s[%llu,%llu]", g ? "," : "", (unsigned long long)s->gaps[g].first,
             (unsigned long long)s->gaps[g].last);
-    cli_text_put(&w, "]}");
+    cli_text_put(&w, "],\"curve\":{\"inputs\":%s,\"output\":%s},\"auth_rejected\":", s->curve_inputs ? "true" : "false",
+                 s->curve_output ? "true" : "false");
+    cli_curve_server_json(&w, s->auth_rejected);
+    cli_text_put(&w, "}");
     return w.used + 1;
 }
 
@@ -111,6 +115,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
         {"eigstream_merge_epochs_total", "counter",
          "Sequences begun: the first, then one per source restart or confirmed jump.", s->epochs},
         {"eigstream_merge_held", "gauge", "Frames waiting in the reorder window.", s->held},
+        {"eigstream_merge_subscriptions", "gauge", "Subscriptions on the output (pub): made, less those withdrawn or whose consumer left.",
+         s->subscriptions},
     };
     cli_text_prometheus_many(&w, books, sizeof books / sizeof books[0]);
     cli_text_prometheus_header(&w, "eigstream_merge_dropped_total", "counter",
@@ -125,5 +131,8 @@ int merge_report_prometheus_file(const merge_stats *s, const char *const *inputs
                  "eigstream_merge_added_latency_seconds{quantile=\"0.99\"} %.6f\n"
                  "eigstream_merge_added_latency_seconds_sum %.6f\neigstream_merge_added_latency_seconds_count %llu\n",
                  p50 / 1e3, p99 / 1e3, s->latency_sum_ms / 1e3, (unsigned long long)s->latency_count);
+    cli_text_prometheus_header(&w, "eigstream_merge_auth_rejected_total", "counter",
+                               "Consumers refused by the output's CURVE handshake or ZAP allow-list, by reason.");
+    cli_curve_server_prometheus(&w, "eigstream_merge_auth_rejected_total", "", s->auth_rejected);
     return cli_text_write(&w, path);
 }
