@@ -2,20 +2,23 @@
  * path_cuda_check.cu - the self-check kernels (path_cuda_check.h).
  *
  * check_columns: one thread block of CHECK_THREADS per column j of the
- * matrix (grid n); each row i by one warp, its lanes over l, so that what
- * a row reads runs along a column (A(i,l) = conj A(l,i): column i of A;
- * v_i: column i of V) and each lane has several loads in flight (a thread
- * per row, reading along rows, had 128 dependent strided loads at n = 128:
- * 56 us of GPU time on an H100):
+ * matrix and block of PATH_CUDA_CHECK_ROWS rows (grid n x chunks); each row
+ * i by one warp, its lanes over l, so that what a row reads runs along a
+ * column (A(i,l) = conj A(l,i): column i of A; v_i: column i of V) and a
+ * warp has few rows after one another (a thread per row reading along rows,
+ * 128 blocks at n = 128, was latency-bound: ~30 us of GPU time on an H200):
  *   residual column  sum_i |sum_l A(i,l) v_lj - w_j v_ij|
  *   orthogonality    sum_i |v_i^H v_j - delta_ij|
  *   norm column      sum_i |A(i,j)|
+ * each as a partial sum over the block's rows.
  * with v_j in shared memory (n elements of T: at most 512 x 16 = 8 KiB at
  * EIG_CUDA_N_MAX, under the 48 KiB every device gives without opting in),
  * plus CHECK_THREADS doubles for the block's sums (2 KiB). Values only
- * (no vectors): each block its norm column; block 0 also |sum w - trace A|.
- * check_ratios: one block of CHECK_THREADS reduces the n columns (max, NaN
- * wins) into the two ratios, as eig_check_pairs (eig/eig_check.c) defines
+ * (no vectors): each block its norm column; column 0's blocks also the
+ * partial sums of sum w - trace A.
+ * check_ratios: one block of CHECK_THREADS adds each column's partial sums
+ * and reduces the n columns (max, NaN wins) into the two ratios, as
+ * eig_check_pairs (eig/eig_check.c) defines
  * them: the same numbers on either side, to rounding. Every sum in double.
  * O(n^3) operations on n blocks: for n = 32 under ten microseconds of GPU
  * time, measured by the cuda path between two events (f->check.ns).
@@ -29,6 +32,7 @@ namespace {
 
 constexpr int CHECK_THREADS = 256;
 constexpr int WARP = 32;
+static_assert(PATH_CUDA_CHECK_ROWS % (CHECK_THREADS / WARP) == 0, "every warp of a block takes as many rows");
 
 template <typename T> struct cx;
 template <> struct cx<cuFloatComplex> {
@@ -87,8 +91,9 @@ check_columns(const T *a, int n, eig_storage storage, eig_uplo uplo, const typen
     T *vj = reinterpret_cast<T *>(shared_bytes);
     __shared__ double sums[CHECK_THREADS];
     const int j = blockIdx.x, lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    const int first = blockIdx.y * PATH_CUDA_CHECK_ROWS, end = min(n, first + PATH_CUDA_CHECK_ROWS);
     double norm = 0, res = 0, orth = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
+    for (int i = first + threadIdx.x; i < end; i += blockDim.x)
         norm += cuCabs(element(a, n, storage, uplo, i, j));
     if (v != nullptr) {
         for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -96,9 +101,10 @@ check_columns(const T *a, int n, eig_storage storage, eig_uplo uplo, const typen
         __syncthreads();
         const double wj = w[j];
         /* Warp-uniform i: every lane reaches the shuffles. */
-        for (int i = warp; i < n; i += CHECK_THREADS / WARP) {
+        for (int i = first + warp; i < end; i += CHECK_THREADS / WARP) {
             cuDoubleComplex r = make_cuDoubleComplex(0, 0), g = r;
             const T *vi = v + (size_t)i * n;
+#pragma unroll 4
             for (int l = lane; l < n; l += WARP) {
                 cuDoubleComplex x = cx<T>::wide(vj[l]);
                 r = cuCfma(cuConj(element(a, n, storage, uplo, l, i)), x, r);
@@ -112,16 +118,17 @@ check_columns(const T *a, int n, eig_storage storage, eig_uplo uplo, const typen
             }
         }
     } else if (j == 0) {
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
+        for (int i = first + threadIdx.x; i < end; i += blockDim.x)
             res += w[i] - cuCreal(element(a, n, storage, uplo, i, i));
     }
     norm = block_sum(sums, norm);
     res = block_sum(sums, res);
     orth = block_sum(sums, orth);
     if (threadIdx.x == 0) {
-        columns[3 * j] = v != nullptr ? res : fabs(res);
-        columns[3 * j + 1] = orth;
-        columns[3 * j + 2] = norm;
+        double *partial = columns + 3 * ((size_t)j * gridDim.y + blockIdx.y);
+        partial[0] = res;
+        partial[1] = orth;
+        partial[2] = norm;
     }
 }
 
@@ -131,13 +138,21 @@ __device__ double nan_max(double m, double x)
     return !(x <= m) ? x : m;
 }
 
-__global__ void __launch_bounds__(CHECK_THREADS) check_ratios(const double *columns, int n, double eps, double *result)
+/* columns: 3 partial sums per column and row block (check_columns); a
+ * column's sums are added first (values only: the trace residual of column
+ * 0 then taken in magnitude), then the columns reduced. */
+__global__ void __launch_bounds__(CHECK_THREADS)
+check_ratios(const double *columns, int n, int chunks, bool vectors, double eps, double *result)
 {
     __shared__ double maxima[3][CHECK_THREADS];
     double m[3] = {0, 0, 0};
     for (int j = threadIdx.x; j < n; j += blockDim.x)
-        for (int q = 0; q < 3; q++)
-            m[q] = nan_max(m[q], columns[3 * j + q]);
+        for (int q = 0; q < 3; q++) {
+            double sum = 0;
+            for (int k = 0; k < chunks; k++)
+                sum += columns[3 * ((size_t)j * chunks + k) + q];
+            m[q] = nan_max(m[q], q == 0 && !vectors ? fabs(sum) : sum);
+        }
     for (int q = 0; q < 3; q++)
         maxima[q][threadIdx.x] = m[q];
     __syncthreads();
@@ -160,13 +175,14 @@ const char *enqueue(eig_storage storage, eig_uplo uplo, int n, const void *d_a, 
                     double *d_scratch, double *h_result, cudaStream_t stream)
 {
     size_t shared = d_v != nullptr ? sizeof(T) * (size_t)n : 0;
-    check_columns<T><<<n, CHECK_THREADS, shared, stream>>>(
+    const int chunks = (n + PATH_CUDA_CHECK_ROWS - 1) / PATH_CUDA_CHECK_ROWS;
+    check_columns<T><<<dim3(n, chunks), CHECK_THREADS, shared, stream>>>(
         static_cast<const T *>(d_a), n, storage, uplo, static_cast<const typename cx<T>::real *>(d_w),
         static_cast<const T *>(d_v), d_scratch);
     if (cudaGetLastError() != cudaSuccess)
         return "self-check: check_columns launch";
-    double *d_result = d_scratch + 3 * (size_t)n;
-    check_ratios<<<1, CHECK_THREADS, 0, stream>>>(d_scratch, n, cx<T>::eps, d_result);
+    double *d_result = d_scratch + 3 * (size_t)n * chunks;
+    check_ratios<<<1, CHECK_THREADS, 0, stream>>>(d_scratch, n, chunks, d_v != nullptr, cx<T>::eps, d_result);
     if (cudaGetLastError() != cudaSuccess)
         return "self-check: check_ratios launch";
     if (cudaMemcpyAsync(h_result, d_result, 2 * sizeof(double), cudaMemcpyDeviceToHost, stream) != cudaSuccess)

@@ -11,10 +11,17 @@
 
 #include "eig.h"
 
-/* Device scratch of one check: 3 doubles per column and the 2 ratios. */
+/* Rows of the matrix one thread block of the check takes (8 warps, 4 rows
+ * each): the rows are split over ceil(n / PATH_CUDA_CHECK_ROWS) blocks per
+ * column, so that n = 128 keeps 512 blocks in flight, not 128. */
+#define PATH_CUDA_CHECK_ROWS 32
+
+/* Device scratch of one check: 3 partial sums per column and row block, and
+ * the 2 ratios. */
 static inline size_t path_cuda_check_scratch_bytes(int n)
 {
-    return sizeof(double) * (3 * (size_t)n + 2);
+    size_t chunks = ((size_t)n + PATH_CUDA_CHECK_ROWS - 1) / PATH_CUDA_CHECK_ROWS;
+    return sizeof(double) * (3 * (size_t)n * chunks + 2);
 }
 
 /* Enqueues on stream: the ratios of matrix a (n x n in storage/uplo, only
