@@ -753,6 +753,20 @@ def case_read_python(tmp):
             whole = np.fromfile(os.path.join(tmp, name + ".sigmf-data"), np.dtype(dtype).newbyteorder("<"))
             check(np.array_equal(whole, np.array(mats).transpose(0, 1, 3, 2).reshape(-1)),
                   f"{name}: the data file read whole is not the matrices sent, column-major")
+    # A recording of layout frames (before 2026-11-27), built from the last one by docs/recording.md:
+    # whole frames in the data file, no heads in the journal, captures with core:header_bytes.
+    frames = data_frames(tmp, name)
+    meta = json.load(open(os.path.join(tmp, name + ".sigmf-meta")))
+    g, offset = meta["global"], 0
+    del g["eigstream:layout"]
+    for e, c, frame in zip(g["eigstream:index"], meta["captures"], frames):
+        e["offset"], offset = offset, offset + len(frame)
+        c["core:header_bytes"] = 64
+    old = os.path.join(tmp, "old-layout")
+    json.dump(meta, open(old + ".sigmf-meta", "w"))
+    open(old + ".sigmf-data", "wb").write(b"".join(frames))
+    rec = eigstream.read_recording(old)
+    check(np.array_equal(rec.matrices, np.array(mats)), "read_recording of layout frames differs from the matrices")
     # A steering-vector covariance R = a a^H + I, source at +20 degrees; full storage, one matrix per frame.
     n = 16
     r = np.outer(steering(n, 20), steering(n, 20).conj()) + np.eye(n)
