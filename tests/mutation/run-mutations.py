@@ -65,13 +65,13 @@ MUTATIONS = [
         "part sizes judged before the part count: a message with the wrong number of parts is counted oversized"),
     Mutation(
         "drop_oldest", "pipeline/stage_receive.c",
-        """        if (queue_push_evict_oldest(&p->to_form, f, &evicted) != QUEUE_OK)
-            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
+        """        if (queue_push_evict_oldest(rx->ctx->to_form, f, &evicted) != QUEUE_OK)
+            pipeline_frame_drop(rx->ctx->p, f, METRICS_DROP_OVERFLOW); /* closed: cannot happen while we run */
         else if (evicted != NULL)
-            pipeline_frame_drop(p, evicted, METRICS_DROP_OVERFLOW);""",
+            pipeline_frame_drop(rx->ctx->p, evicted, METRICS_DROP_OVERFLOW);""",
         """        (void)evicted;
-        if (queue_try_push(&p->to_form, f) != QUEUE_OK)
-            pipeline_frame_drop(p, f, METRICS_DROP_OVERFLOW); /* mutant: the incoming frame is dropped */""",
+        if (queue_try_push(rx->ctx->to_form, f) != QUEUE_OK)
+            pipeline_frame_drop(rx->ctx->p, f, METRICS_DROP_OVERFLOW); /* mutant: the incoming frame is dropped */""",
         "^pipeline_stream_overflow_drop$",
         "overflow_policy drop_oldest drops the incoming frame instead of evicting the oldest"),
     Mutation(
