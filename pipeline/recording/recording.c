@@ -51,21 +51,28 @@ uint64_t recording_get_le(const uint8_t *p, int bytes)
     return v;
 }
 
-/* The 16-byte journal file header: "EIGSJRNL", u32 version, u32 zero. */
 void recording_journal_header_encode(uint8_t out[JOURNAL_HEADER_BYTES])
 {
     memset(out, 0, JOURNAL_HEADER_BYTES);
     memcpy(out, JOURNAL_MAGIC, 8);
-    put_le(out + 8, JOURNAL_VERSION, 4);
+    put_le(out + 8, RECORDING_LAYOUT_SAMPLES, 4);
 }
 
-/* One frame's 64-byte record (layout in docs/recording.md); the last 4
- * bytes are the CRC32C of the first 60, so a torn record never validates. */
-void recording_record_encode(const recording_frame *f, uint8_t out[RECORD_BYTES])
+int recording_journal_header_decode(const uint8_t in[JOURNAL_HEADER_BYTES], recording_layout *layout)
+{
+    uint64_t version = recording_get_le(in + 8, 4);
+    if (memcmp(in, JOURNAL_MAGIC, 8) != 0 ||
+        (version != RECORDING_LAYOUT_FRAMES && version != RECORDING_LAYOUT_SAMPLES))
+        return -1;
+    *layout = (recording_layout)version;
+    return 0;
+}
+
+void recording_record_encode(const recording_frame *f, uint32_t head_crc, uint8_t out[RECORD_BYTES])
 {
     memset(out, 0, RECORD_BYTES);
     memcpy(out, RECORD_MAGIC, 4);
-    out[4] = RECORD_VERSION;
+    out[4] = RECORDING_LAYOUT_SAMPLES;
     put_le(out + 8, f->seq, 8);
     put_le(out + 16, f->timestamp_ns, 8);
     put_le(out + 24, f->received_ns, 8);
@@ -73,13 +80,14 @@ void recording_record_encode(const recording_frame *f, uint8_t out[RECORD_BYTES]
     put_le(out + 40, f->bytes, 8);
     put_le(out + 48, f->parts, 4);
     put_le(out + 52, f->crc32c, 4);
+    put_le(out + RECORD_HEAD_CRC_OFFSET, head_crc, 4);
     put_le(out + RECORD_CRC_OFFSET, protocol_crc32c(0, out, RECORD_CRC_OFFSET), 4);
 }
 
-/* Decodes a record; 0 when magic, version, zero bytes and record CRC hold, else -1. */
-int recording_record_decode(const uint8_t in[RECORD_BYTES], recording_frame *f)
+int recording_record_decode(const uint8_t in[RECORD_BYTES], recording_layout layout, recording_frame *f,
+                            uint32_t *head_crc)
 {
-    if (memcmp(in, RECORD_MAGIC, 4) != 0 || in[4] != RECORD_VERSION || in[5] || in[6] || in[7])
+    if (memcmp(in, RECORD_MAGIC, 4) != 0 || in[4] != (uint8_t)layout || in[5] || in[6] || in[7])
         return -1;
     if (recording_get_le(in + RECORD_CRC_OFFSET, 4) != protocol_crc32c(0, in, RECORD_CRC_OFFSET))
         return -1;
@@ -90,6 +98,8 @@ int recording_record_decode(const uint8_t in[RECORD_BYTES], recording_frame *f)
     f->bytes = recording_get_le(in + 40, 8);
     f->parts = (uint32_t)recording_get_le(in + 48, 4);
     f->crc32c = (uint32_t)recording_get_le(in + 52, 4);
+    if (head_crc != NULL)
+        *head_crc = (uint32_t)recording_get_le(in + RECORD_HEAD_CRC_OFFSET, 4);
     return 0;
 }
 
@@ -149,6 +159,15 @@ int recording_path_join(char *out, size_t out_bytes, const char *name, const cha
 
 /* ---- the recording's format --------------------------------------------------------- */
 
+const char *recording_layout_name(recording_layout layout)
+{
+    switch (layout) {
+    case RECORDING_LAYOUT_FRAMES: return "frames";
+    case RECORDING_LAYOUT_SAMPLES: return "samples";
+    }
+    return "unknown";
+}
+
 const char *recording_kind_name(uint8_t kind)
 {
     return kind == PROTOCOL_KIND_COVARIANCE ? "covariance" : kind == PROTOCOL_KIND_EIGENSPACE ? "eigenspace" : "unknown";
@@ -193,6 +212,11 @@ const char *recording_sigmf_datatype(const recording_format *f, int known)
     if (f->kind == PROTOCOL_KIND_EIGENSPACE)
         return dbl ? "rf64_le" : "rf32_le";
     return dbl ? "cf64_le" : "cf32_le";
+}
+
+uint64_t recording_head_bytes(const protocol_header *h)
+{
+    return PROTOCOL_HEADER_BYTES + (h->kind == PROTOCOL_KIND_EIGENSPACE ? protocol_meta_bytes(h->count) : 0);
 }
 
 /* Checks a decoded header's payload_bytes against its n, count, element and

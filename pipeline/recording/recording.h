@@ -1,27 +1,30 @@
 /*
- * recording.h - recordings of eigstream streams: SigMF files that hold every
- * frame's wire bytes, an index that replay needs, and a journal that makes a
+ * recording.h - recordings of eigstream streams: SigMF files whose data file
+ * holds every frame's samples and nothing else, an index that replay needs,
+ * and a journal that holds the rest of each frame's wire bytes and makes a
  * recording survive its recorder's death. Used by eigstream-record,
  * eigstream-replay and the daemon's file input (docs/recording.md is the
  * format's reference).
  *
  * A recording NAME is three files:
- *   NAME.sigmf-data   the frames back to back, each exactly as on the wire:
- *                     its 64-byte header, then its payload parts in order
- *                     (covariance: the matrices; eigenspace: meta then data)
+ *   NAME.sigmf-data   samples only, frame after frame (covariance: the
+ *                     payload, the matrices; eigenspace: the data part):
+ *                     what a SigMF reader reads whole
  *   NAME.sigmf-meta   SigMF 1.x metadata (JSON, written with jansson):
  *                     global core:datatype, core:version, core:recorder,
  *                     core:description, core:num_channels, core:extensions;
- *                     one capture per frame (core:sample_start, core:header_bytes,
- *                     core:datetime); annotations; and the "eigstream:"
- *                     namespace (protocol version, kind, n, count, element,
- *                     storage, mode, frames, truncated_bytes, and the per-frame
- *                     index: seq, timestamp_ns, received_ns, offset, bytes,
- *                     parts, crc32c)
- *   NAME.sigmf-index  the journal: one fixed 64-byte little-endian record per
- *                     frame, appended after the frame's bytes are written, so
- *                     that every journaled frame is complete in the data file
+ *                     one capture per frame (core:sample_start, core:datetime);
+ *                     annotations; and the "eigstream:" namespace (protocol
+ *                     version, kind, n, count, element, storage, mode, layout,
+ *                     frames, truncated_bytes, and the per-frame index: seq,
+ *                     timestamp_ns, received_ns, offset, bytes, parts, crc32c)
+ *   NAME.sigmf-index  the journal: per frame a 64-byte little-endian record
+ *                     and the frame's head (its 64-byte header; eigenspace:
+ *                     and its meta part), appended after the frame's samples
+ *                     are written, so that every journaled frame is complete
  *                     (layout in docs/recording.md)
+ * Recordings written before 2026-11-27 (layout "frames": whole frames in the
+ * data file, a journal of records only) are still read and repaired.
  * The meta is written when the recording is closed; recording_repair
  * rebuilds it from the journal (and, past the journal's last frame, from the
  * frame headers in the data file) after a crash, and says how many bytes of
@@ -82,7 +85,7 @@ typedef struct recording_frame {
     uint64_t seq;          /* the frame header's seq */
     uint64_t timestamp_ns; /* the frame header's source timestamp */
     uint64_t received_ns;  /* CLOCK_REALTIME when the recorder received it */
-    uint64_t offset;       /* of its header in NAME.sigmf-data */
+    uint64_t offset;       /* of its samples in NAME.sigmf-data (layout frames: of its header) */
     uint64_t bytes;        /* header + payload */
     uint32_t parts;        /* message parts after the header, as received */
     uint32_t crc32c;       /* CRC32C of all bytes after the header (always computed) */
@@ -127,12 +130,13 @@ uint64_t recording_writer_bytes(const recording_writer *w);
 recording_error recording_writer_close(recording_writer **w, char *err, size_t err_bytes);
 
 /* Rebuilds NAME.sigmf-meta of a recording whose recorder died: the journal's
- * records whose frames lie wholly in the data file, then any further complete
- * frames found by walking the data file's frame headers; *cut_bytes (may be
- * NULL) gets the bytes after the last complete frame, which the meta's
- * eigstream:truncated_bytes records. Frames found by the walk have
+ * records, each with its whole head, whose samples lie wholly in the data
+ * file; *cut_bytes (may be NULL) gets the data file's bytes after the last
+ * of them, which the meta's eigstream:truncated_bytes records. A recording
+ * of layout frames (before 2026-11-27) gets, past its journal, the further
+ * complete frames found by walking the data file's frame headers, with
  * received_ns 0 (unknown) and parts 1 (covariance: the part boundaries are
- * not in the data file) or 2 (eigenspace: meta and data); the rebuilt meta
+ * not in the data file) or 2 (eigenspace: meta and data). The rebuilt meta
  * has core:description "" and core:recorder "eigstream recording_repair". */
 recording_error recording_repair(const char *path, uint64_t *frames, uint64_t *cut_bytes, char *err,
                                  size_t err_bytes);

@@ -86,7 +86,8 @@ static json_t *meta_global(const meta_source *m)
         bad |= json_put(g, "eigstream:storage", json_string(protocol_storage_name(f->storage)));
     if (m->format_known && f->kind == PROTOCOL_KIND_EIGENSPACE)
         bad |= json_put(g, "eigstream:mode", json_string(protocol_mode_name(f->mode)));
-    bad |= json_put(g, "eigstream:frames", json_u64(m->frames)) |
+    bad |= json_put(g, "eigstream:layout", json_string(recording_layout_name(m->layout))) |
+           json_put(g, "eigstream:frames", json_u64(m->frames)) |
            json_put(g, "eigstream:truncated_bytes", json_u64(m->truncated_bytes));
     for (uint64_t i = 0; i < m->frames && !bad; i++)
         bad |= json_array_append_new(index, meta_index_entry(&m->index[i]));
@@ -116,8 +117,9 @@ static json_t *meta_annotation_gap(uint64_t sample_start, uint64_t sample_count,
     return a;
 }
 
-/* captures (one per frame: sample_start, header_bytes, datetime) and
- * annotations (one per sequence gap) into root; 0 or -1 (out of memory). */
+/* captures (one per frame: sample_start, datetime; layout frames also
+ * header_bytes, the frame's bytes before its samples) and annotations (one
+ * per sequence gap) into root; 0 or -1 (out of memory). */
 static int meta_captures(const meta_source *m, json_t *root)
 {
     json_t *captures = json_array(), *annotations = json_array();
@@ -131,8 +133,9 @@ static int meta_captures(const meta_source *m, json_t *root)
         iso8601_ns(f->timestamp_ns, when, sizeof when);
         json_t *c = json_object();
         bad |= c == NULL || json_put(c, "core:sample_start", json_u64(sample)) |
-                                json_put(c, "core:header_bytes", json_u64(overhead)) |
                                 json_put(c, "core:datetime", json_string(when));
+        if (m->layout == RECORDING_LAYOUT_FRAMES)
+            bad |= json_put(c, "core:header_bytes", json_u64(overhead));
         bad |= json_array_append_new(captures, c);
         if (i > 0 && f->seq != m->index[i - 1].seq + 1)
             bad |= json_array_append_new(annotations, meta_annotation_gap(sample, samples, m->index[i - 1].seq, f->seq));

@@ -1,6 +1,9 @@
 /*
  * recording_read.c - the recording reader: meta parsing and checks, part
- * sizes, frames read back with their CRC checked (recording.h).
+ * sizes, frames read back with their CRC checked (recording.h). Both
+ * layouts (recording_internal.h): samples, a frame's head from its journal
+ * record and its samples from the data file; frames (recordings before
+ * 2026-11-27), the whole frame from the data file.
  */
 #define _FILE_OFFSET_BITS 64 /* 64-bit off_t for pread/ftruncate on 32-bit hosts too */
 
@@ -22,8 +25,10 @@
 
 struct recording_reader {
     char name[RECORDING_PATH_MAX];
-    int data_fd;
+    recording_layout layout;
+    int data_fd, journal_fd;     /* journal: layout samples only, else -1 */
     uint64_t data_size;
+    uint64_t head_bytes;         /* a frame's bytes that are not samples */
     recording_format format;
     char *description;
     uint64_t truncated_bytes;
@@ -99,6 +104,25 @@ static int meta_code(const meta_context *c, json_t *global, const char *key, int
     return code;
 }
 
+/* global.eigstream:layout into r->layout: absent (a recording before
+ * 2026-11-27) is frames. 0, or -1 with EFORMAT named. */
+static int reader_parse_layout(recording_reader *r, const meta_context *c, json_t *global)
+{
+    json_t *v = json_object_get(global, "eigstream:layout");
+    r->layout = RECORDING_LAYOUT_FRAMES;
+    if (v == NULL)
+        return 0;
+    const char *text = json_string_value(v);
+    if (text != NULL && strcmp(text, recording_layout_name(RECORDING_LAYOUT_SAMPLES)) == 0)
+        r->layout = RECORDING_LAYOUT_SAMPLES;
+    else if (text == NULL || strcmp(text, recording_layout_name(RECORDING_LAYOUT_FRAMES)) != 0) {
+        error_text_set(c->err, c->err_bytes, "%s: global.eigstream:layout must be \"samples\" or \"frames\"",
+                       c->file);
+        return -1;
+    }
+    return 0;
+}
+
 /* The recording_format from global (eigstream namespace), the description,
  * truncated_bytes; checks core:datatype and core:version. */
 static recording_error reader_parse_global(recording_reader *r, const meta_context *c, json_t *global)
@@ -137,7 +161,7 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
                             storage_name_int);
     else
         mode = meta_code(c, global, "eigstream:mode", PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name);
-    if (storage < 0 || mode < 0)
+    if (storage < 0 || mode < 0 || reader_parse_layout(r, c, global) != 0)
         return RECORDING_EFORMAT;
     *f = (recording_format){.protocol_version = (uint8_t)version, .kind = (uint8_t)kind, .n = (uint32_t)n,
                             .count = (uint32_t)count, .element = (uint8_t)element, .storage = (uint8_t)storage,
@@ -199,6 +223,9 @@ static recording_error reader_parse_index(recording_reader *r, const meta_contex
     if (r->index == NULL)
         return ERROR_TEXT_FAIL(RECORDING_ENOMEM, c->err, c->err_bytes, "%s: out of memory for the index", c->file);
     uint64_t end = 0, parts;
+    r->head_bytes = recording_frame_overhead_bytes(&r->format);
+    /* What of a frame the data file holds: its samples, or all of it. */
+    uint64_t outside = r->layout == RECORDING_LAYOUT_SAMPLES ? r->head_bytes : 0;
     for (uint64_t i = 0; i < frames; i++) {
         json_t *e = json_array_get(index, (size_t)i);
         recording_frame *f = &r->index[i];
@@ -215,8 +242,8 @@ static recording_error reader_parse_index(recording_reader *r, const meta_contex
                                             c->file, where);
         f->parts = (uint32_t)parts;
         f->crc32c = (uint32_t)crc;
-        if (f->offset < end || f->bytes < PROTOCOL_HEADER_BYTES || f->offset > r->data_size ||
-            f->bytes > r->data_size - f->offset)
+        if (f->offset < end || f->bytes < r->head_bytes || f->offset > r->data_size ||
+            f->bytes - outside > r->data_size - f->offset)
             return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes,
                         "%s: %s (offset %" PRIu64 ", %" PRIu64 " bytes) overlaps the previous frame or lies outside "
                         "the data file (%" PRIu64 " bytes)", c->file, where, f->offset, f->bytes, r->data_size);
@@ -224,9 +251,34 @@ static recording_error reader_parse_index(recording_reader *r, const meta_contex
             part_sizes(&r->format, f->bytes, f->parts, NULL, 0) != 0)
             return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: %s: crc32c or parts (%" PRIu64 ") out of range",
                         c->file, where, parts);
-        end = f->offset + f->bytes;
+        end = f->offset + f->bytes - outside;
     }
     r->frames = frames;
+    return RECORDING_OK;
+}
+
+/* Layout samples: opens NAME.sigmf-index, which holds the frames' heads,
+ * and checks its header and that it holds a record and head per frame. */
+static recording_error reader_open_journal(recording_reader *r, char *err, size_t err_bytes)
+{
+    if (r->layout != RECORDING_LAYOUT_SAMPLES || r->frames == 0)
+        return RECORDING_OK;
+    char path[RECORDING_PATH_MAX];
+    recording_path_join(path, sizeof path, r->name, ".sigmf-index");
+    r->journal_fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint8_t head[JOURNAL_HEADER_BYTES];
+    recording_layout layout;
+    if (r->journal_fd < 0 || fstat(r->journal_fd, &st) != 0)
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s (the frames' headers are there: a recording "
+                               "is its three files)", path, strerror(errno));
+    if (recording_pread_all(r->journal_fd, head, sizeof head, 0) != 0 ||
+        recording_journal_header_decode(head, &layout) != 0 || layout != RECORDING_LAYOUT_SAMPLES)
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: not a journal of layout samples", path);
+    uint64_t stride = RECORD_BYTES + r->head_bytes;
+    if (((uint64_t)st.st_size - JOURNAL_HEADER_BYTES) / stride < r->frames)
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: %" PRIu64 " bytes hold fewer than the %" PRIu64
+                               " frames of the meta", path, (uint64_t)st.st_size, r->frames);
     return RECORDING_OK;
 }
 
@@ -242,6 +294,8 @@ static recording_error reader_parse_meta(recording_reader *r, const meta_context
     recording_error e = reader_parse_global(r, c, global);
     if (e == RECORDING_OK)
         e = reader_parse_index(r, c, global);
+    if (e == RECORDING_OK)
+        e = reader_open_journal(r, c->err, c->err_bytes);
     if (e == RECORDING_OK && json_array_size(captures) != r->frames)
         e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: %zu captures for %" PRIu64 " frames", c->file,
                  json_array_size(captures), r->frames);
@@ -291,7 +345,7 @@ recording_error recording_reader_open(recording_reader **out, const char *path, 
     recording_reader *r = calloc(1, sizeof *r);
     if (r == NULL)
         return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", path);
-    r->data_fd = -1;
+    r->data_fd = r->journal_fd = -1;
     if (reader_name(path, r->name, sizeof r->name) != 0) {
         free(r);
         return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: recording name too long", path);
@@ -319,6 +373,8 @@ void recording_reader_close(recording_reader **rp)
     recording_reader *r = *rp;
     if (r->data_fd >= 0)
         close(r->data_fd);
+    if (r->journal_fd >= 0)
+        close(r->journal_fd);
     free(r->description);
     free(r->index);
     free(r);
@@ -366,6 +422,40 @@ recording_error recording_reader_part_sizes(const recording_reader *r, uint64_t 
     return RECORDING_OK;
 }
 
+/* Frame index's bytes into buf, as on the wire: layout frames, from the
+ * data file; layout samples, its head from the journal (its record intact
+ * and agreeing with the index, the head's CRC matching) then its samples. */
+static recording_error reader_fetch(const recording_reader *r, uint64_t index, uint8_t *buf, char *err,
+                                    size_t err_bytes)
+{
+    const recording_frame *f = &r->index[index];
+    if (r->layout == RECORDING_LAYOUT_FRAMES) {
+        if (recording_pread_all(r->data_fd, buf, (size_t)f->bytes, f->offset) == 0)
+            return RECORDING_OK;
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
+                               strerror(errno));
+    }
+    uint8_t record[RECORD_BYTES];
+    uint64_t at = JOURNAL_HEADER_BYTES + index * (RECORD_BYTES + r->head_bytes);
+    recording_frame j;
+    uint32_t head_crc;
+    if (recording_pread_all(r->journal_fd, record, sizeof record, at) != 0 ||
+        recording_pread_all(r->journal_fd, buf, (size_t)r->head_bytes, at + RECORD_BYTES) != 0)
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-index: frame %" PRIu64 ": %s", r->name, index,
+                               strerror(errno));
+    if (recording_record_decode(record, RECORDING_LAYOUT_SAMPLES, &j, &head_crc) != 0 || j.seq != f->seq ||
+        j.offset != f->offset || j.bytes != f->bytes)
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s.sigmf-index: frame %" PRIu64 ": its record is "
+                               "damaged or disagrees with the meta", r->name, index);
+    if (head_crc != protocol_crc32c(0, buf, (size_t)r->head_bytes))
+        return ERROR_TEXT_FAIL(RECORDING_ECRC, err, err_bytes, "%s.sigmf-index: frame %" PRIu64 " seq %" PRIu64
+                               ": its head (header and meta) differs from its CRC32C", r->name, index, f->seq);
+    if (recording_pread_all(r->data_fd, buf + r->head_bytes, (size_t)(f->bytes - r->head_bytes), f->offset) != 0)
+        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
+                               strerror(errno));
+    return RECORDING_OK;
+}
+
 recording_error recording_reader_read(recording_reader *r, uint64_t index, void *buf, size_t buf_bytes, char *err,
                                       size_t err_bytes)
 {
@@ -377,9 +467,9 @@ recording_error recording_reader_read(recording_reader *r, uint64_t index, void 
     if (buf_bytes < f->bytes)
         return ERROR_TEXT_FAIL(RECORDING_EINVAL, err, err_bytes, "%s: frame %" PRIu64 " has %" PRIu64 " bytes, buffer %zu",
                     r->name, index, f->bytes, buf_bytes);
-    if (recording_pread_all(r->data_fd, buf, (size_t)f->bytes, f->offset) != 0)
-        return ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s.sigmf-data: frame %" PRIu64 ": %s", r->name, index,
-                    strerror(errno));
+    recording_error e = reader_fetch(r, index, buf, err, err_bytes);
+    if (e != RECORDING_OK)
+        return e;
     protocol_header h;
     const uint8_t *bytes = buf;
     if (protocol_header_decode(bytes, PROTOCOL_HEADER_BYTES, &h) != PROTOCOL_OK || h.seq != f->seq ||

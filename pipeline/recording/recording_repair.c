@@ -1,6 +1,9 @@
 /*
  * recording_repair.c - rebuilds the meta of a recording whose recorder died
- * (recording.h).
+ * (recording.h), in the layout its journal names: samples, from the
+ * journal's records and heads alone (the data file holds no headers to
+ * walk); frames (recordings before 2026-11-27), from the journal and then
+ * the frame headers in the data file.
  */
 #define _FILE_OFFSET_BITS 64 /* 64-bit off_t for pread/ftruncate on 32-bit hosts too */
 
@@ -28,7 +31,7 @@ typedef struct repair_state {
     int format_known;
     recording_frame *index;
     uint64_t frames, capacity;
-    uint64_t end; /* end of the last complete frame accepted */
+    uint64_t end; /* end in the data file of the last complete frame accepted */
 } repair_state;
 
 /* Reads and checks the frame header at offset: it decodes, matches the
@@ -53,19 +56,23 @@ static int repair_frame_header(repair_state *s, uint64_t offset, protocol_header
     return 0;
 }
 
-static recording_error repair_add(repair_state *s, const recording_frame *f, char *err, size_t err_bytes)
+/* Adds f, which takes in_data bytes of the data file from f->offset on. */
+static recording_error repair_add(repair_state *s, const recording_frame *f, uint64_t in_data, char *err,
+                                  size_t err_bytes)
 {
     if (recording_index_reserve(&s->index, s->frames, &s->capacity) != 0)
         return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory for the index", s->name);
     s->index[s->frames++] = *f;
-    s->end = f->offset + f->bytes;
+    s->end = f->offset + in_data;
     return RECORDING_OK;
 }
 
-/* Reads NAME.sigmf-index whole into *journal (*bytes); a missing journal is empty. */
-static recording_error repair_journal_load(const char *name, uint8_t **journal, uint64_t *bytes, char *err,
-                                           size_t err_bytes)
+/* Reads NAME.sigmf-index whole into *journal (*bytes) and its layout; a
+ * missing journal is empty (layout frames: only a walk can find frames). */
+static recording_error repair_journal_load(const char *name, uint8_t **journal, uint64_t *bytes,
+                                           recording_layout *layout, char *err, size_t err_bytes)
 {
+    *layout = RECORDING_LAYOUT_FRAMES;
     char path[RECORDING_PATH_MAX];
     *journal = NULL;
     *bytes = 0;
@@ -81,11 +88,10 @@ static recording_error repair_journal_load(const char *name, uint8_t **journal, 
         e = ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory", path);
     else if (st.st_size > 0 && recording_pread_all(fd, *journal, (size_t)st.st_size, 0) != 0)
         e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", path, strerror(errno));
-    else if (st.st_size >= JOURNAL_HEADER_BYTES && memcmp(*journal, JOURNAL_MAGIC, 8) != 0)
-        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: not an eigstream journal (magic)", path);
-    else if (st.st_size >= JOURNAL_HEADER_BYTES && recording_get_le(*journal + 8, 4) != JOURNAL_VERSION)
-        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: journal version %" PRIu64 ", this build reads %d", path,
-                 recording_get_le(*journal + 8, 4), JOURNAL_VERSION);
+    else if (st.st_size >= JOURNAL_HEADER_BYTES && recording_journal_header_decode(*journal, layout) != 0)
+        e = ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: not an eigstream journal (magic), or version %"
+                            PRIu64 " (this build reads %d and %d)", path, recording_get_le(*journal + 8, 4),
+                            RECORDING_LAYOUT_FRAMES, RECORDING_LAYOUT_SAMPLES);
     close(fd);
     if (e != RECORDING_OK) {
         free(*journal);
@@ -96,25 +102,70 @@ static recording_error repair_journal_load(const char *name, uint8_t **journal, 
     return RECORDING_OK;
 }
 
-/* Takes the journal's records in order while each is intact (record CRC),
- * follows the previous frame, and points at a complete frame whose header
- * agrees with it; the first that does not ends the journal's part. */
-static recording_error repair_journal(repair_state *s, char *err, size_t err_bytes)
+/* Layout frames: takes the journal's records in order while each is intact
+ * (record CRC), follows the previous frame, and points at a complete frame
+ * whose header agrees with it; the first that does not ends the journal's
+ * part. */
+static recording_error repair_journal_frames(repair_state *s, const uint8_t *journal, uint64_t bytes, char *err,
+                                             size_t err_bytes)
 {
-    uint8_t *journal;
-    uint64_t bytes;
-    recording_error e = repair_journal_load(s->name, &journal, &bytes, err, err_bytes);
+    recording_error e = RECORDING_OK;
     for (uint64_t at = JOURNAL_HEADER_BYTES; e == RECORDING_OK && at + RECORD_BYTES <= bytes; at += RECORD_BYTES) {
         recording_frame f;
         protocol_header h;
-        if (recording_record_decode(journal + at, &f) != 0 || f.offset < s->end || f.bytes < PROTOCOL_HEADER_BYTES)
+        if (recording_record_decode(journal + at, RECORDING_LAYOUT_FRAMES, &f, NULL) != 0 || f.offset < s->end ||
+            f.bytes < PROTOCOL_HEADER_BYTES)
             break;
         if (repair_frame_header(s, f.offset, &h) != 0 || h.payload_bytes != f.bytes - PROTOCOL_HEADER_BYTES ||
             h.seq != f.seq || f.parts == 0 || f.parts > RECORDING_PARTS_MAX)
             break;
-        e = repair_add(s, &f, err, err_bytes);
+        e = repair_add(s, &f, f.bytes, err, err_bytes);
     }
-    free(journal);
+    return e;
+}
+
+/* Layout samples: whether the record f with the decoded header h of its
+ * head (head bytes) is the next frame: they agree, it follows the previous
+ * frame's samples, its samples lie wholly in the data file, and its format
+ * is the recording's (the first fixes it). */
+static int repair_next_samples(repair_state *s, const protocol_header *h, const recording_frame *f, uint64_t head)
+{
+    if (recording_payload_plausible(h) != 0 || h->seq != f->seq || f->bytes != PROTOCOL_HEADER_BYTES + h->payload_bytes ||
+        f->bytes < head || f->offset != s->end || f->bytes - head > s->data_size - f->offset || f->parts == 0 ||
+        f->parts > RECORDING_PARTS_MAX)
+        return 0;
+    recording_format format;
+    recording_format_from_header(h, &format);
+    if (s->format_known && !recording_format_equal(&format, &s->format))
+        return 0;
+    s->format = format;
+    s->format_known = 1;
+    return 1;
+}
+
+/* Layout samples: the journal's records in order while each is intact, its
+ * head whole with the CRC its record gives, and the next frame
+ * (repair_next_samples); nothing past them (the data file has no headers). */
+static recording_error repair_journal_samples(repair_state *s, const uint8_t *journal, uint64_t bytes, char *err,
+                                              size_t err_bytes)
+{
+    recording_error e = RECORDING_OK;
+    uint64_t at = JOURNAL_HEADER_BYTES;
+    while (e == RECORDING_OK && at + RECORD_BYTES + PROTOCOL_HEADER_BYTES <= bytes) {
+        recording_frame f;
+        protocol_header h;
+        uint32_t head_crc;
+        const uint8_t *head = journal + at + RECORD_BYTES;
+        if (recording_record_decode(journal + at, RECORDING_LAYOUT_SAMPLES, &f, &head_crc) != 0 ||
+            protocol_header_decode(head, PROTOCOL_HEADER_BYTES, &h) != PROTOCOL_OK)
+            break;
+        uint64_t head_bytes = recording_head_bytes(&h);
+        if (head_bytes > bytes - at - RECORD_BYTES || head_crc != protocol_crc32c(0, head, (size_t)head_bytes) ||
+            !repair_next_samples(s, &h, &f, head_bytes))
+            break;
+        e = repair_add(s, &f, f.bytes - head_bytes, err, err_bytes);
+        at += RECORD_BYTES + head_bytes;
+    }
     return e;
 }
 
@@ -142,7 +193,7 @@ static recording_error repair_walk(repair_state *s, char *err, size_t err_bytes)
             done += want;
         }
         if (e == RECORDING_OK)
-            e = repair_add(s, &f, err, err_bytes);
+            e = repair_add(s, &f, f.bytes, err, err_bytes);
     }
     free(chunk);
     return e;
@@ -163,13 +214,22 @@ recording_error recording_repair(const char *path, uint64_t *frames, uint64_t *c
     if (fstat(s.data_fd, &st) != 0)
         e = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: %s", data, strerror(errno));
     s.data_size = e == RECORDING_OK ? (uint64_t)st.st_size : 0;
+    uint8_t *journal = NULL;
+    uint64_t journal_bytes = 0;
+    recording_layout layout = RECORDING_LAYOUT_FRAMES;
     if (e == RECORDING_OK)
-        e = repair_journal(&s, err, err_bytes);
-    if (e == RECORDING_OK)
-        e = repair_walk(&s, err, err_bytes);
+        e = repair_journal_load(path, &journal, &journal_bytes, &layout, err, err_bytes);
+    if (e == RECORDING_OK && layout == RECORDING_LAYOUT_SAMPLES)
+        e = repair_journal_samples(&s, journal, journal_bytes, err, err_bytes);
+    else if (e == RECORDING_OK) {
+        e = repair_journal_frames(&s, journal, journal_bytes, err, err_bytes);
+        if (e == RECORDING_OK)
+            e = repair_walk(&s, err, err_bytes);
+    }
+    free(journal);
     close(s.data_fd);
     if (e == RECORDING_OK) {
-        meta_source m = {.description = "", .recorder = "eigstream recording_repair", .format = s.format,
+        meta_source m = {.layout = layout, .description = "", .recorder = "eigstream recording_repair", .format = s.format,
                          .format_known = s.format_known, .index = s.index, .frames = s.frames,
                          .truncated_bytes = s.data_size - s.end};
         e = recording_meta_write(path, &m, err, err_bytes);

@@ -1,6 +1,9 @@
 /*
  * recording_write.c - the recording writer: data, journal, meta at close
- * (recording.h).
+ * (recording.h). Layout samples (docs/recording.md): a frame's samples go to
+ * the data file (covariance: the whole payload; eigenspace: the data part),
+ * then its journal record and head (the header; eigenspace: and the meta
+ * part) to the journal.
  */
 #define _FILE_OFFSET_BITS 64 /* 64-bit off_t for pread/ftruncate on 32-bit hosts too */
 
@@ -28,7 +31,7 @@ struct recording_writer {
     int format_known;
     recording_frame *index; /* frames entries of capacity */
     uint64_t frames, capacity;
-    uint64_t data_bytes;    /* end of the last complete frame */
+    uint64_t data_bytes;    /* end of the last complete frame's samples */
     uint64_t journal_bytes; /* end of the last complete record */
     recording_error failed; /* RECORDING_OK, or the error that stopped appends */
     char failure[RECORDING_ERROR_MAX];
@@ -198,29 +201,36 @@ recording_error recording_writer_append(recording_writer *w, const uint8_t *head
     if (recording_index_reserve(&w->index, w->frames, &w->capacity) != 0)
         return ERROR_TEXT_FAIL(RECORDING_ENOMEM, err, err_bytes, "%s: out of memory for the index", w->name);
 
+    /* Eigenspace: part 0 is the meta part (append_check), head, not samples. */
+    size_t first_sample_part = h.kind == PROTOCOL_KIND_EIGENSPACE ? 1 : 0;
     recording_frame f = {.seq = h.seq, .timestamp_ns = h.timestamp_ns, .received_ns = received_ns,
                          .offset = w->data_bytes, .bytes = PROTOCOL_HEADER_BYTES + h.payload_bytes,
                          .parts = (uint32_t)parts, .crc32c = 0};
-    if (recording_write_all(w->data_fd, header, PROTOCOL_HEADER_BYTES) != 0)
-        return append_failed(w, ".sigmf-data", errno, err, err_bytes);
+    uint64_t samples = 0;
     for (size_t i = 0; i < parts; i++) {
-        if (part_bytes[i] == 0)
+        f.crc32c = protocol_crc32c(f.crc32c, part[i], part_bytes[i]);
+        if (i < first_sample_part || part_bytes[i] == 0)
             continue;
         if (recording_write_all(w->data_fd, part[i], part_bytes[i]) != 0)
             return append_failed(w, ".sigmf-data", errno, err, err_bytes);
-        f.crc32c = protocol_crc32c(f.crc32c, part[i], part_bytes[i]);
+        samples += part_bytes[i];
     }
+    uint32_t head_crc = protocol_crc32c(0, header, PROTOCOL_HEADER_BYTES);
+    if (first_sample_part)
+        head_crc = protocol_crc32c(head_crc, part[0], part_bytes[0]);
     uint8_t record[RECORD_BYTES];
-    recording_record_encode(&f, record);
-    if (recording_write_all(w->journal_fd, record, sizeof record) != 0)
+    recording_record_encode(&f, head_crc, record);
+    if (recording_write_all(w->journal_fd, record, sizeof record) != 0 ||
+        recording_write_all(w->journal_fd, header, PROTOCOL_HEADER_BYTES) != 0 ||
+        (first_sample_part && recording_write_all(w->journal_fd, part[0], part_bytes[0]) != 0))
         return append_failed(w, ".sigmf-index", errno, err, err_bytes);
 
     if (!w->format_known)
         recording_format_from_header(&h, &w->format);
     w->format_known = 1;
     w->index[w->frames++] = f;
-    w->data_bytes += f.bytes;
-    w->journal_bytes += RECORD_BYTES;
+    w->data_bytes += samples;
+    w->journal_bytes += RECORD_BYTES + recording_head_bytes(&h);
     return RECORDING_OK;
 }
 
@@ -265,7 +275,7 @@ recording_error recording_writer_close(recording_writer **wp, char *err, size_t 
     if (first == RECORDING_OK && (data_error || journal_error))
         first = ERROR_TEXT_FAIL(RECORDING_EIO, err, err_bytes, "%s: closing the %s file: %s", w->name,
                      data_error ? "data" : "journal", strerror(data_error ? data_error : journal_error));
-    meta_source m = {.description = w->description, .recorder = w->recorder, .format = w->format,
+    meta_source m = {.layout = RECORDING_LAYOUT_SAMPLES, .description = w->description, .recorder = w->recorder, .format = w->format,
                      .format_known = w->format_known, .index = w->index, .frames = w->frames, .truncated_bytes = truncated};
     char meta_err[RECORDING_ERROR_MAX];
     recording_error e = recording_meta_write(w->name, &m, meta_err, sizeof meta_err);

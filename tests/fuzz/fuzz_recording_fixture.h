@@ -8,9 +8,10 @@
 
 #include "recording.h"
 
-/* Bytes of the fixture's data file: two covariance frames of 2 complex-float
- * 2 x 2 matrices (64 + 64 bytes each). */
-#define FUZZ_RECORDING_DATA_BYTES 256
+/* Bytes of the fixture's data file: the samples of two covariance frames of
+ * 2 complex-float 2 x 2 matrices (64 bytes each; layout samples: their
+ * headers are in the journal). */
+#define FUZZ_RECORDING_DATA_BYTES 128
 
 /* Writes recording NAME (NAME.sigmf-data, -index, -meta) with the library's
  * writer: frame seq 1 in one part with a CRC, frame seq 2 in one part per

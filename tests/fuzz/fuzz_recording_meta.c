@@ -8,11 +8,12 @@
  * every frame's part sizes (recording_reader_part_sizes) and bytes
  * (recording_reader_read) are read.
  *
- * Invariants: every indexed frame lies inside the data file, after the
- * previous one; its part sizes, each within its payload (bytes - 64), sum to
- * that payload, in the part
- * count the index gives; a frame read whole has a header that decodes, with
- * the index's seq, and a payload of the index's CRC32C.
+ * Invariants: what every indexed frame keeps in the data file (at least its
+ * payload, bytes - 64, in either layout: docs/recording.md) lies inside it,
+ * after the previous frame's; its part sizes, each within its payload, sum
+ * to that payload, in the part count the index gives; a frame read whole has
+ * a header that decodes, with the index's seq, and a payload of the index's
+ * CRC32C.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,13 +44,14 @@ static const char *fixture_name(void)
 static void frame_check(recording_reader *r, uint64_t i, uint64_t previous_end)
 {
     static size_t part_bytes[RECORDING_PARTS_MAX];
-    static uint8_t buf[FUZZ_RECORDING_DATA_BYTES];
+    static uint8_t buf[FUZZ_RECORDING_DATA_BYTES + PROTOCOL_HEADER_BYTES];
     const recording_frame *f = recording_reader_frame(r, i);
     char err[RECORDING_ERROR_MAX];
     size_t parts = 0, sum = 0;
     FUZZ_REQUIRE(f != NULL, "a frame below recording_reader_frames has no index entry");
     FUZZ_REQUIRE(f->offset >= previous_end && f->bytes >= PROTOCOL_HEADER_BYTES, "frames overlap or are too short");
-    FUZZ_REQUIRE(f->offset <= FUZZ_RECORDING_DATA_BYTES && f->bytes <= FUZZ_RECORDING_DATA_BYTES - f->offset,
+    FUZZ_REQUIRE(f->offset <= FUZZ_RECORDING_DATA_BYTES &&
+                     f->bytes - PROTOCOL_HEADER_BYTES <= FUZZ_RECORDING_DATA_BYTES - f->offset,
                  "an indexed frame lies outside the data file");
     if (recording_reader_part_sizes(r, i, part_bytes, RECORDING_PARTS_MAX, &parts) == RECORDING_OK) {
         FUZZ_REQUIRE(parts == f->parts, "part sizes of another part count than the index");
@@ -92,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t end = 0;
     for (uint64_t i = 0; i < recording_reader_frames(r); i++) {
         frame_check(r, i, end);
-        end = recording_reader_frame(r, i)->offset + recording_reader_frame(r, i)->bytes;
+        end = recording_reader_frame(r, i)->offset + recording_reader_frame(r, i)->bytes - PROTOCOL_HEADER_BYTES;
     }
     recording_reader_close(&r);
     FUZZ_REQUIRE(r == NULL, "recording_reader_close did not clear the pointer");

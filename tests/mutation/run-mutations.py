@@ -82,12 +82,13 @@ MUTATIONS = [
         "the deadline read as seconds instead of milliseconds: no frame is ever late (neither flagged nor dropped)"),
     Mutation(
         "repair_journal", "pipeline/recording/recording_repair.c",
-        """    if (e == RECORDING_OK)
-        e = repair_journal(&s, err, err_bytes);""",
-        """    if (e == RECORDING_OK && 0)
-        e = repair_journal(&s, err, err_bytes);""",
+        """    if (e == RECORDING_OK && layout == RECORDING_LAYOUT_SAMPLES)
+        e = repair_journal_samples(&s, journal, journal_bytes, err, err_bytes);""",
+        """    if (e == RECORDING_OK && layout == RECORDING_LAYOUT_SAMPLES && 0)
+        e = repair_journal_samples(&s, journal, journal_bytes, err, err_bytes);""",
         "^recording_repair_sweep$",
-        "--repair ignores the index journal and walks the frame headers only (received times and parts lost)"),
+        "--repair ignores the journal's records and heads and walks the data file as frames (layout samples "
+        "has no headers there: nothing recovered)"),
     Mutation(
         "merge_gap_naming", "tools/merge/merge_report.c",
         "s->gaps[s->gap_ranges] = (merge_gap){first, last};",

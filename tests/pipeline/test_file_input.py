@@ -148,9 +148,10 @@ def test_mismatch(tmp):
 
 def test_corrupted(tmp):
     """A recording damaged after it was written: one payload byte of frame 2
-    flipped (its CRC no longer matches the index: crc_mismatch) and the seq
-    in frame 5's header changed (the frame no longer agrees with the index,
-    it cannot be read back whole: truncated). The daemon rejects exactly
+    flipped in the data file (its CRC no longer matches the index:
+    crc_mismatch) and the seq in frame 5's journal record changed (docs/
+    recording.md, layout samples: the record no longer holds, so the frame's
+    head cannot be read back whole: truncated). The daemon rejects exactly
     those two with their reasons, publishes the other six (eigenvalues
     against numpy on the matrices exported before the damage) and exits 0."""
     recording = record_sim(tmp, "bad", 100)
@@ -158,13 +159,14 @@ def test_corrupted(tmp):
     r = subprocess.run([REPLAY, "--to-npy", npy, recording], capture_output=True, text=True, timeout=60)
     check(r.returncode == 0, f"replay --to-npy: exit {r.returncode} {r.stderr!r}")
     matrices = np.load(npy)
-    frame_bytes = 64 + CELLS * N * N * 16
+    samples = CELLS * N * N * 16  # a frame's bytes in the data file: its samples
     with open(recording + ".sigmf-data", "r+b") as f:
-        f.seek(2 * frame_bytes + 64 + 1000)
+        f.seek(2 * samples + 1000)
         b = f.read(1)
         f.seek(-1, 1)
         f.write(bytes([b[0] ^ 0x01]))
-        f.seek(5 * frame_bytes + 8)  # the header's seq (docs/protocol.md: @8, u64 little-endian)
+    with open(recording + ".sigmf-index", "r+b") as f:
+        f.seek(16 + 5 * (64 + 64) + 8)  # frame 5's record (64 bytes, then its 64-byte head): its seq @8
         f.write((1000).to_bytes(8, "little"))
     cfg, out = config(tmp, "bad", recording)
     code, err, received, _ = run_daemon(cfg, out)

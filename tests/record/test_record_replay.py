@@ -114,13 +114,20 @@ def replay_into_pull(tmp, name, frames, extra=(), timeout_s=30):
 
 
 def data_frames(tmp, name):
-    """The frames of NAME.sigmf-data, split by their headers' payload_bytes (the oracle)."""
-    blob = open(os.path.join(tmp, name + ".sigmf-data"), "rb").read()
-    frames, offset = [], 0
-    while offset + 64 <= len(blob):
-        h = ec.decode_header(blob[offset:offset + 64])
-        frames.append(blob[offset:offset + 64 + h["payload_bytes"]])
-        offset += 64 + h["payload_bytes"]
+    """The recorded frames as on the wire, rebuilt by docs/recording.md's layout samples alone (the
+    oracle): NAME.sigmf-index is a 16-byte header, then per frame a 64-byte record followed by the
+    frame's head (its 64-byte header, and an eigenspace frame's meta part: 32 + 16 count bytes);
+    NAME.sigmf-data holds the rest of each frame, its samples, back to back in frame order."""
+    journal = open(os.path.join(tmp, name + ".sigmf-index"), "rb").read()
+    data = open(os.path.join(tmp, name + ".sigmf-data"), "rb").read()
+    frames, at, sample = [], 16, 0
+    while at + 128 <= len(journal):
+        h = ec.decode_header(journal[at + 64:at + 128])
+        head = 64 + (32 + 16 * h["count"] if h["kind"] == ec.KIND_EIGENSPACE else 0)
+        samples = 64 + h["payload_bytes"] - head
+        frames.append(journal[at + 64:at + 64 + head] + data[sample:sample + samples])
+        at, sample = at + 64 + head, sample + samples
+    check(sample == len(data), f"{name}: the data file holds {len(data)} bytes, the frames' samples {sample}")
     return frames
 
 
@@ -264,17 +271,16 @@ def case_repair(tmp):
     msgs, mats = covariance_messages(6)
     proc, endpoint = start_recorder(tmp, "crash")
     push_frames(endpoint, msgs)
-    data = os.path.join(tmp, "crash.sigmf-data")
-    frame_bytes = sum(len(p) for p in msgs[0])
-    deadline = time.time() + 20
-    while time.time() < deadline and (not os.path.exists(data) or os.path.getsize(data) < 6 * frame_bytes):
+    data, journal = os.path.join(tmp, "crash.sigmf-data"), os.path.join(tmp, "crash.sigmf-index")
+    samples = sum(len(p) for p in msgs[0][1:])
+    deadline = time.time() + 20  # the journal entries (record and head) follow each frame's samples
+    while time.time() < deadline and (not os.path.exists(journal) or os.path.getsize(journal) < 16 + 6 * 128):
         time.sleep(0.05)
-    time.sleep(0.2)  # the journal record follows the frame's bytes
     proc.send_signal(signal.SIGKILL)
     finish(proc)
-    cut = frame_bytes // 2
-    with open(data, "ab") as f:  # a frame cut mid-payload, as a kill during a write leaves it
-        f.write(b"".join(msgs[0])[:cut])
+    cut = samples // 2
+    with open(data, "ab") as f:  # a frame's samples cut mid-write, as a kill during a write leaves them
+        f.write(b"".join(msgs[0][1:])[:cut])
     r = subprocess.run([RECORD, "--repair", os.path.join(tmp, "crash")], capture_output=True, text=True)
     check(r.returncode == 0 and "6 frames recovered" in r.stdout and f"{cut} bytes cut" in r.stdout,
           f"repair: {r.returncode} {r.stdout} {r.stderr}")
@@ -287,8 +293,8 @@ def case_repair(tmp):
 def case_fsize(tmp):
     """RLIMIT_FSIZE: a clear message, exit 1, and the recording replays to its last complete frame."""
     msgs, _ = covariance_messages(10)
-    frame_bytes = sum(len(p) for p in msgs[0])
-    limit = 5 * frame_bytes + frame_bytes // 2
+    samples = sum(len(p) for p in msgs[0][1:])  # what a frame puts in the data file (layout samples)
+    limit = 5 * samples + samples // 2
 
     def limit_fsize():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -308,8 +314,8 @@ def case_fsize(tmp):
     check(status == 1 and "write error" in out, f"recorder past RLIMIT_FSIZE: exit {status}: {out}")
     _, out, got = replay_into_pull(tmp, "full", 5, ["--max", "--keep-seq"])
     check([g[1][1:] for g in got] == [m[1:] for m in msgs[:5]], "replay after the size limit: payloads differ")
-    check(os.path.getsize(os.path.join(tmp, "full.sigmf-data")) == 5 * frame_bytes,
-          "data file not cut back to the last complete frame")
+    check(os.path.getsize(os.path.join(tmp, "full.sigmf-data")) == 5 * samples,
+          "data file not cut back to the last complete frame's samples")
 
 
 def case_ring(tmp):
@@ -361,9 +367,9 @@ def case_info(tmp):
     """--info: a sequence gap (seq 0, 1, 3, 4) and one flipped payload byte -> 1 gap, 1 CRC failure."""
     msgs, _ = covariance_messages(4, seqs=[0, 1, 3, 4])
     status, out = record_messages(tmp, "gappy", msgs, ["--description", "gap and flip"])
-    frame_bytes = sum(len(p) for p in msgs[0])
+    samples = sum(len(p) for p in msgs[0][1:])
     with open(os.path.join(tmp, "gappy.sigmf-data"), "r+b") as f:
-        f.seek(2 * frame_bytes + 64 + 100)
+        f.seek(2 * samples + 100)
         b = f.read(1)
         f.seek(-1, 1)
         f.write(bytes([b[0] ^ 0x10]))
@@ -727,8 +733,9 @@ def steering(n, degrees):
 
 def case_read_python(tmp):
     """eigstream.read_recording against what was sent, for every storage and precision; a raw read by the
-    SigMF fields alone (core:sample_start, core:header_bytes, core:datatype: the spec's reader) in the
-    orientation docs/recording.md states (column-major: sample i + j n is A(i, j)); and the physics: a
+    SigMF fields alone (core:sample_start, core:datatype: the spec's reader), and of the whole data file
+    as samples (what sigmf-python's read_samples and GNU Radio's SigMF source read), in the orientation
+    docs/recording.md states (column-major: sample i + j n is A(i, j)); and the physics: a
     source at +20 degrees, recorded and read back, beamforms to +20 degrees, not -20 (conj(R) would)."""
     import eigstream  # tools/python on sys.path: the package's pure-Python reader
     for dtype, storage in ((np.complex128, "full"), (np.complex64, "full"), (np.complex128, "packed_lower"),
@@ -742,6 +749,24 @@ def case_read_python(tmp):
               f"{name}: {rec}")
         check(np.array_equal(rec.matrices, np.array(mats)), f"{name}: read_recording differs from the matrices sent")
         check(list(rec.seq) == [0, 1, 2], f"{name}: seq {rec.seq}")
+        if storage == "full":  # the data file read whole: every matrix sent, column-major, nothing else
+            whole = np.fromfile(os.path.join(tmp, name + ".sigmf-data"), np.dtype(dtype).newbyteorder("<"))
+            check(np.array_equal(whole, np.array(mats).transpose(0, 1, 3, 2).reshape(-1)),
+                  f"{name}: the data file read whole is not the matrices sent, column-major")
+    # A recording of layout frames (before 2026-11-27), built from the last one by docs/recording.md:
+    # whole frames in the data file, no heads in the journal, captures with core:header_bytes.
+    frames = data_frames(tmp, name)
+    meta = json.load(open(os.path.join(tmp, name + ".sigmf-meta")))
+    g, offset = meta["global"], 0
+    del g["eigstream:layout"]
+    for e, c, frame in zip(g["eigstream:index"], meta["captures"], frames):
+        e["offset"], offset = offset, offset + len(frame)
+        c["core:header_bytes"] = 64
+    old = os.path.join(tmp, "old-layout")
+    json.dump(meta, open(old + ".sigmf-meta", "w"))
+    open(old + ".sigmf-data", "wb").write(b"".join(frames))
+    rec = eigstream.read_recording(old)
+    check(np.array_equal(rec.matrices, np.array(mats)), "read_recording of layout frames differs from the matrices")
     # A steering-vector covariance R = a a^H + I, source at +20 degrees; full storage, one matrix per frame.
     n = 16
     r = np.outer(steering(n, 20), steering(n, 20).conj()) + np.eye(n)
@@ -752,7 +777,8 @@ def case_read_python(tmp):
     blob = open(os.path.join(tmp, "doa.sigmf-data"), "rb").read()
     capture = meta["captures"][0]
     check(meta["global"]["core:datatype"] == "cf64_le", f"doa: datatype {meta['global']['core:datatype']}")
-    start = capture["core:header_bytes"] + 16 * capture["core:sample_start"]
+    check("core:header_bytes" not in capture, f"doa: a capture has header bytes: {capture}")
+    start = 16 * capture["core:sample_start"]
     samples = np.frombuffer(blob[start:start + 16 * n * n], "<c16")
     check(np.array_equal(samples.reshape((n, n), order="F"), r), "doa: the samples are not A column-major")
     angles = np.arange(-90, 91)

@@ -111,6 +111,42 @@ static void make_eigenspace(test_frame *f, uint32_t n, uint8_t element, uint64_t
     f->part_bytes[1] = data;
 }
 
+/* The bytes of f that are samples (docs/recording.md, layout samples):
+ * covariance its whole payload, eigenspace its data part (after the meta). */
+static const uint8_t *frame_samples(const test_frame *f, size_t *bytes)
+{
+    size_t skip = f->parts == 2 && f->header[5] == PROTOCOL_KIND_EIGENSPACE ? f->part_bytes[0] : 0;
+    *bytes = f->payload_bytes - skip;
+    return f->payload + skip;
+}
+
+/* The data file of recording name holds exactly the samples of f[0..count),
+ * back to back: nothing else (no header, no meta part). */
+static void check_data_is_samples(const char *name, const test_frame *f, int count)
+{
+    char path[RECORDING_PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s.sigmf-data", scratch, name);
+    FILE *file = fopen(path, "rb");
+    size_t total = 0;
+    for (int i = 0; i < count; i++) {
+        size_t bytes;
+        frame_samples(&f[i], &bytes);
+        total += bytes;
+    }
+    uint8_t *data = malloc(total + 1);
+    size_t got = file != NULL ? fread(data, 1, total + 1, file) : 0;
+    CHECK(got == total, "%s: data file has %zu bytes, the samples %zu", name, got, total);
+    for (size_t i = 0, at = 0; got == total && i < (size_t)count; i++) {
+        size_t bytes;
+        const uint8_t *samples = frame_samples(&f[i], &bytes);
+        CHECK(memcmp(data + at, samples, bytes) == 0, "%s: frame %zu's samples differ in the data file", name, i);
+        at += bytes;
+    }
+    free(data);
+    if (file != NULL)
+        fclose(file);
+}
+
 static void frame_free(test_frame *f)
 {
     free(f->payload);
@@ -202,12 +238,15 @@ static void test_round_trip(uint8_t kind, uint8_t element, uint8_t storage, int 
         else
             make_eigenspace(&f[i], 5, element, seq);
         CHECK(append(w, &f[i], 7000 + (uint64_t)i) == RECORDING_OK, "%s: append %d", name, i);
+        size_t samples;
+        frame_samples(&f[i], &samples);
         offset[i] = at;
-        at += PROTOCOL_HEADER_BYTES + f[i].payload_bytes;
+        at += samples;
     }
     CHECK(recording_writer_frames(w) == ROUND_FRAMES && recording_writer_bytes(w) == at, "%s: counters", name);
     char err[RECORDING_ERROR_MAX] = "";
     CHECK(recording_writer_close(&w, err, sizeof err) == RECORDING_OK && w == NULL, "%s: close: %s", name, err);
+    check_data_is_samples(name, f, ROUND_FRAMES);
     recording_reader *r = reader_open(name, ".sigmf-meta");
     if (r != NULL) {
         const recording_format *fmt = recording_reader_format(r);
@@ -270,7 +309,7 @@ static void test_mismatch(void)
         if (r != NULL) {
             CHECK(recording_reader_frames(r) == 2, "mismatch: %" PRIu64 " frames, want 2", recording_reader_frames(r));
             check_frame(r, 0, &a, 0, 1, "mismatch");
-            check_frame(r, 1, &c, PROTOCOL_HEADER_BYTES + a.payload_bytes, 3, "mismatch");
+            check_frame(r, 1, &c, a.payload_bytes, 3, "mismatch");
             recording_reader_close(&r);
         }
     }
@@ -362,14 +401,15 @@ static void test_write_failure(void)
     if (r != NULL) {
         CHECK(recording_reader_frames(r) == 2, "write failure: %" PRIu64 " frames, want 2", recording_reader_frames(r));
         for (uint64_t i = 0; i < 2 && i < recording_reader_frames(r); i++)
-            check_frame(r, i, &f, i * (PROTOCOL_HEADER_BYTES + f.payload_bytes), i, "write failure");
+            check_frame(r, i, &f, i * f.payload_bytes, i, "write failure");
         recording_reader_close(&r);
     }
     char data[RECORDING_PATH_MAX];
     struct stat st;
     scratch_path(data, sizeof data, "fsize.sigmf-data");
-    CHECK(stat(data, &st) == 0 && (uint64_t)st.st_size == 2 * (PROTOCOL_HEADER_BYTES + f.payload_bytes),
-          "write failure: the data file must end at the last complete frame (%lld bytes)", (long long)st.st_size);
+    CHECK(stat(data, &st) == 0 && (uint64_t)st.st_size == 2 * f.payload_bytes,
+          "write failure: the data file must end at the last complete frame's samples (%lld bytes)",
+          (long long)st.st_size);
     frame_free(&f);
 }
 
@@ -384,11 +424,32 @@ static void file_append(const char *name, const void *bytes, size_t size)
         close(fd);
 }
 
+/* A journal record as docs/recording.md lays it out, encoded field by field
+ * from the documented offsets (an oracle independent of recording.c):
+ * version 1 (layout frames) or 2 (layout samples, head_crc at 56). */
+static void journal_record_build(uint8_t out[64], const recording_frame *f, uint8_t version, uint32_t head_crc)
+{
+    const struct { size_t at, bytes; uint64_t value; } fields[] = {
+        {8, 8, f->seq}, {16, 8, f->timestamp_ns}, {24, 8, f->received_ns}, {32, 8, f->offset},
+        {40, 8, f->bytes}, {48, 4, f->parts}, {52, 4, f->crc32c}, {56, 4, version == 2 ? head_crc : 0}};
+    memset(out, 0, 64);
+    memcpy(out, "EIGR", 4);
+    out[4] = version;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (size_t b = 0; b < fields[i].bytes; b++)
+            out[fields[i].at + b] = (uint8_t)(fields[i].value >> (8 * b));
+    uint32_t crc = protocol_crc32c(0, out, 60);
+    for (size_t b = 0; b < 4; b++)
+        out[60 + b] = (uint8_t)(crc >> (8 * b));
+}
+
 #define CRASH_JOURNALED 3
 
-/* A recorder that dies after CRASH_JOURNALED frames; then a complete frame
- * written but not journaled, a torn journal record and half a frame: repair
- * keeps 4 frames and cuts the half. */
+/* A recorder that dies after CRASH_JOURNALED frames; then the samples of a
+ * frame whose journal record and head were torn (the record whole, half
+ * its head), and half of another frame's samples with no record at all:
+ * repair keeps the journaled frames and counts every later byte of the
+ * data file as cut (layout samples: the data file has no headers to walk). */
 static void test_crash(void)
 {
     test_frame f[CRASH_JOURNALED + 2];
@@ -405,61 +466,45 @@ static void test_crash(void)
     int status = 0;
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "crash: child failed");
-    test_frame *walked = &f[CRASH_JOURNALED], *cut = &f[CRASH_JOURNALED + 1];
-    file_append("sigmf/crash.sigmf-data", walked->header, PROTOCOL_HEADER_BYTES);
-    file_append("sigmf/crash.sigmf-data", walked->payload, walked->payload_bytes);
-    uint8_t torn[40] = {'E', 'I', 'G', 'R', 1};
-    file_append("sigmf/crash.sigmf-index", torn, sizeof torn);
-    size_t half = (PROTOCOL_HEADER_BYTES + cut->payload_bytes) / 2;
-    file_append("sigmf/crash.sigmf-data", cut->header, PROTOCOL_HEADER_BYTES);
-    file_append("sigmf/crash.sigmf-data", cut->payload, half - PROTOCOL_HEADER_BYTES);
+    test_frame *torn = &f[CRASH_JOURNALED], *cut = &f[CRASH_JOURNALED + 1];
+    uint64_t frame_samples_bytes = f[0].payload_bytes;
+    file_append("sigmf/crash.sigmf-data", torn->payload, torn->payload_bytes);
+    recording_frame rf = {.seq = torn->seq, .timestamp_ns = torn->timestamp_ns, .offset = CRASH_JOURNALED *
+                          frame_samples_bytes, .bytes = PROTOCOL_HEADER_BYTES + torn->payload_bytes, .parts = 3,
+                          .crc32c = protocol_crc32c(0, torn->payload, torn->payload_bytes)};
+    uint8_t record[64];
+    journal_record_build(record, &rf, 2, protocol_crc32c(0, torn->header, PROTOCOL_HEADER_BYTES));
+    file_append("sigmf/crash.sigmf-index", record, sizeof record);
+    file_append("sigmf/crash.sigmf-index", torn->header, PROTOCOL_HEADER_BYTES / 2);
+    size_t half = cut->payload_bytes / 2;
+    file_append("sigmf/crash.sigmf-data", cut->payload, half);
 
     char path[RECORDING_PATH_MAX], err[RECORDING_ERROR_MAX] = "";
     scratch_path(path, sizeof path, "sigmf/crash");
     recording_reader *r = NULL;
     CHECK(recording_reader_open(&r, path, err, sizeof err) == RECORDING_EIO && strstr(err, "repair") != NULL,
           "crash: a missing meta must say to repair: %s", err);
-    uint64_t frames = 0, cut_bytes = 0;
+    uint64_t frames = 0, cut_bytes = 0, want_cut = torn->payload_bytes + half;
     recording_error e = recording_repair(path, &frames, &cut_bytes, err, sizeof err);
     CHECK(e == RECORDING_OK, "crash: repair: %s", err);
-    CHECK(frames == CRASH_JOURNALED + 1 && cut_bytes == half, "crash: %" PRIu64 " frames %" PRIu64
-          " cut bytes, want %d and %zu", frames, cut_bytes, CRASH_JOURNALED + 1, half);
+    CHECK(frames == CRASH_JOURNALED && cut_bytes == want_cut, "crash: %" PRIu64 " frames %" PRIu64
+          " cut bytes, want %d and %" PRIu64, frames, cut_bytes, CRASH_JOURNALED, want_cut);
     r = reader_open("sigmf/crash", "");
     if (r != NULL) {
-        CHECK(recording_reader_frames(r) == CRASH_JOURNALED + 1, "crash: reader frames");
-        CHECK(recording_reader_truncated_bytes(r) == half, "crash: truncated bytes");
-        uint64_t frame_bytes = PROTOCOL_HEADER_BYTES + f[0].payload_bytes;
+        CHECK(recording_reader_frames(r) == CRASH_JOURNALED, "crash: reader frames");
+        CHECK(recording_reader_truncated_bytes(r) == want_cut, "crash: truncated bytes");
         for (int i = 0; i < CRASH_JOURNALED; i++)
-            check_frame(r, (uint64_t)i, &f[i], (uint64_t)i * frame_bytes, 500 + (uint64_t)i, "crash");
-        walked->parts = 1; /* part boundaries are not in the data file */
-        walked->part_bytes[0] = walked->payload_bytes;
-        check_frame(r, CRASH_JOURNALED, walked, CRASH_JOURNALED * frame_bytes, 0, "crash (walked)");
+            check_frame(r, (uint64_t)i, &f[i], (uint64_t)i * frame_samples_bytes, 500 + (uint64_t)i, "crash");
         recording_reader_close(&r);
     }
     for (int i = 0; i < CRASH_JOURNALED + 2; i++)
         frame_free(&f[i]);
 }
 
-/* A journal record as docs/recording.md lays it out, encoded field by field
- * from the documented offsets (an oracle independent of recording.c). */
-static void journal_record_build(uint8_t out[64], const recording_frame *f)
-{
-    const struct { size_t at, bytes; uint64_t value; } fields[] = {
-        {8, 8, f->seq}, {16, 8, f->timestamp_ns}, {24, 8, f->received_ns}, {32, 8, f->offset},
-        {40, 8, f->bytes}, {48, 4, f->parts}, {52, 4, f->crc32c}};
-    memset(out, 0, 64);
-    memcpy(out, "EIGR", 4);
-    out[4] = 1;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        for (size_t b = 0; b < fields[i].bytes; b++)
-            out[fields[i].at + b] = (uint8_t)(fields[i].value >> (8 * b));
-    uint32_t crc = protocol_crc32c(0, out, 60);
-    for (size_t b = 0; b < 4; b++)
-        out[60 + b] = (uint8_t)(crc >> (8 * b));
-}
-
-/* A frame at offset 2^32 + 4096 of a sparse data file, found by repair
- * through a journal built here, read back through the reader. */
+/* A recording of layout frames (written before 2026-11-27: whole frames in
+ * the data file, a version 1 journal): a frame at offset 2^32 + 4096 of a
+ * sparse data file, found by repair through a journal built here, read
+ * back through the reader. */
 static void test_large_offset(void)
 {
     test_frame f;
@@ -480,7 +525,7 @@ static void test_large_offset(void)
                           .bytes = PROTOCOL_HEADER_BYTES + f.payload_bytes, .parts = 1,
                           .crc32c = protocol_crc32c(0, f.payload, f.payload_bytes)};
     uint8_t bytes[16 + 64] = {'E', 'I', 'G', 'S', 'J', 'R', 'N', 'L', 1};
-    journal_record_build(bytes + 16, &rf);
+    journal_record_build(bytes + 16, &rf, 1, 0);
     fd = open(journal, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && write(fd, bytes, sizeof bytes) == (ssize_t)sizeof bytes, "large: writing the journal");
     if (fd >= 0)
@@ -497,6 +542,54 @@ static void test_large_offset(void)
     }
     CHECK(recording_remove(name, err, sizeof err) == RECORDING_OK && access(data, F_OK) != 0, "large: remove: %s", err);
     frame_free(&f);
+}
+
+/* A recording of layout frames whose recorder died: one journaled frame, a
+ * complete frame past the journal (found by walking the data file's frame
+ * headers) and half a frame (cut). */
+static void test_frames_layout_walk(void)
+{
+    test_frame f[3];
+    for (int i = 0; i < 3; i++)
+        make_covariance(&f[i], 4, EIG_COMPLEX_DOUBLE, PROTOCOL_STORAGE_FULL, 0, 30 + (uint64_t)i);
+    char data[RECORDING_PATH_MAX], journal[RECORDING_PATH_MAX], name[RECORDING_PATH_MAX];
+    scratch_path(name, sizeof name, "walk");
+    scratch_path(data, sizeof data, "walk.sigmf-data");
+    scratch_path(journal, sizeof journal, "walk.sigmf-index");
+    uint64_t frame_bytes = PROTOCOL_HEADER_BYTES + f[0].payload_bytes, half = frame_bytes / 2;
+    FILE *d = fopen(data, "wb"), *j = fopen(journal, "wb");
+    for (int i = 0; d != NULL && i < 2; i++) {
+        fwrite(f[i].header, 1, PROTOCOL_HEADER_BYTES, d);
+        fwrite(f[i].payload, 1, f[i].payload_bytes, d);
+    }
+    if (d != NULL) {
+        fwrite(f[2].header, 1, PROTOCOL_HEADER_BYTES, d);
+        fwrite(f[2].payload, 1, half - PROTOCOL_HEADER_BYTES, d);
+        fclose(d);
+    }
+    recording_frame rf = {.seq = f[0].seq, .timestamp_ns = f[0].timestamp_ns, .received_ns = 9, .offset = 0,
+                          .bytes = frame_bytes, .parts = 1, .crc32c = protocol_crc32c(0, f[0].payload,
+                                                                                      f[0].payload_bytes)};
+    uint8_t bytes[16 + 64] = {'E', 'I', 'G', 'S', 'J', 'R', 'N', 'L', 1};
+    journal_record_build(bytes + 16, &rf, 1, 0);
+    if (j != NULL) {
+        fwrite(bytes, 1, sizeof bytes, j);
+        fclose(j);
+    }
+    CHECK(d != NULL && j != NULL, "walk: building the files");
+    uint64_t frames = 0, cut = 0;
+    char err[RECORDING_ERROR_MAX] = "";
+    CHECK(recording_repair(name, &frames, &cut, err, sizeof err) == RECORDING_OK, "walk: repair: %s", err);
+    CHECK(frames == 2 && cut == half, "walk: %" PRIu64 " frames, %" PRIu64 " cut bytes, want 2 and %" PRIu64, frames,
+          cut, half);
+    recording_reader *r = reader_open("walk", "");
+    if (r != NULL) {
+        check_frame(r, 0, &f[0], 0, 9, "walk (journaled)");
+        check_frame(r, 1, &f[1], frame_bytes, 0, "walk (walked)");
+        recording_reader_close(&r);
+    }
+    for (int i = 0; i < 3; i++)
+        frame_free(&f[i]);
 }
 
 /* A recording closed before its first frame reads back with none. */
@@ -543,6 +636,7 @@ int main(int argc, char **argv)
     test_write_failure();
     test_crash();
     test_large_offset();
+    test_frames_layout_walk();
     test_empty();
     test_ring_name();
     return test_check_report("test_recording");

@@ -5,24 +5,25 @@
  *   test_recording_repair_sweep SCRATCH_DIR
  *
  * A recorder killed by a signal leaves exactly the bytes its write() calls
- * had made, in the order it made them (docs/recording.md): the journal's
- * 16-byte file header at open, then per frame the frame's bytes (header and
- * payload) followed by its 64-byte journal record. So every state a kill can
- * leave is a prefix of that write sequence: the data file cut at D bytes and
- * the journal at J bytes. The test records FRAMES small frames (3 payload
- * parts each, distinct received times), then for every cut point t of the
- * sequence (byte by byte, torn headers, torn payloads and torn journal
- * records included) rebuilds the recording from the two prefixes with
- * recording_repair and checks, against what it sent (its own bytes and
- * numbers, never the library's earlier output):
- *   - every complete frame in the data prefix is recovered, byte for byte
- *     (recording_reader_read), none more; cut_bytes is what follows it;
- *   - a frame whose journal record was complete keeps its received time and
- *     its 3 parts (part sizes as sent); a frame found only by walking the
- *     headers has received_ns 0 and 1 part (as recording.h says);
- *   - seq, timestamp, offset, size and the CRC32C (bitwise oracle) of each.
- * Ignoring the journal (walking headers only) loses every received time and
- * part count: caught at the first cut after a complete journal record.
+ * had made, in the order it made them (docs/recording.md, layout samples):
+ * the journal's 16-byte file header at open, then per frame its samples (the
+ * payload) to the data file, followed by its 64-byte journal record and its
+ * head (the 64-byte header) to the journal. So every state a kill can leave
+ * is a prefix of that write sequence: the data file cut at D bytes and the
+ * journal at J bytes. The test records FRAMES small frames (3 payload parts
+ * each, distinct received times), then for every cut point t of the sequence
+ * (byte by byte: torn samples, torn records and torn heads included)
+ * rebuilds the recording from the two prefixes with recording_repair and
+ * checks, against what it sent (its own bytes and numbers, never the
+ * library's earlier output):
+ *   - every frame whose record and head are whole is recovered, byte for
+ *     byte (recording_reader_read: head and samples as sent), none more;
+ *     cut_bytes is every data byte after its samples;
+ *   - each keeps its received time and its 3 parts (part sizes as sent);
+ *   - seq, timestamp, offset (of its samples), size and the CRC32C (bitwise
+ *     oracle) of each.
+ * The data file holds no headers: a repair that ignored the journal would
+ * recover nothing, caught at the first cut after a whole record and head.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@
 #define FRAME_BYTES (PROTOCOL_HEADER_BYTES + PAYLOAD_BYTES)
 #define JOURNAL_FILE_HEADER 16 /* docs/recording.md, Journal */
 #define JOURNAL_RECORD 64
+#define JOURNAL_ENTRY (JOURNAL_RECORD + PROTOCOL_HEADER_BYTES) /* record, then the head: the header */
 #define RECEIVED_NS(i) (1795445045000000000ull + 7919ull * (uint64_t)(i))
 
 static uint8_t sent[FRAMES][FRAME_BYTES]; /* each frame as on the wire */
@@ -114,9 +116,9 @@ static int record_all(const char *name)
     return recording_writer_close(&w, err, sizeof err) == RECORDING_OK ? 0 : -1;
 }
 
-/* Checks the repaired recording NAME: `complete` frames, the first
- * `journaled` with their received times and parts. */
-static void check_recovered(const char *name, uint64_t t, uint64_t complete, uint64_t journaled)
+/* Checks the repaired recording NAME: `complete` frames, with their
+ * received times and parts. */
+static void check_recovered(const char *name, uint64_t t, uint64_t complete)
 {
     char err[RECORDING_ERROR_MAX] = "";
     recording_reader *r = NULL;
@@ -128,25 +130,23 @@ static void check_recovered(const char *name, uint64_t t, uint64_t complete, uin
           (unsigned long long)t, (unsigned long long)recording_reader_frames(r), (unsigned long long)complete);
     for (uint64_t i = 0; i < complete && i < recording_reader_frames(r); i++) {
         const recording_frame *f = recording_reader_frame(r, i);
-        int in_journal = i < journaled;
         CHECK(f->seq == 40 + i && f->timestamp_ns == 1795445045123456789ull + 1000ull * i &&
-                  f->offset == i * FRAME_BYTES && f->bytes == FRAME_BYTES,
+                  f->offset == i * PAYLOAD_BYTES && f->bytes == FRAME_BYTES,
               "cut %llu frame %llu: seq %llu timestamp %llu offset %llu bytes %llu", (unsigned long long)t,
               (unsigned long long)i, (unsigned long long)f->seq, (unsigned long long)f->timestamp_ns,
               (unsigned long long)f->offset, (unsigned long long)f->bytes);
-        CHECK(f->received_ns == (in_journal ? RECEIVED_NS(i) : 0),
-              "cut %llu frame %llu (%s): received_ns %llu, sent %llu", (unsigned long long)t, (unsigned long long)i,
-              in_journal ? "journaled" : "walked", (unsigned long long)f->received_ns,
+        CHECK(f->received_ns == RECEIVED_NS(i), "cut %llu frame %llu: received_ns %llu, sent %llu",
+              (unsigned long long)t, (unsigned long long)i, (unsigned long long)f->received_ns,
               (unsigned long long)RECEIVED_NS(i));
         CHECK(f->crc32c == crc32c_bitwise(sent[i] + PROTOCOL_HEADER_BYTES, PAYLOAD_BYTES),
               "cut %llu frame %llu: crc32c %08x", (unsigned long long)t, (unsigned long long)i, f->crc32c);
         size_t sizes[COUNT + 1], parts = 0;
         recording_error e = recording_reader_part_sizes(r, i, sizes, COUNT + 1, &parts);
-        int parts_ok = e == RECORDING_OK && parts == (in_journal ? COUNT : 1);
+        int parts_ok = e == RECORDING_OK && parts == COUNT;
         for (size_t p = 0; parts_ok && p < parts; p++)
-            parts_ok = sizes[p] == (in_journal ? (size_t)MATRIX_BYTES : (size_t)PAYLOAD_BYTES);
-        CHECK(parts_ok, "cut %llu frame %llu (%s): %zu parts, want %d", (unsigned long long)t, (unsigned long long)i,
-              in_journal ? "journaled" : "walked", parts, in_journal ? COUNT : 1);
+            parts_ok = sizes[p] == (size_t)MATRIX_BYTES;
+        CHECK(parts_ok, "cut %llu frame %llu: %zu parts, want %d", (unsigned long long)t, (unsigned long long)i,
+              parts, COUNT);
         uint8_t buf[FRAME_BYTES];
         CHECK(recording_reader_read(r, i, buf, sizeof buf, err, sizeof err) == RECORDING_OK &&
                   memcmp(buf, sent[i], FRAME_BYTES) == 0,
@@ -171,29 +171,33 @@ int main(int argc, char **argv)
     uint8_t *data = read_whole(path, &data_size);
     snprintf(path, sizeof path, "%s.sigmf-index", full);
     uint8_t *journal = read_whole(path, &journal_size);
-    CHECK(data != NULL && data_size == (size_t)FRAMES * FRAME_BYTES, "data file: %zu bytes", data_size);
-    CHECK(journal != NULL && journal_size == JOURNAL_FILE_HEADER + (size_t)FRAMES * JOURNAL_RECORD,
+    CHECK(data != NULL && data_size == (size_t)FRAMES * PAYLOAD_BYTES, "data file: %zu bytes", data_size);
+    CHECK(journal != NULL && journal_size == JOURNAL_FILE_HEADER + (size_t)FRAMES * JOURNAL_ENTRY,
           "journal: %zu bytes", journal_size);
-    for (int i = 0; data != NULL && data_size == (size_t)FRAMES * FRAME_BYTES && i < FRAMES; i++)
-        CHECK(memcmp(data + (size_t)i * FRAME_BYTES, sent[i], FRAME_BYTES) == 0, "frame %d not as sent", i);
+    for (int i = 0; data != NULL && data_size == (size_t)FRAMES * PAYLOAD_BYTES && i < FRAMES; i++)
+        CHECK(memcmp(data + (size_t)i * PAYLOAD_BYTES, sent[i] + PROTOCOL_HEADER_BYTES, PAYLOAD_BYTES) == 0,
+              "frame %d's samples not as sent", i);
+    for (int i = 0; journal != NULL && journal_size == JOURNAL_FILE_HEADER + (size_t)FRAMES * JOURNAL_ENTRY &&
+                    i < FRAMES; i++)
+        CHECK(memcmp(journal + JOURNAL_FILE_HEADER + (size_t)i * JOURNAL_ENTRY + JOURNAL_RECORD, sent[i],
+                     PROTOCOL_HEADER_BYTES) == 0, "frame %d's head (its header) not as sent", i);
     if (test_check_failures > 0)
         return test_check_report("test_recording_repair_sweep");
 
     /* The write sequence: the journal's file header, then per frame its
-     * bytes and its journal record. t bytes of it written = (D, J). */
-    const uint64_t total = JOURNAL_FILE_HEADER + (uint64_t)FRAMES * (FRAME_BYTES + JOURNAL_RECORD);
+     * samples, its journal record and its head. t bytes of it written = (D, J). */
+    const uint64_t total = JOURNAL_FILE_HEADER + (uint64_t)FRAMES * (PAYLOAD_BYTES + JOURNAL_ENTRY);
     for (uint64_t t = 0; t <= total; t++) {
         uint64_t d = 0, j = t < JOURNAL_FILE_HEADER ? t : JOURNAL_FILE_HEADER, left = t - j;
         for (int i = 0; i < FRAMES && left > 0; i++) {
-            uint64_t take = left < FRAME_BYTES ? left : FRAME_BYTES;
+            uint64_t take = left < PAYLOAD_BYTES ? left : PAYLOAD_BYTES;
             d += take;
             left -= take;
-            take = left < JOURNAL_RECORD ? left : JOURNAL_RECORD;
+            take = left < JOURNAL_ENTRY ? left : JOURNAL_ENTRY;
             j += take;
             left -= take;
         }
-        uint64_t complete = d / FRAME_BYTES;
-        uint64_t journaled = j > JOURNAL_FILE_HEADER ? (j - JOURNAL_FILE_HEADER) / JOURNAL_RECORD : 0;
+        uint64_t complete = j > JOURNAL_FILE_HEADER ? (j - JOURNAL_FILE_HEADER) / JOURNAL_ENTRY : 0;
         snprintf(path, sizeof path, "%s.sigmf-data", cut);
         int ok = write_prefix(path, data, d) == 0;
         snprintf(path, sizeof path, "%s.sigmf-index", cut);
@@ -211,12 +215,12 @@ int main(int argc, char **argv)
                  (unsigned long long)d, (unsigned long long)j, err);
             continue;
         }
-        CHECK(frames == complete && cut_bytes == d - complete * FRAME_BYTES,
+        CHECK(frames == complete && cut_bytes == d - complete * PAYLOAD_BYTES,
               "cut %llu (data %llu, journal %llu bytes): %llu frames, %llu bytes cut; want %llu and %llu",
               (unsigned long long)t, (unsigned long long)d, (unsigned long long)j, (unsigned long long)frames,
               (unsigned long long)cut_bytes, (unsigned long long)complete,
-              (unsigned long long)(d - complete * FRAME_BYTES));
-        check_recovered(cut, t, complete, journaled);
+              (unsigned long long)(d - complete * PAYLOAD_BYTES));
+        check_recovered(cut, t, complete);
         if (test_check_failures > 20) /* one broken rule fails every later cut: enough to name it */
             break;
     }

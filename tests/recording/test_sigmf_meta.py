@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """SigMF compliance of the meta files pipeline/recording writes, checked
 against the SigMF 1.x core rules independently of the writer, plus the
-eigstream namespace as docs/recording.md documents it.
+eigstream namespace as docs/recording.md documents it. Layout samples (what
+the writer writes): the data file holds samples only, so a SigMF reader
+that reads it whole (sigmf-python's read_samples, GNU Radio's SigMF source)
+gets exactly the captures' samples: no capture has core:header_bytes, and
+the file's size is the captures' samples (plus a repaired recording's cut
+bytes).
 
 Usage: test_sigmf_meta.py FOLDER   (the recordings test_recording leaves)
 """
@@ -83,20 +88,33 @@ def check_eigstream(name, path, meta, g):
     index = g.get("eigstream:index", [])
     check(len(index) == g.get("eigstream:frames") == len(meta["captures"]),
           f"{name}: index, frames and captures disagree")
+    layout = g.get("eigstream:layout", "frames")
+    check(layout == "samples", f"{name}: eigstream:layout {layout!r}: the writer writes layout samples")
     size = os.path.getsize(path[: -len(".sigmf-meta")] + ".sigmf-data")
     end, sample = 0, 0
     dt_bytes = SAMPLE_BYTES.get(g.get("core:datatype"), 1)
+    # docs/recording.md: a frame's head, the bytes that are not samples: the
+    # 64-byte header, and an eigenspace frame's meta part (32 + 16 count)
+    head = 64 + (32 + 16 * g.get("eigstream:count", 0) if kind == "eigenspace" else 0)
     for i, e in enumerate(index):
         if not check(all(is_int(e.get(k)) for k in INDEX_FIELDS), f"{name}: index[{i}] fields not integers"):
             return
         check(e["offset"] >= end, f"{name}: index[{i}] overlaps the previous frame")
-        end = e["offset"] + e["bytes"]
+        in_data = e["bytes"] - head if layout == "samples" else e["bytes"]
+        end = e["offset"] + in_data
         c = meta["captures"][i]
         check(c["core:sample_start"] == sample, f"{name}: captures[{i}] sample_start {c['core:sample_start']}, "
               f"index says {sample}")
-        sample += (e["bytes"] - c["core:header_bytes"]) // dt_bytes
+        if layout == "samples":
+            check("core:header_bytes" not in c, f"{name}: captures[{i}] has core:header_bytes in layout samples")
+        else:
+            check(c.get("core:header_bytes") == head, f"{name}: captures[{i}] core:header_bytes")
+        sample += (e["bytes"] - head) // dt_bytes
     check(end + g.get("eigstream:truncated_bytes", 0) == size,
           f"{name}: data file {size} bytes, index ends at {end} + truncated {g.get('eigstream:truncated_bytes')}")
+    if layout == "samples":
+        whole = (size - g.get("eigstream:truncated_bytes", 0)) // dt_bytes
+        check(whole == sample, f"{name}: the data file read whole is {whole} samples, the captures hold {sample}")
 
 
 def main():

@@ -147,7 +147,9 @@ static int bench_write(const record_bench_options *o, const char *dir, const uin
     double t = bench_now_ms();
     if (write_recording(rec, payload, bytes, o->n, o->cells, o->frames, 50000000ull) != 0 || sync_file(data) != 0)
         return -1;
-    double total = (double)o->frames * (double)(bytes + PROTOCOL_HEADER_BYTES);
+    /* Every byte written: the samples (data file), and per frame the 64-byte
+     * journal record and the frame's head, its header (docs/recording.md). */
+    double total = (double)o->frames * (double)(bytes + 64 + PROTOCOL_HEADER_BYTES);
     res->write_mb_s = total / 1e6 / ((bench_now_ms() - t) / 1e3);
     unsigned long long mib = (unsigned long long)((total + (1 << 20) - 1) / (1 << 20));
     snprintf(of, sizeof of, "of=%s/dd.bin", dir);

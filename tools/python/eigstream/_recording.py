@@ -38,7 +38,29 @@ def _paths(name):
     for suffix in (".sigmf-meta", ".sigmf-data"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    return name + ".sigmf-meta", name + ".sigmf-data"
+    return name + ".sigmf-meta", name + ".sigmf-data", name + ".sigmf-index"
+
+
+JOURNAL_HEADER, RECORD = 16, 64  # docs/recording.md, Journal
+
+
+def _blobs(g, kind, count, data_path, journal_path):
+    """Each frame's bytes as on the wire. Layout samples: its head (header,
+    and an eigenspace frame's meta part) from its journal entry, then its
+    samples from the data file; layout frames (before 2026-11-27): the whole
+    frame from the data file."""
+    index = g["eigstream:index"]
+    data = np.memmap(data_path, np.uint8, "r") if os.path.getsize(data_path) else np.zeros(0, np.uint8)
+    if g.get("eigstream:layout", "frames") == "frames":
+        for e in index:
+            yield bytes(data[int(e["offset"]): int(e["offset"]) + int(e["bytes"])])
+        return
+    head = wire.HEADER_BYTES + (wire.STAGE_TIMES_BYTES + wire.MATRIX_META_BYTES * count if kind == "eigenspace" else 0)
+    journal = np.memmap(journal_path, np.uint8, "r") if index else np.zeros(0, np.uint8)
+    for f, e in enumerate(index):
+        at = JOURNAL_HEADER + f * (RECORD + head) + RECORD
+        offset, samples = int(e["offset"]), int(e["bytes"]) - head
+        yield bytes(journal[at: at + head]) + bytes(data[offset: offset + samples])
 
 
 def _frame_parts(kind, count, blob):
@@ -56,7 +78,7 @@ def read_recording(name):
     checked: a frame that fails raises eigstream.client.ProtocolError naming
     it; a meta without eigstream's fields raises ValueError (a recording of
     another tool: read its samples with the SigMF fields alone)."""
-    meta_path, data_path = _paths(os.fspath(name))
+    meta_path, data_path, journal_path = _paths(os.fspath(name))
     with open(meta_path) as f:
         meta = json.load(f)
     g = meta["global"]
@@ -70,7 +92,6 @@ def read_recording(name):
         setattr(rec, field, np.array([int(e[field]) for e in index], np.uint64))
     complex_type = np.complex64 if g["eigstream:element"] == "float" else np.complex128
     real_type = np.float32 if complex_type == np.complex64 else np.float64
-    data = np.memmap(data_path, np.uint8, "r") if os.path.getsize(data_path) else np.zeros(0, np.uint8)
     frames = len(index)
     if kind == "covariance":
         rec.matrices = np.empty((frames, count, n, n), complex_type)
@@ -78,8 +99,7 @@ def read_recording(name):
         rec.values = np.empty((frames, count, n), real_type)
         rec.first_index, rec.status, rec.signal_dim = (np.empty((frames, count), np.int64) for _ in range(3))
         vectors = []
-    for f, e in enumerate(index):
-        blob = bytes(data[int(e["offset"]): int(e["offset"]) + int(e["bytes"])])
+    for f, (e, blob) in enumerate(zip(index, _blobs(g, kind, count, data_path, journal_path))):
         try:
             parts = _frame_parts(kind, count, blob)
             if kind == "covariance":
