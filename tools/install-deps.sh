@@ -14,6 +14,9 @@ packages=(build-essential cmake pkg-config git
 # cpack -G DEB (dpkg-shlibdeps reads the binaries with file) and the pip
 # install test of the Python package (venv; wheel builds it offline).
 packages+=(file dpkg-dev python3-venv python3-wheel)
+# The package test (tests/install/test_lintian.py): lintian on the .deb, and
+# the manual pages help2man makes of every program's --help at build time.
+packages+=(lintian help2man)
 
 missing=()
 for p in "${packages[@]}"; do
