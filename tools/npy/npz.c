@@ -147,6 +147,9 @@ static npy_error directory_read(FILE *file, zip_member **members, size_t *count,
     npy_error e = end_record_find(file, &cd_offset, &cd_size, count, detail);
     if (e != NPY_OK)
         return e;
+    if (*count > cd_size / ZIP_CENTRAL_SIZE)
+        return npy_fail(detail, NPY_EARCHIVE, "%zu members cannot fit a central directory of %llu bytes", *count,
+                        (unsigned long long)cd_size);
     unsigned char *cd = malloc(cd_size ? cd_size : 1);
     *members = calloc(*count ? *count : 1, sizeof **members);
     if (!cd || !*members) {
@@ -236,6 +239,18 @@ static npy_error member_bytes(FILE *file, const zip_member *m, unsigned char **b
                         m->name, (unsigned)m->method);
     if (m->method == ZIP_STORED && m->compressed != m->size)
         return npy_fail(detail, NPY_EARCHIVE, "member '%s': stored with two sizes", m->name);
+    /* Sizes are checked against the file before anything is allocated, so a
+     * hostile directory cannot ask for memory: the stored bytes must be in
+     * the file, and deflate expands at most 1032 times (RFC 1951's longest
+     * match, 258 bytes, in 2 bits at best). */
+    uint64_t file_size = 0;
+    if (fseeko(file, 0, SEEK_END) == 0)
+        file_size = (uint64_t)ftello(file);
+    if (data_at > file_size || m->compressed > file_size - data_at)
+        return npy_fail(detail, NPY_EARCHIVE, "member '%s' ends past the end of the file", m->name);
+    if (m->method == ZIP_DEFLATED && m->size / 1032 > m->compressed + 1)
+        return npy_fail(detail, NPY_EARCHIVE, "member '%s': %llu bytes cannot inflate to %llu", m->name,
+                        (unsigned long long)m->compressed, (unsigned long long)m->size);
     if (m->size > SIZE_MAX - 1 || m->compressed > SIZE_MAX - 1)
         return npy_fail(detail, NPY_ESHAPE, "member '%s' does not fit in memory", m->name);
     unsigned char *packed = malloc(m->compressed ? (size_t)m->compressed : 1);
