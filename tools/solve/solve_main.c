@@ -100,7 +100,8 @@ static int options_parse(int argc, char **argv, solve_options *o)
          .expected = "one of auto, numpy, matlab", .metavar = "auto|numpy|matlab",
          .help = "where the batch is: numpy (B, n, n), matlab (n, n, B); auto: matlab for a .mat IN",
          .default_text = "auto"},
-        CLI_STRING("var", 0, &o->var, "NAME", "the array of a .npz or variable of a .mat IN (default: its only one)"),
+        {.name = "var", .kind = CLI_KIND_STRING, .dest = &o->var, .metavar = "NAME",
+         .help = "the array of a .npz IN, the variable of a .mat IN", .default_text = "the only one there"},
         CLI_CHOICE("mat-version", 0, &o->mat_version, mat_versions, mat_version_values,
                    "a .mat output's format; auto: IN's when IN is a .mat, else 5"),
         CLI_END};
