@@ -113,6 +113,11 @@ def npz_cases(rng):
             fail("npz apart", f"VALUES holds {zw.files}, VECTORS {zv.files}")
         else:
             check_solution("npz savez_compressed --var", h32[:2], zw["w"], zv["v"])
+    np.savez(path("empty.npz"), np.zeros((0, 3, 3), np.complex128))
+    solve("npz empty batch", path("empty.npz"), path("empty_out.npz"))
+    with np.load(path("empty_out.npz")) as z:
+        if z["w"].shape != (0, 3) or z["v"].shape != (0, 3, 3):
+            fail("npz empty batch", f"w {z['w'].shape}, v {z['v'].shape}")
     r = solve("npz missing --var", "--var", "third", path("in_c.npz"), path("out.npz"), expect=1)
     if "no array 'third'" not in r.stderr:
         fail("npz missing --var", r.stderr.strip())
@@ -145,6 +150,12 @@ def mat_v5_cases(rng, sio):
     solve("mat v5 --layout numpy", "--layout", "numpy", path("stack.mat"), path("stack_out.mat"))
     m = sio.loadmat(path("stack_out.mat"))
     check_solution("mat v5 --layout numpy", h, m["w"], m["v"])
+    # An empty matrix: empty results, and no crash in matio's empty variables.
+    sio.savemat(path("empty.mat"), {"E": np.zeros((0, 0), complex)})
+    solve("mat v5 empty", path("empty.mat"), path("empty_out.mat"))
+    m = sio.loadmat(path("empty_out.mat"))
+    if m["w"].size != 0 or m["v"].size != 0:
+        fail("mat v5 empty", f"w {m['w'].shape}, v {m['v'].shape}")
     h32 = hermitian(rng, 3, 8, np.complex64)
     sio.savemat(path("single.mat"), {"A": matlab(h32)})
     solve("mat v5 single", path("single.mat"), path("single_w.npy"), path("single_v.npy"))

@@ -95,8 +95,9 @@ static npy_error variable_to_array(const matvar_t *v, npy_array *out, char *deta
     unsigned char *data = malloc(count ? 2 * count * real_size : 1);
     if (!data)
         return npy_fail(detail, NPY_ENOMEM, "variable '%s': out of memory", v->name);
-    const unsigned char *re = v->isComplex ? ((const mat_complex_split_t *)v->data)->Re : v->data;
-    const unsigned char *im = v->isComplex ? ((const mat_complex_split_t *)v->data)->Im : NULL;
+    const mat_complex_split_t *split = v->isComplex ? v->data : NULL;
+    const unsigned char *re = split ? split->Re : v->data;
+    const unsigned char *im = split ? split->Im : NULL;
     if (count > 0 && (!re || (v->isComplex && !im))) {
         free(data);
         return npy_fail(detail, NPY_EIO, "variable '%s': no data", v->name);
@@ -201,10 +202,12 @@ static matvar_t *entry_to_variable(const npz_entry *entry, void **storage, char 
             memcpy(im + at * real_size, in + k * element + real_size, real_size);
     }
     mat_complex_split_t split = {re, im};
-    matvar_t *v = Mat_VarCreate(entry->name, single ? MAT_C_SINGLE : MAT_C_DOUBLE, single ? MAT_T_SINGLE : MAT_T_DOUBLE,
-                                rank, dims, complex ? (void *)&split : (void *)re, complex ? MAT_F_COMPLEX : 0);
+    void *data = count == 0 ? NULL : complex ? (void *)&split : (void *)re;
     /* Without MAT_F_DONT_COPY_DATA matio copies the data (and the split's
-     * pointers), so `split` may go out of scope. */
+     * pointers), so `split` may go out of scope. An empty array goes without
+     * data: matio would copy none and free split pointers it never set. */
+    matvar_t *v = Mat_VarCreate(entry->name, single ? MAT_C_SINGLE : MAT_C_DOUBLE, single ? MAT_T_SINGLE : MAT_T_DOUBLE,
+                                rank, dims, data, complex ? MAT_F_COMPLEX : 0);
     if (!v) {
         free(re);
         npy_fail(detail, NPY_ENOMEM, "cannot make the variable '%s'%s%s", entry->name,
