@@ -98,10 +98,14 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/eigstream-config.cmake
 # eigstream-eig.pc names the prefix it is installed under, which is known only
 # when installing (cmake --install --prefix P, or /usr for the .deb): the
 # install step configures it from eigstream-eig.pc.in.
+# The CUDA runtime is named without the build machine's toolkit folder
+# (-L/usr/local/cuda/...: lintian's pkg-config-bad-directive, and wrong on any
+# machine whose toolkit lies elsewhere): Debian's nvidia-cuda-toolkit puts
+# libcudart_static.a on the linker's path; with NVIDIA's toolkit a static link
+# adds -L<toolkit>/lib64 or sets LIBRARY_PATH (docs/library.md).
 list(TRANSFORM EIGSTREAM_EIG_PRIVATE_LIBS PREPEND "-l" OUTPUT_VARIABLE pc_libs)
 if(EIGSTREAM_HAVE_CUDA)
   list(TRANSFORM EIGSTREAM_EIG_CUDA_LIBS PREPEND "-l" OUTPUT_VARIABLE pc_cuda)
-  list(PREPEND pc_cuda "-L${CUDAToolkit_LIBRARY_DIR}")
   list(APPEND pc_libs ${pc_cuda})
 endif()
 list(REMOVE_ITEM pc_libs -llapacke)  # Requires.private: lapacke

@@ -14,6 +14,13 @@ packages=(build-essential cmake pkg-config git
 # cpack -G DEB (dpkg-shlibdeps reads the binaries with file) and the pip
 # install test of the Python package (venv; wheel builds it offline).
 packages+=(file dpkg-dev python3-venv python3-wheel)
+# The package test (tests/install/test_lintian.py): lintian on the .deb, and
+# the manual pages help2man makes of every program's --help at build time.
+packages+=(lintian help2man)
+# eigstream-solve's .mat files (libmatio, v5 and v7.3) and the deflated
+# members of numpy.savez_compressed (zlib); the oracles of its format test:
+# scipy.io.savemat/loadmat and h5py (tests/tools/test_solve_formats.py).
+packages+=(libmatio-dev zlib1g-dev python3-scipy python3-h5py)
 
 missing=()
 for p in "${packages[@]}"; do

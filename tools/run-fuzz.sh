@@ -10,7 +10,7 @@
 #     --seconds S      wall-clock cap per target (default 30, FUZZ_SECONDS; 0 = none)
 #     --runs R         inputs per target (default 0 = no limit)
 #     --targets "T.."  targets to run (TARGETS; default: covariance eigenspace iq config
-#                      npy recording_meta dispatch_control message_budget
+#                      npy npz recording_meta dispatch_control message_budget
 #                      merge_input)
 #     --build-dir DIR  build directory (default build-fuzz, BUILD_DIR)
 #     --results FILE   markdown results appended here (RESULTS; default DIR/fuzz-results.md)
@@ -35,7 +35,7 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 seconds=${FUZZ_SECONDS:-30}
 runs=0
 build=${BUILD_DIR:-build-fuzz}
-targets=${TARGETS:-"covariance eigenspace iq config npy recording_meta dispatch_control message_budget merge_input"}
+targets=${TARGETS:-"covariance eigenspace iq config npy npz recording_meta dispatch_control message_budget merge_input"}
 results=${RESULTS:-}
 jobs=$(nproc)
 require_clang=0

@@ -1,13 +1,15 @@
 /*
  * fuzz_corpus_gen.c - writes the seed corpora of tests/fuzz/corpus/ with the
  * real encoders (protocol_header_encode, protocol_meta_encode,
- * config_write_default, npy_write, the recording writer), so the seeds are
+ * config_write_default, npy_write, npz_write, the recording writer), so the seeds are
  * valid inputs the fuzzer mutates from.
  *
  *   fuzz_corpus_gen tests/fuzz/corpus     # rewrites every seed
  *
  * Writes OUT/<target>/<seed> for the targets covariance, eigenspace, iq,
- * config, npy, recording_meta and merge_input (the folders must exist). Exit 0, or 1 naming the
+ * config, npy, npz, recording_meta and merge_input (the folders must exist;
+ * corpus/npz/ also keeps numpy_savez_compressed.npz, made by NumPy: the one
+ * deflated seed, which no encoder here writes). Exit 0, or 1 naming the
  * file that could not be written.
  */
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "fuzz_recording_fixture.h"
 #include "fuzz_support.h"
 #include "npy.h"
+#include "npz.h"
 #include "protocol.h"
 #include "protocol_test_header.h"
 
@@ -160,6 +163,21 @@ static void seed_npy(const char *name, npy_dtype dtype, int fortran_order, int n
     }
 }
 
+/* Writes a .npz seed with npz_write: arrays "a" (complex128, 2 x 3) and,
+ * with two, "b" (float32, 4). */
+static void seed_npz(const char *name, size_t arrays)
+{
+    static double values[64];
+    static const size_t shape_a[2] = {2, 3}, shape_b[1] = {4};
+    const npz_entry entries[2] = {{"a", NPY_COMPLEX128, 0, 2, shape_a, values}, {"b", NPY_FLOAT32, 1, 1, shape_b, values}};
+    char path[1024], detail[NPY_DETAIL_SIZE];
+    snprintf(path, sizeof path, "%s/npz/%s", out_dir, name);
+    if (npz_write(path, entries, arrays, detail) != NPY_OK) {
+        fprintf(stderr, "fuzz_corpus_gen: %s: %s\n", path, detail);
+        exit(1);
+    }
+}
+
 static void seed_configs(void)
 {
     char *text = NULL;
@@ -223,6 +241,8 @@ int main(int argc, char **argv)
     seed_npy("c8_2x3_fortran.npy", NPY_COMPLEX64, 1, 2, shape2);
     seed_npy("f4_4.npy", NPY_FLOAT32, 0, 1, shape1);
     seed_npy("f8_scalar.npy", NPY_FLOAT64, 0, 0, NULL);
+    seed_npz("one_array.npz", 1);
+    seed_npz("two_arrays.npz", 2);
     seed_recording_meta();
     return 0;
 }

@@ -16,10 +16,13 @@ usage: test_deb.py BUILD SOURCE SCRATCH
    beside it), --check-config on the shipped configuration; the consumer
    (test_install.py consumer) and the Python tests against that root.
 5. dpkg --root on a scratch root with its own database (maintainer scripts
-   outside a chroot, ldconfig replaced by a stub that records its calls):
-   install runs ldconfig and registers the conffile; remove deletes the files,
-   keeps an edited conffile and runs ldconfig; purge deletes the conffile.
-   Nothing is installed on this machine.
+   outside a chroot; ldconfig, systemd-sysusers and systemctl replaced by
+   stubs that record their calls): install registers the conffile and runs
+   systemd-sysusers on the scratch root for eigstream.conf (the units' user),
+   and no script calls ldconfig (the package activates libc-bin's ldconfig
+   trigger instead: test_lintian.py); remove deletes the files and keeps an
+   edited conffile; purge deletes the conffile. Nothing is installed on this
+   machine.
 """
 import glob
 import os
@@ -28,23 +31,10 @@ import shutil
 import subprocess
 import sys
 
-failures = []
+from deb_checks import check, failures, run
+
 BUILD, SOURCE, SCRATCH = (os.path.abspath(p) for p in sys.argv[1:4])
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def run(args, env=None, expect=0, timeout=300):
-    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
-    check(expect is None or r.returncode == expect, f"{' '.join(args)} exited {r.returncode} (expected {expect}):\n"
-          f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
-    return r
 
 
 def make_deb():
@@ -176,9 +166,10 @@ def check_dpkg_root(deb):
     shutil.rmtree(stub, ignore_errors=True)
     os.makedirs(stub)
     calls = os.path.join(stub, "calls")
-    with open(os.path.join(stub, "ldconfig"), "w") as f:
-        f.write(f'#!/bin/sh\necho "ldconfig $*" >> "{calls}"\n')
-    os.chmod(os.path.join(stub, "ldconfig"), 0o755)
+    for tool in ("ldconfig", "systemd-sysusers", "systemctl"):
+        with open(os.path.join(stub, tool), "w") as f:
+            f.write(f'#!/bin/sh\necho "{tool} $*" >> "{calls}"\n')
+        os.chmod(os.path.join(stub, tool), 0o755)
     env = dict(os.environ, PATH=stub + os.pathsep + os.environ["PATH"])
     dpkg = ["dpkg", f"--root={root}", "--force-not-root", "--force-depends", "--force-script-chrootless"]
 
@@ -187,8 +178,9 @@ def check_dpkg_root(deb):
         m = re.search(r"^Package: eigstream\n(?:.+\n)*?Status: (.+)$", text, re.M)
         return (m.group(1) if m else None), text
 
-    def ldconfig_calls():
-        return len(open(calls).read().splitlines()) if os.path.exists(calls) else 0
+    def stub_calls(tool):
+        lines = open(calls).read().splitlines() if os.path.exists(calls) else []
+        return [line for line in lines if line.split()[0] == tool]
 
     cfg = os.path.join(root, "etc", "eigstream", "eigstream.cfg")
     daemon = os.path.join(root, "usr", "bin", "eigstream")
@@ -197,7 +189,8 @@ def check_dpkg_root(deb):
     check(state == "install ok installed", f"after dpkg -i: status {state}")
     check(re.search(r"^Conffiles:\n /etc/eigstream/eigstream.cfg [0-9a-f]{32}$", text, re.M) is not None,
           "the conffile is not registered")
-    check(ldconfig_calls() == 1, f"postinst ran ldconfig {ldconfig_calls()} times")
+    check(stub_calls("systemd-sysusers") == [f"systemd-sysusers --root={root} eigstream.conf"],
+          f"postinst's systemd-sysusers calls: {stub_calls('systemd-sysusers')}")
     check(os.access(daemon, os.X_OK), "the daemon is not installed")
     with open(cfg, "a") as f:
         f.write("# edited on site\n")
@@ -206,7 +199,9 @@ def check_dpkg_root(deb):
     check(state == "deinstall ok config-files", f"after dpkg -r: status {state}")
     check(not os.path.exists(daemon), "dpkg -r left the daemon")
     check(os.path.isfile(cfg) and "edited on site" in open(cfg).read(), "dpkg -r did not keep the edited conffile")
-    check(ldconfig_calls() == 2, f"postrm ran ldconfig {ldconfig_calls() - 1} times")
+    check(not stub_calls("ldconfig") and not stub_calls("systemctl"),
+          f"a maintainer script called {stub_calls('ldconfig') + stub_calls('systemctl')} (the trigger runs "
+          "ldconfig; systemctl only where systemd runs and not under --root)")
     run(dpkg + ["-P", "eigstream"], env=env)
     state, _ = status()
     check(state is None, f"after dpkg -P: status {state}")

@@ -29,14 +29,7 @@ import shutil
 import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+from deb_checks import check, failures
 
 
 def run(args, env=None, cwd=None, timeout=300):
@@ -123,6 +116,21 @@ def install(build, source, prefix):
     check(os.path.isfile(os.path.join(prefix, "share", "doc", "eigstream", "README.md")), "README not installed")
 
 
+def cuda_library_dir(env):
+    """The CUDA Toolkit's library folder when the .pc's static libraries name
+    the CUDA runtime (a CUDA build), from the nvcc that built it; else None."""
+    libs = run(["pkg-config", "--static", "--libs", "eigstream-eig"], env=env).stdout
+    if "-lcudart_static" not in libs.split():
+        return None
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    for sub in ("lib64", os.path.join("targets", "x86_64-linux", "lib"), "lib"):
+        if os.path.isfile(os.path.join(root, sub, "libcudart_static.a")):
+            return os.path.join(root, sub)
+    check(False, f"the .pc names -lcudart_static but no libcudart_static.a is under {root}")
+    return None
+
+
 def consumer(source, prefix, scratch, sysroot=None):
     src = os.path.join(source, "tests", "install", "consumer")
     libdir = libdir_of(prefix)
@@ -140,6 +148,11 @@ def consumer(source, prefix, scratch, sysroot=None):
         # Only the paths the .pc derives from ${prefix} move into the unpacked
         # tree; a sysroot would also move the system's and the CUDA Toolkit's.
         make.append(f"PKG_CONFIG=pkg-config --define-variable=prefix={prefix}")
+    cuda_libdir = cuda_library_dir(env)
+    if cuda_libdir:
+        # The .pc names -lcudart_static without the toolkit's folder (it is
+        # the target machine's): the linker is told, as docs/library.md says.
+        env["LIBRARY_PATH"] = os.pathsep.join(p for p in (cuda_libdir, os.environ.get("LIBRARY_PATH")) if p)
     run(make, env=env, cwd=pc)
     programs = {"cmake shared": os.path.join(build, "consumer"),
                 "cmake static": os.path.join(build, "consumer_static"),

@@ -119,6 +119,18 @@ MUTATIONS = [
         "const FORM_COMPLEX *src = a + b * packed + j * (2 * n - j + 1) / 2;",
         "^pipeline_stream_tcp_full$",
         "packed_lower unpacked with a column offset one element off"),
+    Mutation(
+        "npz_crc", "tools/npy/npz.c",
+        "if (crc32_update(0, *bytes, (size_t)m->size) != m->crc) {",
+        "if (crc32_update(0, *bytes, (size_t)m->size) != m->crc && 0) {",
+        "^tools_solve_errors$",
+        "a .npz member's CRC-32 not checked: eigstream-solve solves a damaged archive's matrices"),
+    Mutation(
+        "matlab_layout", "tools/solve/solve_layout.c",
+        "const int numpy[3] = {0, 1, 2}, matlab[3] = {2, 0, 1};",
+        "const int numpy[3] = {0, 1, 2}, matlab[3] = {2, 1, 0};",
+        "^tools_solve_formats$",
+        "MATLAB's A(:, :, b) read transposed: eigstream-solve solves conj(A), whose eigenvectors are A's conjugated"),
 ]
 
 

@@ -10,6 +10,7 @@ import random
 import struct
 import subprocess
 import sys
+import zipfile
 
 SOLVE, SCRATCH = sys.argv[1:3]
 failures = []
@@ -76,24 +77,47 @@ expect("bad option", 1, ["--frobnicate", good, path("w.npy")], "--frobnicate")
 expect("bad backend", 1, ["--backend", "gpu", good, path("w.npy")], "gpu")
 expect("bad threads", 1, ["--threads", "-2", good, path("w.npy")], "-2")
 expect("missing value", 1, [good, path("w.npy"), "--threads"], "--threads")
-expect("no arguments", 1, [], "IN.npy")
+expect("no arguments", 1, [], "IN VALUES")
+expect("unknown extension", 1, [good, path("w.txt")], "not a .npy, .npz or .mat")
+expect("--var on a .npy", 1, ["--var", "a", good, path("w.npy")], "--var")
+expect("bad layout", 1, ["--layout", "fortran", good, path("w.npy")], "fortran")
+expect("bad mat version", 1, ["--mat-version", "7", good, path("w.mat")], "7")
+expect("one file twice", 1, [good, path("o.npz"), path("o.npz")], "one file")
+expect("not a zip", 1, [write("nozip.npz", b"\x93NUMPY" + b" " * 100), path("w.npy")], "not a zip")
 expect("too many arguments", 1, [good, "a", "b", "c"], "too many")
 expect("help", 0, ["--help"])
 
-# Hostile files: garbled and truncated copies of a good one give 1, never a signal.
-rng = random.Random(11)
-original = npy_bytes("<c16", (2, 3, 3), version=2)
-for round_ in range(60):
-    data = bytearray(original)
-    if round_ % 3 == 0:
-        data = data[: rng.randrange(len(data))]
-    else:
-        for _ in range(rng.randrange(1, 6)):
-            data[rng.randrange(128)] = rng.randrange(256)
-    r = subprocess.run([SOLVE, "--backend", "lapack", write("fuzz.npy", bytes(data)), path("w.npy")],
-                       capture_output=True, timeout=60)
-    if r.returncode not in (0, 1, 2):
-        failures.append(f"fuzz round {round_}: exit {r.returncode}, stderr {r.stderr!r}")
+def hostile_copies(name, original, garble_within):
+    """Garbled (in the first garble_within bytes) and truncated copies of a
+    good file: exit 0, 1 or 2, never a signal."""
+    rng = random.Random(11)
+    for round_ in range(60):
+        data = bytearray(original)
+        if round_ % 3 == 0:
+            data = data[: rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randrange(1, 6)):
+                data[rng.randrange(garble_within)] = rng.randrange(256)
+        r = subprocess.run([SOLVE, "--backend", "lapack", write(name, bytes(data)), path("w.npy")],
+                           capture_output=True, timeout=60)
+        if r.returncode not in (0, 1, 2):
+            failures.append(f"{name} round {round_}: exit {r.returncode}, stderr {r.stderr!r}")
+
+
+hostile_copies("fuzz.npy", npy_bytes("<c16", (2, 3, 3), version=2), 128)
+
+# .npz: an archive from the standard library's zipfile (an independent
+# writer), one with a damaged member, and hostile copies whose garbling also
+# reaches the central directory and the headers.
+zip_path = path("good.npz")
+with zipfile.ZipFile(zip_path, "w") as z:
+    z.writestr("a.npy", npy_bytes("<c16", (2, 3, 3), version=1))
+zipped = open(zip_path, "rb").read()
+expect("npz from zipfile", 0, ["--backend", "lapack", zip_path, path("w.npy")])
+crc_damaged = bytearray(zipped)
+crc_damaged[zipped.index(b"NUMPY") + 200] ^= 0xFF  # in the matrices: only the CRC tells
+expect("npz CRC", 1, [write("crc.npz", bytes(crc_damaged)), path("w.npy")], "CRC")
+hostile_copies("fuzz.npz", zipped, len(zipped))
 
 for failure in failures:
     print("FAIL", failure, file=sys.stderr)

@@ -70,12 +70,13 @@ const char *npy_strerror(npy_error e)
     case NPY_ENOMEM: return "out of memory";
     case NPY_EWRITE: return "cannot write file";
     case NPY_EINVAL: return "invalid argument";
+    case NPY_EARCHIVE: return "not a readable .npz (zip) archive";
+    case NPY_EMEMBER: return "no such array in the .npz archive";
     }
     return "unknown npy error";
 }
 
-/* Formats a detail message (when the caller asked for one) and returns e. */
-static npy_error npy_fail(char *detail, npy_error e, const char *format, ...)
+npy_error npy_fail(char *detail, npy_error e, const char *format, ...)
 {
     if (detail) {
         va_list args;
@@ -381,6 +382,32 @@ void npy_array_free(npy_array *array)
 }
 
 /* Reads exactly `size` bytes, or reports how many were there. */
+/* NPY_OK when `have` payload bytes are exactly what the header's shape and
+ * dtype need; else NPY_ETRUNCATED or NPY_ETRAILING, with a detail message. */
+static npy_error payload_size_check(const npy_header *header, size_t have, char *detail)
+{
+    if (have == header->payload_bytes)
+        return NPY_OK;
+    char shape_text[24 * NPY_MAX_DIMS];
+    shape_format(shape_text, sizeof shape_text, header->ndim, header->shape);
+    if (have < header->payload_bytes)
+        return npy_fail(detail, NPY_ETRUNCATED, "payload is %zu bytes, shape %s of %s needs %zu", have,
+                        shape_text, npy_dtype_descr(header->dtype), header->payload_bytes);
+    return npy_fail(detail, NPY_ETRAILING, "%zu bytes follow the payload of shape %s of %s",
+                    have - header->payload_bytes, shape_text, npy_dtype_descr(header->dtype));
+}
+
+/* Fills *out with the array the header describes; it owns data from now on. */
+static void array_take(npy_array *out, const npy_header *header, void *data)
+{
+    out->dtype = header->dtype;
+    out->fortran_order = header->fortran_order;
+    out->ndim = header->ndim;
+    memcpy(out->shape, header->shape, sizeof out->shape);
+    out->count = header->count;
+    out->data = data;
+}
+
 static npy_error file_read_exact(FILE *file, void *buf, size_t size, size_t *got)
 {
     *got = fread(buf, 1, size, file);
@@ -429,12 +456,8 @@ static npy_error npy_read_open(FILE *file, const char *path, npy_array *out, cha
     if (fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode)) {
         size_t file_size = (size_t)st.st_size;
         size_t have = file_size > header.payload_offset ? file_size - header.payload_offset : 0;
-        if (have < header.payload_bytes)
-            return npy_fail(detail, NPY_ETRUNCATED, "payload is %zu bytes, shape %s of %s needs %zu",
-                            have, shape_text, npy_dtype_descr(header.dtype), header.payload_bytes);
-        if (have > header.payload_bytes)
-            return npy_fail(detail, NPY_ETRAILING, "%zu bytes follow the payload of shape %s of %s",
-                            have - header.payload_bytes, shape_text, npy_dtype_descr(header.dtype));
+        if ((e = payload_size_check(&header, have, detail)) != NPY_OK)
+            return e;
     }
 
     void *data = malloc(header.payload_bytes ? header.payload_bytes : 1);
@@ -453,12 +476,29 @@ static npy_error npy_read_open(FILE *file, const char *path, npy_array *out, cha
         free(data);
         return e;
     }
-    out->dtype = header.dtype;
-    out->fortran_order = header.fortran_order;
-    out->ndim = header.ndim;
-    memcpy(out->shape, header.shape, sizeof out->shape);
-    out->count = header.count;
-    out->data = data;
+    array_take(out, &header, data);
+    return NPY_OK;
+}
+
+npy_error npy_parse_buffer(const void *bytes, size_t size, npy_array *out, char *detail)
+{
+    if (!bytes || !out)
+        return npy_fail(detail, NPY_EINVAL, "NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!host_is_little_endian())
+        return npy_fail(detail, NPY_EDTYPE, "big-endian hosts are not supported");
+    npy_header header;
+    npy_error e = npy_header_parse(bytes, size, &header, detail);
+    if (e == NPY_OK)
+        e = payload_size_check(&header, size - header.payload_offset, detail);
+    if (e != NPY_OK)
+        return e;
+    void *data = malloc(header.payload_bytes ? header.payload_bytes : 1);
+    if (!data)
+        return npy_fail(detail, NPY_ENOMEM, "cannot allocate %zu bytes for the payload",
+                        header.payload_bytes);
+    memcpy(data, (const unsigned char *)bytes + header.payload_offset, header.payload_bytes);
+    array_take(out, &header, data);
     return NPY_OK;
 }
 
@@ -479,11 +519,11 @@ npy_error npy_read(const char *path, npy_array *out, char *detail)
 
 /* ---- writing ------------------------------------------------------------------- */
 
-npy_error npy_write(const char *path, npy_dtype dtype, int fortran_order, int ndim,
-                    const size_t *shape, const void *data, char *detail)
+npy_error npy_header_format(npy_dtype dtype, int fortran_order, int ndim, const size_t *shape,
+                            unsigned char *head, size_t *length, size_t *payload_bytes, char *detail)
 {
     size_t item = npy_dtype_size(dtype);
-    if (!path || item == 0 || ndim < 0 || ndim > NPY_MAX_DIMS || (ndim > 0 && !shape))
+    if (!head || !length || item == 0 || ndim < 0 || ndim > NPY_MAX_DIMS || (ndim > 0 && !shape))
         return npy_fail(detail, NPY_EINVAL, "invalid dtype, ndim or shape");
     if (!host_is_little_endian())
         return npy_fail(detail, NPY_EDTYPE, "big-endian hosts are not supported");
@@ -495,8 +535,8 @@ npy_error npy_write(const char *path, npy_dtype dtype, int fortran_order, int nd
     }
     if (count > SIZE_MAX / item)
         return npy_fail(detail, NPY_ESHAPE, "shape has more bytes than memory can address");
-    if (count > 0 && !data)
-        return npy_fail(detail, NPY_EINVAL, "NULL data");
+    if (payload_bytes)
+        *payload_bytes = count * item;
 
     /* Dictionary, then spaces and '\n' up to the next 64-byte boundary. */
     char shape_text[24 * NPY_MAX_DIMS];
@@ -515,17 +555,34 @@ npy_error npy_write(const char *path, npy_dtype dtype, int fortran_order, int nd
         start = 12;
         total = (start + unpadded + NPY_ALIGNMENT - 1) / NPY_ALIGNMENT * NPY_ALIGNMENT;
     }
-    size_t length = total - start;
-
-    unsigned char head[NPY_PREAMBLE_MAX + sizeof dict + NPY_ALIGNMENT];
+    if (total > NPY_HEADER_FORMAT_MAX)
+        return npy_fail(detail, NPY_EINVAL, "header does not fit");
+    size_t field = total - start;
     memcpy(head, npy_magic, NPY_MAGIC_SIZE);
     head[6] = (unsigned char)major;
     head[7] = 0;
     for (size_t k = 0; k < start - 8; k++)
-        head[8 + k] = (unsigned char)(length >> (8 * k));
+        head[8 + k] = (unsigned char)(field >> (8 * k));
     memcpy(head + start, dict, (size_t)dict_length);
-    memset(head + start + dict_length, ' ', length - (size_t)dict_length - 1);
+    memset(head + start + dict_length, ' ', field - (size_t)dict_length - 1);
     head[total - 1] = '\n';
+    *length = total;
+    return NPY_OK;
+}
+
+npy_error npy_write(const char *path, npy_dtype dtype, int fortran_order, int ndim,
+                    const size_t *shape, const void *data, char *detail)
+{
+    if (!path)
+        return npy_fail(detail, NPY_EINVAL, "NULL path");
+    unsigned char head[NPY_HEADER_FORMAT_MAX];
+    size_t total = 0, payload = 0;
+    npy_error e = npy_header_format(dtype, fortran_order, ndim, shape, head, &total, &payload, detail);
+    if (e != NPY_OK)
+        return e;
+    if (payload > 0 && !data)
+        return npy_fail(detail, NPY_EINVAL, "NULL data");
+    const size_t count = payload / npy_dtype_size(dtype), item = npy_dtype_size(dtype);
 
     FILE *file = fopen(path, "wb");
     if (!file)

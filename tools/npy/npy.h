@@ -1,7 +1,8 @@
 /*
  * npy.h - read and write NumPy .npy files holding complex or real arrays.
  *
- * Static library eigstream_npy, used by eigstream-solve and eigstream-gen.
+ * Static library eigstream_npy, used by eigstream-solve and eigstream-gen;
+ * npz.h reads and writes .npz archives of such arrays.
  *
  * Reads format versions 1.0, 2.0 and 3.0; writes 1.0, or 2.0 when the header
  * does not fit 1.0's 16-bit length. Supported dtypes are the little-endian
@@ -37,7 +38,9 @@ typedef enum npy_error {
     NPY_ETRAILING,  /* bytes follow the payload */
     NPY_ENOMEM,     /* memory allocation failed */
     NPY_EWRITE,     /* the output file cannot be created or written */
-    NPY_EINVAL      /* an argument is NULL or out of range */
+    NPY_EINVAL,     /* an argument is NULL or out of range */
+    NPY_EARCHIVE,   /* a .npz that is not a readable zip archive (npz.h) */
+    NPY_EMEMBER     /* a .npz without the array asked for, or with several and none named */
 } npy_error;
 
 typedef enum npy_dtype {
@@ -101,6 +104,28 @@ void npy_array_free(npy_array *array);
  * file is removed on failure. */
 npy_error npy_write(const char *path, npy_dtype dtype, int fortran_order, int ndim,
                     const size_t *shape, const void *data, char *detail);
+
+/* Bytes enough for any header npy_header_format writes. */
+#define NPY_HEADER_FORMAT_MAX (12 + 32 * NPY_MAX_DIMS + 64)
+
+/* Formats the preamble and padded header dictionary of an array of shape
+ * (ndim dimensions) and dtype into head (NPY_HEADER_FORMAT_MAX bytes), the
+ * bytes npy_write puts before the payload: *length receives their count and
+ * *payload_bytes (when not NULL) the payload's. For writers of other
+ * containers (a .npz member). */
+npy_error npy_header_format(npy_dtype dtype, int fortran_order, int ndim, const size_t *shape,
+                            unsigned char *head, size_t *length, size_t *payload_bytes, char *detail);
+
+/* Reads a whole .npy image held in memory (size bytes: header and payload,
+ * nothing after it), as npy_read reads a file; the payload is copied, so
+ * bytes may be freed after. On failure *out is zeroed. */
+npy_error npy_parse_buffer(const void *bytes, size_t size, npy_array *out, char *detail);
+
+/* Formats a one-line detail message into detail (NPY_DETAIL_SIZE bytes;
+ * NULL: none wanted) and returns e: `return npy_fail(detail, NPY_EIO, ...)`.
+ * For this library and the readers of containers built on it (npz.c,
+ * eigstream-solve's .mat files). */
+npy_error npy_fail(char *detail, npy_error e, const char *format, ...) __attribute__((format(printf, 3, 4)));
 
 /* Human-readable message for an error code; never NULL. */
 const char *npy_strerror(npy_error e);

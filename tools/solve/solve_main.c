@@ -1,9 +1,10 @@
 /*
  * eigstream-solve - eigenvalues and eigenvectors of Hermitian matrices in
- * .npy files, with numpy.linalg.eigh's conventions.
+ * .npy, .npz and MATLAB .mat files, with numpy.linalg.eigh's conventions.
  *
  *   eigstream-solve [--backend auto|cpu|lapack|cuda] [--threads N] [--check]
- *                   IN.npy VALUES.npy [VECTORS.npy]
+ *                   [--layout auto|numpy|matlab] [--var NAME] [--mat-version auto|5|7.3]
+ *                   IN VALUES [VECTORS]
  *
  * Exit status: 0 every matrix solved; 1 nothing solved (bad option, file,
  * dtype or shape; unwritable output; solver unavailable), with a one-line
@@ -22,6 +23,7 @@
 #include "cli_options.h"
 #include "eig.h"
 #include "npy.h"
+#include "solve_io.h"
 #include "solve_layout.h"
 #include "workload.h"
 
@@ -30,12 +32,17 @@ enum { EXIT_SOLVED = 0, EXIT_FATAL = 1, EXIT_BAD_MATRIX = 2, EXIT_CHECK_FAILED =
 static const char solve_prog[] = "eigstream-solve";
 
 static const char solve_description[] =
-    "Solves every Hermitian matrix of IN.npy like numpy.linalg.eigh(a) (UPLO='L':\n"
-    "only the lower triangle a[..., i, j], i >= j, is read).\n"
-    "  IN.npy       complex64 or complex128, shape (n, n) or (B, n, n), C or Fortran order\n"
-    "  VALUES.npy   written: float32/float64, shape (n,) or (B, n), ascending\n"
-    "  VECTORS.npy  written: IN's dtype and shape; v[..., :, k] is the unit\n"
-    "               eigenvector of eigenvalue k, so a @ v == v * w[..., None, :]\n";
+    "Solves every Hermitian matrix of IN like numpy.linalg.eigh(a) (UPLO='L':\n"
+    "only the lower triangle, i >= j, is read). Files by extension: .npy, .npz\n"
+    "(numpy.savez, savez_compressed), .mat (MATLAB v5 and v7.3).\n"
+    "  IN       complex64 or complex128 (a .mat: double or single, real or complex),\n"
+    "           (n, n) or a batch: (B, n, n) in the numpy layout, (n, n, B) in the\n"
+    "           matlab layout (A(:, :, b)); C or Fortran order\n"
+    "  VALUES   written: float32/float64, ascending; (n,), (B, n) or, matlab, (n, B)\n"
+    "  VECTORS  written: IN's precision and shape; v[..., :, k] (V(:, k, b)) is the\n"
+    "           unit eigenvector of eigenvalue k, so a @ v == v * w[..., None, :]\n"
+    "A .npz or .mat output holds the values as 'w' and, when VECTORS is not\n"
+    "given, the vectors as 'v' (a VECTORS .npz or .mat holds 'v').\n";
 
 static const char solve_epilogue[] =
     "Exit status: 0 all solved; 1 bad option, file, dtype, shape or output (one-line\n"
@@ -46,8 +53,18 @@ typedef struct solve_options {
     eig_backend backend;
     int threads;
     int check;
+    solve_layout layout;
+    const char *var;
+    int mat_version; /* 0: the input's (a .mat), else 5; 5 or 73 */
     const char *in_path, *values_path, *vectors_path;
+    solve_format in_format, values_format, vectors_format;
 } solve_options;
+
+/* cli_parse_fn of --layout: solve_layout_parse into the solve_layout at dest. */
+static int parse_layout(const char *text, void *dest)
+{
+    return solve_layout_parse(text, dest);
+}
 
 /* cli_parse_fn of --backend: eig_backend_parse into the eig_backend at dest. */
 static int parse_backend(const char *text, void *dest)
@@ -55,12 +72,23 @@ static int parse_backend(const char *text, void *dest)
     return eig_backend_parse(text, dest) == EIG_OK ? 0 : -1;
 }
 
+/* The format of an argument by its extension; -1 after naming it on stderr. */
+static int format_argument(const char *path, solve_format *format)
+{
+    if (solve_format_of(path, format) == 0)
+        return 0;
+    cli_fatal(solve_prog, "%s: not a .npy, .npz or .mat file name", path);
+    return -1;
+}
+
 /* Sets the defaults, then parses argv into *o. Returns -1 to go on, else the
  * exit status: EXIT_SOLVED after --help, EXIT_FATAL (cli_fatal's 1) after a
  * bad argument (named on stderr in one line). */
 static int options_parse(int argc, char **argv, solve_options *o)
 {
-    *o = (solve_options){EIG_BACKEND_AUTO, 0, 0, NULL, NULL, NULL};
+    *o = (solve_options){.backend = EIG_BACKEND_AUTO, .layout = SOLVE_LAYOUT_AUTO};
+    static const char *const mat_versions[] = {"auto", "5", "7.3", NULL};
+    static const int mat_version_values[] = {0, 5, 73};
     const cli_option table[] = {
         {.name = "backend", .kind = CLI_KIND_CUSTOM, .dest = &o->backend, .parse = parse_backend,
          .expected = "one of auto, cpu, lapack, cuda", .metavar = "auto|cpu|lapack|cuda",
@@ -68,8 +96,16 @@ static int options_parse(int argc, char **argv, solve_options *o)
         CLI_INT("threads", 0, &o->threads, 0, INT_MAX, "N", "CPU threads, 0 = all online cores"),
         CLI_FLAG("check", 0, &o->check,
                  "print the solve time, the backend and the worst LAPACK ratios (threshold 60)"),
+        {.name = "layout", .kind = CLI_KIND_CUSTOM, .dest = &o->layout, .parse = parse_layout,
+         .expected = "one of auto, numpy, matlab", .metavar = "auto|numpy|matlab",
+         .help = "where the batch is: numpy (B, n, n), matlab (n, n, B); auto: matlab for a .mat IN",
+         .default_text = "auto"},
+        {.name = "var", .kind = CLI_KIND_STRING, .dest = &o->var, .metavar = "NAME",
+         .help = "the array of a .npz IN, the variable of a .mat IN", .default_text = "the only one there"},
+        CLI_CHOICE("mat-version", 0, &o->mat_version, mat_versions, mat_version_values,
+                   "a .mat output's format; auto: IN's when IN is a .mat, else 5"),
         CLI_END};
-    const cli_spec spec = {.prog = solve_prog, .synopsis = "[options] IN.npy VALUES.npy [VECTORS.npy]",
+    const cli_spec spec = {.prog = solve_prog, .synopsis = "[options] IN VALUES [VECTORS]",
                            .description = solve_description, .options = table, .positional_max = 3,
                            .epilogue = solve_epilogue};
     cli_args args;
@@ -77,10 +113,18 @@ static int options_parse(int argc, char **argv, solve_options *o)
     if (status >= 0)
         return status;
     if (args.positional_count < 2)
-        return cli_fatal(solve_prog, "expected IN.npy VALUES.npy [VECTORS.npy] (try --help)");
+        return cli_fatal(solve_prog, "expected IN VALUES [VECTORS] (try --help)");
     o->in_path = args.positional[0];
     o->values_path = args.positional[1];
     o->vectors_path = args.positional_count == 3 ? args.positional[2] : NULL;
+    if (format_argument(o->in_path, &o->in_format) != 0 ||
+        format_argument(o->values_path, &o->values_format) != 0 ||
+        (o->vectors_path && format_argument(o->vectors_path, &o->vectors_format) != 0))
+        return EXIT_FATAL;
+    if (o->vectors_path && strcmp(o->vectors_path, o->values_path) == 0)
+        return cli_fatal(solve_prog, "VALUES and VECTORS are one file: give a .npz or .mat once, it holds both");
+    if (o->layout == SOLVE_LAYOUT_AUTO)
+        o->layout = o->in_format == SOLVE_FORMAT_MAT ? SOLVE_LAYOUT_MATLAB : SOLVE_LAYOUT_NUMPY;
     return -1;
 }
 
@@ -166,38 +210,68 @@ static int check_report(const void *full, const void *w, const void *z, const in
     return pass;
 }
 
-/* Writes values (and vectors) of an empty input: batch or n is 0. */
-static int solve_empty(const solve_options *o, const npy_array *in, npy_dtype real_dtype)
+/* The solution as arrays of the input's layout: values w (the solver's
+ * batch * n, matrix after matrix) and vectors v (NULL: none written), which
+ * is the solver's column-major z in the matlab layout and z scattered into
+ * C order (solve_scatter_vectors) in the numpy layout. */
+typedef struct solve_result {
+    npy_dtype real_dtype, complex_dtype;
+    const void *w, *v;
+} solve_result;
+
+/* Writes the result where the options say: VALUES gets 'w' (and 'v' when it
+ * is a .npz or .mat and no VECTORS is given), VECTORS 'v'. Returns
+ * EXIT_SOLVED, or EXIT_FATAL after naming the failure. */
+static int outputs_write(const solve_options *o, const solve_geometry *g, const solve_result *r,
+                         solve_mat_version in_version)
 {
+    const int matlab = o->layout == SOLVE_LAYOUT_MATLAB;
+    size_t values_shape[2], vectors_shape[3] = {g->batch, g->n, g->n};
+    if (!g->batched)
+        values_shape[0] = g->n;
+    else if (matlab)
+        values_shape[0] = g->n, values_shape[1] = g->batch;
+    else
+        values_shape[0] = g->batch, values_shape[1] = g->n;
+    if (g->batched && matlab)
+        vectors_shape[0] = g->n, vectors_shape[2] = g->batch;
+    npz_entry entries[2] = {
+        {"w", r->real_dtype, matlab, g->batched ? 2 : 1, values_shape, r->w},
+        {"v", r->complex_dtype, matlab, g->batched ? 3 : 2, g->batched ? vectors_shape : vectors_shape + 1, r->v}};
+    solve_mat_version version = o->mat_version == 73 ? SOLVE_MAT_V73 : SOLVE_MAT_V5;
+    if (o->mat_version == 0 && o->in_format == SOLVE_FORMAT_MAT)
+        version = in_version;
+    const int together = r->v && !o->vectors_path;
     char detail[NPY_DETAIL_SIZE];
-    size_t values_shape[2] = {in->shape[0], in->shape[1]};
-    npy_error e = npy_write(o->values_path, real_dtype, 0, in->ndim - 1, values_shape, NULL, detail);
-    if (e == NPY_OK && o->vectors_path)
-        e = npy_write(o->vectors_path, in->dtype, 0, in->ndim, in->shape, NULL, detail);
+    npy_error e = solve_output_write(o->values_path, o->values_format, version, entries, together ? 2 : 1, detail);
+    if (e == NPY_OK && r->v && o->vectors_path)
+        e = solve_output_write(o->vectors_path, o->vectors_format, version, &entries[1], 1, detail);
     if (e != NPY_OK)
         return cli_fatal(solve_prog, "%s", detail);
-    if (o->check)
-        printf("check: empty input, nothing solved\n");
     return EXIT_SOLVED;
 }
 
 /* Solves the validated input; owns nothing it does not free. */
-static int solve_run(const solve_options *o, npy_array *in)
+static int solve_run(const solve_options *o, npy_array *in, const solve_geometry *g, solve_mat_version in_version)
 {
     const eig_precision precision =
         in->dtype == NPY_COMPLEX64 ? EIG_COMPLEX_FLOAT : EIG_COMPLEX_DOUBLE;
-    const npy_dtype real_dtype = in->dtype == NPY_COMPLEX64 ? NPY_FLOAT32 : NPY_FLOAT64;
-    const size_t batch = in->ndim == 3 ? in->shape[0] : 1;
-    const size_t n = in->shape[in->ndim - 1];
-    if (batch == 0 || n == 0)
-        return solve_empty(o, in, real_dtype);
+    solve_result result = {in->dtype == NPY_COMPLEX64 ? NPY_FLOAT32 : NPY_FLOAT64, in->dtype, NULL, NULL};
+    const size_t batch = g->batch, n = g->n;
+    const int vectors_out = o->vectors_path || solve_format_is_container(o->values_format);
+    if (batch == 0 || n == 0) {
+        if (o->check)
+            printf("check: empty input, nothing solved\n");
+        result.v = vectors_out ? in->data : NULL;
+        return outputs_write(o, g, &result, in_version);
+    }
     if (n > EIG_N_MAX || batch > INT_MAX)
         return cli_fatal(solve_prog, "%s: %zu matrices of order %zu exceed the solver's limits (n <= %d)",
                      o->in_path, batch, n, EIG_N_MAX);
 
-    const int want_vectors = o->vectors_path || o->check;
+    const int want_vectors = vectors_out || o->check;
     const size_t es = npy_dtype_size(in->dtype);
-    const size_t rs = npy_dtype_size(real_dtype);
+    const size_t rs = npy_dtype_size(result.real_dtype);
     void *full = malloc(batch * n * n * es);
     void *w = malloc(batch * n * rs);
     void *z = want_vectors ? malloc(batch * n * n * es) : NULL;
@@ -208,7 +282,7 @@ static int solve_run(const solve_options *o, npy_array *in)
         cli_fatal(solve_prog, "out of memory for %zu matrices of order %zu", batch, n);
         goto done;
     }
-    solve_gather_lower(in->data, batch, n, in->fortran_order, precision, full);
+    solve_gather_lower(in->data, g, precision, full);
 
     eig_plan_params p = eig_plan_params_default();
     p.n = (int)n;
@@ -250,18 +324,16 @@ static int solve_run(const solve_options *o, npy_array *in)
             status = EXIT_CHECK_FAILED;
     }
 
-    char detail[NPY_DETAIL_SIZE];
-    size_t values_shape[2] = {batch, n};
-    npy_error ne = in->ndim == 3
-                       ? npy_write(o->values_path, real_dtype, 0, 2, values_shape, w, detail)
-                       : npy_write(o->values_path, real_dtype, 0, 1, &values_shape[1], w, detail);
-    if (ne == NPY_OK && o->vectors_path) {
+    result.w = w;
+    if (vectors_out && o->layout == SOLVE_LAYOUT_MATLAB) {
+        result.v = z; /* V(i, k, b) column-major is the solver's own layout */
+    } else if (vectors_out) {
         /* The input's buffer has the vectors' size and dtype and is no longer needed. */
         solve_scatter_vectors(z, batch, n, precision, in->data);
-        ne = npy_write(o->vectors_path, in->dtype, 0, in->ndim, in->shape, in->data, detail);
+        result.v = in->data;
     }
-    if (ne != NPY_OK)
-        status = cli_fatal(solve_prog, "%s", detail);
+    if (outputs_write(o, g, &result, in_version) != EXIT_SOLVED)
+        status = EXIT_FATAL;
 done:
     eig_plan_destroy(&plan);
     free(full);
@@ -276,26 +348,24 @@ static int tool_main(solve_options *o)
 {
     int status;
     npy_array in;
+    solve_mat_version in_version;
     char detail[NPY_DETAIL_SIZE];
-    npy_error e = npy_read(o->in_path, &in, detail);
-    if (e == NPY_EDTYPE) /* the reader's list names real dtypes too, which solve does not take */
+    npy_error e = solve_input_read(o->in_path, o->in_format, o->var, &in, &in_version, detail);
+    if (e == NPY_EDTYPE && o->in_format != SOLVE_FORMAT_MAT)
+        /* the reader's list names real dtypes too, which solve does not take */
         return cli_fatal(solve_prog, "%s: %s; eigstream-solve takes complex <c8 or <c16 only (NumPy: "
                          "a.astype(np.complex128))", o->in_path, detail);
     if (e != NPY_OK)
         return cli_fatal(solve_prog, "%s: %s", o->in_path, detail);
-    char shape_text[64] = "";
-    for (int d = 0, used = 0; d < in.ndim && used < (int)sizeof shape_text; d++)
-        used += snprintf(shape_text + used, sizeof shape_text - (size_t)used, d ? ", %zu" : "%zu",
-                         in.shape[d]);
+    solve_geometry g;
+    char why[256];
     if (in.dtype != NPY_COMPLEX64 && in.dtype != NPY_COMPLEX128)
         status = cli_fatal(solve_prog, "%s: dtype %s is not complex (expected <c8 or <c16; NumPy: "
                            "a.astype(np.complex128))", o->in_path, npy_dtype_descr(in.dtype));
-    else if (in.ndim != 2 && in.ndim != 3)
-        status = cli_fatal(solve_prog, "%s: shape (%s) is not (n, n) or (B, n, n)", o->in_path, shape_text);
-    else if (in.shape[in.ndim - 1] != in.shape[in.ndim - 2])
-        status = cli_fatal(solve_prog, "%s: shape (%s) is not square", o->in_path, shape_text);
+    else if (solve_geometry_of(in.ndim, in.shape, in.fortran_order, o->layout, &g, why, sizeof why) != 0)
+        status = cli_fatal(solve_prog, "%s: %s", o->in_path, why);
     else
-        status = solve_run(o, &in);
+        status = solve_run(o, &in, &g, in_version);
     npy_array_free(&in);
     return status;
 }
