@@ -30,26 +30,25 @@ pipeline_error receiver_recording_open(receiver *rx, const char *name, char *err
         error_text_set(err, err_bytes, "input.endpoint = file:%s: %s", name, why);
         return PIPELINE_EINVAL;
     }
-    if (shape->iq_input) {
-        /* A recording's meta (docs/recording.md) knows covariance and
-         * eigenspace frames only: nothing records the gates, sample format
-         * and layout an IQ cube needs, so IQ recordings do not exist yet. */
-        error_text_set(err, err_bytes, "input.endpoint = file:%s: file input takes covariance recordings only; "
-                           "form.input = iq needs a ZeroMQ input", name);
-        return PIPELINE_EINVAL;
-    }
     const recording_format *rf = recording_reader_format(rx->recording);
     uint64_t frames = recording_reader_frames(rx->recording);
-    if (frames > 0 && rf->kind != PROTOCOL_KIND_COVARIANCE) {
-        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording holds eigenspace frames; the "
-                           "daemon reads covariance frames", name);
+    char have[160];
+    recording_format_describe(rf, have, sizeof have);
+    if (frames > 0 && shape->iq_input &&
+        (rf->kind != PROTOCOL_KIND_IQ || rf->n != shape->n || rf->count != shape->iq_pulses ||
+         rf->gates != shape->iq_gates || rf->element != shape->iq_format || rf->storage != shape->iq_layout)) {
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording holds %s; form.input = iq is "
+                       "configured for cubes of solver.n=%u form.pulses=%u form.range_gates=%u form.iq_format=%s "
+                       "form.iq_layout=%s", name, have, shape->n, shape->iq_pulses, shape->iq_gates,
+                       protocol_iq_format_name(shape->iq_format), protocol_iq_layout_name(shape->iq_layout));
         return PIPELINE_EINVAL;
     }
-    if (frames > 0 && (rf->n != shape->n || rf->count != shape->matrices || rf->element != shape->precision)) {
-        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording's frames are n=%u matrices=%u "
-                           "%s; configured solver.n=%u solver.matrices=%u solver.precision=%s", name, rf->n,
-                           rf->count, eig_precision_name(rf->element), shape->n, shape->matrices,
-                           eig_precision_name(shape->precision));
+    if (frames > 0 && !shape->iq_input &&
+        (rf->kind != PROTOCOL_KIND_COVARIANCE || rf->n != shape->n || rf->count != shape->matrices ||
+         rf->element != shape->precision)) {
+        error_text_set(err, err_bytes, "input.endpoint = file:%s: the recording holds %s; configured covariance "
+                       "frames of solver.n=%u solver.matrices=%u solver.precision=%s", name, have, shape->n,
+                       shape->matrices, eig_precision_name(shape->precision));
         return PIPELINE_EINVAL;
     }
     size_t largest = PROTOCOL_HEADER_BYTES;
@@ -126,10 +125,10 @@ static protocol_reject receive_recorded(receiver *rx, uint64_t i, frame *f, char
                  f->a_bytes);
         return PROTOCOL_REJECT_OVERSIZED;
     }
-    uint32_t matrices = rx->ctx->shape->matrices;
-    if (recording_reader_part_sizes(rx->recording, i, f->part_bytes, matrices, &parts) != RECORDING_OK) {
-        snprintf(detail, detail_bytes, "recorded frame %llu: %u parts for %u matrices", (unsigned long long)i,
-                 fr->parts, matrices);
+    size_t capacity = rx->ctx->shape->part_capacity;
+    if (recording_reader_part_sizes(rx->recording, i, f->part_bytes, capacity, &parts) != RECORDING_OK) {
+        snprintf(detail, detail_bytes, "recorded frame %llu: %u parts, at most %zu taken", (unsigned long long)i,
+                 fr->parts, capacity);
         return PROTOCOL_REJECT_PARTS;
     }
     receive_part all = {rx->recorded_frame + PROTOCOL_HEADER_BYTES, payload};

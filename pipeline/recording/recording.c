@@ -170,7 +170,12 @@ const char *recording_layout_name(recording_layout layout)
 
 const char *recording_kind_name(uint8_t kind)
 {
-    return kind == PROTOCOL_KIND_COVARIANCE ? "covariance" : kind == PROTOCOL_KIND_EIGENSPACE ? "eigenspace" : "unknown";
+    switch (kind) {
+    case PROTOCOL_KIND_COVARIANCE: return "covariance";
+    case PROTOCOL_KIND_EIGENSPACE: return "eigenspace";
+    case PROTOCOL_KIND_IQ: return "iq";
+    }
+    return "unknown";
 }
 
 void recording_format_from_header(const protocol_header *h, recording_format *f)
@@ -179,21 +184,37 @@ void recording_format_from_header(const protocol_header *h, recording_format *f)
     f->kind = h->kind;
     f->n = h->n;
     f->count = h->count;
+    f->gates = h->kind == PROTOCOL_KIND_IQ ? h->gates : 0;
     f->element = h->element;
     f->storage = h->storage;
     f->mode = h->mode;
 }
 
+void recording_format_describe(const recording_format *f, char *out, size_t out_bytes)
+{
+    if (f->kind == PROTOCOL_KIND_IQ)
+        snprintf(out, out_bytes, "iq channels=%" PRIu32 " pulses=%" PRIu32 " gates=%" PRIu32 " %s %s", f->n, f->count,
+                 f->gates, protocol_iq_format_name(f->element), protocol_iq_layout_name(f->storage));
+    else
+        snprintf(out, out_bytes, "%s n=%" PRIu32 " matrices=%" PRIu32 " %s %s", recording_kind_name(f->kind), f->n,
+                 f->count, eig_precision_name((eig_precision)f->element),
+                 f->kind == PROTOCOL_KIND_COVARIANCE ? protocol_storage_name(f->storage) : protocol_mode_name(f->mode));
+}
+
 int recording_format_equal(const recording_format *a, const recording_format *b)
 {
     return a->protocol_version == b->protocol_version && a->kind == b->kind && a->n == b->n &&
-           a->count == b->count && a->element == b->element && a->storage == b->storage && a->mode == b->mode;
+           a->count == b->count && a->gates == b->gates && a->element == b->element && a->storage == b->storage &&
+           a->mode == b->mode;
 }
 
-/* Bytes of one SigMF sample: a complex element (covariance) or one real
- * number (eigenspace: values and vector components are all reals). */
+/* Bytes of one SigMF sample: a complex element (covariance), one real
+ * number (eigenspace: values and vector components are all reals), an IQ
+ * sample of the cube's format. */
 size_t recording_sample_bytes(const recording_format *f)
 {
+    if (f->kind == PROTOCOL_KIND_IQ)
+        return protocol_iq_sample_bytes(f->element);
     size_t e = eig_element_bytes(f->element);
     return f->kind == PROTOCOL_KIND_EIGENSPACE ? e / 2 : e;
 }
@@ -208,6 +229,8 @@ const char *recording_sigmf_datatype(const recording_format *f, int known)
 {
     if (!known)
         return "cf64_le";
+    if (f->kind == PROTOCOL_KIND_IQ)
+        return protocol_iq_format_name(f->element); /* the wire's names are SigMF's: cf32_le, ci16_le */
     int dbl = f->element == EIG_COMPLEX_DOUBLE;
     if (f->kind == PROTOCOL_KIND_EIGENSPACE)
         return dbl ? "rf64_le" : "rf32_le";
@@ -226,6 +249,10 @@ int recording_payload_plausible(const protocol_header *h)
 {
     if (h->n == 0 || h->count == 0)
         return -1;
+    if (h->kind == PROTOCOL_KIND_IQ) {
+        size_t cube = protocol_iq_cube_bytes(h->n, h->count, h->gates, h->element);
+        return cube != 0 && h->payload_bytes == cube ? 0 : -1;
+    }
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
         size_t matrix = protocol_matrix_bytes(h->n, h->element, h->storage);
         return matrix != 0 && h->payload_bytes / matrix == h->count && h->payload_bytes % matrix == 0 ? 0 : -1;

@@ -31,9 +31,11 @@
  * a cut frame it left out. Offsets and sizes are 64-bit: recordings over
  * 4 GiB work.
  *
- * Every frame of one recording has the same kind, n, count, element,
- * storage (covariance) and mode (eigenspace): the first frame fixes them and
- * recording_writer_append refuses a frame that differs (RECORDING_EMISMATCH).
+ * Covariance, eigenspace and IQ cube frames are recorded. Every frame of one
+ * recording has the same kind, n, count, element, storage (covariance; IQ:
+ * the layout), gates (IQ) and mode (eigenspace): the first frame fixes them
+ * and recording_writer_append refuses a frame that differs
+ * (RECORDING_EMISMATCH).
  *
  * Errors are values (recording_error) with a one-line message in err
  * (RECORDING_ERROR_MAX bytes) naming the file and what is wrong; the library
@@ -70,15 +72,26 @@ typedef enum recording_error {
 
 const char *recording_strerror(recording_error e);
 
-/* What every frame of a recording is (from its first frame). */
+/* What every frame of a recording is (from its first frame). An IQ cube
+ * (kind iq): n channels, count pulses, gates range gates, element its
+ * protocol_iq_format, storage its protocol_iq_layout. */
 typedef struct recording_format {
     uint8_t protocol_version;
     uint8_t kind;     /* protocol_kind */
     uint32_t n, count;
-    uint8_t element;  /* eig_precision */
-    uint8_t storage;  /* protocol_storage (covariance) */
+    uint32_t gates;   /* IQ cubes; 0 otherwise */
+    uint8_t element;  /* eig_precision (IQ: protocol_iq_format) */
+    uint8_t storage;  /* protocol_storage (covariance; IQ: protocol_iq_layout) */
     uint8_t mode;     /* protocol_mode (eigenspace) */
 } recording_format;
+
+/* "covariance", "eigenspace", "iq" ("unknown" otherwise): eigstream:kind. */
+const char *recording_kind_name(uint8_t kind);
+
+/* "covariance n=4 matrices=3 double full", "eigenspace n=4 matrices=3 float
+ * signal", "iq channels=4 pulses=8 gates=16 ci16_le pcg": what an error
+ * about a recording's frames names. */
+void recording_format_describe(const recording_format *f, char *out, size_t out_bytes);
 
 /* One frame of the index. */
 typedef struct recording_frame {

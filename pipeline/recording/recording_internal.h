@@ -100,8 +100,6 @@ const char *recording_sigmf_datatype(const recording_format *f, int known);
 /* "frames", "samples" (the meta's eigstream:layout); "unknown" otherwise. */
 const char *recording_layout_name(recording_layout layout);
 
-/* "covariance", "eigenspace" ("unknown" otherwise). */
-const char *recording_kind_name(uint8_t kind);
 
 /* Bytes of one SigMF sample: a complex element (covariance) or one real
  * number (eigenspace: values and vector components are all reals). */

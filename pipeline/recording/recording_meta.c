@@ -65,6 +65,17 @@ static json_t *meta_index_entry(const recording_frame *f)
     return e;
 }
 
+/* eigstream:element: the precision ("float", "double"), an IQ cube's sample
+ * format ("cf32_le", "ci16_le"), "unknown" before the first frame. */
+static const char *meta_element_name(const meta_source *m)
+{
+    if (!m->format_known)
+        return "unknown";
+    if (m->format.kind == PROTOCOL_KIND_IQ)
+        return protocol_iq_format_name(m->format.element);
+    return eig_precision_name((eig_precision)m->format.element);
+}
+
 /* The "global" object: SigMF core fields and the eigstream namespace. */
 static json_t *meta_global(const meta_source *m)
 {
@@ -81,11 +92,14 @@ static json_t *meta_global(const meta_source *m)
     bad |= json_put(g, "eigstream:protocol_version", json_integer(m->format_known ? f->protocol_version : PROTOCOL_VERSION)) |
            json_put(g, "eigstream:kind", json_string(m->format_known ? recording_kind_name(f->kind) : "unknown")) |
            json_put(g, "eigstream:n", json_integer(f->n)) | json_put(g, "eigstream:count", json_integer(f->count)) |
-           json_put(g, "eigstream:element", json_string(m->format_known ? eig_precision_name(f->element) : "unknown"));
+           json_put(g, "eigstream:element", json_string(meta_element_name(m)));
     if (m->format_known && f->kind == PROTOCOL_KIND_COVARIANCE)
         bad |= json_put(g, "eigstream:storage", json_string(protocol_storage_name(f->storage)));
     if (m->format_known && f->kind == PROTOCOL_KIND_EIGENSPACE)
         bad |= json_put(g, "eigstream:mode", json_string(protocol_mode_name(f->mode)));
+    if (m->format_known && f->kind == PROTOCOL_KIND_IQ)
+        bad |= json_put(g, "eigstream:gates", json_integer(f->gates)) |
+               json_put(g, "eigstream:iq_layout", json_string(protocol_iq_layout_name(f->storage)));
     bad |= json_put(g, "eigstream:layout", json_string(recording_layout_name(m->layout))) |
            json_put(g, "eigstream:frames", json_u64(m->frames)) |
            json_put(g, "eigstream:truncated_bytes", json_u64(m->truncated_bytes));

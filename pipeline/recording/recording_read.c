@@ -104,6 +104,46 @@ static int meta_code(const meta_context *c, json_t *global, const char *key, int
     return code;
 }
 
+static const char *iq_format_name_int(int v) { return protocol_iq_format_name(v); }
+static const char *iq_layout_name_int(int v) { return protocol_iq_layout_name(v); }
+
+/* The fields of f's kind from global: element and storage (covariance),
+ * element and mode (eigenspace), sample format, layout and gates (IQ:
+ * eigstream:element, eigstream:iq_layout, eigstream:gates). 0, or -1 with
+ * EFORMAT named. */
+static int reader_parse_kind_fields(const meta_context *c, json_t *global, recording_format *f)
+{
+    int element, storage = PROTOCOL_STORAGE_FULL, mode = PROTOCOL_MODE_NONE;
+    uint64_t gates = 0;
+    if (f->kind == PROTOCOL_KIND_IQ) {
+        element = meta_code(c, global, "eigstream:element", PROTOCOL_IQ_CF32_LE, PROTOCOL_IQ_CI16_LE,
+                            iq_format_name_int);
+        storage = element < 0 ? -1
+                              : meta_code(c, global, "eigstream:iq_layout", PROTOCOL_IQ_CPG, PROTOCOL_IQ_PGC,
+                                          iq_layout_name_int);
+        if (storage >= 0 && meta_u64(c, global, "global", "eigstream:gates", &gates) != 0)
+            return -1;
+        if (storage >= 0 && (gates == 0 || gates > UINT32_MAX)) {
+            error_text_set(c->err, c->err_bytes, "%s: global.eigstream:gates out of range", c->file);
+            return -1;
+        }
+    } else {
+        element = meta_code(c, global, "eigstream:element", EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE, element_name_int);
+        if (element >= 0 && f->kind == PROTOCOL_KIND_COVARIANCE)
+            storage = meta_code(c, global, "eigstream:storage", PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
+                                storage_name_int);
+        else if (element >= 0)
+            mode = meta_code(c, global, "eigstream:mode", PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name);
+    }
+    if (element < 0 || storage < 0 || mode < 0)
+        return -1;
+    f->element = (uint8_t)element;
+    f->storage = (uint8_t)storage;
+    f->mode = (uint8_t)mode;
+    f->gates = (uint32_t)gates;
+    return 0;
+}
+
 /* global.eigstream:layout into r->layout: absent (a recording before
  * 2026-11-27) is frames. 0, or -1 with EFORMAT named. */
 static int reader_parse_layout(recording_reader *r, const meta_context *c, json_t *global)
@@ -146,30 +186,23 @@ static recording_error reader_parse_global(recording_reader *r, const meta_conte
         r->description = strdup("");
         return r->description == NULL ? RECORDING_ENOMEM : RECORDING_OK;
     }
-    int kind = meta_code(c, global, "eigstream:kind", PROTOCOL_KIND_COVARIANCE, PROTOCOL_KIND_EIGENSPACE, kind_name_int);
-    int element = kind < 0 ? -1 : meta_code(c, global, "eigstream:element", EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE,
-                                             element_name_int);
-    if (element < 0 || meta_u64(c, global, "global", "eigstream:n", &n) ||
+    int kind = meta_code(c, global, "eigstream:kind", PROTOCOL_KIND_COVARIANCE, PROTOCOL_KIND_IQ, kind_name_int);
+    if (kind < 0 || meta_u64(c, global, "global", "eigstream:n", &n) ||
         meta_u64(c, global, "global", "eigstream:count", &count) ||
         meta_u64(c, global, "global", "eigstream:truncated_bytes", &r->truncated_bytes))
         return RECORDING_EFORMAT;
     if (n == 0 || n > UINT32_MAX || count == 0 || count > UINT32_MAX)
         return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.eigstream:n or count out of range", c->file);
-    int storage = PROTOCOL_STORAGE_FULL, mode = PROTOCOL_MODE_NONE;
-    if (kind == PROTOCOL_KIND_COVARIANCE)
-        storage = meta_code(c, global, "eigstream:storage", PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_UPPER,
-                            storage_name_int);
-    else
-        mode = meta_code(c, global, "eigstream:mode", PROTOCOL_MODE_FULL, PROTOCOL_MODE_NOISE, protocol_mode_name);
-    if (storage < 0 || mode < 0 || reader_parse_layout(r, c, global) != 0)
-        return RECORDING_EFORMAT;
     *f = (recording_format){.protocol_version = (uint8_t)version, .kind = (uint8_t)kind, .n = (uint32_t)n,
-                            .count = (uint32_t)count, .element = (uint8_t)element, .storage = (uint8_t)storage,
-                            .mode = (uint8_t)mode};
+                            .count = (uint32_t)count};
+    if (reader_parse_kind_fields(c, global, f) != 0 || reader_parse_layout(r, c, global) != 0)
+        return RECORDING_EFORMAT;
     const char *datatype = json_string_value(json_object_get(global, "core:datatype"));
     if (strcmp(datatype, recording_sigmf_datatype(f, 1)) != 0)
-        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.core:datatype \"%s\", %s %s frames are \"%s\"",
-                    c->file, datatype, element_name_int(element), recording_kind_name(f->kind), recording_sigmf_datatype(f, 1));
+        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, c->err, c->err_bytes, "%s: global.core:datatype \"%s\", %s frames of "
+                               "eigstream:element \"%s\" are \"%s\"", c->file, datatype, recording_kind_name(f->kind),
+                               json_string_value(json_object_get(global, "eigstream:element")),
+                               recording_sigmf_datatype(f, 1));
     json_t *d = json_object_get(global, "core:description");
     r->description = strdup(json_is_string(d) ? json_string_value(d) : "");
     return r->description == NULL ? ERROR_TEXT_FAIL(RECORDING_ENOMEM, c->err, c->err_bytes, "%s: out of memory", c->file)
@@ -196,6 +229,18 @@ static int part_sizes(const recording_format *f, uint64_t bytes, uint32_t parts,
         /* Divided, not multiplied: matrix * parts wraps for a hostile n (2^29
          * complex floats x 8 parts is 2^64 bytes, "equal" to an empty payload). */
         return matrix != 0 && payload % matrix == 0 && payload / matrix == parts ? 0 : -1;
+    }
+    if (f->kind == PROTOCOL_KIND_IQ) {
+        /* One part, or one per slice of the layout (protocol_iq_parts). */
+        protocol_header h = {.kind = PROTOCOL_KIND_IQ, .n = f->n, .count = f->count, .gates = f->gates,
+                             .element = f->element, .storage = f->storage, .payload_bytes = payload};
+        uint32_t slices = protocol_iq_parts(&h);
+        size_t cube = protocol_iq_cube_bytes(f->n, f->count, f->gates, f->element);
+        if (cube == 0 || payload != cube || slices == 0 || (parts != 1 && parts != slices))
+            return -1;
+        for (uint32_t i = 0; part_bytes != NULL && i < parts; i++)
+            part_bytes[i] = parts == 1 ? cube : cube / slices;
+        return 0;
     }
     if (f->kind == PROTOCOL_KIND_EIGENSPACE && parts == 2 && payload >= protocol_meta_bytes(f->count)) {
         if (part_bytes) {

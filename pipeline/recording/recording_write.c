@@ -121,12 +121,6 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
     if (r != PROTOCOL_OK)
         return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes, "%s: frame header rejected: %s", w->name,
                     protocol_reject_name(r));
-    /* The format (docs/recording.md) has no place for a cube's gates,
-     * sample format and layout: IQ cubes are not recorded. */
-    if (h->kind == PROTOCOL_KIND_IQ)
-        return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes,
-                              "%s: frame seq %" PRIu64 " is an IQ cube (kind 3): recordings hold covariance and "
-                              "eigenspace frames only", w->name, h->seq);
     /* A record is a whole frame (docs/recording.md). */
     if (h->flags & PROTOCOL_FLAG_FRAGMENT)
         return ERROR_TEXT_FAIL(RECORDING_EFORMAT, err, err_bytes,
@@ -136,6 +130,8 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
         total += part_bytes[i];
     if (h->kind == PROTOCOL_KIND_COVARIANCE)
         r = protocol_covariance_check_sizes(h, part_bytes, parts, 0);
+    else if (h->kind == PROTOCOL_KIND_IQ)
+        r = protocol_iq_check_sizes(h, part_bytes, parts, 0);
     else if (parts != 2 || part_bytes[0] != protocol_meta_bytes(h->count) || recording_payload_plausible(h) != 0)
         r = PROTOCOL_REJECT_SIZE;
     if (r == PROTOCOL_OK && total != h->payload_bytes)
@@ -145,13 +141,13 @@ static recording_error append_check(const recording_writer *w, const uint8_t *he
                     w->name, h->seq, protocol_reject_name(r));
     recording_format f;
     recording_format_from_header(h, &f);
-    if (w->format_known && !recording_format_equal(&f, &w->format))
-        return ERROR_TEXT_FAIL(RECORDING_EMISMATCH, err, err_bytes,
-                    "%s: frame seq %" PRIu64 " (%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s) differs from the recording "
-                    "(%s n=%" PRIu32 " count=%" PRIu32 " %s %s %s)", w->name, h->seq, recording_kind_name(f.kind), f.n, f.count,
-                    eig_precision_name(f.element), protocol_storage_name(f.storage), protocol_mode_name(f.mode),
-                    recording_kind_name(w->format.kind), w->format.n, w->format.count, eig_precision_name(w->format.element),
-                    protocol_storage_name(w->format.storage), protocol_mode_name(w->format.mode));
+    if (w->format_known && !recording_format_equal(&f, &w->format)) {
+        char got[160], want[160];
+        recording_format_describe(&f, got, sizeof got);
+        recording_format_describe(&w->format, want, sizeof want);
+        return ERROR_TEXT_FAIL(RECORDING_EMISMATCH, err, err_bytes, "%s: frame seq %" PRIu64 " (%s) differs from the "
+                               "recording (%s)", w->name, h->seq, got, want);
+    }
     return RECORDING_OK;
 }
 

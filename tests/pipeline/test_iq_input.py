@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The daemon with form.input = iq, as a subprocess (label integration).
 
-  test_iq_input.py PATH_TO_EIGSTREAM
+  test_iq_input.py PATH_TO_EIGSTREAM PATH_TO_EIGSTREAM_RECORD
 
 1. Valid IQ cubes (eigstream_client.encode_iq: ci16_le in pcg, one part and
    one part per pulse) are formed and solved: every eigenspace's eigenvalues
@@ -16,6 +16,13 @@
    scale (bad_field), the wrong part count (parts), a short slice
    (size_mismatch), a corrupted CRC (crc_mismatch); the stream goes on: a
    valid cube after them is still published.
+3. Recorded cubes: eigstream-record records three cubes (one part, one part
+   per pulse); the recording's data file is exactly their payloads (SigMF
+   samples, nothing else) and its meta names them (ci16_le, gates, layout);
+   eigstream.read_recording gives the cubes back (channel, pulse, gate);
+   the daemon with input.endpoint = "file:NAME" publishes every cube's
+   eigenvalues, against the same NumPy oracle; a recording of other cubes
+   (another gate count) is refused at start, naming both.
 """
 import json
 import os
@@ -32,7 +39,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
 import eigstream_client as ec  # noqa: E402
 from eigstream_check import check, report  # noqa: E402
 
-DAEMON = sys.argv[1]
+DAEMON, RECORD = sys.argv[1], sys.argv[2]
 C, P, G = 4, 8, 16            # channels, pulses, gates
 SEGMENTS, GUARDS = 2, 1       # segments of 8 gates; centre gate 4 and 1 either side excluded
 BIN_FIRST, BINS = 6, 8        # bins 6, 7, 0, 1, ..., 5 of the 8-point FFT (wraps)
@@ -40,9 +47,9 @@ MATRICES = BINS * SEGMENTS
 K = G // SEGMENTS - (2 * GUARDS + 1)
 
 
-def config(tmp):
+def config(tmp, endpoint=None):
     return f'''
-input = {{ endpoint = "ipc://{tmp}/in"; }};
+input = {{ endpoint = "{endpoint or f'ipc://{tmp}/in'}"; }};
 output = {{ endpoint = "ipc://{tmp}/out"; pattern = "push"; mode = "full"; }};
 metrics = {{ endpoint = "ipc://{tmp}/metrics"; interval_ms = 100; http = ""; }};
 solver = {{ backend = "cpu"; n = {C}; matrices = {MATRICES}; cpu_threads = 1; }};
@@ -156,6 +163,66 @@ def run(tmp):
         print(text, file=sys.stderr)
 
 
+def record_cubes(tmp, name, messages):
+    """Records messages with eigstream-record (a PUSH of ours into its bound PULL); the recording's path."""
+    path = os.path.join(tmp, name)
+    rec = subprocess.Popen([RECORD, "--endpoint", f"ipc://{tmp}/rec-{name}", "--bind", "--kind", "iq", "--frames",
+                            str(len(messages)), "--quiet", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    ctx = zmq.Context()
+    push = ctx.socket(zmq.PUSH)
+    push.connect(f"ipc://{tmp}/rec-{name}")
+    for m in messages:
+        push.send_multipart(m)
+    out, _ = rec.communicate(timeout=60)
+    ctx.destroy(linger=0)
+    check(rec.returncode == 0, f"eigstream-record {name}: exit {rec.returncode}: {out.decode()[-800:]}")
+    return path
+
+
+def run_recorded(tmp, rng, scale):
+    raws = [cube(rng) for _ in range(3)]
+    messages = [ec.encode_iq(seq, time.time_ns(), raw, "pcg", scale=scale, per_slice_parts=seq == 1)
+                for seq, raw in enumerate(raws)]
+    path = record_cubes(tmp, "cubes", messages)
+    data = open(path + ".sigmf-data", "rb").read()
+    check(data == b"".join(b"".join(m[1:]) for m in messages), "the data file is not exactly the cubes' samples")
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+    import eigstream  # the package's pure-Python reader
+    rec = eigstream.read_recording(path)
+    check(rec.kind == "iq" and rec.cubes.shape == (3, C, P, G) and
+          all(np.array_equal(rec.cubes[k], ec.iq_values({"scale": scale}, raw)) for k, raw in enumerate(raws)),
+          f"read_recording of the cubes: {rec}")
+    g = json.load(open(path + ".sigmf-meta"))["global"]
+    check((g["core:datatype"], g["eigstream:kind"], g["eigstream:n"], g["eigstream:count"], g["eigstream:gates"],
+           g["eigstream:iq_layout"]) == ("ci16_le", "iq", C, P, G, "pcg"), f"meta: {g}")
+    cfg = os.path.join(tmp, "file.cfg")
+    with open(cfg, "w") as f:
+        f.write(config(tmp, "file:" + path))
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.connect(f"ipc://{tmp}/out")
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE)
+    for seq, raw in enumerate(raws):
+        if not pull.poll(30000):
+            check(False, f"file input: no eigenspace for recorded cube {seq}")
+            break
+        h, _, results = ec.decode_eigenspace(pull.recv_multipart())
+        want = oracle_values(ec.iq_values({"scale": scale}, raw))
+        err = np.max(np.abs(np.array([r.values for r in results]) - want)) / np.max(np.abs(want))
+        check(h["seq"] == seq and err < 1e-9, f"file input, cube {seq}: seq {h['seq']}, eigenvalues off by {err:.3g}")
+    _, err = daemon.communicate(timeout=60)
+    check(daemon.returncode == 0, f"file input: daemon exit {daemon.returncode}: {err.decode()[-800:]}")
+    ctx.destroy(linger=0)
+    other = record_cubes(tmp, "other", [ec.encode_iq(0, 0, np.zeros((C, P, G + 2, 2), np.int16), "pcg", scale=scale)])
+    with open(cfg, "w") as f:
+        f.write(config(tmp, "file:" + other))
+    r = subprocess.run([DAEMON, "-c", cfg], capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "gates=18" in r.stderr and "form.range_gates=16" in r.stderr,
+          f"a recording of other cubes: exit {r.returncode}: {r.stderr[-600:]}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     run(tmp)
+with tempfile.TemporaryDirectory() as tmp:
+    run_recorded(tmp, np.random.default_rng(12), 2.0 ** -10)
 report("test_iq_input")

@@ -278,7 +278,7 @@ static void test_mismatch(void)
         CHECK(append(w, &a, 1) == RECORDING_OK, "mismatch: first frame");
         CHECK(append(w, &b, 2) == RECORDING_EMISMATCH, "mismatch: n=6 after n=4 must be refused");
         CHECK(append(w, &c, 3) == RECORDING_OK, "mismatch: a matching frame after the refused one");
-        /* A valid IQ cube (kind 3): refused by kind, the format has no place for its fields. */
+        /* A valid IQ cube (kind 3): another kind than the recording's first frame. */
         test_frame q = c;
         protocol_header h;
         protocol_header_init(&h, PROTOCOL_KIND_IQ);
@@ -290,7 +290,7 @@ static void test_mismatch(void)
         h.scale = 1.0f;
         h.payload_bytes = c.payload_bytes;
         protocol_header_encode(&h, q.header);
-        CHECK(append(w, &q, 4) == RECORDING_EFORMAT, "mismatch: an IQ cube must be refused");
+        CHECK(append(w, &q, 4) == RECORDING_EMISMATCH, "mismatch: an IQ cube in a covariance recording");
         /* A valid fragment of a frame like c (its first matrix): a record is a whole frame. */
         test_frame g = c;
         protocol_header_decode(c.header, PROTOCOL_HEADER_BYTES, &h);
@@ -592,6 +592,74 @@ static void test_frames_layout_walk(void)
         frame_free(&f[i]);
 }
 
+#define IQ_C 2
+#define IQ_P COUNT /* one part per pulse fits FRAME_MAX_PARTS */
+#define IQ_G 4
+
+/* An IQ cube of IQ_C channels x IQ_P pulses x IQ_G gates, ci16_le in pcg
+ * layout, in one part or one part per pulse (protocol_iq_parts). */
+static void make_iq(test_frame *f, uint64_t seq, int per_pulse)
+{
+    protocol_header h;
+    protocol_header_init(&h, PROTOCOL_KIND_IQ);
+    h.seq = f->seq = seq;
+    h.timestamp_ns = f->timestamp_ns = 1795445045000000000ull + seq;
+    h.n = IQ_C;
+    h.count = IQ_P;
+    h.gates = IQ_G;
+    h.element = PROTOCOL_IQ_CI16_LE;
+    h.storage = PROTOCOL_IQ_PCG;
+    h.scale = 0.5f;
+    h.payload_bytes = f->payload_bytes = IQ_C * IQ_P * IQ_G * 4; /* ci16_le: 4 bytes a sample */
+    f->payload = malloc(f->payload_bytes);
+    fill_bytes(f->payload, f->payload_bytes, (uint32_t)seq + 99);
+    protocol_header_encode(&h, f->header);
+    f->parts = per_pulse ? IQ_P : 1;
+    for (size_t i = 0; i < f->parts; i++) {
+        f->part[i] = f->payload + i * (f->payload_bytes / f->parts);
+        f->part_bytes[i] = f->payload_bytes / f->parts;
+    }
+}
+
+/* IQ cubes recorded and read back: format (channels, pulses, gates, sample
+ * format, layout), every frame byte for byte with its parts, the data file
+ * exactly the cubes' samples; a cube of other gates is a mismatch. */
+static void test_iq(void)
+{
+    test_frame f[2], other;
+    make_iq(&f[0], 5, 0);
+    make_iq(&f[1], 6, 1);
+    recording_writer *w = writer_open("sigmf/iq");
+    if (w == NULL)
+        return;
+    for (int i = 0; i < 2; i++)
+        CHECK(append(w, &f[i], 10 + (uint64_t)i) == RECORDING_OK, "iq: append %d", i);
+    make_iq(&other, 7, 0);
+    protocol_header h;
+    protocol_header_decode(other.header, PROTOCOL_HEADER_BYTES, &h);
+    h.gates = IQ_G / 2;
+    h.n = IQ_C * 2; /* the same bytes: 4 channels x 3 pulses x 2 gates */
+    protocol_header_encode(&h, other.header);
+    CHECK(append(w, &other, 12) == RECORDING_EMISMATCH, "iq: a cube of other gates must be refused");
+    char err[RECORDING_ERROR_MAX] = "";
+    CHECK(recording_writer_close(&w, err, sizeof err) == RECORDING_OK, "iq: close: %s", err);
+    check_data_is_samples("sigmf/iq", f, 2);
+    recording_reader *r = reader_open("sigmf/iq", "");
+    if (r != NULL) {
+        const recording_format *fmt = recording_reader_format(r);
+        CHECK(fmt->kind == PROTOCOL_KIND_IQ && fmt->n == IQ_C && fmt->count == IQ_P && fmt->gates == IQ_G &&
+                  fmt->element == PROTOCOL_IQ_CI16_LE && fmt->storage == PROTOCOL_IQ_PCG,
+              "iq: format kind %u n %u count %u gates %u element %u storage %u", fmt->kind, fmt->n, fmt->count,
+              fmt->gates, fmt->element, fmt->storage);
+        for (int i = 0; i < 2; i++)
+            check_frame(r, (uint64_t)i, &f[i], (uint64_t)i * f[0].payload_bytes, 10 + (uint64_t)i, "iq");
+        recording_reader_close(&r);
+    }
+    for (int i = 0; i < 2; i++)
+        frame_free(&f[i]);
+    frame_free(&other);
+}
+
 /* A recording closed before its first frame reads back with none. */
 static void test_empty(void)
 {
@@ -637,6 +705,7 @@ int main(int argc, char **argv)
     test_crash();
     test_large_offset();
     test_frames_layout_walk();
+    test_iq();
     test_empty();
     test_ring_name();
     return test_check_report("test_recording");

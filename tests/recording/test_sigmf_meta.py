@@ -18,7 +18,7 @@ import sys
 DATATYPE = re.compile(r"^(c|r)(f32|f64|i32|i16|u32|u16|i8|u8)(_le|_be)?$")
 KEY = re.compile(r"^[A-Za-z0-9_]+:[A-Za-z0-9_]+$")
 DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
-SAMPLE_BYTES = {"cf64_le": 16, "cf32_le": 8, "rf64_le": 8, "rf32_le": 4}
+SAMPLE_BYTES = {"cf64_le": 16, "cf32_le": 8, "rf64_le": 8, "rf32_le": 4, "ci16_le": 4}
 INDEX_FIELDS = ("seq", "timestamp_ns", "received_ns", "offset", "bytes", "parts", "crc32c")
 
 failures = []
@@ -82,9 +82,13 @@ def check_eigstream(name, path, meta, g):
     for key, kind in types.items():
         check(isinstance(g.get(key), kind), f"{name}: {key} missing or not {kind.__name__}")
     kind = g.get("eigstream:kind")
-    check(kind in ("covariance", "eigenspace"), f"{name}: eigstream:kind {kind!r}")
-    extra = "eigstream:storage" if kind == "covariance" else "eigstream:mode"
-    check(isinstance(g.get(extra), str), f"{name}: {extra} missing")
+    check(kind in ("covariance", "eigenspace", "iq"), f"{name}: eigstream:kind {kind!r}")
+    extra = {"covariance": ("eigstream:storage", str), "eigenspace": ("eigstream:mode", str)}.get(kind)
+    for key, t in [extra] if extra else [("eigstream:iq_layout", str), ("eigstream:gates", int)]:
+        check(isinstance(g.get(key), t), f"{name}: {key} missing")
+    if kind == "iq":  # the wire's IQ sample formats are SigMF's datatypes (docs/iq.md)
+        check(g.get("core:datatype") == g.get("eigstream:element") in ("ci16_le", "cf32_le"),
+              f"{name}: IQ core:datatype {g.get('core:datatype')!r}, eigstream:element {g.get('eigstream:element')!r}")
     index = g.get("eigstream:index", [])
     check(len(index) == g.get("eigstream:frames") == len(meta["captures"]),
           f"{name}: index, frames and captures disagree")

@@ -1,6 +1,7 @@
 /*
  * record_main.c - eigstream-record: records any eigstream stream (covariance
- * frames from a receiver or eigstream-sim, eigenspace frames from the daemon)
+ * frames or IQ cubes from a receiver or eigstream-sim, eigenspace frames
+ * from the daemon)
  * into a SigMF recording (pipeline/recording/recording.h), or a ring of them.
  *
  * Every message is received whole; one whose header does not decode (or of
@@ -38,7 +39,7 @@
 
 #define RECORD_PROG "eigstream-record"
 
-typedef enum record_kind { RECORD_KIND_ANY = 0, RECORD_KIND_COVARIANCE, RECORD_KIND_EIGENSPACE } record_kind;
+typedef enum record_kind { RECORD_KIND_ANY = 0, RECORD_KIND_COVARIANCE, RECORD_KIND_EIGENSPACE, RECORD_KIND_IQ } record_kind;
 
 typedef struct record_options {
     const char *endpoint, *description, *repair, *name;
@@ -68,7 +69,9 @@ typedef struct recorder {
 } recorder;
 
 static const char *const record_patterns[] = {"pull", "sub", NULL};
-static const char *const record_kinds[] = {"any", "covariance", "eigenspace", NULL};
+static const char *const record_kinds[] = {"any", "covariance", "eigenspace", "iq", NULL};
+/* The wire's kind of each record_kind but any. */
+static const uint8_t record_kind_wire[] = {0, PROTOCOL_KIND_COVARIANCE, PROTOCOL_KIND_EIGENSPACE, PROTOCOL_KIND_IQ};
 
 static const char record_epilogue[] =
     "\nWith --max-bytes the recording is split into NAME-000001, NAME-000002, ...: a new\n"
@@ -218,10 +221,7 @@ static const char *message_header_reject_reason(const record_options *o, const c
     protocol_reject reason = protocol_header_decode(zmq_msg_data(&m->part[0]), zmq_msg_size(&m->part[0]), h);
     if (reason != PROTOCOL_OK)
         return protocol_reject_name(reason);
-    if (h->kind == PROTOCOL_KIND_IQ)
-        return "an IQ cube (kind 3): recordings hold covariance and eigenspace frames only";
-    if ((o->kind == RECORD_KIND_COVARIANCE && h->kind != PROTOCOL_KIND_COVARIANCE) ||
-        (o->kind == RECORD_KIND_EIGENSPACE && h->kind != PROTOCOL_KIND_EIGENSPACE))
+    if (o->kind != RECORD_KIND_ANY && h->kind != record_kind_wire[o->kind])
         return "not of the --kind recorded";
     return NULL;
 }
@@ -361,7 +361,7 @@ static int record_socket_open(const record_options *o, void **ctx, void **sock, 
     zmq_setsockopt(*sock, ZMQ_LINGER, &linger, sizeof linger);
     if (o->sub) {
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, 0};
-        prefix[5] = o->kind == RECORD_KIND_EIGENSPACE ? PROTOCOL_KIND_EIGENSPACE : PROTOCOL_KIND_COVARIANCE;
+        prefix[5] = record_kind_wire[o->kind];
         zmq_setsockopt(*sock, ZMQ_SUBSCRIBE, prefix, o->kind == RECORD_KIND_ANY ? 0 : sizeof prefix);
     }
     char curve_err[640];

@@ -31,9 +31,6 @@ int replay_open(const char *name, recording_reader **r);
  * *bytes), or NULL after naming the failure on stderr. Caller frees. */
 uint8_t *replay_buffer_alloc(const recording_reader *r, uint64_t first, uint64_t last, size_t *bytes);
 
-/* "covariance" or "eigenspace". */
-const char *replay_kind_name(uint8_t kind);
-
 /* --info NAME: prints the recording's summary, reading every frame to check
  * its CRC. Exit status: 0, or 1 when it cannot be read or a frame's CRC fails. */
 int replay_info(const char *name);

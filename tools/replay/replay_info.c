@@ -69,7 +69,12 @@ static int replay_census_take(recording_reader *r, replay_census *c)
 /* The format line: kind, n, count, element, storage or mode. */
 static void print_format(const recording_format *fmt)
 {
-    printf("kind        %s (protocol version %u)\n", replay_kind_name(fmt->kind), fmt->protocol_version);
+    printf("kind        %s (protocol version %u)\n", recording_kind_name(fmt->kind), fmt->protocol_version);
+    if (fmt->kind == PROTOCOL_KIND_IQ) {
+        printf("cubes       channels %u, pulses %u, gates %u, format %s, layout %s\n", fmt->n, fmt->count,
+               fmt->gates, protocol_iq_format_name(fmt->element), protocol_iq_layout_name(fmt->storage));
+        return;
+    }
     printf("matrices    n %u, count %u, element %s, ", fmt->n, fmt->count,
            eig_precision_name((eig_precision)fmt->element));
     if (fmt->kind == PROTOCOL_KIND_COVARIANCE)

@@ -156,6 +156,12 @@ int replay_export_npy(const char *name, const char *out)
         return 1;
     const recording_format *fmt = recording_reader_format(r);
     uint64_t frames = recording_reader_frames(r);
+    if (fmt->kind == PROTOCOL_KIND_IQ) {
+        recording_reader_close(&r);
+        replay_fail("%s holds IQ cubes: --to-npy exports covariance and eigenspace frames; read the cubes as "
+                    "SigMF samples (docs/recording.md)", name);
+        return 1;
+    }
     int rc = 1, eigen = fmt->kind == PROTOCOL_KIND_EIGENSPACE, single = fmt->element == EIG_COMPLEX_FLOAT;
     size_t esize = eig_element_bytes((eig_precision)fmt->element);
     size_t shape[4] = {(size_t)frames, fmt->count, fmt->n, fmt->n};

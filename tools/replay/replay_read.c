@@ -44,8 +44,3 @@ uint8_t *replay_buffer_alloc(const recording_reader *r, uint64_t first, uint64_t
     *bytes = (size_t)largest;
     return buf;
 }
-
-const char *replay_kind_name(uint8_t kind)
-{
-    return kind == PROTOCOL_KIND_COVARIANCE ? "covariance" : kind == PROTOCOL_KIND_EIGENSPACE ? "eigenspace" : "unknown";
-}

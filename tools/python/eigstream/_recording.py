@@ -12,7 +12,7 @@ class Recording:
     """What read_recording returns.
 
     .meta          the SigMF meta (dict, as in NAME.sigmf-meta)
-    .kind          "covariance" or "eigenspace"
+    .kind          "covariance", "eigenspace" or "iq"
     .seq, .timestamp_ns, .received_ns
                    per frame, uint64 (frames,): the recorded header's seq and
                    source timestamp, and when the recorder got it (0 unknown)
@@ -27,10 +27,15 @@ class Recording:
                    matrices (modes signal, noise with a varying dimension)
     .first_index, .status, .signal_dim
                    (frames, count) int arrays
+    iq:
+    .cubes         (frames, channels, pulses, gates) complex128: each cube's
+                   samples times its header's scale, whatever its layout
+    .scale         (frames,) float64: each cube's scale
     """
 
     def __repr__(self):
-        shape = self.matrices.shape if self.kind == "covariance" else self.values.shape
+        shape = {"covariance": lambda: self.matrices.shape, "iq": lambda: self.cubes.shape}.get(
+            self.kind, lambda: self.values.shape)()
         return f"<eigstream.Recording {self.kind} {shape}>"
 
 
@@ -72,6 +77,24 @@ def _frame_parts(kind, count, blob):
     return [header, payload[:meta_bytes], payload[meta_bytes:]]
 
 
+def _read_iq(meta, g, data_path, journal_path):
+    """read_recording of a recording of IQ cubes (docs/recording.md)."""
+    rec = Recording()
+    rec.meta, rec.kind, index = meta, "iq", g["eigstream:index"]
+    for field in ("seq", "timestamp_ns", "received_ns"):
+        setattr(rec, field, np.array([int(e[field]) for e in index], np.uint64))
+    shape = (len(index), int(g["eigstream:n"]), int(g["eigstream:count"]), int(g["eigstream:gates"]))
+    rec.cubes, rec.scale = np.empty(shape, np.complex128), np.empty(len(index), np.float64)
+    for f, (e, blob) in enumerate(zip(index, _blobs(g, "iq", 0, data_path, journal_path))):
+        payload = blob[wire.HEADER_BYTES:]
+        try:
+            h, raw = wire.decode_iq([blob[:wire.HEADER_BYTES], payload])
+        except wire.ProtocolError as err:
+            raise wire.ProtocolError(err.reason, f"{data_path}: frame {f} (seq {e['seq']}): {err}") from None
+        rec.cubes[f], rec.scale[f] = wire.iq_values(h, raw), h["scale"]
+    return rec
+
+
 def read_recording(name):
     """Reads the recording NAME (or NAME.sigmf-meta / NAME.sigmf-data) into a
     Recording. Every frame is decoded by the wire protocol's rules, its CRC
@@ -86,6 +109,8 @@ def read_recording(name):
         raise ValueError(f"{meta_path}: not an eigstream recording (no eigstream:kind / eigstream:index)")
     kind, n, count = g["eigstream:kind"], int(g["eigstream:n"]), int(g["eigstream:count"])
     index = g["eigstream:index"]
+    if kind == "iq":
+        return _read_iq(meta, g, data_path, journal_path)
     rec = Recording()
     rec.meta, rec.kind = meta, kind
     for field in ("seq", "timestamp_ns", "received_ns"):
