@@ -31,7 +31,10 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->input_late = atomic_load(&m->input_late);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
     for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
-        c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
+    {
+        c->auth_rejected[r] = atomic_load(&m->auth.rejected[r]);
+        c->auth_retries[r] = atomic_load(&m->auth.retries[r]);
+    }
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
     c->self_checked = atomic_load(&m->check.checked);

@@ -84,7 +84,7 @@ static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
     memset(&keys, 0, sizeof keys);
     LOG_INFO("security", "CURVE on every ZeroMQ socket; %zu client key(s) allowed (%s)", allow.count,
              cfg->security.curve_allow);
-    auth_zap_error e = auth_zap_create(&p->auth, p->zmq, &allow, p->stats.auth_rejected, err, err_bytes);
+    auth_zap_error e = auth_zap_create(&p->auth, p->zmq, &allow, &p->stats.auth, err, err_bytes);
     curve_allow_list_free(&allow);
     return from_auth(e);
 }
@@ -100,7 +100,7 @@ static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char
     pipeline_error e = set_option(s, role, ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", p->curve_secret,
                                   sizeof p->curve_secret, err, err_bytes);
     if (e == PIPELINE_OK)
-        e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", "eigstream", strlen("eigstream"), err, err_bytes);
+        e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", role, strlen(role), err, err_bytes); /* auth_zap_watch */
     return e == PIPELINE_OK ? from_auth(auth_zap_watch(p->auth, s, role, err, err_bytes)) : e;
 }
 
