@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "pipeline_limits.h"
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
 {
@@ -121,6 +122,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     /* Before any thread or socket: libzmq asserts (aborts) when it cannot
      * open a descriptor it needs, so the limit is checked up front. */
     pipeline_error e = pipeline_check_fd_limit(cfg, err, err_bytes);
+    if (e == PIPELINE_OK) /* likewise its I/O threads, and libgomp its team */
+        e = pipeline_check_thread_limit(cfg, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     pipeline *p = calloc(1, sizeof *p);
@@ -149,6 +152,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
+        if (e == PIPELINE_ENOMEM)
+            pipeline_limits_explain_memory(cfg, err, err_bytes);
         pipeline_destroy(&p);
         return e;
     }
