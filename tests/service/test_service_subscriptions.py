@@ -18,7 +18,10 @@ and counted in eigstream_subscriptions_refused_total.
    subscription sent (ZeroMQ 4.3 keeps what a client sent until it leaves:
    docs/operations.md, Limits; the issue's 400,000 are not sent here, as
    that bound would make this test take ~1.6 GB).
-4. The flooding client leaves; 5 more frames go through; SIGTERM: exit 0.
+4. The flooding client leaves; 5 more frames go through; the daemon gives
+   the memory back (libzmq unsubscribes everything a departing client sent;
+   the daemon trims the heap then): resident memory (VmRSS) returns to
+   within 10 % of what the flood added, within 60 s; SIGTERM: exit 0.
 """
 import shutil
 import re
@@ -28,7 +31,10 @@ import tempfile
 import numpy as np
 import zmq
 
-from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
+import time
+
+from service_util import (check, check_eigenspace, covariance, daemon_session, hermitian, proc_memory, scrape,
+                          wait_metric)
 import eigstream_client as ec
 
 DAEMON = sys.argv[1]
@@ -86,6 +92,7 @@ def run(daemon, tag):
 
     one_frame(first=True)
     before = peak_rss(daemon.p.pid)
+    resident_before = proc_memory(daemon.p.pid, "VmRSS")
 
     # 20,000 random 64-byte subscriptions to the output and 5,000 to the
     # metrics socket: read, refused and counted one by one.
@@ -108,10 +115,20 @@ def run(daemon, tag):
     print(f"{TOTAL} x 64-byte subscriptions: peak RSS grew by {grown} bytes ({grown / TOTAL:.0f} per subscription; "
           f"bound {BOUND})")
     check(grown < BOUND, f"peak RSS grew by {grown} bytes, bound {BOUND}")
+    resident_flood = proc_memory(daemon.p.pid, "VmRSS")
     flood.close()
     flood_metrics.close()
     for _ in range(5):
         one_frame()
+    target = resident_before + (resident_flood - resident_before) / 10
+    end = time.time() + 60
+    while proc_memory(daemon.p.pid, "VmRSS") > target and time.time() < end:
+        time.sleep(0.2)
+    resident_after = proc_memory(daemon.p.pid, "VmRSS")
+    print(f"resident: {resident_before} B before the flood, {resident_flood} B at its end, {resident_after} B "
+          f"after the client left")
+    check(resident_after <= target, f"resident memory {resident_after} B after the flooding client left: more than "
+          f"10 % of the flood's {resident_flood - resident_before} B above the {resident_before} B before it")
     m = scrape(port)
     dropped = {k: v for k, v in m.items() if k.startswith("eigstream_frames_dropped_total") and v}
     check(not dropped, f"frames dropped during the flood: {dropped}")
