@@ -233,9 +233,11 @@ static void metrics_thread_stop(pipeline *p)
  * unblocks and joins what runs and returns PIPELINE_ETHREAD. */
 static pipeline_error threads_start(pipeline *p)
 {
+    char limits[256];
+    pipeline_limits_threads_text(limits, sizeof limits);
     int rc = pthread_create(&p->metrics_thread, NULL, pipeline_metrics_main, p);
     if (rc != 0) {
-        LOG_ERROR("pipeline", "cannot start the metrics thread: %s", strerror(rc));
+        LOG_ERROR("pipeline", "cannot start the metrics thread: %s (%s)", strerror(rc), limits);
         return PIPELINE_ETHREAD;
     }
     rc = pipeline_workers_start(p);
@@ -253,7 +255,7 @@ static pipeline_error threads_start(pipeline *p)
         queue_close(&p->to_form);
         pipeline_workers_join(p);
     }
-    LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));
+    LOG_ERROR("pipeline", "cannot start a stage thread: %s (%s)", strerror(rc), limits);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);
     return PIPELINE_ETHREAD;

@@ -74,6 +74,15 @@ static long probe_threads(long need, int *error)
     return started;
 }
 
+void pipeline_limits_threads_text(char *out, size_t bytes)
+{
+    char nproc[32], as[32];
+    limit_text(RLIMIT_NPROC, 1, "", nproc, sizeof nproc);
+    limit_text(RLIMIT_AS, 1048576.0, " MiB", as, sizeof as);
+    snprintf(out, bytes, "RLIMIT_NPROC (ulimit -u, this user's processes and threads) is %s, RLIMIT_AS (ulimit -v, "
+                         "each thread's stack is address space) %s", nproc, as);
+}
+
 pipeline_error pipeline_check_thread_limit(const eigstream_config *cfg, char *err, size_t err_bytes)
 {
     long need = pipeline_threads_need(cfg);
@@ -81,17 +90,14 @@ pipeline_error pipeline_check_thread_limit(const eigstream_config *cfg, char *er
     long started = probe_threads(need, &error);
     if (error == 0)
         return PIPELINE_OK;
-    char nproc[32], as[32];
-    limit_text(RLIMIT_NPROC, 1, "", nproc, sizeof nproc);
-    limit_text(RLIMIT_AS, 1048576.0, " MiB", as, sizeof as);
+    char limits[256];
+    pipeline_limits_threads_text(limits, sizeof limits);
     return ERROR_TEXT_FAIL(PIPELINE_ELIMIT, err, err_bytes,
-                           "threads: these settings start %ld threads, only %ld could (%s): RLIMIT_NPROC (ulimit -u, "
-                           "this user's processes and threads) is %s, RLIMIT_AS (ulimit -v, each thread's stack "
-                           "is address space) %s; raise them (LimitNPROC=, LimitAS= under systemd) or lower "
-                           "solver.cpu_threads (%d), solver.workers, input.io_threads (%d), input.copy_threads (%d) "
-                           "(docs/operations.md, Limits)",
-                           need, started, strerror(error), nproc, as, cfg->solver.cpu_threads,
-                           cfg->input.io_threads, cfg->input.copy_threads);
+                           "threads: these settings start %ld threads, only %ld could (%s): %s; raise them "
+                           "(LimitNPROC=, LimitAS= under systemd) or lower solver.cpu_threads (%d), solver.workers, "
+                           "input.io_threads (%d), input.copy_threads (%d) (docs/operations.md, Limits)",
+                           need, started, strerror(error), limits, cfg->solver.cpu_threads, cfg->input.io_threads,
+                           cfg->input.copy_threads);
 }
 
 void pipeline_limits_explain_memory(const eigstream_config *cfg, char *err, size_t err_bytes)

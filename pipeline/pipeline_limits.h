@@ -32,6 +32,11 @@ long pipeline_threads_need(const eigstream_config *cfg);
  * the stacks) and the settings. Before any other thread of the pipeline. */
 pipeline_error pipeline_check_thread_limit(const eigstream_config *cfg, char *err, size_t err_bytes);
 
+/* The limits a thread start meets, for a message: "RLIMIT_NPROC (ulimit -u,
+ * this user's processes and threads) is N, RLIMIT_AS (ulimit -v, each
+ * thread's stack is address space) M MiB" ("unlimited" where none is set). */
+void pipeline_limits_threads_text(char *out, size_t bytes);
+
 /* Appends to err (a NUL-terminated message of err_bytes) the memory limits
  * in force (RLIMIT_AS, RLIMIT_DATA; RLIMIT_MEMLOCK with realtime.mlockall)
  * and the settings the daemon's memory grows with, after an allocation of
