@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "pipeline_limits.h"
 
 void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
 {
@@ -31,7 +32,10 @@ void pipeline_get_counters(const pipeline *p, pipeline_counters *c)
     c->input_late = atomic_load(&m->input_late);
     c->solver_fallbacks = atomic_load(&m->solver_fallbacks);
     for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
-        c->auth_rejected[r] = atomic_load(&m->auth_rejected[r]);
+    {
+        c->auth_rejected[r] = atomic_load(&m->auth.rejected[r]);
+        c->auth_retries[r] = atomic_load(&m->auth.retries[r]);
+    }
     c->reorder_gaps = atomic_load(&m->reorder_gaps);
     c->out_of_order = atomic_load(&m->out_of_order);
     c->self_checked = atomic_load(&m->check.checked);
@@ -138,6 +142,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
     /* Before any thread or socket: libzmq asserts (aborts) when it cannot
      * open a descriptor it needs, so the limit is checked up front. */
     pipeline_error e = pipeline_check_fd_limit(cfg, err, err_bytes);
+    if (e == PIPELINE_OK) /* likewise its I/O threads, and libgomp its team */
+        e = pipeline_check_thread_limit(cfg, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     pipeline *p = calloc(1, sizeof *p);
@@ -167,6 +173,8 @@ pipeline_error pipeline_create(pipeline **out, const eigstream_config *cfg, char
         (e = pipeline_frames_create(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_sockets_open(p, err, err_bytes)) != PIPELINE_OK ||
         (e = pipeline_http_start(p, err, err_bytes)) != PIPELINE_OK) {
+        if (e == PIPELINE_ENOMEM)
+            pipeline_limits_explain_memory(cfg, err, err_bytes);
         pipeline_destroy(&p);
         return e;
     }
@@ -246,9 +254,11 @@ static void metrics_thread_stop(pipeline *p)
  * unblocks and joins what runs and returns PIPELINE_ETHREAD. */
 static pipeline_error threads_start(pipeline *p)
 {
+    char limits[256];
+    pipeline_limits_threads_text(limits, sizeof limits);
     int rc = pthread_create(&p->metrics_thread, NULL, pipeline_metrics_main, p);
     if (rc != 0) {
-        LOG_ERROR("pipeline", "cannot start the metrics thread: %s", strerror(rc));
+        LOG_ERROR("pipeline", "cannot start the metrics thread: %s (%s)", strerror(rc), limits);
         return PIPELINE_ETHREAD;
     }
     rc = pipeline_workers_start(p);
@@ -266,7 +276,7 @@ static pipeline_error threads_start(pipeline *p)
         queue_close(&p->to_form);
         pipeline_workers_join(p);
     }
-    LOG_ERROR("pipeline", "cannot start a stage thread: %s", strerror(rc));
+    LOG_ERROR("pipeline", "cannot start a stage thread: %s (%s)", strerror(rc), limits);
     metrics_thread_stop(p);
     pthread_join(p->metrics_thread, NULL);
     return PIPELINE_ETHREAD;

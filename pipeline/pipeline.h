@@ -64,6 +64,7 @@ typedef struct pipeline_counters {
     uint64_t input_late;       /* came on one input connection after the merge went past their seq */
     uint64_t solver_fallbacks; /* switches to the host path (solver.fallback cpu) */
     uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients (security.*) */
+    uint64_t auth_retries[AUTH_ZAP_REJECT_COUNT_];  /* refusals of clients refused lately (reconnects) */
     uint64_t reorder_gaps;     /* frames the reorder window stopped waiting for (a later frame's
                                   deadline passed): each is published out of order or dropped late */
     uint64_t out_of_order;     /* frames published after a later one (flagged late) */

@@ -153,12 +153,40 @@ pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes)
 
 /* ---- mlockall, priority and affinity ---------------------------------------------- */
 
+/* 1 when this process holds CAP_IPC_LOCK (bit 14 of CapEff in
+ * /proc/self/status): locked memory is then not held to RLIMIT_MEMLOCK. */
+static int has_cap_ipc_lock(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long caps = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "CapEff: %llx", &caps) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return (caps >> 14) & 1;
+}
+
+/* mlockall(MCL_CURRENT | MCL_FUTURE) once every buffer is allocated. A finite
+ * RLIMIT_MEMLOCK without CAP_IPC_LOCK is refused even when the pages locked
+ * now fit: with MCL_FUTURE every later allocation past it fails (ZeroMQ's
+ * message buffers: libzmq aborts), so the lock is undone and refused. */
 static pipeline_error realtime_mlockall(pipeline *p, char *err, size_t err_bytes)
 {
     if (!p->cfg.realtime.mlockall)
         return PIPELINE_OK;
-    if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
-        return PIPELINE_OK;
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) {
+        struct rlimit held;
+        if (getrlimit(RLIMIT_MEMLOCK, &held) != 0 || held.rlim_cur == RLIM_INFINITY || has_cap_ipc_lock())
+            return PIPELINE_OK;
+        munlockall();
+        return realtime_refuse(p, "realtime.mlockall", err, err_bytes,
+                               "RLIMIT_MEMLOCK (ulimit -l) is %llu bytes and the process lacks CAP_IPC_LOCK: every "
+                               "allocation after the start past it would fail (ZeroMQ's messages among them); set it "
+                               "unlimited (LimitMEMLOCK=infinity: the eigstream-realtime.conf drop-in)",
+                               (unsigned long long)held.rlim_cur);
+    }
     int error = errno;
     struct rlimit limit;
     getrlimit(RLIMIT_MEMLOCK, &limit);

@@ -86,7 +86,7 @@ static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
     memset(&keys, 0, sizeof keys);
     LOG_INFO("security", "CURVE on every ZeroMQ socket; %zu client key(s) allowed (%s)", allow.count,
              cfg->security.curve_allow);
-    auth_zap_error e = auth_zap_create(&p->auth, p->zmq, &allow, p->stats.auth_rejected, err, err_bytes);
+    auth_zap_error e = auth_zap_create(&p->auth, p->zmq, &allow, &p->stats.auth, err, err_bytes);
     curve_allow_list_free(&allow);
     return from_auth(e);
 }
@@ -102,7 +102,7 @@ static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char
     pipeline_error e = set_option(s, role, ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", p->curve_secret,
                                   sizeof p->curve_secret, err, err_bytes);
     if (e == PIPELINE_OK)
-        e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", "eigstream", strlen("eigstream"), err, err_bytes);
+        e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", role, strlen(role), err, err_bytes); /* auth_zap_watch */
     return e == PIPELINE_OK ? from_auth(auth_zap_watch(p->auth, s, role, err, err_bytes)) : e;
 }
 
@@ -268,11 +268,41 @@ static int output_wait_ms(int deadline_ms)
     return deadline_ms > OUTPUT_SEND_WAIT_MIN_MS ? deadline_ms : OUTPUT_SEND_WAIT_MIN_MS;
 }
 
+/* Refused unsubscriptions in one pass from which the heap is given back:
+ * a client that leaves unsubscribes everything it sent (libzmq's XPUB_MANUAL
+ * does it for the pipe), so a flood's departure brings that many at once. */
+#define SUBSCRIPTIONS_LEFT_TRIM 1024
+#define SUBSCRIPTIONS_TRIM_INTERVAL_NS 1000000000ull
+
+/* Gives the heap's free memory back to the system (transport_memory.h) once
+ * `left` says a flood left, or later when one is pending: at most once a
+ * second in the process (the heap is the process's, and so is this state;
+ * a client sending junk unsubscriptions cannot make the threads that call
+ * this trim often). */
+static void subscriptions_left_trim(size_t left)
+{
+    static _Atomic uint64_t last_ns;
+    static atomic_int pending;
+    if (left >= SUBSCRIPTIONS_LEFT_TRIM)
+        atomic_store(&pending, 1);
+    if (!atomic_load(&pending))
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, last = atomic_load(&last_ns);
+    if (now - last < SUBSCRIPTIONS_TRIM_INTERVAL_NS || !atomic_compare_exchange_strong(&last_ns, &last, now))
+        return;
+    atomic_store(&pending, 0);
+    if (transport_return_memory() == 0)
+        LOG_INFO("publish", "a client's refused subscriptions went with it: free memory given back to the system");
+}
+
 void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, size_t sends_bytes)
 {
     /* A subscription longer than this is refused whatever it holds. */
     uint8_t msg[1 + PROTOCOL_PREFIX_BYTES + 1];
     int bytes;
+    size_t left = 0;
     while ((bytes = zmq_recv(s, msg, sizeof msg, ZMQ_DONTWAIT)) >= 0) {
         if (bytes == 0 || msg[0] > 1)
             continue; /* not a subscription message */
@@ -280,6 +310,8 @@ void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, si
         if (prefix > sends_bytes || memcmp(msg + 1, sends, prefix) != 0) {
             if (msg[0] == 1)
                 atomic_fetch_add_explicit(&p->stats.subscriptions_refused, 1, memory_order_relaxed);
+            else
+                left++;
             continue;
         }
         /* Applied to the subscriber that sent it (ZeroMQ's last pipe); an
@@ -289,6 +321,7 @@ void pipeline_subscriptions_apply(pipeline *p, void *s, const uint8_t *sends, si
         else
             LOG_DEBUG("publish", "subscriber %s (%zu-byte prefix)", msg[0] == 1 ? "subscribed" : "left", prefix);
     }
+    subscriptions_left_trim(left);
 }
 
 void pipeline_sockets_output_wait_update(pipeline *p)

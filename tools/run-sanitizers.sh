@@ -72,10 +72,10 @@ run_asan() {
     ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1" \
     UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1" \
         # Left out: tests that bound the process's resident memory (the soak,
-        # the oversized-message and subscription-flood bounds): ASan's
+        # the oversized-message, subscription-flood and worst-case bounds): ASan's
         # allocator holds freed memory and pads every block, so their bounds
         # are the C library's, not the sanitizer's.
-        run_stage ASan+UBSan "$build" ON -LE gpu -E '^(soak_|service_realtime|service_oversized|service_subscriptions)'
+        run_stage ASan+UBSan "$build" ON -LE gpu -E '^(soak_|service_realtime|service_oversized|service_subscriptions|service_memory)'
 }
 
 # history_size=4: a longer per-thread history, so that a report's "previous

@@ -278,7 +278,11 @@ size_t metrics_format_json(const metrics *m, const metrics_context *c, uint64_t 
     metrics_put(&w, "},\"auth_rejected\":{");
     for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
         metrics_put(&w, "%s\"%s\":%llu", r ? "," : "", auth_zap_reject_name((auth_zap_reject)r),
-            (unsigned long long)atomic_load_explicit(&m->auth_rejected[r], RELAXED));
+            (unsigned long long)atomic_load_explicit(&m->auth.rejected[r], RELAXED));
+    metrics_put(&w, "},\"auth_retries\":{");
+    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
+        metrics_put(&w, "%s\"%s\":%llu", r ? "," : "", auth_zap_reject_name((auth_zap_reject)r),
+            (unsigned long long)atomic_load_explicit(&m->auth.retries[r], RELAXED));
     metrics_put(&w, "},\"queues\":{\"capacity\":%zu,\"form\":%zu,\"solve\":%zu,\"publish\":%zu,"
             "\"frames_free\":%zu,\"frames_total\":%zu,\"outputs_free\":%zu,\"outputs_total\":%zu},",
         c->queue_capacity, c->queue_form, c->queue_solve, c->queue_publish, c->frames_free,

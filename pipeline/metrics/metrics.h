@@ -111,7 +111,7 @@ typedef struct metrics {
     metrics_worker worker[METRICS_WORKERS_MAX];
     _Atomic uint64_t dropped[METRICS_DROP_COUNT_];
     _Atomic uint64_t rejected[PROTOCOL_REJECT_COUNT_];
-    _Atomic uint64_t auth_rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients of the CURVE sockets */
+    auth_zap_counts auth; /* refused clients of the CURVE sockets, and their retries */
     metrics_histogram latency[METRICS_STAGE_COUNT_];
     metrics_check check;               /* the self-check (publish stage) */
     /* Written by the periodic task only. */

@@ -111,8 +111,13 @@ static void put_frame_counters(metrics_writer *w, const metrics *m)
                 &m->out_of_order);
     put_labelled(w, "eigstream_frames_dropped_total", "Accepted frames not published, by reason.", "reason",
                  drop_name, 0, METRICS_DROP_COUNT_, m->dropped);
-    put_labelled(w, "eigstream_auth_rejected_total", "Clients refused by the CURVE sockets (security.*), by reason.",
-                 "reason", auth_name, 0, AUTH_ZAP_REJECT_COUNT_, m->auth_rejected);
+    put_labelled(w, "eigstream_auth_rejected_total",
+                 "Clients refused by the CURVE sockets (security.*), by reason: a peer's first refusal on a socket "
+                 "in 60 s.", "reason", auth_name, 0, AUTH_ZAP_REJECT_COUNT_, m->auth.rejected);
+    put_labelled(w, "eigstream_auth_retries_total",
+                 "Refused handshakes of a peer refused on that socket for that reason within 60 s (its reconnects), "
+                 "by reason; not in eigstream_auth_rejected_total.", "reason", auth_name, 0, AUTH_ZAP_REJECT_COUNT_,
+                 m->auth.retries);
     /* From 1: reason 0 is PROTOCOL_OK. */
     put_labelled(w, "eigstream_frames_rejected_total", "Messages rejected by validation, by reason.", "reason",
                  reject_name, 1, PROTOCOL_REJECT_COUNT_, m->rejected);

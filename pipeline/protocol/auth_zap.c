@@ -8,15 +8,16 @@
  * "500" a request the handler cannot read), status text, user id, metadata.
  *
  * Monitor events (zmq_socket_monitor, libzmq 4.3): two frames, a 6-byte
- * [uint16 event][uint32 value] in host order and the endpoint.
+ * [uint16 event][uint32 value] in host order and the endpoint (the socket's
+ * own, never the peer's); a HANDSHAKE_FAILED_* carries an error code.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "auth_zap.h"
@@ -36,7 +37,8 @@ typedef struct auth_watch {
 struct auth_zap {
     void *ctx, *handler;
     curve_allow_list allow;
-    _Atomic uint64_t *counts;    /* [AUTH_ZAP_REJECT_COUNT_], the caller's */
+    auth_zap_counts *counts;     /* the caller's */
+    auth_peers refused;          /* peers refused lately: their retries */
     auth_watch watches[AUTH_ZAP_WATCH_MAX];
     int watch_count;
     pthread_t thread;
@@ -72,9 +74,18 @@ const char *auth_zap_strerror(auth_zap_error e)
     return "unknown auth_zap error";
 }
 
-static void count_reject(auth_zap *a, auth_zap_reject reason)
+/* Counts one refusal for reason of the peer id (the caller mixed in the
+ * socket; known = 0: a request that names no peer), as a retry when that
+ * peer was refused for it lately (auth_peers.h), else as a refused client. */
+static void count_reject(auth_zap *a, auth_zap_reject reason, uint64_t id, int known)
 {
-    atomic_fetch_add_explicit(&a->counts[reason], 1, memory_order_relaxed);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    id = auth_peer_id(id, &reason, sizeof reason);
+    int retry = known && auth_peers_refused(&a->refused, id, now);
+    atomic_fetch_add_explicit(retry ? &a->counts->retries[reason] : &a->counts->rejected[reason], 1,
+                              memory_order_relaxed);
 }
 
 /* 1 when this key and address were not logged before (and now are). */
@@ -109,14 +120,15 @@ static void frame_text(zmq_msg_t *frames, int i, char *out, size_t cap)
 /* The verdict on one complete request (count frames): status code and text. */
 static const char *zap_decide(auth_zap *a, zmq_msg_t *frames, int count, const char **text)
 {
-    char version[8], address[64], mechanism[16];
+    char version[8], domain[16], address[64], mechanism[16];
     frame_text(frames, 0, version, sizeof version);
     if (count < 6 || strcmp(version, "1.0") != 0) {
         *text = "not a ZAP 1.0 request";
-        count_reject(a, AUTH_ZAP_HANDSHAKE);
+        count_reject(a, AUTH_ZAP_HANDSHAKE, 0, 0);
         LOG_WARN("auth", "ZAP request with %d frames, version \"%s\": refused", count, version);
         return "500";
     }
+    frame_text(frames, 2, domain, sizeof domain);
     frame_text(frames, 3, address, sizeof address);
     frame_text(frames, 5, mechanism, sizeof mechanism);
     if (strcmp(mechanism, "CURVE") == 0 && count == 7 && zmq_msg_size(&frames[6]) == CURVE_KEY_BYTES &&
@@ -125,9 +137,13 @@ static const char *zap_decide(auth_zap *a, zmq_msg_t *frames, int count, const c
         return "200";
     }
     *text = "client key not allowed";
-    count_reject(a, AUTH_ZAP_KEY_NOT_ALLOWED);
     const uint8_t *key = count == 7 ? zmq_msg_data(&frames[6]) : NULL;
     size_t key_bytes = count == 7 ? zmq_msg_size(&frames[6]) : 0;
+    /* The peer: the socket (its ZAP domain), the address (IP, or over ipc
+     * ":uid:gid:pid") and the key. */
+    uint64_t id = auth_peer_id(AUTH_PEER_ID_SEED, domain, strlen(domain) + 1);
+    id = auth_peer_id(auth_peer_id(id, address, strlen(address) + 1), key, key_bytes);
+    count_reject(a, AUTH_ZAP_KEY_NOT_ALLOWED, id, 1);
     if (peer_first_time(a, key, key_bytes, address)) {
         char z85[CURVE_KEY_Z85_LENGTH + 1] = "(none)";
         if (key_bytes == CURVE_KEY_BYTES)
@@ -173,9 +189,36 @@ static void zap_serve(auth_zap *a)
         zmq_msg_close(&frames[i]);
 }
 
-/* One monitor event of a watched socket: count and log (once per reason). */
-static void monitor_serve(auth_zap *a, auth_watch *w)
+/* A failed handshake that ZAP never heard of, on watched socket wi:
+ * counted with the socket as its peer (libzmq names no other: see
+ * auth_zap.h) and logged once per reason and socket. */
+static void monitor_failure(auth_zap *a, int wi, const char *endpoint, uint16_t id, uint32_t value)
 {
+    auth_watch *w = &a->watches[wi];
+    auth_zap_reject reason = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+                                          value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                                      ? AUTH_ZAP_PLAINTEXT
+                                      : AUTH_ZAP_HANDSHAKE;
+    count_reject(a, reason, auth_peer_id(AUTH_PEER_ID_SEED, &wi, sizeof wi), 1);
+    if (w->logged & (1u << reason))
+        return;
+    w->logged |= 1u << reason;
+    /* NO_DETAIL carries an errno: a client that hung up mid-handshake (a
+     * plain-text one that read our CURVE greeting first looks like this). */
+    char detail[96] = "";
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+        snprintf(detail, sizeof detail, ": the client hung up mid-handshake (%s)", strerror((int)value));
+    LOG_WARN("auth", "%s %s: refused a %s%s (logged once per socket; counted in "
+             "eigstream_auth_rejected_total{reason=\"%s\"}, its reconnects in eigstream_auth_retries_total)",
+             w->role, endpoint, reason == AUTH_ZAP_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake",
+             detail, auth_zap_reject_name(reason));
+}
+
+/* One monitor event of watched socket wi: a failed handshake, counted and
+ * logged unless ZAP refused it (counted there). */
+static void monitor_serve(auth_zap *a, int wi)
+{
+    auth_watch *w = &a->watches[wi];
     uint8_t event[6];
     char endpoint[256];
     int got = zmq_recv(w->monitor, event, sizeof event, 0);
@@ -188,25 +231,8 @@ static void monitor_serve(auth_zap *a, auth_watch *w)
     memcpy(&id, event, 2);
     memcpy(&value, event + 2, 4);
     LOG_DEBUG("auth", "%s %s: monitor event 0x%x value %u", w->role, endpoint, (unsigned)id, (unsigned)value);
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
-        return; /* the ZAP handler's own refusal, counted there */
-    auth_zap_reject reason = id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
-                                          value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                                      ? AUTH_ZAP_PLAINTEXT
-                                      : AUTH_ZAP_HANDSHAKE;
-    count_reject(a, reason);
-    if (w->logged & (1u << reason))
-        return;
-    w->logged |= 1u << reason;
-    /* NO_DETAIL carries an errno: a client that hung up mid-handshake (a
-     * plain-text one that read our CURVE greeting first looks like this). */
-    char detail[96] = "";
-    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
-        snprintf(detail, sizeof detail, ": the client hung up mid-handshake (%s)", strerror((int)value));
-    LOG_WARN("auth", "%s %s: refused a %s%s (logged once per socket; counted in "
-             "eigstream_auth_rejected_total{reason=\"%s\"})", w->role, endpoint,
-             reason == AUTH_ZAP_PLAINTEXT ? "client without CURVE" : "failed CURVE handshake", detail,
-             auth_zap_reject_name(reason));
+    if (id != ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) /* AUTH: the ZAP handler's own refusal, counted there */
+        monitor_failure(a, wi, endpoint, id, value);
 }
 
 static void *auth_main(void *arg)
@@ -226,13 +252,13 @@ static void *auth_main(void *arg)
             zap_serve(a);
         for (int i = 0; ready > 0 && i < a->watch_count; i++)
             if (items[1 + i].revents & ZMQ_POLLIN)
-                monitor_serve(a, &a->watches[i]);
+                monitor_serve(a, i);
     }
     return NULL;
 }
 
-auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow,
-                               _Atomic uint64_t counts[AUTH_ZAP_REJECT_COUNT_], char *err, size_t err_bytes)
+auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow, auth_zap_counts *counts,
+                               char *err, size_t err_bytes)
 {
     *out = NULL;
     auth_zap *a = calloc(1, sizeof *a);

@@ -7,8 +7,19 @@
  * fails at the mechanism greeting, before ZAP).
  *
  * Every refusal is counted by reason into the caller's counters (the
- * daemon's metrics: auth_rejected, Prometheus
- * eigstream_auth_rejected_total{reason}) and logged once:
+ * daemon's metrics: Prometheus eigstream_auth_rejected_total{reason} and
+ * eigstream_auth_retries_total{reason}), as a refused client when its peer
+ * was not refused for that reason on that socket within the last
+ * AUTH_PEERS_RETRY_NS (auth_peers.h), else as a retry (a refused libzmq
+ * client reconnects every 100 ms: each reconnect is a handshake of its own).
+ * The peer is what names the client: for key_not_allowed its key and
+ * address (ZAP's request names them); for a handshake that fails before ZAP
+ * (plaintext, handshake) the socket alone: libzmq 4.3's monitor names the
+ * socket's endpoint, not the peer's, and the fd of its ACCEPTED event is
+ * mostly closed already when the monitor is read (measured: a wrong-key
+ * client's failure takes about a millisecond from accept to close), so
+ * those failures on one socket are one client until 60 s pass without one.
+ * Each refusal is logged once:
  *   key_not_allowed  a CURVE client whose key is not listed: once per key
  *                    and address (the first AUTH_ZAP_PEERS_LOGGED peers;
  *                    then at most one line a second)
@@ -30,6 +41,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "auth_peers.h"
 #include "curve_keys.h"
 
 #define AUTH_ZAP_PEERS_LOGGED 1024
@@ -58,14 +70,21 @@ typedef enum auth_zap_reject {
 /* "key_not_allowed", "plaintext", "handshake"; "unknown" for a bad value. */
 const char *auth_zap_reject_name(auth_zap_reject r);
 
+/* The refusals, by reason: rejected + retries = failed handshakes. */
+typedef struct auth_zap_counts {
+    _Atomic uint64_t rejected[AUTH_ZAP_REJECT_COUNT_]; /* refused clients: a peer's first refusal in the window */
+    _Atomic uint64_t retries[AUTH_ZAP_REJECT_COUNT_];  /* refusals of a peer refused within the window: reconnects */
+} auth_zap_counts;
+
 /* Binds the handler's socket in the ZeroMQ context ctx (before any secured
  * socket binds, so that no handshake finds no handler). Takes the list:
- * *allow is emptied. Counts each refusal into counts[reason] (relaxed
- * atomics; the caller's array outlives the handler). */
-auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow,
-                               _Atomic uint64_t counts[AUTH_ZAP_REJECT_COUNT_], char *err, size_t err_bytes);
+ * *allow is emptied. Counts each refusal into *counts (relaxed atomics; the
+ * caller's counts outlive the handler). */
+auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allow, auth_zap_counts *counts,
+                               char *err, size_t err_bytes);
 /* Monitors socket's failed handshakes; role names it in the log ("input").
- * Before auth_zap_start, at most AUTH_ZAP_WATCH_MAX sockets. */
+ * The socket's ZMQ_ZAP_DOMAIN must be role, so that ZAP's refusals are told
+ * apart by socket. Before auth_zap_start, at most AUTH_ZAP_WATCH_MAX sockets. */
 auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes);
 /* Starts the thread; from here on the handler's sockets are the thread's. */
 auth_zap_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes);

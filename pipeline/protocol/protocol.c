@@ -111,7 +111,10 @@ void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADE
     out[33] = h->storage;
     out[34] = h->mode;
     out[35] = h->reserved0;
-    put_u32(out + 36, h->flags);
+    uint32_t flags = h->flags;
+    if (h->kind == PROTOCOL_KIND_EIGENSPACE) /* the v1.1 marker follows the field: they cannot disagree */
+        flags = h->snapshots != 0 ? flags | PROTOCOL_FLAG_SNAPSHOTS : flags & ~(uint32_t)PROTOCOL_FLAG_SNAPSHOTS;
+    put_u32(out + 36, flags);
     put_u64(out + 40, h->payload_bytes);
     put_u32(out + 48, h->crc32c);
     put_u32(out + 52, h->snapshots);
@@ -144,7 +147,8 @@ static protocol_reject check_kind_fields(const protocol_header *h)
         /* NaN and Inf are not finite; > 0 refuses 0, -0 and negatives. */
         if (protocol_iq_sample_bytes(h->element) == 0 || h->storage > PROTOCOL_IQ_PGC ||
             h->mode != PROTOCOL_MODE_NONE ||
-            (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_CHECK_FAILED)) ||
+            (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_CHECK_FAILED |
+                         PROTOCOL_FLAG_SNAPSHOTS)) ||
             !isfinite(h->scale) ||
             !(h->scale > 0.0f))
             return PROTOCOL_REJECT_FIELD;
@@ -155,10 +159,13 @@ static protocol_reject check_kind_fields(const protocol_header *h)
     if (h->kind == PROTOCOL_KIND_COVARIANCE) {
         if (h->storage > PROTOCOL_STORAGE_PACKED_UPPER || h->mode != PROTOCOL_MODE_NONE)
             return PROTOCOL_REJECT_FIELD;
-        if (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_CHECK_FAILED))
+        if (h->flags & (PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_CHECK_FAILED | PROTOCOL_FLAG_SNAPSHOTS))
             return PROTOCOL_REJECT_FIELD;
     } else {
+        /* v1.1: the marker SNAPSHOTS exactly when the field carries K. */
         if (h->flags & (PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS))
+            return PROTOCOL_REJECT_FIELD;
+        if (((h->flags & PROTOCOL_FLAG_SNAPSHOTS) != 0) != (h->snapshots != 0))
             return PROTOCOL_REJECT_FIELD;
         if (h->storage != PROTOCOL_STORAGE_FULL || h->mode < PROTOCOL_MODE_FULL || h->mode > PROTOCOL_MODE_NOISE)
             return PROTOCOL_REJECT_FIELD;

@@ -89,8 +89,10 @@ enum {
                                          the receiver waits for room (backpressure) instead */
     PROTOCOL_FLAG_CHECK_FAILED = 1u << 4, /* eigenspace: the sender's self-check of one of its matrices
                                              failed (a LAPACK ratio above 60): the results are wrong */
+    PROTOCOL_FLAG_SNAPSHOTS = 1u << 5, /* eigenspace, v1.1: the snapshots field carries K (nonzero);
+                                          protocol_header_encode sets it from the field */
     PROTOCOL_FLAG_KNOWN = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_LATE | PROTOCOL_FLAG_FRAGMENT | PROTOCOL_FLAG_LOSSLESS |
-                          PROTOCOL_FLAG_CHECK_FAILED
+                          PROTOCOL_FLAG_CHECK_FAILED | PROTOCOL_FLAG_SNAPSHOTS
 };
 
 /* What an eigenspace frame carries per matrix: the wire's mode byte
@@ -127,7 +129,8 @@ typedef struct protocol_header {
     uint32_t crc32c;        /* @48 of all parts after the header, if FLAG_CRC */
     union {
         uint32_t snapshots; /* @52 covariance: snapshots K behind each matrix (0 = unknown);
-                               eigenspace: the K its matrices were formed from (0 = unknown) */
+                               eigenspace: the K its matrices were formed from (0 = unknown;
+                               nonzero with PROTOCOL_FLAG_SNAPSHOTS, the v1.1 marker) */
         uint32_t gates;     /* @52 IQ cube: range gates G per pulse */
     };
     float scale;            /* @56 IQ cube: sample value = raw * scale, finite and > 0;
@@ -179,7 +182,9 @@ typedef enum protocol_reject {
  * the metrics key and in log lines; never NULL. */
 const char *protocol_reject_name(protocol_reject r);
 
-/* Encodes h into out[64] (magic written here; reserved bytes zeroed). */
+/* Encodes h into out[64] (magic written here; reserved bytes zeroed). An
+ * eigenspace header's PROTOCOL_FLAG_SNAPSHOTS is written from its snapshots
+ * field (set iff nonzero), whatever h->flags holds. */
 void protocol_header_encode(const protocol_header *h, uint8_t out[PROTOCOL_HEADER_BYTES]);
 
 /* Decodes and checks one header part: size, magic, version, known kind,

@@ -181,8 +181,12 @@ class Daemon:
 
 
 def check_values(case, seq, parts, matrices):
-    """The eigenspace parts against numpy.linalg.eigvalsh of the frame's matrices."""
+    """The eigenspace parts against numpy.linalg.eigvalsh of the frame's matrices; its header
+    carries the frame's K (every frame here is sent with snapshots K) and protocol v1.1's
+    marker for it, flag SNAPSHOTS (bit 5: byte 36 of the header, read raw)."""
     h, _, results = ec.decode_eigenspace(parts)
+    check(h["snapshots"] == K and parts[0][36] & 0x20, f"{case}: seq {seq}: snapshots {h['snapshots']}, "
+          f"flags byte {parts[0][36]:#x}: want K = {K} marked by bit 5")
     got = np.array([r.values for r in results])
     want = np.linalg.eigvalsh(matrices)
     err = np.max(np.abs(got - want)) / np.max(np.abs(want)) if got.shape == want.shape else np.inf

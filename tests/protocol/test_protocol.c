@@ -210,7 +210,7 @@ static void test_header_rejects(void)
     expect_header_reject(e, 33, 1, PROTOCOL_REJECT_FIELD, "eigenspace storage 1");
     expect_header_reject(e, 34, 0, PROTOCOL_REJECT_FIELD, "eigenspace mode 0");
     expect_header_reject(e, 34, 5, PROTOCOL_REJECT_FIELD, "eigenspace mode 5");
-    expect_header_reject(e, 52, 1, PROTOCOL_OK, "eigenspace snapshots K");
+    expect_header_reject(e, 52, 1, PROTOCOL_REJECT_FIELD, "eigenspace snapshots K without SNAPSHOTS");
     expect_header_reject(e, 56, 1, PROTOCOL_REJECT_FIELD, "eigenspace byte 56");
     expect_header_reject(e, 36, 2, PROTOCOL_OK, "LATE on eigenspace");
     expect_header_reject(e, 36, 8, PROTOCOL_REJECT_FIELD, "LOSSLESS on eigenspace");
@@ -582,6 +582,35 @@ static void test_iq_sizes(void)
                  "config layout");
 }
 
+/* v1.1's marker (docs/protocol.md, Versioning): an eigenspace header carries
+ * flag SNAPSHOTS (bit 5, outside the bits 0..4 a v1.0 receiver knows, so it
+ * refuses the frame instead of misreading K) exactly when its snapshots field
+ * holds K; a header with K unknown is byte for byte a v1.0 one. */
+static void test_snapshots_marker(void)
+{
+    uint8_t b[PROTOCOL_HEADER_BYTES];
+    protocol_header e = small_eigenspace(), d;
+    e.flags = PROTOCOL_FLAG_CRC;
+    e.snapshots = 256;
+    protocol_header_encode(&e, b);
+    CHECK(b[36] == 0x21 && b[37] == 0 && b[52] == 0 && b[53] == 1 && b[54] == 0,
+          "K = 256: flags byte 0x%02x (want 0x21), snapshots bytes %02x %02x", b[36], b[52], b[53]);
+    CHECK((b[36] & ~0x1Fu) != 0, "K = 256: no flag outside v1.0's bits 0..4: a v1.0 receiver would misread it");
+    CHECK_REJECT(protocol_header_decode(b, sizeof b, &d), PROTOCOL_OK, "K = 256 round trip");
+    CHECK(d.snapshots == 256 && d.flags == (PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_SNAPSHOTS),
+          "K = 256 decoded: snapshots %u flags 0x%x", d.snapshots, d.flags);
+    e.snapshots = 0;
+    e.flags = PROTOCOL_FLAG_CRC | PROTOCOL_FLAG_SNAPSHOTS;
+    protocol_header_encode(&e, b);
+    CHECK(b[36] == 0x01, "K unknown: flags byte 0x%02x, want 0x01 (a v1.0 header)", b[36]);
+    expect_header_reject(e, 36, 0x21, PROTOCOL_REJECT_FIELD, "SNAPSHOTS with snapshots 0");
+    e.snapshots = 7;
+    expect_header_reject(e, 36, 0x01, PROTOCOL_REJECT_FIELD, "K without SNAPSHOTS");
+    expect_header_reject(e, 36, 0x41, PROTOCOL_REJECT_FIELD, "unknown flag bit 6 on eigenspace");
+    expect_header_reject(sample_covariance(), 36, 0x21, PROTOCOL_REJECT_FIELD, "SNAPSHOTS on covariance");
+    expect_header_reject(sample_iq(), 36, 0x21, PROTOCOL_REJECT_FIELD, "SNAPSHOTS on an IQ cube");
+}
+
 int main(void)
 {
     test_crc();
@@ -595,6 +624,7 @@ int main(void)
     test_finite_and_crc_check();
     test_iq_header();
     test_iq_sizes();
+    test_snapshots_marker();
     printf("crc32c: %s\n", protocol_crc32c_implementation());
     return test_check_report("test_protocol");
 }

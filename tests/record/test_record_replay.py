@@ -250,6 +250,40 @@ def case_eigenspace(tmp):
         check(h["seq"] == j and np.array_equal(results[1].values, values[j, 1]), f"replayed eigenspace frame {j}")
 
 
+def case_check(tmp):
+    """--check INPUTS NAME: the daemon's eigenspace recording checked against the recorded inputs.
+    The oracle is which input was changed: inputs whose frame 2 holds other matrices fail
+    exactly that frame's CELLS matrices (exit 3); inputs without frame 3 leave one frame
+    unchecked (exit 1); the true inputs pass every matrix (exit 0)."""
+    frames = 4
+    msgs, _ = covariance_messages(frames)
+    check(record_messages(tmp, "cov", msgs)[0] == 0, "record the inputs")
+    other, _ = covariance_messages(frames, seed=99)
+    check(record_messages(tmp, "cov-other", msgs[:2] + [other[2]] + msgs[3:])[0] == 0, "record the changed inputs")
+    check(record_messages(tmp, "cov-short", msgs[:3])[0] == 0, "record the short inputs")
+    daemon = subprocess.Popen([DAEMON, "-c", daemon_config(tmp, N, CELLS)], stderr=subprocess.PIPE, text=True)
+    proc, _ = start_recorder(tmp, "eig", ["--frames", str(frames), "--kind", "eigenspace"],
+                             endpoint=f"ipc://{tmp}/d-out", bind=False)
+    push_frames(f"ipc://{tmp}/d-in", msgs)
+    status, out = finish(proc)
+    daemon.send_signal(signal.SIGTERM)
+    finish(daemon)
+    check(status == 0, f"record eigenspace: {status} {out}")
+    for inputs, want_status, want in (
+            ("cov", 0, f"{frames} frames, {frames * CELLS} matrices checked, 0 failed"),
+            ("cov-other", 3, f"{frames} frames, {frames * CELLS} matrices checked, {CELLS} failed"),
+            ("cov-short", 1, f"{frames} frames, {(frames - 1) * CELLS} matrices checked, 0 failed")):
+        r = subprocess.run([REPLAY, "--check", os.path.join(tmp, inputs), os.path.join(tmp, "eig")],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == want_status and want in r.stdout,
+              f"--check {inputs}: exit {r.returncode} (want {want_status}), {r.stdout!r} {r.stderr!r}; want {want!r}")
+    check("1 frames without their input" in r.stdout, f"--check cov-short: {r.stdout!r}")
+    r = subprocess.run([REPLAY, "--check", os.path.join(tmp, "eig"), os.path.join(tmp, "cov")],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "NAME is not a recording of eigenspace frames" in r.stderr,
+          f"--check with the two swapped: {r.returncode} {r.stderr!r}")
+
+
 def case_npy(tmp):
     """--to-npy of covariance recordings equals the matrices sent (packed expanded to full)."""
     for dtype, storage, parts in ((np.complex128, "full", False), (np.complex64, "packed_lower", True),

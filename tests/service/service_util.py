@@ -187,6 +187,12 @@ def wait_metric(port, name, predicate, timeout=60):
     return value
 
 
+def proc_memory(pid, field="VmHWM"):
+    """Bytes of a memory line of /proc/PID/status: VmHWM (peak resident), VmRSS (resident now)."""
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(rf"{field}:\s+(\d+) kB", f.read()).group(1)) * 1024
+
+
 def hermitian(rng, matrices, n):
     x = rng.standard_normal((matrices, n, n)) + 1j * rng.standard_normal((matrices, n, n))
     return (x + x.conj().transpose(0, 2, 1)) / 2

@@ -22,7 +22,15 @@ handshakes), os.stat for the modes, numpy.linalg.eigvalsh for the frames.
      the unlisted key is logged once though refused more than once, each
      socket's plain-text refusal once (fresh plain-text clients until each
      socket has named one: one that hangs up first counts as "handshake");
-     no frame of theirs is accepted.
+     no frame of theirs is accepted. The unlisted key's client on input and
+     output is two refused clients exactly, however often it reconnects
+     (ZAP's domain names the socket).
+   - a client with the wrong server key reconnects (libzmq, every 100 ms):
+     its own socket monitor counts its connections (the oracle); the
+     daemon counts exactly one refused client (reason "handshake") and
+     every other connection as a retry (eigstream_auth_retries_total).
+     It runs first: failures before ZAP are counted per socket (no peer
+     named), so no other "handshake" refusal on the output may precede it.
 4. The tools as CURVE clients (--curve-server-key, --curve-key):
    eigstream-sim feeds the daemon and eigstream-sink, listed, receives two
    eigenspaces and checks them against the scene (VERDICT: PASS).
@@ -41,6 +49,7 @@ import time
 import numpy as np
 import zmq
 import zmq.auth
+import zmq.utils.monitor
 
 from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, scrape, wait_metric
 
@@ -120,6 +129,37 @@ def refused_pair(ctx, server_public, keys, inp, out):
     return [sub, push]
 
 
+def metric(port, name):
+    return scrape(port).get(name, 0)
+
+
+def test_reconnects(ctx, port, out, listed, wrong_server):
+    """A client that keeps reconnecting with the wrong server key: one
+    refused client, its other connections retries; the client's own
+    socket monitor counts its connections."""
+    rejected = 'eigstream_auth_rejected_total{reason="handshake"}'
+    retries = 'eigstream_auth_retries_total{reason="handshake"}'
+    before = (metric(port, rejected), metric(port, retries))
+    sub = client(ctx, zmq.SUB, wrong_server, listed)
+    monitor = sub.get_monitor_socket(zmq.EVENT_CONNECTED)
+    sub.connect(out)
+    connected, end = 0, time.time() + 60
+    while connected < 8 and time.time() < end:
+        if monitor.poll(1000):
+            event = zmq.utils.monitor.recv_monitor_message(monitor)
+            connected += event["event"] == zmq.EVENT_CONNECTED
+    sub.disable_monitor()
+    sub.close()  # the last connection is refused too: as a client that hung up, or by the key
+    monitor.close()
+    check(connected == 8, f"the wrong-key client connected {connected} times in 60 s, want 8")
+    total = wait_metric(port, retries, lambda v: v - before[1] + metric(port, rejected) - before[0] >= connected)
+    new, again = metric(port, rejected) - before[0], (total or 0) - before[1]
+    print(f"one wrong-key client, {connected} connections: {new:.0f} refused client(s), {again:.0f} retries")
+    check(new == 1 and again == connected - 1,
+          f"{connected} connections of one wrong-key client: {new} refused clients, {again} retries; "
+          f"want 1 and {connected - 1}")
+
+
 def plaintext_logged(daemon, role):
     """How many times the daemon logged a plain-text refusal on role's socket."""
     return sum(f"auth: {role} ipc://" in x and "without CURVE" in x for x in list(daemon.lines))
@@ -134,6 +174,11 @@ def run(daemon, tag, keys):
     stranger = zmq.auth.load_certificate(os.path.join(keys, "stranger.key_secret"))
     ctx = zmq.Context()
     inp, out, met = (f"ipc:///tmp/eigstream-{tag}-{x}" for x in ("in", "out", "metrics"))
+
+    # First (failures before ZAP are counted per socket: no "handshake"
+    # refusal on the output before): a client that reconnects with the wrong
+    # server key.
+    test_reconnects(ctx, port, out, listed, stranger[0])
 
     # Refused clients first: an unlisted key and plain text, on input and output.
     refused_subs = []
@@ -151,6 +196,10 @@ def run(daemon, tag, keys):
         time.sleep(0.3)
     plain_rejects = wait_metric(port, 'eigstream_auth_rejected_total{reason="plaintext"}', lambda v: v >= 2)
     check(plain_rejects is not None and plain_rejects >= 2, f"plaintext count {plain_rejects}, want >= 2")
+    key_clients = metric(port, 'eigstream_auth_rejected_total{reason="key_not_allowed"}')
+    key_retries = metric(port, 'eigstream_auth_retries_total{reason="key_not_allowed"}')
+    check(key_clients == 2, f"the unlisted key on input and output: {key_clients} refused clients "
+          f"({key_retries} retries), want 2")
 
     # The listed client: frames in, eigenspaces and metrics out.
     sub = client(ctx, zmq.SUB, server_public, listed)

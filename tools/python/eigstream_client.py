@@ -67,7 +67,8 @@ FLAG_LATE = 2
 FLAG_FRAGMENT = 4  # covariance: one fragment of a frame (first @56, matrices @60)
 FLAG_LOSSLESS = 8  # covariance, IQ: not to be dropped for overflow (the receiver waits for room)
 FLAG_CHECK_FAILED = 16  # eigenspace: the sender's self-check of one of its matrices failed
-FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT | FLAG_LOSSLESS | FLAG_CHECK_FAILED
+FLAG_SNAPSHOTS = 32  # eigenspace, v1.1: the snapshots field carries K (set iff it is nonzero)
+FLAG_KNOWN = FLAG_CRC | FLAG_LATE | FLAG_FRAGMENT | FLAG_LOSSLESS | FLAG_CHECK_FAILED | FLAG_SNAPSHOTS
 
 # In the order of pipeline/protocol/protocol.h's protocol_reject (the metrics keys).
 REJECT_NAMES = ("ok", "parts", "header_size", "bad_magic", "bad_version", "bad_kind", "bad_field",
@@ -206,7 +207,10 @@ def encode_header(kind, seq, timestamp_ns, n, count, element, storage=0, mode=0,
     its sample scale (bytes 56..59, binary32). A covariance fragment (flags with
     FLAG_FRAGMENT) carries first (@56) and matrices (@60); as in C, a covariance
     header writes them whatever the flags (0, 0: the reserved zeros). The other
-    kinds' bytes 56..63 are reserved zero (IQ: 60..63)."""
+    kinds' bytes 56..63 are reserved zero (IQ: 60..63). An eigenspace header's
+    FLAG_SNAPSHOTS follows its snapshots field (set iff nonzero), as in C."""
+    if kind == KIND_EIGENSPACE:
+        flags = flags | FLAG_SNAPSHOTS if snapshots else flags & ~FLAG_SNAPSHOTS
     if kind == KIND_IQ:
         tail = struct.pack("<f", scale) + bytes(4)
     elif kind == KIND_COVARIANCE:
@@ -222,7 +226,7 @@ def _check_iq_fields(element, storage, mode, flags, reserved):
     if reserved[4:] != bytes(4):
         raise ProtocolError("bad_field", "reserved bytes")
     if (element not in IQ_FORMAT_NAMES or storage not in IQ_LAYOUT_NAMES or mode != 0 or
-            flags & (FLAG_LATE | FLAG_FRAGMENT | FLAG_CHECK_FAILED)):
+            flags & (FLAG_LATE | FLAG_FRAGMENT | FLAG_CHECK_FAILED | FLAG_SNAPSHOTS)):
         raise ProtocolError("bad_field", f"format {element} layout {storage} mode {mode} flags {flags}")
     if not (np.isfinite(scale) and scale > 0):
         raise ProtocolError("bad_field", f"scale {scale}")
@@ -267,10 +271,12 @@ def decode_header(part, expect_kind=0):
     if element not in ELEMENT_DTYPE:
         raise ProtocolError("bad_field", f"element {element}")
     if kind == KIND_COVARIANCE:
-        if storage not in STORAGE_NAMES or mode != 0 or flags & (FLAG_LATE | FLAG_CHECK_FAILED):
+        if storage not in STORAGE_NAMES or mode != 0 or flags & (FLAG_LATE | FLAG_CHECK_FAILED | FLAG_SNAPSHOTS):
             raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
     elif flags & (FLAG_FRAGMENT | FLAG_LOSSLESS) or storage != 0 or not 1 <= mode <= 4:
         raise ProtocolError("bad_field", f"storage {storage} mode {mode} flags {flags}")
+    elif bool(flags & FLAG_SNAPSHOTS) != bool(snapshots):  # v1.1: the marker exactly when K is carried
+        raise ProtocolError("bad_field", f"flags {flags} snapshots {snapshots}")
     out = dict(common, storage=STORAGE_NAMES.get(storage), mode=MODE_NAMES.get(mode), snapshots=snapshots)
     if kind == KIND_COVARIANCE:
         first, matrices = struct.unpack("<II", reserved) if fragment else (0, count)

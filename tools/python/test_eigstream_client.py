@@ -67,6 +67,23 @@ def test_header():
         bad[offset] = value
         expect_reject(reason, ec.decode_header, bytes(bad))
     expect_reject("header_size", ec.decode_header, h[:63])
+    # v1.1's marker: an eigenspace header carries FLAG_SNAPSHOTS (bit 5) exactly
+    # when its snapshots field holds K (docs/protocol.md, Versioning).
+    e = ec.encode_header(ec.KIND_EIGENSPACE, 7, 99, 4, 2, 2, 0, 1, ec.FLAG_CRC, 0, 0, 256)
+    check(e[36] == 0x21 and struct.unpack_from("<I", e, 52)[0] == 256, f"K = 256: flags byte {e[36]:#x}, want 0x21")
+    d = ec.decode_header(e)
+    check(d["snapshots"] == 256 and d["flags"] == ec.FLAG_CRC | ec.FLAG_SNAPSHOTS, f"K = 256 decoded {d}")
+    check(ec.encode_header(ec.KIND_EIGENSPACE, 7, 99, 4, 2, 2, 0, 1, ec.FLAG_CRC | ec.FLAG_SNAPSHOTS)[36] == 1,
+          "K unknown: the marker kept")
+    unmarked = bytearray(e)
+    unmarked[36] = 1
+    expect_reject("bad_field", ec.decode_header, bytes(unmarked))
+    no_k = bytearray(e)
+    no_k[52:56] = bytes(4)
+    expect_reject("bad_field", ec.decode_header, bytes(no_k))
+    marked_covariance = bytearray(h)
+    marked_covariance[36] = 0x21
+    expect_reject("bad_field", ec.decode_header, bytes(marked_covariance))
 
 
 def test_covariance():

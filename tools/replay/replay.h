@@ -39,4 +39,11 @@ int replay_info(const char *name);
  * replay_npy.c and the README). Exit status 0 or 1. */
 int replay_export_npy(const char *name, const char *out);
 
+/* --check INPUTS: the self-check of every eigenspace frame of NAME against
+ * the covariance frame of the same seq in the recording INPUTS
+ * (replay_check.c). Exit status 0 every matrix passed; 3 a matrix failed
+ * or the daemon flagged a frame CHECK_FAILED; 1 a frame without its input,
+ * nothing checked, or a recording that cannot be read or matched. */
+int replay_check(const char *name, const char *inputs);
+
 #endif

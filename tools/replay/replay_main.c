@@ -47,7 +47,7 @@
 typedef enum replay_pacing { REPLAY_ORIGINAL = 0, REPLAY_MAX, REPLAY_RATE } replay_pacing;
 
 typedef struct replay_options {
-    const char *name, *endpoint, *to_npy;
+    const char *name, *endpoint, *to_npy, *check; /* check: --check INPUTS */
     int pub, bind, timing, max, keep_seq, keep_timestamps, info, verbose, quiet, lossy;
     double speed, rate, start_time_s;
     uint64_t loop, start, count;
@@ -94,9 +94,13 @@ static const char replay_epilogue[] =
     "expanded; eigenspace -> values (frames, count, n) real in OUT.npy and, when vectors\n"
     "are sent, OUT-vectors.npy (frames, count, n, k) with [..., i, c] = component i of\n"
     "vector c (eigenvalue first_index + c), when every matrix sends the same k.\n"
-    "Exit status: 0 played (every frame written to the connection), interrupted, exported\n"
-    "or summarized; 1 a recording, socket or send error, no receiver, frames still queued\n"
-    "after --linger-ms, or --info found a CRC failure; 2 usage.\n";
+    "--check INPUTS: every eigenspace frame of NAME checked as the daemon checks one matrix\n"
+    "a frame (LAPACK's residual and orthogonality ratios, threshold 60) against the covariance\n"
+    "frame of its seq in the recording INPUTS; the daemon must not have formed them.\n"
+    "Exit status: 0 played (every frame written to the connection), interrupted, exported,\n"
+    "summarized or checked; 1 a recording, socket or send error, no receiver, frames still queued\n"
+    "after --linger-ms, --info found a CRC failure, or --check had a frame without its input;\n"
+    "2 usage; 3 --check: a matrix failed, or the daemon flagged a frame CHECK_FAILED.\n";
 
 /* Checks the combinations of options and sets o->pacing. 0, or 2 (named). */
 static int resolve_options(replay_options *o)
@@ -107,8 +111,8 @@ static int resolve_options(replay_options *o)
         why = "--rate, --max (--timing max) and --speed exclude each other";
     else if (o->start && o->start_time_s > 0)
         why = "--start and --start-time exclude each other";
-    else if (o->info && o->to_npy)
-        why = "--info and --to-npy exclude each other";
+    else if ((o->info != 0) + (o->to_npy != NULL) + (o->check != NULL) > 1)
+        why = "--info, --to-npy and --check exclude each other";
     if (why != NULL)
         return cli_usage_error(REPLAY_PROG, "%s", why);
     o->pacing = max ? REPLAY_MAX : rate ? REPLAY_RATE : REPLAY_ORIGINAL;
@@ -141,6 +145,9 @@ static int parse_options(int argc, char **argv, replay_options *o)
         CLI_FLAG("lossy", 0, &o->lossy, "no LOSSLESS flag: the receiver may drop frames when behind"),
         CLI_FLAG("info", 0, &o->info, "print the recording's summary and exit"),
         CLI_STRING("to-npy", 0, &o->to_npy, "OUT.npy", "export the frames to .npy and exit"),
+        CLI_STRING("check", 0, &o->check, "INPUTS",
+                   "self-check every eigenspace frame of NAME against the covariance frame of its seq in the "
+                   "recording INPUTS (the daemon's check, every matrix), print the result and exit"),
         CLI_FLAG("verbose", 'v', &o->verbose, "print each frame's sent and recorded seq/timestamp"),
         CLI_FLAG("quiet", 'q', &o->quiet, "only the summary line"),
         CLI_END};
@@ -526,6 +533,8 @@ static int tool_main(replay_options *o)
 {
     if (o->info)
         return replay_info(o->name);
+    if (o->check != NULL)
+        return replay_check(o->name, o->check);
     if (o->to_npy)
         return replay_export_npy(o->name, o->to_npy);
     return replay_play(o);

@@ -11,6 +11,12 @@
  * consecutive whole matrices (docs/protocol.md, fragmented covariance
  * frames), back to back on the socket, each with its own payload_bytes and
  * CRC32C (computed once per pool frame).
+ *
+ * A send waits for the socket to take the message (ZMQ_POLLOUT), and the
+ * sim gives up once no message could be queued for --stall-timeout-ms (no
+ * receiver, or one that stopped reading): named, exit 1, with the frames
+ * written to the connection and those still queued (issue 26: it used to
+ * block in zmq_send until a signal).
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +31,7 @@
 #include "cli_common.h"
 #include "cli_curve.h"
 #include "cli_options.h"
+#include "cli_peer.h"
 #include "protocol.h"
 #include "iq_scene.h"
 #include "scene.h"
@@ -39,6 +46,7 @@ typedef struct sim_options {
     double rate;
     uint64_t frames, seed;
     int linger_ms;
+    int stall_timeout_ms; /* give up when nothing could be queued for this long; 0 = never */
     cli_curve curve;
     /* --iq: IQ cubes of the scene instead of covariances */
     int iq, iq_format, iq_layout, per_slice_parts; /* protocol_iq_format, protocol_iq_layout */
@@ -68,7 +76,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
                        .sources = SCENE_DEFAULT_SOURCES, .jammers = NULL,
                        .endpoint = "tcp://127.0.0.1:5550", .element = EIG_COMPLEX_DOUBLE,
                        .storage = PROTOCOL_STORAGE_FULL, .crc = 1, .fragments = 1, .rate = 2.0, .seed = 1,
-                       .linger_ms = 5000,
+                       .linger_ms = 5000, .stall_timeout_ms = 30000,
                        .iq_format = PROTOCOL_IQ_CI16_LE, .iq_layout = PROTOCOL_IQ_CPG, .pulses = 180, .gates = 256,
                        .targets = IQ_SCENE_DEFAULT_TARGETS, .clutter_db = 30.0, .clutter_slope = 1.0};
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
@@ -93,6 +101,9 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("seed", 0, &o->seed, 0, UINT64_MAX, "S", "random seed"),
         CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
+        CLI_INT("stall-timeout-ms", 0, &o->stall_timeout_ms, 0, 86400000, "T",
+                "give up (exit 1) when no frame could be queued for T ms: no receiver, or one that takes "
+                "nothing; 0 = wait for ever"),
         CLI_FLAG("quiet", 0, &o->quiet, "only the summary line"),
         CLI_CURVE_OPTIONS(&o->curve),
         CLI_FLAG("iq", 0, &o->iq, "send raw IQ cubes (kind 3) instead of covariances; --n channels"),
@@ -136,6 +147,17 @@ static int parse_options(int argc, char **argv, sim_options *o)
 /* Zero-copy payload parts handed to ZeroMQ and not yet released by it. */
 static atomic_long parts_in_flight;
 
+/* Where a run's sends stand: the socket, its peers, the payload parts
+ * queued (a part queued and no longer in flight was written to the
+ * connection) and when the last message was queued. */
+typedef struct sim_sender {
+    void *sock;
+    cli_peer *watch;
+    const sim_options *o;
+    uint64_t parts_queued;
+    double last_queued; /* CLOCK_MONOTONIC s */
+} sim_sender;
+
 static void pool_buffer_keep(void *data, void *hint)
 {
     /* The pool owns the buffer and outlives the socket: nothing to free,
@@ -166,15 +188,43 @@ typedef struct pool_frame {
     uint32_t *crc; /* per fragment (l->fragments entries): CRC32C of its payload */
 } pool_frame;
 
+/* Waits until the socket takes a message, then queues the header (ZeroMQ
+ * applies the high-water mark to a message's first part only, so the rest
+ * never blocks). 0; -1 with errno EINTR on a stop, ETIMEDOUT when nothing
+ * was queued for --stall-timeout-ms, or the send's error. */
+static int send_header(sim_sender *s, const uint8_t *header, size_t bytes)
+{
+    for (;;) {
+        if (zmq_send(s->sock, header, bytes, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0) {
+            s->last_queued = cli_monotonic_s();
+            return 0;
+        }
+        if (errno != EAGAIN && errno != EINTR)
+            return -1;
+        zmq_pollitem_t item = {.socket = s->sock, .events = ZMQ_POLLOUT};
+        if (zmq_poll(&item, 1, 100) < 0 && zmq_errno() != EINTR)
+            return -1;
+        if (cli_stop_requested) {
+            errno = EINTR;
+            return -1;
+        }
+        if (s->o->stall_timeout_ms > 0 && (cli_monotonic_s() - s->last_queued) * 1e3 >= s->o->stall_timeout_ms) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+    }
+}
+
 /* Sends one message: header h then `parts` zero-copy parts of part_bytes
- * each from payload. Returns 0, or -1 with errno; EINTR only when the header
- * was not queued (nothing half-sent). */
-static int send_message(void *sock, const protocol_header *h, uint8_t *payload, size_t parts,
+ * each from payload. Returns 0, or -1 with errno; EINTR or ETIMEDOUT only
+ * when the header was not queued (nothing half-sent). */
+static int send_message(sim_sender *s, const protocol_header *h, uint8_t *payload, size_t parts,
                         size_t part_bytes)
 {
+    void *sock = s->sock;
     uint8_t header[PROTOCOL_HEADER_BYTES];
     protocol_header_encode(h, header);
-    if (zmq_send(sock, header, sizeof header, ZMQ_SNDMORE) < 0)
+    if (send_header(s, header, sizeof header) < 0)
         return -1;
     for (size_t i = 0; i < parts; i++) {
         zmq_msg_t msg;
@@ -190,6 +240,7 @@ static int send_message(void *sock, const protocol_header *h, uint8_t *payload, 
             zmq_msg_close(&msg);
             return -1;
         }
+        s->parts_queued++;
     }
     return 0;
 }
@@ -200,8 +251,9 @@ static int send_message(void *sock, const protocol_header *h, uint8_t *payload, 
  * send: before anything of the frame was queued, or, with the sim stopping,
  * between fragments (the frame ends early and a receiver counts it
  * incomplete, rather than the sim blocking on a receiver that may be gone). */
-static int send_frame(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *f, uint64_t seq)
+static int send_frame(sim_sender *s, const sim_layout *l, const pool_frame *f, uint64_t seq)
 {
+    const sim_options *o = s->o;
     protocol_header h = l->header;
     h.seq = seq;
     h.timestamp_ns = cli_realtime_ns();
@@ -209,7 +261,7 @@ static int send_frame(void *sock, const sim_options *o, const sim_layout *l, con
         h.flags |= PROTOCOL_FLAG_CRC;
     if (l->fragments <= 1) {
         h.crc32c = o->crc ? f->crc[0] : 0;
-        return send_message(sock, &h, f->payload, l->parts, l->part_bytes);
+        return send_message(s, &h, f->payload, l->parts, l->part_bytes);
     }
     h.flags |= PROTOCOL_FLAG_FRAGMENT;
     for (uint32_t i = 0; i < l->fragments; i++) {
@@ -221,7 +273,7 @@ static int send_frame(void *sock, const sim_options *o, const sim_layout *l, con
         h.crc32c = o->crc ? f->crc[i] : 0;
         uint8_t *payload = f->payload + (size_t)first * l->matrix_bytes;
         int rc;
-        while ((rc = send_message(sock, &h, payload, o->per_matrix_parts ? matrices : 1,
+        while ((rc = send_message(s, &h, payload, o->per_matrix_parts ? matrices : 1,
                                   o->per_matrix_parts ? l->matrix_bytes : (size_t)h.payload_bytes)) < 0 &&
                errno == EINTR && i > 0 && !cli_stop_requested) {
         }
@@ -312,20 +364,39 @@ static int pool_generate(const sim_options *o, sim_frame_generator *gen, const i
     return rc;
 }
 
+/* Says why the sim gives up: nothing could be queued for the bound, with
+ * or without a receiver connected. */
+static void report_stall(sim_sender *s)
+{
+    double stalled = cli_monotonic_s() - s->last_queued;
+    if (cli_peer_count(s->watch) == 0)
+        fprintf(stderr, "eigstream-sim: no receiver at %s: no frame could be queued for %.1f s (is the daemon "
+                        "running, its input.endpoint this one?): giving up (--stall-timeout-ms %d)\n",
+                s->o->endpoint, stalled, s->o->stall_timeout_ms);
+    else
+        fprintf(stderr, "eigstream-sim: the receiver at %s has taken nothing for %.1f s (busy, or it stopped "
+                        "reading): giving up (--stall-timeout-ms %d)\n", s->o->endpoint, stalled,
+                s->o->stall_timeout_ms);
+}
+
 /* Sends frames from the pool, round robin, at o->rate (0 = as fast as the
  * socket takes them) until o->frames (0 = until a signal), reporting the
  * rate every second unless quiet. *sent counts them. 0, or -1 when a send
- * failed (named on stderr). */
-static int send_loop(void *sock, const sim_options *o, const sim_layout *l, const pool_frame *pool, double start,
-                     uint64_t *sent)
+ * failed or nothing could be queued for --stall-timeout-ms (named on
+ * stderr). */
+static int send_loop(sim_sender *s, const sim_layout *l, const pool_frame *pool, double start, uint64_t *sent)
 {
+    const sim_options *o = s->o;
     double last_report = start;
     uint64_t sent_at_report = 0;
     while (!cli_stop_requested && (o->frames == 0 || *sent < o->frames)) {
-        if (send_frame(sock, o, l, &pool[*sent % o->pool], *sent) != 0) {
+        if (send_frame(s, l, &pool[*sent % o->pool], *sent) != 0) {
             if (errno == EINTR)
                 continue; /* not sent (or cut short by a stop): not counted; try again or stop */
-            fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
+            if (errno == ETIMEDOUT)
+                report_stall(s);
+            else
+                fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
             return -1;
         }
         (*sent)++;
@@ -386,8 +457,9 @@ static int pool_create(const sim_options *o, sim_layout *l, pool_frame **pool)
     return rc;
 }
 
-/* Opens the socket of the options. 0, or -1 after saying why on stderr. */
-static int socket_open(const sim_options *o, void **ctx, void **sock)
+/* Opens the socket of the options, watching its peers (*watch). 0, or -1
+ * after saying why on stderr. */
+static int socket_open(const sim_options *o, void **ctx, void **sock, cli_peer **watch)
 {
     if (cli_socket_create(ctx, sock, o->pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {
         fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
@@ -405,6 +477,10 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
         fprintf(stderr, "eigstream-sim: %s\n", curve_err);
         return -1;
     }
+    if (cli_peer_create(*ctx, *sock, watch) != 0) {
+        fprintf(stderr, "eigstream-sim: socket monitor: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
     if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
         fprintf(stderr, "eigstream-sim: %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
                 zmq_strerror(zmq_errno()));
@@ -413,14 +489,40 @@ static int socket_open(const sim_options *o, void **ctx, void **sock)
     return 0;
 }
 
-/* The tool once its options are parsed (CLI_MAIN below); the exit status. */
+/* Frames whose every payload part ZeroMQ has released, i.e. written to the
+ * connection (parts go out in order); call before closing the socket, which
+ * releases what it drops. */
+static uint64_t frames_written(const sim_sender *s, const sim_layout *l)
+{
+    const sim_options *o = s->o;
+    uint64_t per_frame = l->fragments > 1 ? (o->per_matrix_parts ? o->cells : l->fragments) : l->parts;
+    long held = atomic_load(&parts_in_flight);
+    return (s->parts_queued - (uint64_t)(held > 0 ? held : 0)) / per_frame;
+}
+
+/* The summary on stdout: frames sent, then written vs still queued. */
+static void print_summary(const sim_layout *l, uint64_t sent, uint64_t written, double elapsed)
+{
+    printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
+           (unsigned long long)sent, (double)sent * (double)l->frame_bytes / 1e6, elapsed,
+           elapsed > 0 ? (double)sent / elapsed : 0.0,
+           elapsed > 0 ? (double)sent * (double)l->frame_bytes / 1e6 / elapsed : 0.0,
+           cli_stop_requested ? " (interrupted)" : "");
+    printf("eigstream-sim: %llu frames written to the connection, %llu still queued at exit (not delivered)\n",
+           (unsigned long long)written, (unsigned long long)(sent - written));
+    fflush(stdout);
+}
+
+/* The tool once its options are parsed (CLI_MAIN below); the exit status:
+ * 0, 1 when a send failed or nothing was queued for --stall-timeout-ms. */
 static int tool_main(sim_options *o)
 {
     sim_layout l;
     pool_frame *pool = NULL;
     int rc = pool_create(o, &l, &pool);
     void *ctx = NULL, *sock = NULL;
-    if (rc != 0 || socket_open(o, &ctx, &sock) != 0) {
+    sim_sender s = {.o = o};
+    if (rc != 0 || socket_open(o, &ctx, &sock, &s.watch) != 0) {
         rc = rc != 0 ? rc : 1;
         goto done;
     }
@@ -428,27 +530,26 @@ static int tool_main(sim_options *o)
 
     uint64_t sent = 0;
     double start = cli_monotonic_s();
-    rc = 1;
-    if (send_loop(sock, o, &l, pool, start, &sent) != 0)
-        goto done;
-    /* Wait for ZeroMQ to write out every queued frame, then close (with
-     * linger as a second line); the context terminates only when they are
-     * out, so the pool is freed after that and the elapsed time includes the
-     * flush. */
-    long held = wait_parts_released(o->linger_ms);
-    if (held > 0)
-        fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
-                        "may not have been delivered\n", held, o->linger_ms);
+    s.sock = sock;
+    s.last_queued = start;
+    rc = send_loop(&s, &l, pool, start, &sent) == 0 ? 0 : 1;
+    if (rc != 0) {
+        int zero = 0; /* what is queued now is not delivered: do not linger on it */
+        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
+    } else {
+        /* Wait for ZeroMQ to write out every queued frame, then close (with
+         * linger as a second line); the elapsed time includes the flush. */
+        long held = wait_parts_released(o->linger_ms);
+        if (held > 0)
+            fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
+                            "may not have been delivered\n", held, o->linger_ms);
+    }
+    uint64_t written = frames_written(&s, &l);
+    cli_peer_destroy(&s.watch);
     cli_socket_close(&ctx, &sock);
-    double elapsed = cli_monotonic_s() - start;
-    printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
-           (unsigned long long)sent, (double)sent * (double)l.frame_bytes / 1e6, elapsed,
-           elapsed > 0 ? (double)sent / elapsed : 0.0,
-           elapsed > 0 ? (double)sent * (double)l.frame_bytes / 1e6 / elapsed : 0.0,
-           cli_stop_requested ? " (interrupted)" : "");
-    fflush(stdout);
-    rc = 0;
+    print_summary(&l, sent, written, cli_monotonic_s() - start);
 done:
+    cli_peer_destroy(&s.watch);
     cli_socket_close(&ctx, &sock);
     for (uint32_t i = 0; pool != NULL && i < o->pool; i++) {
         free(pool[i].payload);

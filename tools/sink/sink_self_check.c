@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eig.h"
+#include "eigenspace_check.h"
 #include "sim_frame.h"
 
 struct sink_self_checker {
@@ -62,11 +63,6 @@ static scene_error pool_frames(sink_self_checker *c, uint8_t e, uint32_t cells)
     return SCENE_OK;
 }
 
-static double nan_max(double m, double x)
-{
-    return !(x <= m) ? x : m;
-}
-
 scene_error sink_self_check_frame(sink_self_checker *c, const protocol_header *h, const protocol_matrix_meta *m,
                                   const uint8_t *data, sink_self_check_result *r)
 {
@@ -79,40 +75,7 @@ scene_error sink_self_check_frame(sink_self_checker *c, const protocol_header *h
     scene_error se = pool_frames(c, h->element, h->count);
     if (se != SCENE_OK)
         return se;
-    r->flagged += (h->flags & PROTOCOL_FLAG_CHECK_FAILED) != 0;
-    eig_storage storage;
-    eig_uplo uplo;
-    (void)protocol_storage_layout(c->p.storage, &storage, &uplo);
-    size_t element = eig_element_bytes(h->element), matrix_bytes = protocol_matrix_bytes(n, h->element, c->p.storage);
     const uint8_t *frame = c->frames[i] + (h->seq % c->p.pool) * c->frame_bytes[i];
-    /* A matrix's values and vectors sit at any byte offset of the data part:
-     * copied to memory aligned for the element before they are read. */
-    uint8_t *aligned = malloc((size_t)n * element / 2 + (size_t)n * n * element);
-    if (aligned == NULL)
-        return SCENE_ENOMEM;
-    const uint8_t *at = data;
-    scene_error result = SCENE_OK;
-    for (uint32_t b = 0; b < h->count && result == SCENE_OK; b++) {
-        size_t bytes = (size_t)n * element / 2 + (size_t)m[b].k_sent * n * element;
-        memcpy(aligned, at, bytes);
-        at += bytes;
-        if (m[b].status != 0)
-            continue;
-        const uint8_t *w = aligned, *v = aligned + (size_t)n * element / 2;
-        eig_check_ratios q;
-        int values_only = h->mode == PROTOCOL_MODE_VALUES;
-        int k = values_only ? (int)n : (int)m[b].k_sent;
-        const uint8_t *wk = values_only ? w : w + (size_t)m[b].first_index * element / 2;
-        if (eig_check_pairs((eig_precision)h->element, storage, uplo, (int)n, frame + b * matrix_bytes, k, wk,
-                            values_only ? NULL : v, &q) != EIG_OK) {
-            result = SCENE_EINVAL;
-            break;
-        }
-        r->checked++;
-        r->failed += !(q.residual <= EIG_CHECK_THRESHOLD) || !(q.orthogonality <= EIG_CHECK_THRESHOLD);
-        r->residual_max = nan_max(r->residual_max, q.residual);
-        r->orthogonality_max = nan_max(r->orthogonality_max, q.orthogonality);
-    }
-    free(aligned);
-    return result;
+    eigenspace_check_error e = eigenspace_check_frame(h, m, data, frame, c->p.storage, r);
+    return e == EIGENSPACE_CHECK_OK ? SCENE_OK : e == EIGENSPACE_CHECK_ENOMEM ? SCENE_ENOMEM : SCENE_EINVAL;
 }

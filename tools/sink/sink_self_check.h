@@ -7,13 +7,14 @@
  * (sim_frame.h), so the daemon must run without forming (form.* off) for
  * the matrices to be what it solved. Per matrix with status 0, the pairs
  * sent (full: all n; signal, noise: the k_sent; values: the trace
- * identity) get eig_check_pairs' ratios (eig.h).
+ * identity) get eig_check_pairs' ratios (eigenspace_check.h).
  */
 #ifndef EIGSTREAM_SINK_SELF_CHECK_H
 #define EIGSTREAM_SINK_SELF_CHECK_H
 
 #include <stdint.h>
 
+#include "eigenspace_check.h"
 #include "protocol.h"
 #include "scene.h"
 
@@ -25,12 +26,7 @@ typedef struct sink_self_check_params {
     uint8_t storage;     /* --storage (protocol_storage) */
 } sink_self_check_params;
 
-typedef struct sink_self_check_result {
-    uint64_t checked;        /* matrices checked */
-    uint64_t failed;         /* ... with a ratio above 60 or NaN */
-    uint64_t flagged;        /* frames the daemon flagged CHECK_FAILED */
-    double residual_max, orthogonality_max;
-} sink_self_check_result;
+typedef eigenspace_check_result sink_self_check_result; /* eigenspace_check.h */
 
 typedef struct sink_self_checker sink_self_checker;
 
