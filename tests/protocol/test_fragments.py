@@ -69,9 +69,12 @@ frame = {{ overflow_policy = "block"; deadline_ms = 60000; }};
 
 
 def sim_args(endpoint, extra):
+    # --linger-ms: the sim waits as long as the test for its last frames to be written (a loaded
+    # machine's daemon may take more than the default 5 s to read them; the sim drops what is
+    # still queued after it)
     return [SIM, "--endpoint", endpoint, "--n", str(N), "--cells", str(CELLS), "--snapshots", str(K),
             "--sources", SOURCES, "--jammers", JAMMERS, "--frames", str(FRAMES), "--rate", "0", "--pool", "3",
-            "--seed", "9", "--quiet"] + extra
+            "--seed", "9", "--quiet", "--linger-ms", str(int(WAIT_S * 1000))] + extra
 
 
 def receive_sim(tmp, messages, extra):

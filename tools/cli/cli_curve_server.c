@@ -12,8 +12,10 @@ int cli_curve_server_open(cli_curve_server *s, void *ctx, const cli_curve_server
                           size_t err_bytes)
 {
     s->zap = NULL;
-    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
-        atomic_store_explicit(&s->rejected[r], 0, memory_order_relaxed);
+    for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++) {
+        atomic_store_explicit(&s->counts.rejected[r], 0, memory_order_relaxed);
+        atomic_store_explicit(&s->counts.retries[r], 0, memory_order_relaxed);
+    }
     if (files->secret_key == NULL && files->allow == NULL)
         return 0;
     if (files->secret_key == NULL || files->allow == NULL) {
@@ -35,7 +37,7 @@ int cli_curve_server_open(cli_curve_server *s, void *ctx, const cli_curve_server
     }
     memcpy(s->secret, pair.secret_key, sizeof s->secret);
     memset(&pair, 0, sizeof pair);
-    auth_zap_error e = auth_zap_create(&s->zap, ctx, &allow, s->rejected, err, err_bytes);
+    auth_zap_error e = auth_zap_create(&s->zap, ctx, &allow, &s->counts, err, err_bytes);
     curve_allow_list_free(&allow);
     if (e != AUTH_ZAP_OK)
         memset(s->secret, 0, sizeof s->secret);
@@ -47,10 +49,11 @@ int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, c
     if (s->zap == NULL)
         return 0;
     int server = 1;
-    /* The domain the daemon's sockets use: a ZAP request names it. */
+    /* The ZAP domain is the socket's role, as on the daemon's sockets: a
+     * refusal is told apart by socket (auth_zap_watch). */
     if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &server, sizeof server) != 0 ||
         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, s->secret, sizeof s->secret) != 0 ||
-        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "eigstream", strlen("eigstream")) != 0) {
+        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, role, strlen(role)) != 0) {
         snprintf(err, err_bytes, "%s: CURVE socket options: %s", role, zmq_strerror(zmq_errno()));
         return -1;
     }
@@ -68,7 +71,7 @@ int cli_curve_server_start(cli_curve_server *s, char *err, size_t err_bytes)
 void cli_curve_server_counts(const cli_curve_server *s, uint64_t out[AUTH_ZAP_REJECT_COUNT_])
 {
     for (int r = 0; r < AUTH_ZAP_REJECT_COUNT_; r++)
-        out[r] = atomic_load_explicit(&s->rejected[r], memory_order_relaxed);
+        out[r] = atomic_load_explicit(&s->counts.rejected[r], memory_order_relaxed);
 }
 
 int cli_curve_server_on(const cli_curve_server *s)

@@ -45,7 +45,7 @@ typedef struct cli_curve_server_files {
 typedef struct cli_curve_server {
     auth_zap *zap;                                   /* NULL: CURVE off */
     char secret[CURVE_KEY_Z85_LENGTH + 1];           /* wiped by cli_curve_server_start */
-    _Atomic uint64_t rejected[AUTH_ZAP_REJECT_COUNT_]; /* the handler's counts, by auth_zap_reject */
+    auth_zap_counts counts;  /* the handler's counts, by auth_zap_reject: refused clients, their retries */
 } cli_curve_server;
 
 /* Reads the key pair and the allow-list (curve_keys.h: a loose secret
