@@ -23,6 +23,14 @@
    the daemon with input.endpoint = "file:NAME" publishes every cube's
    eigenvalues, against the same NumPy oracle; a recording of other cubes
    (another gate count) is refused at start, naming both.
+4. Other tools' IQ (eigstream-record --import-iq): a SigMF recording written
+   here by the SigMF spec alone (cf32_le, core:num_channels 4 interleaved,
+   core:sample_rate, core:datetime) and a raw cf64_le file (as GNU Radio's
+   File Sink writes a vector stream) become recordings of pgc cubes: the
+   cubes read back equal the samples written, the leftover samples are
+   named, the timestamps follow the sample rate, and the daemon's file input
+   (form.iq_format cf32_le, form.iq_layout pgc) publishes eigenvalues equal
+   to the NumPy oracle's.
 """
 import json
 import os
@@ -47,13 +55,13 @@ MATRICES = BINS * SEGMENTS
 K = G // SEGMENTS - (2 * GUARDS + 1)
 
 
-def config(tmp, endpoint=None):
+def config(tmp, endpoint=None, iq_format="ci16_le", iq_layout="pcg"):
     return f'''
 input = {{ endpoint = "{endpoint or f'ipc://{tmp}/in'}"; }};
 output = {{ endpoint = "ipc://{tmp}/out"; pattern = "push"; mode = "full"; }};
 metrics = {{ endpoint = "ipc://{tmp}/metrics"; interval_ms = 100; http = ""; }};
 solver = {{ backend = "cpu"; n = {C}; matrices = {MATRICES}; cpu_threads = 1; }};
-form = {{ input = "iq"; iq_format = "ci16_le"; iq_layout = "pcg"; pulses = {P}; range_gates = {G};
+form = {{ input = "iq"; iq_format = "{iq_format}"; iq_layout = "{iq_layout}"; pulses = {P}; range_gates = {G};
          window = "hann"; doppler_first = {BIN_FIRST}; doppler_bins = {BINS}; range_segments = {SEGMENTS};
          guard_gates = {GUARDS}; fft_threads = 1; }};
 '''
@@ -221,8 +229,72 @@ def run_recorded(tmp, rng, scale):
           f"a recording of other cubes: exit {r.returncode}: {r.stderr[-600:]}")
 
 
+def solve_file(tmp, path, cubes, iq_format, iq_layout, case):
+    """The daemon's file input on recording path: each cube's eigenvalues against the oracle's."""
+    cfg = os.path.join(tmp, case + ".cfg")
+    with open(cfg, "w") as f:
+        f.write(config(tmp, "file:" + path, iq_format, iq_layout))
+    ctx = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.connect(f"ipc://{tmp}/out")
+    daemon = subprocess.Popen([DAEMON, "-c", cfg], stderr=subprocess.PIPE)
+    for seq, x in enumerate(cubes):
+        if not pull.poll(30000):
+            check(False, f"{case}: no eigenspace for cube {seq}")
+            break
+        h, _, results = ec.decode_eigenspace(pull.recv_multipart())
+        want = oracle_values(x)
+        err = np.max(np.abs(np.array([r.values for r in results]) - want)) / np.max(np.abs(want))
+        check(h["seq"] == seq and err < 1e-5, f"{case}, cube {seq}: seq {h['seq']}, eigenvalues off by {err:.3g}")
+    _, err = daemon.communicate(timeout=60)
+    check(daemon.returncode == 0, f"{case}: daemon exit {daemon.returncode}: {err.decode()[-800:]}")
+    ctx.destroy(linger=0)
+
+
+def run_import(tmp, rng):
+    import eigstream
+    cubes = (rng.standard_normal((3, C, P, G)) + 1j * rng.standard_normal((3, C, P, G))).astype(np.complex64)
+    # time order, channels interleaved (SigMF core:num_channels): sample t = p G + g of cube k, channel c
+    stream = cubes.transpose(0, 2, 3, 1).reshape(-1, C)
+    tail = np.ones((5, C), np.complex64)  # 5 x 4 = 20 samples: not a whole cube
+    src = os.path.join(tmp, "other-tool")
+    np.concatenate([stream, tail]).astype("<c8").tofile(src + ".sigmf-data")
+    rate, start = 2.5e6, "2026-11-23T15:04:05.000000001Z"
+    json.dump({"global": {"core:datatype": "cf32_le", "core:version": "1.2.0", "core:num_channels": C,
+                          "core:sample_rate": rate},
+               "captures": [{"core:sample_start": 0, "core:datetime": start}], "annotations": []},
+              open(src + ".sigmf-meta", "w"))
+    name = os.path.join(tmp, "imported")
+    r = subprocess.run([RECORD, "--import-iq", src, "--pulses", str(P), "--gates", str(G), name],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "imported 3 cubes of 4 channels x 8 pulses x 16 gates (cf32_le, layout pgc)" in
+          r.stdout and "20 samples after the last whole cube" in r.stdout, f"import: {r.returncode} {r.stdout} {r.stderr}")
+    rec = eigstream.read_recording(name)
+    check(rec.cubes.shape == (3, C, P, G) and np.array_equal(rec.cubes, cubes.astype(np.complex128)),
+          "imported cubes differ from the samples written")
+    first_ns = 1795446245000000001  # 2026-11-23T15:04:05.000000001Z (calendar.timegm)
+    step = P * G / rate * 1e9
+    check([int(t) for t in rec.timestamp_ns] == [first_ns + int(k * step) for k in range(3)],
+          f"timestamps {rec.timestamp_ns}: want the first capture's time plus P G sample periods a cube")
+    solve_file(tmp, name, [c.astype(np.complex128) for c in cubes], "cf32_le", "pgc", "imported SigMF")
+    # a raw cf64_le file (no meta), as GNU Radio's File Sink writes a stream of vectors of C
+    raw = os.path.join(tmp, "gnuradio.c128")
+    stream.astype("<c16").tofile(raw)
+    name = os.path.join(tmp, "imported-raw")
+    r = subprocess.run([RECORD, "--import-iq", raw, "--iq-format", "cf64_le", "--channels", str(C),
+                        "--pulses", str(P), "--gates", str(G), name], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "narrowed from cf64_le" in r.stdout, f"raw import: {r.returncode} {r.stdout} {r.stderr}")
+    check(np.array_equal(eigstream.read_recording(name).cubes, cubes.astype(np.complex128)),
+          "raw cf64_le import differs from the samples written")
+    r = subprocess.run([RECORD, "--import-iq", raw, "--pulses", str(P), "--gates", str(G), name + "-x"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "--iq-format" in r.stderr, f"raw import without --iq-format: {r.returncode} {r.stderr}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     run(tmp)
+with tempfile.TemporaryDirectory() as tmp:
+    run_import(tmp, np.random.default_rng(13))
 with tempfile.TemporaryDirectory() as tmp:
     run_recorded(tmp, np.random.default_rng(12), 2.0 ** -10)
 report("test_iq_input")

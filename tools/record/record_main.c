@@ -34,10 +34,10 @@
 #include "cli_peer.h"
 #include "protocol.h"
 #include "record_assemble.h"
+#include "record_import.h"
 #include "recording.h"
 #include "transport_memory.h"
 
-#define RECORD_PROG "eigstream-record"
 
 typedef enum record_kind { RECORD_KIND_ANY = 0, RECORD_KIND_COVARIANCE, RECORD_KIND_EIGENSPACE, RECORD_KIND_IQ } record_kind;
 
@@ -49,6 +49,7 @@ typedef struct record_options {
     uint32_t hwm, fragment_timeout_ms;
     int connect_timeout_ms;
     cli_curve curve;
+    record_import_options import; /* --import-iq SOURCE: another tool's IQ into cubes */
 } record_options;
 
 /* The recording (or ring of recordings) being written, and the counts. */
@@ -89,7 +90,7 @@ static const char record_epilogue[] =
 static int parse_options(int argc, char **argv, record_options *o)
 {
     *o = (record_options){.endpoint = "tcp://127.0.0.1:5550", .hwm = 1000, .fragment_timeout_ms = 1000,
-                          .max_frame_bytes = 128u << 20, .connect_timeout_ms = 5000};
+                          .max_frame_bytes = 128u << 20, .connect_timeout_ms = 5000, .import = {.scale = 1.0}};
     const cli_option table[] = {
         CLI_SOCKET_OPTIONS(&o->endpoint, &o->sub, record_patterns, "socket type", &o->bind),
         CLI_CHOICE("kind", 0, &o->kind, record_kinds, NULL,
@@ -107,10 +108,21 @@ static int parse_options(int argc, char **argv, record_options *o)
         CLI_INT("max-frame-bytes", 0, &o->max_frame_bytes, 1024, UINT64_MAX, "B",
                 "largest fragmented frame assembled (payload bytes; a larger one's fragments are oversized)"),
         CLI_STRING("repair", 0, &o->repair, "NAME", "rebuild the meta of a recording whose recorder died, then exit"),
+        CLI_STRING("import-iq", 0, &o->import.source, "SOURCE",
+                   "import another tool's IQ (SigMF SOURCE, or a raw file) as IQ cubes into NAME, then exit"),
+        CLI_INT("channels", 0, &o->import.channels, 0, 65535, "C",
+                "--import-iq: channels, interleaved (raw files; SigMF: core:num_channels)"),
+        CLI_INT("pulses", 0, &o->import.pulses, 0, 1000000, "P", "--import-iq: pulses a cube"),
+        CLI_INT("gates", 0, &o->import.gates, 0, 100000000, "G", "--import-iq: range gates a pulse"),
+        CLI_STRING("iq-format", 0, &o->import.format, "F",
+                   "--import-iq, raw files: cf32_le, ci16_le or cf64_le (SigMF: core:datatype)"),
+        CLI_DOUBLE("iq-scale", 0, &o->import.scale, 1e-30, 1e30, "S", "--import-iq: the cubes' scale (ci16_le)"),
+        CLI_DOUBLE("sample-rate", 0, &o->import.sample_rate, 0.0, 1e15, "HZ",
+                   "--import-iq: samples/s of each channel, 0 = SigMF's core:sample_rate, else none"),
         CLI_FLAG("quiet", 'q', &o->quiet, "no per-second lines, no skip or give-up lines"),
         CLI_CURVE_OPTIONS(&o->curve),
         CLI_END};
-    const cli_spec spec = {.prog = RECORD_PROG, .synopsis = "[options] NAME | --repair NAME",
+    const cli_spec spec = {.prog = RECORD_PROG, .synopsis = "[options] NAME | --repair NAME | --import-iq SOURCE NAME",
                            .description = "Records an eigstream stream into the SigMF recording NAME\n"
                                           "(NAME.sigmf-data, NAME.sigmf-meta, NAME.sigmf-index).\n",
                            .options = table, .positional_max = 1, .epilogue = record_epilogue};
@@ -121,6 +133,9 @@ static int parse_options(int argc, char **argv, record_options *o)
     o->name = args.positional_count ? args.positional[0] : NULL;
     if ((o->name == NULL) == (o->repair == NULL))
         return cli_usage_error(RECORD_PROG, "give one recording NAME, or --repair NAME");
+    if (o->import.source != NULL && (o->import.pulses == 0 || o->import.gates == 0))
+        return cli_usage_error(RECORD_PROG, "--import-iq needs --pulses and --gates");
+    o->import.description = o->description;
     if (o->max_files && !o->max_bytes)
         return cli_usage_error(RECORD_PROG, "--max-files needs --max-bytes");
     return -1;
@@ -460,6 +475,8 @@ static int tool_main(record_options *o)
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
     if (o->repair != NULL)
         return repair_main(o->repair);
+    if (o->import.source != NULL)
+        return record_import(&o->import, o->name);
 
     struct sigaction ignore = {.sa_handler = SIG_IGN};
     sigemptyset(&ignore.sa_mask);
