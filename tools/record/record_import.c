@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli_common.h"
 #include "cli_options.h"
@@ -64,17 +63,30 @@ typedef struct import_source {
     uint64_t start_ns;   /* the first sample's time, ns since 1970 */
 } import_source;
 
-/* "2026-11-23T15:04:05.123456789Z" (SigMF core:datetime) into ns; 0 or -1. */
+/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian; the
+ * standard era computation, valid for any year). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* "2026-11-23T15:04:05.123456789Z" (SigMF core:datetime, UTC) into ns since
+ * 1970; 0, or -1 for another text or a time before 1970. */
 static int parse_datetime(const char *text, uint64_t *ns)
 {
-    struct tm tm = {0};
+    int year, month, day, hour, minute, second;
     char frac[16] = "";
-    if (text == NULL || sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d%15[.0-9]", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, frac) < 6)
+    if (text == NULL || sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d%15[.0-9]", &year, &month, &day, &hour, &minute,
+                               &second, frac) < 6)
         return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    time_t s = timegm(&tm);
+    int64_t s = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+    if (s < 0)
+        return -1;
     uint64_t sub = 0, scale = 1000000000u;
     for (const char *p = frac[0] == '.' ? frac + 1 : frac; *p >= '0' && *p <= '9' && scale > 1; p++) {
         scale /= 10;
