@@ -105,6 +105,12 @@ int recording_record_decode(const uint8_t in[RECORD_BYTES], recording_layout lay
 
 /* ---- file helpers ----------------------------------------------------------------- */
 
+void recording_fd_close(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
 /* Writes all bytes, retrying short writes and EINTR; 0 or -1 with errno. */
 int recording_write_all(int fd, const void *data, size_t bytes)
 {

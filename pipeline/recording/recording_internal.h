@@ -46,6 +46,9 @@ typedef struct meta_source {
 } meta_source;
 
 
+/* Closes fd unless it is -1 (a file not opened). */
+void recording_fd_close(int fd);
+
 /* Writes all bytes, retrying short writes and EINTR; 0 or -1 with errno. */
 int recording_write_all(int fd, const void *data, size_t bytes);
 

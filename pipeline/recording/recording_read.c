@@ -416,10 +416,8 @@ void recording_reader_close(recording_reader **rp)
     if (rp == NULL || *rp == NULL)
         return;
     recording_reader *r = *rp;
-    if (r->data_fd >= 0)
-        close(r->data_fd);
-    if (r->journal_fd >= 0)
-        close(r->journal_fd);
+    recording_fd_close(r->data_fd);
+    recording_fd_close(r->journal_fd);
     free(r->description);
     free(r->index);
     free(r);

@@ -39,10 +39,8 @@ struct recording_writer {
 
 static void writer_free(recording_writer *w)
 {
-    if (w->data_fd >= 0)
-        close(w->data_fd);
-    if (w->journal_fd >= 0)
-        close(w->journal_fd);
+    recording_fd_close(w->data_fd);
+    recording_fd_close(w->journal_fd);
     free(w->description);
     free(w->recorder);
     free(w->index);

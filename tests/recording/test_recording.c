@@ -52,18 +52,26 @@ static void fill_bytes(uint8_t *p, size_t bytes, uint32_t seed)
     }
 }
 
+/* Starts f's header h: kind, seq and source timestamp (f keeps both), n,
+ * count and element. */
+static void header_begin(protocol_header *h, test_frame *f, uint8_t kind, uint64_t seq, uint64_t timestamp_ns,
+                         uint32_t n, uint32_t count, uint8_t element)
+{
+    protocol_header_init(h, kind);
+    h->seq = f->seq = seq;
+    h->timestamp_ns = f->timestamp_ns = timestamp_ns;
+    h->n = n;
+    h->count = count;
+    h->element = element;
+}
+
 /* A covariance frame of COUNT n x n matrices; per_matrix: COUNT parts, else one. */
 static void make_covariance(test_frame *f, uint32_t n, uint8_t element, uint8_t storage, int per_matrix,
                             uint64_t seq)
 {
     size_t matrix = protocol_matrix_bytes(n, element, storage);
     protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_COVARIANCE);
-    h.seq = f->seq = seq;
-    h.timestamp_ns = f->timestamp_ns = 1795445045123456789ull + seq * 1000;
-    h.n = n;
-    h.count = COUNT;
-    h.element = element;
+    header_begin(&h, f, PROTOCOL_KIND_COVARIANCE, seq, 1795445045123456789ull + seq * 1000, n, COUNT, element);
     h.storage = storage;
     h.payload_bytes = f->payload_bytes = matrix * COUNT;
     f->payload = malloc(f->payload_bytes);
@@ -95,12 +103,7 @@ static void make_eigenspace(test_frame *f, uint32_t n, uint8_t element, uint64_t
     protocol_meta_encode(&t, m, COUNT, f->payload);
     fill_bytes(f->payload + meta, data, (uint32_t)seq);
     protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_EIGENSPACE);
-    h.seq = f->seq = seq;
-    h.timestamp_ns = f->timestamp_ns = 1795445045000000000ull + seq;
-    h.n = n;
-    h.count = COUNT;
-    h.element = element;
+    header_begin(&h, f, PROTOCOL_KIND_EIGENSPACE, seq, 1795445045000000000ull + seq, n, COUNT, element);
     h.mode = PROTOCOL_MODE_SIGNAL;
     h.payload_bytes = f->payload_bytes;
     protocol_header_encode(&h, f->header);
@@ -601,13 +604,8 @@ static void test_frames_layout_walk(void)
 static void make_iq(test_frame *f, uint64_t seq, int per_pulse)
 {
     protocol_header h;
-    protocol_header_init(&h, PROTOCOL_KIND_IQ);
-    h.seq = f->seq = seq;
-    h.timestamp_ns = f->timestamp_ns = 1795445045000000000ull + seq;
-    h.n = IQ_C;
-    h.count = IQ_P;
+    header_begin(&h, f, PROTOCOL_KIND_IQ, seq, 1795445045000000000ull + seq, IQ_C, IQ_P, PROTOCOL_IQ_CI16_LE);
     h.gates = IQ_G;
-    h.element = PROTOCOL_IQ_CI16_LE;
     h.storage = PROTOCOL_IQ_PCG;
     h.scale = 0.5f;
     h.payload_bytes = f->payload_bytes = IQ_C * IQ_P * IQ_G * 4; /* ci16_le: 4 bytes a sample */

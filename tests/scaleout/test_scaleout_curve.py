@@ -111,6 +111,18 @@ def curve_client(sock, keys, server, client):
     sock.curve_publickey, sock.curve_secretkey = keys.pyzmq(client)
 
 
+def client_socket(ctx, kind, keys, server, client, identity=None):
+    """A socket of kind, lingering 0, a CURVE client of server with client's keys (None: plain
+    text); identity, when given, set before the handshake."""
+    s = ctx.socket(kind)
+    s.setsockopt(zmq.LINGER, 0)
+    if identity is not None:
+        s.setsockopt(zmq.IDENTITY, identity)
+    if client is not None:
+        curve_client(s, keys, server, client)
+    return s
+
+
 def daemon_config(keys, name, back, out, out_bind=True):
     return f'''
 input = {{ endpoint = "tcp://127.0.0.1:{back}"; pattern = "dispatch"; bind = false; heartbeat_ms = 1000; }};
@@ -175,10 +187,7 @@ class CurveTopology:
 
     def subscriber(self, client):
         """A SUB of the merge's output with client's keys (None: plain text)."""
-        s = self.ctx.socket(zmq.SUB)
-        s.setsockopt(zmq.LINGER, 0)
-        if client is not None:
-            curve_client(s, self.keys, "merge", client)
+        s = client_socket(self.ctx, zmq.SUB, self.keys, "merge", client)
         s.setsockopt(zmq.SUBSCRIBE, b"")
         s.connect(f"tcp://127.0.0.1:{self.out}")
         return s
@@ -323,11 +332,7 @@ def test_flipped(tmp):
 def rogue_dealer(top, client):
     """A DEALER on the dispatcher's back end, CURVE with client's keys (None: plain text),
     that says READY with credit 4e9 as soon as it can."""
-    s = top.ctx.socket(zmq.DEALER)
-    s.setsockopt(zmq.LINGER, 0)
-    s.setsockopt(zmq.IDENTITY, f"rogue-{client}".encode())
-    if client is not None:
-        curve_client(s, top.keys, "dispatch", client)
+    s = client_socket(top.ctx, zmq.DEALER, top.keys, "dispatch", client, f"rogue-{client}".encode())
     s.connect(f"tcp://127.0.0.1:{top.back}")
     try:
         s.send(ts.control(READY, credit=4_000_000_000, heartbeat_ms=1000), zmq.DONTWAIT)
@@ -338,10 +343,7 @@ def rogue_dealer(top, client):
 
 def rogue_pusher(top, client):
     """A PUSH on the dispatcher's front end with client's keys (None: plain text) and one frame."""
-    s = top.ctx.socket(zmq.PUSH)
-    s.setsockopt(zmq.LINGER, 0)
-    if client is not None:
-        curve_client(s, top.keys, "dispatch", client)
+    s = client_socket(top.ctx, zmq.PUSH, top.keys, "dispatch", client)
     s.connect(f"tcp://127.0.0.1:{top.front}")
     try:
         s.send_multipart(ec.encode_covariance(1000, 0, np.eye(N)[None].repeat(CELLS, 0) + 0j), zmq.DONTWAIT)

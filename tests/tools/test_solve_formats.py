@@ -25,21 +25,12 @@ import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not installed for", sys.executable)
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from solve_common import THRESHOLD, fail, failures  # noqa: E402  (exits 77 without NumPy)
+import numpy as np  # noqa: E402
 
 SOLVE, SCRATCH = sys.argv[1:3]
 MAT_WRITE = sys.argv[3] if len(sys.argv) > 3 else None
-THRESHOLD = 60.0
-failures = []
-
-
-def fail(case, message):
-    failures.append(f"{case}: {message}")
-    print(f"FAIL {case}: {message}", file=sys.stderr)
 
 
 def path(name):

@@ -11,20 +11,11 @@ import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("SKIP: numpy is not installed for", sys.executable)
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from solve_common import THRESHOLD, fail, failures  # noqa: E402  (exits 77 without NumPy)
+import numpy as np  # noqa: E402
 
 SOLVE, GEN, SCRATCH, BACKEND = sys.argv[1:5]
-THRESHOLD = 60.0
-failures = []
-
-
-def fail(case, message):
-    failures.append(f"{case}: {message}")
-    print(f"FAIL {case}: {message}", file=sys.stderr)
 
 
 def path(name):
