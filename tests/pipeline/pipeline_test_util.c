@@ -58,6 +58,47 @@ static int bind_wildcard(void *s, char *endpoint, size_t bytes)
     return zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, endpoint, &len);
 }
 
+/* A PAIR on d's context that receives push's handshake events. */
+static int monitor_handshakes(test_daemon *d)
+{
+    char name[64];
+    int linger = 0;
+    snprintf(name, sizeof name, "inproc://test-push-monitor-%p", (void *)d);
+    if (zmq_socket_monitor(d->push, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
+        return -1;
+    d->push_monitor = zmq_socket(d->zmq, ZMQ_PAIR);
+    if (d->push_monitor == NULL)
+        return -1;
+    zmq_setsockopt(d->push_monitor, ZMQ_LINGER, &linger, sizeof linger);
+    return zmq_connect(d->push_monitor, name);
+}
+
+int test_wait_input_connections(test_daemon *d, int count, int timeout_ms)
+{
+    int seen = 0;
+    if (d->push_monitor == NULL)
+        return -1;
+    while (seen < count) {
+        zmq_msg_t event, endpoint;
+        zmq_pollitem_t item = {.socket = d->push_monitor, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, timeout_ms) <= 0)
+            return -1;
+        zmq_msg_init(&event);
+        zmq_msg_init(&endpoint);
+        int ok = zmq_msg_recv(&event, d->push_monitor, 0) >= 0 && zmq_msg_more(&event) &&
+                 zmq_msg_recv(&endpoint, d->push_monitor, 0) >= 0 && zmq_msg_size(&event) >= 2;
+        uint16_t id = 0;
+        if (ok)
+            memcpy(&id, zmq_msg_data(&event), sizeof id);
+        zmq_msg_close(&event);
+        zmq_msg_close(&endpoint);
+        if (!ok)
+            return -1;
+        seen += id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+    }
+    return 0;
+}
+
 int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag)
 {
     return test_daemon_start_hwm(d, cfg, ipc_tag, 1000);
@@ -88,6 +129,10 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
         cfg->output.bind = 1;
     } else {
         /* The test binds on free ports and the daemon connects. */
+        if (cfg->input.io_threads > 1 && monitor_handshakes(d) != 0) {
+            fprintf(stderr, "test: cannot monitor the input: %s\n", zmq_strerror(errno));
+            return -1;
+        }
         if (bind_wildcard(d->push, cfg->input.endpoint, CONFIG_STRING_MAX) != 0 ||
             bind_wildcard(d->pull, cfg->output.endpoint, CONFIG_STRING_MAX) != 0) {
             fprintf(stderr, "test: cannot bind: %s\n", zmq_strerror(errno));
@@ -181,6 +226,10 @@ pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counter
     pthread_join(d->thread, NULL);
     if (final_counters != NULL)
         pipeline_get_counters(d->p, final_counters);
+    if (d->push_monitor != NULL) {
+        zmq_socket_monitor(d->push, NULL, 0);
+        zmq_close(d->push_monitor);
+    }
     zmq_close(d->push);
     zmq_close(d->pull);
     pipeline_destroy(&d->p);

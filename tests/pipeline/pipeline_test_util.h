@@ -23,6 +23,7 @@ typedef struct test_daemon {
     void *zmq;
     void *push; /* test -> daemon input */
     void *pull; /* daemon output -> test (PULL or SUB) */
+    void *push_monitor; /* handshakes on push, when the daemon opens several input connections */
 } test_daemon;
 
 /* Small-frame defaults for the tests: n, matrices, lapack backend (the
@@ -42,6 +43,12 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
  * receive HWM rcvhwm, subscribed to eigenspace frames and connected to the
  * daemon's output endpoint; not joined yet (test_pub_join). NULL on failure. */
 void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm);
+
+/* Waits until `count` connections to the test's input PUSH have completed
+ * their ZeroMQ handshake (a daemon started with input.io_threads > 1 on
+ * tcp: the start monitors the PUSH from before its bind). 0, or -1 after
+ * timeout_ms (a deadline for a stuck run only). */
+int test_wait_input_connections(test_daemon *d, int count, int timeout_ms);
 
 /* pipeline_stop, join, then destroy everything. Returns pipeline_run's result. */
 pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters);

@@ -248,7 +248,8 @@ static void case_io_threads(void)
         CHECK(0, "start io_threads");
         return;
     }
-    test_sleep_ms(200); /* the three connections up (fewer would still keep the order) */
+    /* The three connections up, so that the PUSH deals over all of them. */
+    CHECK(test_wait_input_connections(&d, 3, 60000) == 0, "io_threads: three input connections not up in 60 s");
     void *a = make_frames(frames, n, m, Z, 0);
     const int skip = frames - 20; /* among the last seqs the merge remembers going past */
     for (int f = 0; f < frames; f++) {
