@@ -174,6 +174,16 @@ static int apply_overrides(const options *o, eigstream_config *cfg)
  * a signal delivered to one of those must still reach the watcher. */
 static int signal_pipe[2] = {-1, -1};
 
+/* SIGINT, SIGTERM and SIGHUP: blocked in every thread main starts, taken by
+ * the watcher (signal_main) and any thread a library started before main. */
+static void stop_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
 static void signal_forward(int sig)
 {
     int saved = errno;
@@ -196,6 +206,15 @@ static void *signal_main(void *arg)
     signal_context *ctx = arg;
     pipeline *p = ctx->p;
     int stops = 0;
+    /* Inherited blocked from main: unblocked here, so that the handler always
+     * has a thread to run on. Without this, a process in which no library
+     * started a thread before main (OpenBLAS held to one thread by
+     * OPENBLAS_NUM_THREADS=1, or on one core) left every signal pending for
+     * ever: SIGTERM did nothing. One that came before this thread started
+     * is delivered now. */
+    sigset_t stop_signals;
+    stop_signal_set(&stop_signals);
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
     for (;;) {
         unsigned char b;
         ssize_t got = read(signal_pipe[0], &b, 1);
@@ -298,16 +317,14 @@ int main(int argc, char **argv)
     log_set_level(cfg.log.level);
 
     /* Our threads (stages, ZeroMQ's) never take the signals: blocked before
-     * they start and inherited; the handler forwards them to the watcher. */
+     * they start and inherited; the watcher unblocks them for itself, and the
+     * handler forwards them to it. */
     if (pipe(signal_pipe) != 0) {
         fprintf(stderr, "eigstream: pipe: %s\n", strerror(errno));
         return 1;
     }
     sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGHUP);
+    stop_signal_set(&stop_signals);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = signal_forward;

@@ -58,6 +58,47 @@ static int bind_wildcard(void *s, char *endpoint, size_t bytes)
     return zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, endpoint, &len);
 }
 
+/* A PAIR on d's context that receives push's handshake events. */
+static int monitor_handshakes(test_daemon *d)
+{
+    char name[64];
+    int linger = 0;
+    snprintf(name, sizeof name, "inproc://test-push-monitor-%p", (void *)d);
+    if (zmq_socket_monitor(d->push, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
+        return -1;
+    d->push_monitor = zmq_socket(d->zmq, ZMQ_PAIR);
+    if (d->push_monitor == NULL)
+        return -1;
+    zmq_setsockopt(d->push_monitor, ZMQ_LINGER, &linger, sizeof linger);
+    return zmq_connect(d->push_monitor, name);
+}
+
+int test_wait_input_connections(test_daemon *d, int count, int timeout_ms)
+{
+    int seen = 0;
+    if (d->push_monitor == NULL)
+        return -1;
+    while (seen < count) {
+        zmq_msg_t event, endpoint;
+        zmq_pollitem_t item = {.socket = d->push_monitor, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, timeout_ms) <= 0)
+            return -1;
+        zmq_msg_init(&event);
+        zmq_msg_init(&endpoint);
+        int ok = zmq_msg_recv(&event, d->push_monitor, 0) >= 0 && zmq_msg_more(&event) &&
+                 zmq_msg_recv(&endpoint, d->push_monitor, 0) >= 0 && zmq_msg_size(&event) >= 2;
+        uint16_t id = 0;
+        if (ok)
+            memcpy(&id, zmq_msg_data(&event), sizeof id);
+        zmq_msg_close(&event);
+        zmq_msg_close(&endpoint);
+        if (!ok)
+            return -1;
+        seen += id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+    }
+    return 0;
+}
+
 int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag)
 {
     return test_daemon_start_hwm(d, cfg, ipc_tag, 1000);
@@ -88,6 +129,10 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
         cfg->output.bind = 1;
     } else {
         /* The test binds on free ports and the daemon connects. */
+        if (cfg->input.io_threads > 1 && monitor_handshakes(d) != 0) {
+            fprintf(stderr, "test: cannot monitor the input: %s\n", zmq_strerror(errno));
+            return -1;
+        }
         if (bind_wildcard(d->push, cfg->input.endpoint, CONFIG_STRING_MAX) != 0 ||
             bind_wildcard(d->pull, cfg->output.endpoint, CONFIG_STRING_MAX) != 0) {
             fprintf(stderr, "test: cannot bind: %s\n", zmq_strerror(errno));
@@ -107,9 +152,7 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
     }
     if (pthread_create(&d->thread, NULL, run_main, d) != 0)
         return -1;
-    if (pub) /* let the subscription reach the publisher */
-        test_sleep_ms(300);
-    return 0;
+    return 0; /* a SUB output is not joined yet: test_pub_join */
 }
 
 void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm)
@@ -125,8 +168,56 @@ void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm)
         zmq_close(sub);
         return NULL;
     }
-    test_sleep_ms(300);
     return sub;
+}
+
+/* Primers are sent one at a time, each followed by a wait for it that
+ * doubles from 10 ms up to 1 s: a fast join costs one primer, a slow one
+ * about 26 s before the join gives up (TEST_JOIN_PRIMERS = 32). */
+long test_pub_join(test_daemon *d, void *sub, const void *set, uint32_t n, uint32_t matrices, uint8_t element,
+                   const test_frame_spec *spec, uint64_t first)
+{
+    const size_t frame_bytes = (size_t)matrices * n * n * eig_element_bytes(element);
+    const uint8_t *frames = set;
+    uint64_t next = first;
+    long seen = -1;
+    test_output o;
+    for (int wait_ms = 10; seen < 0 && next < first + TEST_JOIN_PRIMERS; wait_ms = wait_ms < 500 ? 2 * wait_ms : 1000) {
+        test_frame_spec s = *spec;
+        s.seq = next;
+        if (test_send_frame(d->push, frames + next * frame_bytes, n, matrices, element, &s) != 0) {
+            FAIL("join: cannot send primer seq %llu", (unsigned long long)next);
+            return -1;
+        }
+        next++;
+        if (test_receive_output(sub, &o, wait_ms) == 0) {
+            seen = (long)o.header.seq;
+            CHECK(o.header.seq >= first && o.header.seq < next, "join: primer seq %ld, sent %llu..%llu", seen,
+                  (unsigned long long)first, (unsigned long long)next - 1);
+            test_check_output(&o, o.header.seq < next ? frames + o.header.seq * frame_bytes : NULL, n, matrices,
+                              element, "join primer");
+            test_output_free(&o);
+        }
+    }
+    if (seen < 0) {
+        FAIL("join: none of %d primers reached the subscriber", TEST_JOIN_PRIMERS);
+        return -1;
+    }
+    /* The subscription holds from the primer seen on: each later primer arrives, in order. */
+    while ((uint64_t)seen + 1 < next) {
+        if (test_receive_output(sub, &o, 30000) != 0) {
+            FAIL("join: primer after seq %ld of %llu..%llu did not arrive", seen, (unsigned long long)first,
+                 (unsigned long long)next - 1);
+            return -1;
+        }
+        CHECK((long)o.header.seq == seen + 1, "join: primer seq %llu after %ld", (unsigned long long)o.header.seq,
+              seen);
+        seen = (long)o.header.seq;
+        test_check_output(&o, o.header.seq < next ? frames + o.header.seq * frame_bytes : NULL, n, matrices,
+                          element, "join primer");
+        test_output_free(&o);
+    }
+    return (long)next;
 }
 
 pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters)
@@ -135,6 +226,10 @@ pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counter
     pthread_join(d->thread, NULL);
     if (final_counters != NULL)
         pipeline_get_counters(d->p, final_counters);
+    if (d->push_monitor != NULL) {
+        zmq_socket_monitor(d->push, NULL, 0);
+        zmq_close(d->push_monitor);
+    }
     zmq_close(d->push);
     zmq_close(d->pull);
     pipeline_destroy(&d->p);

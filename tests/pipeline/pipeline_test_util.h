@@ -23,6 +23,7 @@ typedef struct test_daemon {
     void *zmq;
     void *push; /* test -> daemon input */
     void *pull; /* daemon output -> test (PULL or SUB) */
+    void *push_monitor; /* handshakes on push, when the daemon opens several input connections */
 } test_daemon;
 
 /* Small-frame defaults for the tests: n, matrices, lapack backend (the
@@ -33,16 +34,22 @@ void test_config(eigstream_config *cfg, int n, int matrices);
 /* Test binds its sockets on tcp://127.0.0.1:* (or the given ipc paths when
  * ipc_tag is not NULL: the daemon binds then), points cfg at them, creates
  * and starts the pipeline in a thread. Output is PUSH->PULL unless
- * cfg->output.pattern is PUB (then a SUB with a short join delay). */
+ * cfg->output.pattern is PUB: then a SUB, which test_pub_join joins. */
 int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag);
 /* The same with the test's output socket's receive HWM pull_hwm (1000 above):
  * a small one lets a test that does not read stall the daemon's output. */
 int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc_tag, int pull_hwm);
 /* PUB output bound by the daemon (ipc_tag): a new SUB on d's context,
  * receive HWM rcvhwm, subscribed to eigenspace frames and connected to the
- * daemon's output endpoint, after the subscription has had time to reach
- * the publisher. NULL on failure. */
+ * daemon's output endpoint; not joined yet (test_pub_join). NULL on failure. */
 void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm);
+
+/* Waits until `count` connections to the test's input PUSH have completed
+ * their ZeroMQ handshake (a daemon started with input.io_threads > 1 on
+ * tcp: the start monitors the PUSH from before its bind). 0, or -1 after
+ * timeout_ms (a deadline for a stuck run only). */
+int test_wait_input_connections(test_daemon *d, int count, int timeout_ms);
+
 /* pipeline_stop, join, then destroy everything. Returns pipeline_run's result. */
 pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counters);
 
@@ -61,6 +68,23 @@ typedef struct test_frame_spec {
  * triangles, complex double or float by element) as spec says. */
 int test_send_frame(void *push, const void *a, uint32_t n, uint32_t matrices, uint8_t element,
                     const test_frame_spec *spec);
+
+/* The most primers test_pub_join sends: a frame set used with it holds
+ * TEST_JOIN_PRIMERS frames more than its test sends, per join. */
+#define TEST_JOIN_PRIMERS 32
+/* Readiness of a PUB subscriber by handshake, not by a sleep: a frame
+ * published before the subscription reaches the daemon goes to nobody, and
+ * nothing else says when it has. Sends primers, frame s of `set` (matrices
+ * n x n of element, consecutive frames) as seq s from `first` on (spec's other
+ * fields as given, e.g. snapshots), one at a time until `sub` receives one,
+ * then receives every primer sent after it, so that none is left in flight:
+ * every later frame published reaches `sub` (or is counted dropped). Each
+ * primer received is checked against LAPACK. Returns the next seq to send
+ * (first + primers sent; the daemon publishes each of them, to nobody or to
+ * sub), or -1 (a failed CHECK) when no primer arrived. */
+long test_pub_join(test_daemon *d, void *sub, const void *set, uint32_t n, uint32_t matrices, uint8_t element,
+                   const test_frame_spec *spec, uint64_t first);
+
 /* Sends raw parts (for malformed messages). */
 int test_send_parts(void *push, const void *const *part, const size_t *bytes, size_t parts);
 /* Encodes a covariance header for a full-storage frame. */

@@ -44,7 +44,12 @@ def record_sim(tmp, name, rate, extra=()):
     path = os.path.join(tmp, name)
     rec = subprocess.Popen([RECORD, "--endpoint", endpoint, "--bind", "--frames", str(FRAMES), "--quiet", path],
                            stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
+    # Bound once its ipc socket file exists (zmq_bind creates it listening):
+    # waited for, so that the sim's frames never queue for a late recorder.
+    socket_file, deadline = endpoint[len("ipc://"):], time.time() + 60
+    while not os.path.exists(socket_file) and rec.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    check(os.path.exists(socket_file), f"eigstream-record did not bind {endpoint}")
     sim = subprocess.run([SIM, "--endpoint", endpoint, "--n", str(N), "--cells", str(CELLS), "--frames",
                           str(FRAMES), "--rate", str(rate), "--snapshots", "64", "--quiet", *extra],
                          capture_output=True, text=True, timeout=60)

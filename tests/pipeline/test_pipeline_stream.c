@@ -248,7 +248,8 @@ static void case_io_threads(void)
         CHECK(0, "start io_threads");
         return;
     }
-    test_sleep_ms(200); /* the three connections up (fewer would still keep the order) */
+    /* The three connections up, so that the PUSH deals over all of them. */
+    CHECK(test_wait_input_connections(&d, 3, 60000) == 0, "io_threads: three input connections not up in 60 s");
     void *a = make_frames(frames, n, m, Z, 0);
     const int skip = frames - 20; /* among the last seqs the merge remembers going past */
     for (int f = 0; f < frames; f++) {
@@ -279,7 +280,8 @@ static void case_io_threads(void)
 }
 
 /* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
- * snapshot count: d must match an independent MDL on LAPACK's values. */
+ * snapshot count: d must match an independent MDL on LAPACK's values. The
+ * subscriber joins by handshake (test_pub_join), then gets every frame. */
 static void case_ipc_signal_mdl(void)
 {
     const int n = 16, m = 6, frames = 4;
@@ -294,13 +296,20 @@ static void case_ipc_signal_mdl(void)
         CHECK(0, "start");
         return;
     }
-    void *a = make_frames(frames, n, m, Z, 1);
+    void *a = make_frames(TEST_JOIN_PRIMERS + frames, n, m, Z, 1);
+    const test_frame_spec primer = {.snapshots = (uint32_t)(2 * n)};
+    long first = test_pub_join(&d, d.pull, a, n, m, Z, &primer, 0);
+    if (first < 0) {
+        test_daemon_stop(&d, NULL);
+        free(a);
+        return;
+    }
     for (int f = 0; f < frames; f++) {
-        test_frame_spec s = {.seq = (uint64_t)f, .snapshots = (uint32_t)(2 * n)};
-        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+        test_frame_spec s = {.seq = (uint64_t)(first + f), .snapshots = (uint32_t)(2 * n)};
+        test_send_frame(d.push, frame_at(a, (int)first + f, n, m, Z), n, m, Z, &s);
     }
     /* No snapshot count anywhere: MDL cannot run, the frame is rejected. */
-    test_frame_spec bad = {.seq = 99, .snapshots = 0};
+    test_frame_spec bad = {.seq = (uint64_t)(first + frames), .snapshots = 0};
     test_send_frame(d.push, frame_at(a, 0, n, m, Z), n, m, Z, &bad);
 
     int three = 0;
@@ -310,9 +319,9 @@ static void case_ipc_signal_mdl(void)
             CHECK(0, "output %d missing", f);
             break;
         }
-        CHECK(o.header.seq == (uint64_t)f && o.header.mode == PROTOCOL_MODE_SIGNAL, "seq %llu mode %u",
+        CHECK(o.header.seq == (uint64_t)(first + f) && o.header.mode == PROTOCOL_MODE_SIGNAL, "seq %llu mode %u",
               (unsigned long long)o.header.seq, o.header.mode);
-        test_check_output(&o, frame_at(a, f, n, m, Z), n, m, Z, "ipc_signal_mdl");
+        test_check_output(&o, frame_at(a, (int)first + f, n, m, Z), n, m, Z, "ipc_signal_mdl");
         /* Walk the data part for each matrix's values. */
         const uint8_t *p = o.data;
         for (int b = 0; b < m; b++) {
@@ -630,21 +639,40 @@ static void case_malformed_alternate(void)
     run_rejects(2, 20, alternate_after, "malformed_alternate");
 }
 
-/* Receives outputs until none arrives for idle_ms; checks each output
- * against its input (frame_at(a, seq)) and counts the times seq did not
- * increase in *restarts. Returns the count. */
-static int receive_all(void *sub, const void *a, int n, int m, int idle_ms, int *restarts, const char *label)
+/* Receives outputs until the daemon has accounted for `total` frames (out +
+ * dropped, its counters) and sub holds none of them any more: every frame
+ * published after the first `before` outputs (which the test received
+ * beforehand) has arrived, out - before of them. An end by
+ * counts, not by a quiet spell, so a slow machine cannot cut it short;
+ * 60 s without progress fails. Checks each output against its input
+ * (frame_at(a, seq)) and counts the times seq did not increase in
+ * *restarts. Returns the count received. */
+static int receive_all(test_daemon *d, void *sub, const void *a, int n, int m, uint64_t total, uint64_t before,
+                       int *restarts, const char *label)
 {
     long last_seq = -1;
     int got = 0;
     test_output o;
-    while (test_receive_output(sub, &o, idle_ms) == 0) {
-        *restarts += (long)o.header.seq <= last_seq;
-        last_seq = (long)o.header.seq;
-        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
-        test_output_free(&o);
-        got++;
+    for (int idle_ms = 0; idle_ms < 60000;) {
+        if (test_receive_output(sub, &o, 50) == 0) {
+            *restarts += (long)o.header.seq <= last_seq;
+            last_seq = (long)o.header.seq;
+            test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, label);
+            test_output_free(&o);
+            got++;
+            idle_ms = 0;
+            continue;
+        }
+        idle_ms += 50;
+        pipeline_counters c;
+        pipeline_get_counters(d->p, &c);
+        uint64_t dropped = 0;
+        for (int r = 0; r < METRICS_DROP_COUNT_; r++)
+            dropped += c.dropped[r];
+        if (c.out + dropped >= total && c.in_flight == 0 && (uint64_t)got + before >= c.out)
+            return got;
     }
+    CHECK(0, "%s: %d outputs received, the rest did not come within 60 s", label, got);
     return got;
 }
 
@@ -656,10 +684,13 @@ static void send_frames(test_daemon *d, const void *a, int n, int m, int first, 
     }
 }
 
-/* Fault injection: a PUB subscriber that stops reading for 2.5 s, then
- * resumes. XPUB NODROP: every frame is delivered to it or counted as
- * subscriber_slow, none lost silently; the subscriber's count and gaps
- * agree with the counters. */
+/* Fault injection: a PUB subscriber (joined by handshake) that stops
+ * reading until the publisher has given up on a frame, then resumes. XPUB
+ * NODROP: every frame is delivered to it or counted as subscriber_slow, none
+ * lost silently; the subscriber's count and gaps agree with the counters.
+ * The stall ends on the first subscriber_slow drop, not after a time: the
+ * subscriber holds 1 frame and the publisher's HWM 2 (and the connection a
+ * few more), far fewer than `frames`, so a drop must come on any machine. */
 static void case_subscriber_stall(void)
 {
     const int n = 32, m = 8, frames = 40;
@@ -675,19 +706,33 @@ static void case_subscriber_stall(void)
     }
     zmq_close(d.pull); /* the default SUB buffers 1000 frames: one that holds 1 stalls sooner */
     d.pull = test_subscribe(&d, cfg.output.endpoint, 1);
-    void *a = make_frames(frames, n, m, Z, 0);
-    send_frames(&d, a, n, m, 0, frames);
-    test_sleep_ms(2500); /* the stall */
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "subscriber_stall");
-    CHECK(restarts == 0, "subscriber_stall: outputs out of order");
-    CHECK(test_wait_done(&d, frames, 10000) == 0, "subscriber_stall: not all accounted for");
+    void *a = make_frames(TEST_JOIN_PRIMERS + frames, n, m, Z, 0);
+    const test_frame_spec primer = {0};
+    long first = test_pub_join(&d, d.pull, a, n, m, Z, &primer, 0);
+    if (first < 0) {
+        test_daemon_stop(&d, NULL);
+        free(a);
+        return;
+    }
+    send_frames(&d, a, n, m, (int)first, frames);
     pipeline_counters c;
+    for (int waited = 0; waited < 60000; waited += 10) { /* the stall */
+        pipeline_get_counters(d.p, &c);
+        if (c.dropped[METRICS_DROP_SUBSCRIBER] > 0)
+            break;
+        test_sleep_ms(10);
+    }
+    CHECK(c.dropped[METRICS_DROP_SUBSCRIBER] > 0, "subscriber_stall: no frame dropped in 60 s of a stalled subscriber");
+    const uint64_t total = (uint64_t)first + frames;
+    int restarts = 0, got = receive_all(&d, d.pull, a, n, m, total, (uint64_t)first, &restarts, "subscriber_stall");
+    CHECK(restarts == 0, "subscriber_stall: outputs out of order");
     test_daemon_stop(&d, &c);
-    fprintf(stderr, "subscriber_stall: in=%llu out=%llu received=%d dropped(subscriber_slow)=%llu\n",
-            (unsigned long long)c.in, (unsigned long long)c.out, got,
+    fprintf(stderr, "subscriber_stall: %ld primers, in=%llu out=%llu received=%d dropped(subscriber_slow)=%llu\n",
+            first, (unsigned long long)c.in, (unsigned long long)c.out, got,
             (unsigned long long)c.dropped[METRICS_DROP_SUBSCRIBER]);
-    CHECK(c.in == (uint64_t)frames && (uint64_t)got == c.out, "subscriber_stall: in=%llu out=%llu received %d",
-          (unsigned long long)c.in, (unsigned long long)c.out, got);
+    CHECK(c.in == total && (uint64_t)got + (uint64_t)first == c.out,
+          "subscriber_stall: in=%llu out=%llu received %d after %ld primers", (unsigned long long)c.in,
+          (unsigned long long)c.out, got, first);
     CHECK(c.dropped[METRICS_DROP_SUBSCRIBER] > 0 && c.dropped[METRICS_DROP_SUBSCRIBER] == (uint64_t)(frames - got),
           "subscriber_stall: %d frames missing, %llu counted subscriber_slow", frames - got,
           (unsigned long long)c.dropped[METRICS_DROP_SUBSCRIBER]);
@@ -696,8 +741,9 @@ static void case_subscriber_stall(void)
 }
 
 /* Fault injection: the subscriber disconnects and another connects. While
- * it is connected a subscriber gets every frame; frames published while
- * nobody subscribes are counted as published (PUB semantics). */
+ * it is connected (joined by handshake) a subscriber gets every frame;
+ * frames published while nobody subscribes are counted as published (PUB
+ * semantics). */
 static void case_subscriber_reconnect(void)
 {
     const int n = 8, m = 2, phase = 10;
@@ -709,28 +755,44 @@ static void case_subscriber_reconnect(void)
         CHECK(0, "start");
         return;
     }
-    void *a = make_frames(3 * phase, n, m, Z, 0);
-    send_frames(&d, a, n, m, 0, phase);
+    void *a = make_frames(3 * phase + 2 * TEST_JOIN_PRIMERS, n, m, Z, 0);
+    const test_frame_spec primer = {0};
+    long next = test_pub_join(&d, d.pull, a, n, m, Z, &primer, 0);
+    if (next < 0) {
+        test_daemon_stop(&d, NULL);
+        free(a);
+        return;
+    }
+    send_frames(&d, a, n, m, (int)next, phase);
     CHECK(receive_and_check(&d, a, n, m, Z, phase, "reconnect: first subscriber") == phase, "first subscriber");
+    next += phase;
     zmq_close(d.pull);
     d.pull = NULL;
-    send_frames(&d, a, n, m, phase, phase); /* published to nobody */
-    CHECK(test_wait_done(&d, 2 * phase, 10000) == 0, "reconnect: frames without a subscriber not accounted for");
+    send_frames(&d, a, n, m, (int)next, phase); /* published to nobody */
+    next += phase;
+    CHECK(test_wait_done(&d, (uint64_t)next, 60000) == 0, "reconnect: frames without a subscriber not accounted for");
     d.pull = test_subscribe(&d, cfg.output.endpoint, 1000);
-    send_frames(&d, a, n, m, 2 * phase, phase);
+    next = test_pub_join(&d, d.pull, a, n, m, Z, &primer, (uint64_t)next);
+    if (next < 0) {
+        test_daemon_stop(&d, NULL);
+        free(a);
+        return;
+    }
+    send_frames(&d, a, n, m, (int)next, phase);
     test_output o;
-    for (int f = 2 * phase; f < 3 * phase; f++) {
+    for (long f = next; f < next + phase; f++) {
         if (test_receive_output(d.pull, &o, 10000) != 0) {
-            CHECK(0, "reconnect: seq %d missing", f);
+            CHECK(0, "reconnect: seq %ld missing", f);
             break;
         }
-        CHECK(o.header.seq == (uint64_t)f, "reconnect: seq %llu, expected %d", (unsigned long long)o.header.seq, f);
+        CHECK(o.header.seq == (uint64_t)f, "reconnect: seq %llu, expected %ld", (unsigned long long)o.header.seq, f);
+        test_check_output(&o, frame_at(a, (int)o.header.seq, n, m, Z), (uint32_t)n, (uint32_t)m, Z, "reconnect");
         test_output_free(&o);
     }
     pipeline_counters c;
     test_daemon_stop(&d, &c);
-    CHECK(c.in == (uint64_t)(3 * phase) && c.out == c.in, "reconnect: in=%llu out=%llu", (unsigned long long)c.in,
-          (unsigned long long)c.out);
+    CHECK(c.in == (uint64_t)(next + phase) && c.out == c.in, "reconnect: in=%llu out=%llu, sent %ld",
+          (unsigned long long)c.in, (unsigned long long)c.out, next + phase);
     check_accounting(&c, "reconnect");
     free(a);
 }
@@ -750,7 +812,7 @@ static void case_source_restart(void)
     void *a = make_frames(first, n, m, Z, 0);
     send_frames(&d, a, n, m, 0, first);
     send_frames(&d, a, n, m, 0, second);
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 1000, &restarts, "source_restart");
+    int restarts = 0, got = receive_all(&d, d.pull, a, n, m, first + second, 0, &restarts, "source_restart");
     pipeline_counters c;
     test_daemon_stop(&d, &c);
     CHECK(got == first + second && c.out == (uint64_t)got && c.source_restarts == 1 && restarts == 1,
@@ -974,7 +1036,7 @@ static void case_solver_error(void)
     }
     void *a = make_frames(frames, n, m, Z, 0);
     send_each_done(&d, a, n, m, frames, "solver_error");
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, "solver_error");
+    int restarts = 0, got = receive_all(&d, d.pull, a, n, m, frames, 0, &restarts, "solver_error");
     pipeline_counters c;
     CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "solver_error: run result");
     CHECK(got == frames - 2 && c.out == (uint64_t)got && c.dropped[METRICS_DROP_SOLVER] == 2 &&
@@ -1056,7 +1118,7 @@ static void run_fallback(int workers, const char *label)
     }
     void *a = make_frames(frames, n, m, Z, 0);
     send_each_done(&d, a, n, m, frames, label);
-    int restarts = 0, got = receive_all(d.pull, a, n, m, 500, &restarts, label);
+    int restarts = 0, got = receive_all(&d, d.pull, a, n, m, frames, 0, &restarts, label);
     CHECK(strcmp(pipeline_backend_name(d.p), "cpu") == 0, "%s: backend %s after the fallback", label,
           pipeline_backend_name(d.p));
     pipeline_counters c;

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -307,9 +308,16 @@ def case_repair(tmp):
     push_frames(endpoint, msgs)
     data, journal = os.path.join(tmp, "crash.sigmf-data"), os.path.join(tmp, "crash.sigmf-index")
     samples = sum(len(p) for p in msgs[0][1:])
-    deadline = time.time() + 20  # the journal entries (record and head) follow each frame's samples
-    while time.time() < deadline and (not os.path.exists(journal) or os.path.getsize(journal) < 16 + 6 * 128):
+
+    def size(path):
+        return os.path.getsize(path) if os.path.exists(path) else 0
+
+    # The journal entries (a 64-byte record and the 64-byte head a frame, after a 16-byte header)
+    # follow each frame's samples: waited for, not slept for.
+    deadline = time.time() + 60
+    while time.time() < deadline and size(journal) < 16 + 6 * 128:
         time.sleep(0.05)
+    check(size(journal) >= 16 + 6 * 128, f"the recorder journaled {(size(journal) - 16) // 128} of 6 frames in 60 s")
     proc.send_signal(signal.SIGKILL)
     finish(proc)
     cut = samples // 2
@@ -743,10 +751,21 @@ def case_linger(tmp):
     pull.setsockopt(zmq.RCVHWM, 1)
     pull.setsockopt(zmq.RCVBUF, 4096)
     pull.bind(f"ipc://{tmp}/stuck")
-    proc = subprocess.Popen([REPLAY, "--endpoint", f"ipc://{tmp}/stuck", "--max", "--linger-ms", "1000", "--quiet",
+    proc = subprocess.Popen([REPLAY, "--endpoint", f"ipc://{tmp}/stuck", "--max", "--linger-ms", "1000",
                              os.path.join(tmp, "stuck")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)  # 20 frames of 1 MB cannot pass a receiver that reads nothing: the replay is blocked
-    check(proc.poll() is None, "the replay did not block on a receiver that reads nothing")
+    # 20 frames of 1 MB cannot pass a receiver that reads nothing: the replay
+    # blocks, and says so once it has waited 10 s (its words, not a sleep of
+    # ours, so that a slow start cannot leave nothing queued yet).
+    said = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if not select.select([proc.stderr], [], [], 1.0)[0]:
+            continue
+        said.append(proc.stderr.readline())
+        if "has taken nothing for 10 s" in said[-1]:
+            break
+    check(proc.poll() is None and said and "has taken nothing for 10 s" in said[-1],
+          f"the replay did not block on a receiver that reads nothing: {''.join(said)!r}")
     t = time.monotonic()
     proc.send_signal(signal.SIGINT)
     status, out = finish(proc, 30)

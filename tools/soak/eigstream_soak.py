@@ -97,7 +97,7 @@ def count_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def metrics_url(daemon_log, daemon, timeout=20.0):
+def metrics_url(daemon_log, daemon, timeout=60.0):
     """The daemon's /api/metrics URL, from the "dashboard: http://HOST:PORT/"
     line of its log; None when the daemon exits or says nothing in timeout s."""
     deadline = time.monotonic() + timeout
@@ -122,6 +122,22 @@ def latest_metrics(url, last):
         return last
 
 
+def settled_metrics(url, sent, timeout=30.0):
+    """The daemon's metrics document once it accounts for every frame the
+    simulator sent (frames in >= sent, none in flight): the document is
+    refreshed every metrics interval, so one read right after the run may
+    predate its last frames, more so on a loaded machine. After timeout s
+    (frames lost: the verdict says so) the last one read, or None."""
+    deadline, doc = time.monotonic() + timeout, None
+    while url is not None:
+        doc = latest_metrics(url, doc)
+        frames = (doc or {}).get("frames", {})
+        if (frames.get("in", 0) >= sent and frames.get("in_flight") == 0) or time.monotonic() > deadline:
+            return doc
+        time.sleep(0.1)
+    return doc
+
+
 def sample_row(t, pid, url, doc):
     """One samples.csv row at t seconds: /proc figures, then the counters of
     the metrics document at url (doc when none comes); (row, document)."""
@@ -141,8 +157,7 @@ def start_processes(a, eps, out, cfg):
     daemon_log = open(os.path.join(out, "daemon.log"), "w")
     daemon = subprocess.Popen([os.path.join(a.build, "app", "eigstream"), "-c", cfg],
                               stderr=daemon_log, stdout=daemon_log)
-    time.sleep(1.0)
-    url = metrics_url(os.path.join(out, "daemon.log"), daemon)
+    url = metrics_url(os.path.join(out, "daemon.log"), daemon)  # its sockets are bound by then
     frames = int(round(a.duration * a.rate))
     sink = subprocess.Popen([os.path.join(tools, "sink", "eigstream-sink"), "--endpoint", eps["out"],
                              "--pattern", "pull", "--n", str(a.n), "--frames", str(frames), "--quiet",
@@ -395,8 +410,7 @@ def main():
     finally:
         sim_rc = stop(sim, signal.SIGINT)
         sink_rc = stop(sink, signal.SIGINT)
-        time.sleep(1.5)
-        doc_final = latest_metrics(url, None)
+        doc_final = settled_metrics(url, sent)
         daemon_rc = stop(daemon)
     if sim_rc != 0:
         sent = 0  # interrupted: what it sent is unknown, count it as a failure below
