@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *part[FUZZ_PARTS_MAX];
     size_t part_bytes[FUZZ_PARTS_MAX];
     protocol_header h;
-    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h);
-    if (parts == 0 || h.kind != PROTOCOL_KIND_COVARIANCE)
+    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h, PROTOCOL_KIND_COVARIANCE);
+    if (parts == 0)
         return 0;
 
     if (!fuzz_payload_accepted(&h, part, part_bytes, parts, FUZZ_MAX_PAYLOAD_BYTES, protocol_covariance_check_sizes,

@@ -70,8 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *part[FUZZ_PARTS_MAX];
     size_t part_bytes[FUZZ_PARTS_MAX];
     protocol_header h;
-    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h);
-    if (parts < 2 || h.kind != PROTOCOL_KIND_EIGENSPACE)
+    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h, PROTOCOL_KIND_EIGENSPACE);
+    if (parts < 2)
         return 0;
 
     protocol_matrix_meta *m = meta_decode(&h, part[1], part_bytes[1]);

@@ -58,8 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *part[FUZZ_PARTS_MAX];
     size_t part_bytes[FUZZ_PARTS_MAX];
     protocol_header h;
-    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h);
-    if (parts == 0 || h.kind != PROTOCOL_KIND_IQ)
+    size_t parts = fuzz_message_split(data, size, part, part_bytes, &h, PROTOCOL_KIND_IQ);
+    if (parts == 0)
         return 0;
     require_header(&h, part[0], part_bytes[0]);
 

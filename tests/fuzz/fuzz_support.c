@@ -64,7 +64,7 @@ size_t fuzz_parts_join(const uint8_t *const *part, const size_t *part_bytes, siz
 }
 
 size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[FUZZ_PARTS_MAX],
-                          size_t part_bytes[FUZZ_PARTS_MAX], protocol_header *h)
+                          size_t part_bytes[FUZZ_PARTS_MAX], protocol_header *h, uint8_t kind)
 {
     size_t parts = fuzz_parts_split(data, size, part, part_bytes);
     if (parts == 0 || protocol_header_decode(part[0], part_bytes[0], h) != PROTOCOL_OK)
@@ -73,7 +73,7 @@ size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[
     protocol_header_encode(h, again);
     FUZZ_REQUIRE(part_bytes[0] == PROTOCOL_HEADER_BYTES && memcmp(again, part[0], sizeof again) == 0,
                  "a decoded header does not re-encode to the same bytes");
-    return parts;
+    return h->kind == kind ? parts : 0;
 }
 
 uint32_t fuzz_payload_crc(const void *const *part, const size_t *part_bytes, size_t parts)

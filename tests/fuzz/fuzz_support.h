@@ -53,10 +53,10 @@ size_t fuzz_parts_join(const uint8_t *const *part, const size_t *part_bytes, siz
 /* The start every message target shares: splits the input into parts
  * (fuzz_parts_split), decodes part 0 with protocol_header_decode and requires
  * that the header re-encodes to the same 64 bytes. Returns the part count
- * when the header decoded (h filled), else 0. */
+ * when the header decoded (h filled) and is of the target's kind, else 0. */
 struct protocol_header;
 size_t fuzz_message_split(const uint8_t *data, size_t size, const uint8_t *part[FUZZ_PARTS_MAX],
-                          size_t part_bytes[FUZZ_PARTS_MAX], struct protocol_header *h);
+                          size_t part_bytes[FUZZ_PARTS_MAX], struct protocol_header *h, uint8_t kind);
 
 /* The CRC32C of the payload parts, with both implementations (the SSE4.2 and
  * the table one) and protocol_payload_crc32c, which must all agree. */

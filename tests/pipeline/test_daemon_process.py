@@ -34,13 +34,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
 import eigstream_client as ec  # noqa: E402
 
 DAEMON = sys.argv[1]
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
+import eigstream_check  # noqa: E402  (tools/python: check() counts, outcome() ends main)
+from eigstream_check import check  # noqa: E402
 
 
 def write(path, text):
@@ -404,11 +399,7 @@ def main():
         test_reject_log_limit(tmp)
         test_second_signal(tmp)
         test_sigterm_drain(tmp)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok", file=sys.stderr)
-    return 0
+    return eigstream_check.outcome()
 
 
 if __name__ == "__main__":

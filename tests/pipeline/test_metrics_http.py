@@ -47,14 +47,8 @@ import eigstream_client as ec  # noqa: E402
 
 SKIP = 77
 N, MATRICES = 8, 4
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL", message, file=sys.stderr)
-    return cond
+import eigstream_check  # noqa: E402  (tools/python: check() counts, outcome() ends main)
+from eigstream_check import check  # noqa: E402
 
 
 class Daemon:
@@ -648,11 +642,7 @@ def main():
         rc = cases[case](daemon, sim, outdir, tmp)
     if rc == SKIP:
         return SKIP
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok", file=sys.stderr)
-    return 0
+    return eigstream_check.outcome()
 
 
 if __name__ == "__main__":

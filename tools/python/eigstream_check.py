@@ -25,11 +25,12 @@ def require(*modules):
 
 def check(cond, what):
     """Counts and prints a failure when cond is false; goes on either way, so
-    one run names every failing case."""
+    one run names every failing case. Returns cond."""
     global failures
     if not cond:
         failures += 1
         print("FAIL:", what)
+    return cond
 
 
 def report(name):
@@ -39,3 +40,13 @@ def report(name):
         print(f"{name}: {failures} failures")
         sys.exit(1)
     print(f"{name}: all passed")
+
+
+def outcome():
+    """A main's exit status: 1 after "N failure(s)" on stderr when any check
+    failed, else 0 after "ok"."""
+    if failures:
+        print(f"{failures} failure(s)", file=sys.stderr)
+        return 1
+    print("ok", file=sys.stderr)
+    return 0
