@@ -69,12 +69,14 @@ fresh_logs() {
 run_asan() {
     local build=${ASAN_BUILD_DIR:-build-asan} logs
     logs=$(fresh_logs "$build")
+    # Left out: tests that bound the process's resident memory (the soak,
+    # the oversized-message, subscription-flood and worst-case bounds): ASan's
+    # allocator holds freed memory and pads every block, so their bounds
+    # are the C library's, not the sanitizer's. (No comment may sit inside
+    # the continued command below: it would end the command there, and the
+    # options would never reach the tests.)
     ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1" \
     UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1" \
-        # Left out: tests that bound the process's resident memory (the soak,
-        # the oversized-message, subscription-flood and worst-case bounds): ASan's
-        # allocator holds freed memory and pads every block, so their bounds
-        # are the C library's, not the sanitizer's.
         run_stage ASan+UBSan "$build" ON -LE gpu -E '^(soak_|service_realtime|service_oversized|service_subscriptions|service_memory)'
 }
 
