@@ -118,17 +118,17 @@ def install(build, source, prefix):
 
 def cuda_library_dir(env):
     """The CUDA Toolkit's library folder when the .pc's static libraries name
-    the CUDA runtime (a CUDA build), from the nvcc that built it; else None."""
+    the CUDA runtime (a CUDA build), else None. The build's CMake tells it
+    (EIGSTREAM_CUDA_LIBRARY_DIR, CUDAToolkit_LIBRARY_DIR): nvcc on PATH may
+    be a wrapper script outside the toolkit (/usr/local/bin/nvcc)."""
     libs = run(["pkg-config", "--static", "--libs", "eigstream-eig"], env=env).stdout
     if "-lcudart_static" not in libs.split():
         return None
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    for sub in ("lib64", os.path.join("targets", "x86_64-linux", "lib"), "lib"):
-        if os.path.isfile(os.path.join(root, sub, "libcudart_static.a")):
-            return os.path.join(root, sub)
-    check(False, f"the .pc names -lcudart_static but no libcudart_static.a is under {root}")
-    return None
+    folder = os.environ.get("EIGSTREAM_CUDA_LIBRARY_DIR", "")
+    if check(folder, "the .pc names -lcudart_static but EIGSTREAM_CUDA_LIBRARY_DIR is not set"):
+        check(os.path.isfile(os.path.join(folder, "libcudart_static.a")),
+              f"the .pc names -lcudart_static but {folder} holds no libcudart_static.a")
+    return folder or None
 
 
 def consumer(source, prefix, scratch, sysroot=None):
