@@ -231,6 +231,13 @@ int config_solver_worker_count(const eigstream_config *cfg);
  * solver.gpu_devices[w], else solver.gpu_device. */
 int config_solver_worker_device(const eigstream_config *cfg, int w);
 
+/* Entries of an endpoint list (text of length bytes, entries separated by
+ * commas): 1 for a single endpoint. */
+int config_endpoint_count(const char *text, size_t length);
+/* The endpoint input socket k (0 <= k < input.io_threads) attaches to: the
+ * k-th entry of a list, else input.endpoint itself; NUL-terminated in out. */
+void config_input_endpoint(const eigstream_config *cfg, int k, char *out, size_t out_bytes);
+
 /* The recording input.endpoint names ("file:NAME" -> "NAME"), or NULL when
  * the input is a ZeroMQ endpoint. */
 const char *config_input_file(const eigstream_config *cfg);

@@ -108,10 +108,12 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
     /* ---- input ---- */
     {.group = "input", .name = "endpoint", .kind = CONFIG_KIND_ENDPOINT,
      .offset = FIELD(input.endpoint), .default_string = "tcp://127.0.0.1:5550",
-     .flags = CONFIG_FLAG_FILE_OK,
+     .flags = CONFIG_FLAG_FILE_OK | CONFIG_FLAG_LIST_OK,
      .help = "ZeroMQ endpoint that covariance frames arrive on. With input.bind = true the "
              "daemon binds it (tcp://*:5550 listens on every interface); otherwise it "
-             "connects to a source that binds. \"file:NAME\" reads the recording NAME "
+             "connects to a source that binds. With input.io_threads = K connections, K "
+             "endpoints separated by commas connect socket k to the k-th (a source of K PUSH "
+             "sockets; docs/scaleout.md). \"file:NAME\" reads the recording NAME "
              "(eigstream-record; NAME, NAME.sigmf-meta or NAME.sigmf-data) instead, "
              "losslessly, and exits 0 after its last frame is published."},
     {.group = "input", .name = "pattern", .kind = CONFIG_KIND_CHOICE,
@@ -563,6 +565,23 @@ int config_solver_worker_count(const eigstream_config *cfg)
 int config_solver_worker_device(const eigstream_config *cfg, int w)
 {
     return cfg->solver.gpu_devices.count > 0 ? cfg->solver.gpu_devices.values[w] : cfg->solver.gpu_device;
+}
+
+int config_endpoint_count(const char *text, size_t length)
+{
+    int count = 1;
+    for (size_t i = 0; i < length; i++)
+        count += text[i] == ',';
+    return count;
+}
+
+void config_input_endpoint(const eigstream_config *cfg, int k, char *out, size_t out_bytes)
+{
+    const char *text = cfg->input.endpoint;
+    int count = config_endpoint_count(text, strlen(text));
+    for (int skip = count > 1 ? k % count : 0; skip > 0; skip--)
+        text = strchr(text, ',') + 1;
+    snprintf(out, out_bytes, "%.*s", (int)strcspn(text, ","), text);
 }
 
 const char *config_input_file(const eigstream_config *cfg)

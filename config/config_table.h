@@ -33,8 +33,10 @@ typedef enum config_kind {
 enum {
     CONFIG_FLAG_EMPTY_OK = 1u << 0, /* ENDPOINT, HOST_PORT: "" is allowed and means off */
     CONFIG_FLAG_FILE_OK = 1u << 1,  /* ENDPOINT: "file:NAME" (a recording) is allowed */
-    CONFIG_FLAG_LIVE = 1u << 2      /* SIGHUP applies a new value to the running daemon
+    CONFIG_FLAG_LIVE = 1u << 2,     /* SIGHUP applies a new value to the running daemon
                                        (app/service_reload.c); any other setting needs a restart */
+    CONFIG_FLAG_LIST_OK = 1u << 3   /* ENDPOINT: ZeroMQ endpoints separated by commas, each
+                                       checked alone (input.endpoint with several connections) */
 };
 
 /* A choice setting's concept: its one name function (owned by eig/,

@@ -81,6 +81,22 @@ static size_t endpoint_transport_length(const char *endpoint, size_t length)
 static config_error check_endpoint(const config_spec *spec, const char *text, size_t length,
                                    config_violation *v)
 {
+    const char *comma = memchr(text, ',', length);
+    if ((spec->flags & CONFIG_FLAG_LIST_OK) && comma != NULL) {
+        /* A list: every entry a ZeroMQ endpoint (a recording is read alone). */
+        for (size_t at = 0; at <= length;) {
+            const char *next = memchr(text + at, ',', length - at);
+            size_t entry = next != NULL ? (size_t)(next - text) - at : length - at;
+            size_t transport = endpoint_transport_length(text + at, entry);
+            if (transport == 0 || entry == transport)
+                return violation(v, CONFIG_EINVAL, spec, NULL, NULL,
+                                 "entry %d of the list: expected tcp://, ipc://, inproc://, pgm:// or epgm:// "
+                                 "and an address, not \"%.*s\"",
+                                 config_endpoint_count(text, at), (int)entry, text + at);
+            at += entry + 1;
+        }
+        return CONFIG_OK;
+    }
     if ((spec->flags & CONFIG_FLAG_FILE_OK) && length >= 5 && strncmp(text, "file:", 5) == 0)
         return length > 5 ? CONFIG_OK
                           : violation(v, CONFIG_EINVAL, spec, NULL, NULL, "file: needs a recording's name");
@@ -373,20 +389,30 @@ static config_error check_endpoints(const eigstream_config *cfg, config_violatio
     const config_spec *in = config_spec_find("input", "endpoint");
     const config_spec *out = config_spec_find("output", "endpoint");
     const config_spec *metrics = config_spec_find("metrics", "endpoint");
-    if (strcmp(cfg->output.endpoint, cfg->input.endpoint) == 0)
-        return violation(v, CONFIG_EINVAL, out, in, NULL, "same as input.endpoint");
-    if (strcmp(cfg->metrics.endpoint, cfg->input.endpoint) == 0)
-        return violation(v, CONFIG_EINVAL, metrics, in, NULL, "same as input.endpoint");
+    for (int k = 0; k < cfg->input.io_threads; k++) {
+        char input[CONFIG_STRING_MAX];
+        config_input_endpoint(cfg, k, input, sizeof input);
+        if (strcmp(cfg->output.endpoint, input) == 0)
+            return violation(v, CONFIG_EINVAL, out, in, NULL, "same as input.endpoint");
+        if (strcmp(cfg->metrics.endpoint, input) == 0)
+            return violation(v, CONFIG_EINVAL, metrics, in, NULL, "same as input.endpoint");
+        /* PGM is multicast: only the publish/subscribe sockets can use it. */
+        if (endpoint_is_multicast(input) && cfg->input.pattern != CONFIG_INPUT_SUB)
+            return violation(v, CONFIG_EINVAL, in, config_spec_find("input", "pattern"), NULL,
+                             "pgm:// and epgm:// need input.pattern = \"sub\"");
+    }
     if (strcmp(cfg->metrics.endpoint, cfg->output.endpoint) == 0)
         return violation(v, CONFIG_EINVAL, metrics, out, NULL, "same as output.endpoint");
 
-    /* PGM is multicast: only the publish/subscribe sockets can use it. */
-    if (endpoint_is_multicast(cfg->input.endpoint) && cfg->input.pattern != CONFIG_INPUT_SUB)
-        return violation(v, CONFIG_EINVAL, in, config_spec_find("input", "pattern"), NULL,
-                         "pgm:// and epgm:// need input.pattern = \"sub\"");
     if (endpoint_is_multicast(cfg->output.endpoint) && cfg->output.pattern != CONFIG_OUTPUT_PUB)
         return violation(v, CONFIG_EINVAL, out, config_spec_find("output", "pattern"), NULL,
                          "pgm:// and epgm:// need output.pattern = \"pub\"");
+    /* A list of endpoints: one per input socket, each connecting to a PUSH. */
+    int listed = config_endpoint_count(cfg->input.endpoint, strlen(cfg->input.endpoint));
+    if (listed > 1 && listed != cfg->input.io_threads)
+        return violation(v, CONFIG_EINVAL, in, config_spec_find("input", "io_threads"), NULL,
+                         "%d endpoints listed for %d input sockets: list one, or one per socket "
+                         "(input.io_threads)", listed, cfg->input.io_threads);
     /* Several input sockets: each a connection to the source's PUSH (a SUB
      * each would get every frame; a bound socket would take them all). */
     if (cfg->input.io_threads > 1 && (cfg->input.pattern != CONFIG_INPUT_PULL || cfg->input.bind ||

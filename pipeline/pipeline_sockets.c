@@ -249,7 +249,9 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
         uint8_t prefix[PROTOCOL_PREFIX_BYTES] = {'E', 'I', 'G', 'S', PROTOCOL_VERSION, PROTOCOL_KIND_COVARIANCE};
         SET_OPTION(*s, "input", ZMQ_SUBSCRIBE, prefix);
     }
-    return socket_attach(*s, "input", cfg->input.endpoint, cfg->input.bind, err, err_bytes);
+    char endpoint[CONFIG_STRING_MAX];
+    config_input_endpoint(cfg, k, endpoint, sizeof endpoint);
+    return socket_attach(*s, "input", endpoint, cfg->input.bind, err, err_bytes);
 }
 
 /* input.io_threads sockets (several: each a connection to the source's

@@ -827,6 +827,56 @@ static void test_worker_lists(void)
     free(text);
 }
 
+/* input.endpoint as a list (one entry per input socket): each entry checked
+ * alone, the count against input.io_threads, every entry against the other
+ * endpoints; a valid list gives socket k its k-th entry, a single endpoint
+ * gives it to every socket. */
+static void test_endpoint_lists(void)
+{
+    static const bad_file bad[] = {
+        {"list_count.cfg",
+         "input = {\n  endpoint = \"tcp://127.0.0.1:6001,tcp://127.0.0.1:6002\";\n  bind = false;\n"
+         "  io_threads = 3;\n};\n",
+         CONFIG_EINVAL, ":2: input.endpoint: 2 endpoints listed for 3 input sockets: list one, or one per socket "
+                        "(input.io_threads)"},
+        {"list_entry.cfg",
+         "input = {\n  endpoint = \"tcp://127.0.0.1:6001,file:trial\";\n  bind = false;\n  io_threads = 2;\n};\n",
+         CONFIG_EINVAL, ":2: input.endpoint: entry 2 of the list: expected tcp://, ipc://, inproc://, pgm:// or "
+                        "epgm:// and an address, not \"file:trial\""},
+        {"list_empty_entry.cfg",
+         "input = {\n  endpoint = \"tcp://127.0.0.1:6001,\";\n  bind = false;\n  io_threads = 2;\n};\n",
+         CONFIG_EINVAL, ":2: input.endpoint: entry 2 of the list: expected tcp://, ipc://, inproc://, pgm:// or "
+                        "epgm:// and an address, not \"\""},
+        {"list_bind.cfg",
+         "input = {\n  endpoint = \"tcp://127.0.0.1:6001,tcp://127.0.0.1:6002\";\n  io_threads = 2;\n};\n",
+         CONFIG_EINVAL, ":3: input.io_threads: more than one input socket connects to a PUSH source: it needs "
+                        "input.pattern \"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)"},
+        {"list_same_output.cfg",
+         "input = {\n  endpoint = \"tcp://127.0.0.1:6001,tcp://127.0.0.1:5551\";\n  bind = false;\n"
+         "  io_threads = 2;\n};\n",
+         CONFIG_EINVAL, ":2: output.endpoint: same as input.endpoint"},
+    };
+    expect_errors(bad, sizeof bad / sizeof bad[0]);
+
+    eigstream_config cfg;
+    char got[CONFIG_STRING_MAX];
+    expect_ok("list_ok.cfg",
+              "input = {\n  endpoint = \"ipc:///tmp/a-0,tcp://127.0.0.1:6002,ipc:///tmp/a-2\";\n  bind = false;\n"
+              "  io_threads = 3;\n};\n",
+              &cfg);
+    static const char *const want[] = {"ipc:///tmp/a-0", "tcp://127.0.0.1:6002", "ipc:///tmp/a-2"};
+    for (int k = 0; k < 3; k++) {
+        config_input_endpoint(&cfg, k, got, sizeof got);
+        CHECK(strcmp(got, want[k]) == 0, "list: socket %d gets \"%s\", want \"%s\"", k, got, want[k]);
+    }
+    expect_ok("list_one.cfg", "input = {\n  endpoint = \"tcp://127.0.0.1:6001\";\n  bind = false;\n"
+                              "  io_threads = 3;\n};\n", &cfg);
+    for (int k = 0; k < 3; k++) {
+        config_input_endpoint(&cfg, k, got, sizeof got);
+        CHECK(strcmp(got, "tcp://127.0.0.1:6001") == 0, "one endpoint: socket %d gets \"%s\"", k, got);
+    }
+}
+
 static void test_write_round_trip(void)
 {
     eigstream_config want, got;
@@ -1223,6 +1273,7 @@ int main(int argc, char **argv)
     test_cross_checks();
     test_full_file();
     test_write_round_trip();
+    test_endpoint_lists();
     test_worker_lists();
     test_names();
     test_choice_spellings();

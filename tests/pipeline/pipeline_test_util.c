@@ -104,18 +104,42 @@ int test_daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag
     return test_daemon_start_hwm(d, cfg, ipc_tag, 1000);
 }
 
-int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc_tag, int pull_hwm)
+static void *push_socket(test_daemon *d)
+{
+    void *s = zmq_socket(d->zmq, ZMQ_PUSH);
+    int linger = 0, hwm = 1000;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    return s;
+}
+
+/* The PUSH sockets after the first, bound, their endpoints appended to the
+ * list in cfg->input.endpoint (which holds the first's). */
+static int bind_more_pushes(test_daemon *d, eigstream_config *cfg)
+{
+    d->pushes[0] = d->push;
+    for (d->push_count = 1; d->push_count < cfg->input.io_threads; d->push_count++) {
+        char endpoint[CONFIG_STRING_MAX];
+        void *s = d->pushes[d->push_count] = push_socket(d);
+        size_t used = strlen(cfg->input.endpoint);
+        if (s == NULL || bind_wildcard(s, endpoint, sizeof endpoint) != 0 ||
+            snprintf(cfg->input.endpoint + used, CONFIG_STRING_MAX - used, ",%s", endpoint) >=
+                (int)(CONFIG_STRING_MAX - used))
+            return -1;
+    }
+    return 0;
+}
+
+static int daemon_start(test_daemon *d, eigstream_config *cfg, const char *ipc_tag, int pull_hwm, int endpoints)
 {
     char err[512];
     int pub = cfg->output.pattern == CONFIG_OUTPUT_PUB;
     memset(d, 0, sizeof *d);
     d->zmq = zmq_ctx_new();
-    d->push = zmq_socket(d->zmq, ZMQ_PUSH);
+    d->push = push_socket(d);
     d->pull = zmq_socket(d->zmq, pub ? ZMQ_SUB : ZMQ_PULL);
-    int linger = 0, hwm = 1000;
-    zmq_setsockopt(d->push, ZMQ_LINGER, &linger, sizeof linger);
+    int linger = 0;
     zmq_setsockopt(d->pull, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(d->push, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(d->pull, ZMQ_RCVHWM, &pull_hwm, sizeof pull_hwm);
     if (pub)
         zmq_setsockopt(d->pull, ZMQ_SUBSCRIBE, "EIGS\x01\x02", PROTOCOL_PREFIX_BYTES);
@@ -129,13 +153,17 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
         cfg->output.bind = 1;
     } else {
         /* The test binds on free ports and the daemon connects. */
-        if (cfg->input.io_threads > 1 && monitor_handshakes(d) != 0) {
+        if (cfg->input.io_threads > 1 && !endpoints && monitor_handshakes(d) != 0) {
             fprintf(stderr, "test: cannot monitor the input: %s\n", zmq_strerror(errno));
             return -1;
         }
         if (bind_wildcard(d->push, cfg->input.endpoint, CONFIG_STRING_MAX) != 0 ||
             bind_wildcard(d->pull, cfg->output.endpoint, CONFIG_STRING_MAX) != 0) {
             fprintf(stderr, "test: cannot bind: %s\n", zmq_strerror(errno));
+            return -1;
+        }
+        if (endpoints && bind_more_pushes(d, cfg) != 0) {
+            fprintf(stderr, "test: cannot bind input socket %d: %s\n", d->push_count, zmq_strerror(errno));
             return -1;
         }
         cfg->input.bind = 0;
@@ -153,6 +181,16 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
     if (pthread_create(&d->thread, NULL, run_main, d) != 0)
         return -1;
     return 0; /* a SUB output is not joined yet: test_pub_join */
+}
+
+int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc_tag, int pull_hwm)
+{
+    return daemon_start(d, cfg, ipc_tag, pull_hwm, 0);
+}
+
+int test_daemon_start_endpoints(test_daemon *d, eigstream_config *cfg)
+{
+    return daemon_start(d, cfg, NULL, 1000, 1);
 }
 
 void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm)
@@ -230,6 +268,8 @@ pipeline_error test_daemon_stop(test_daemon *d, pipeline_counters *final_counter
         zmq_socket_monitor(d->push, NULL, 0);
         zmq_close(d->push_monitor);
     }
+    for (int k = 1; k < d->push_count; k++)
+        zmq_close(d->pushes[k]);
     zmq_close(d->push);
     zmq_close(d->pull);
     pipeline_destroy(&d->p);

@@ -24,6 +24,8 @@ typedef struct test_daemon {
     void *push; /* test -> daemon input */
     void *pull; /* daemon output -> test (PULL or SUB) */
     void *push_monitor; /* handshakes on push, when the daemon opens several input connections */
+    void *pushes[CONFIG_INPUT_IO_THREADS_MAX]; /* test_daemon_start_endpoints: push is pushes[0] */
+    int push_count;                            /* sockets in pushes (0 otherwise) */
 } test_daemon;
 
 /* Small-frame defaults for the tests: n, matrices, lapack backend (the
@@ -43,6 +45,12 @@ int test_daemon_start_hwm(test_daemon *d, eigstream_config *cfg, const char *ipc
  * receive HWM rcvhwm, subscribed to eigenspace frames and connected to the
  * daemon's output endpoint; not joined yet (test_pub_join). NULL on failure. */
 void *test_subscribe(test_daemon *d, const char *endpoint, int rcvhwm);
+
+/* input.endpoint as a list: the test binds cfg->input.io_threads PUSH
+ * sockets (pushes[k], each on its own tcp://127.0.0.1 port), the daemon's
+ * input socket k connects to the k-th; then as test_daemon_start. A send on
+ * one of them blocks until its one connection is up. */
+int test_daemon_start_endpoints(test_daemon *d, eigstream_config *cfg);
 
 /* Waits until `count` connections to the test's input PUSH have completed
  * their ZeroMQ handshake (a daemon started with input.io_threads > 1 on

@@ -279,6 +279,55 @@ static void case_io_threads(void)
     free(a);
 }
 
+/* input.endpoint as a list of three: three sources' PUSH sockets (as a
+ * source of several sockets, each with its own I/O thread, deals frames:
+ * seq f on socket f mod 3), each the one connection of one daemon input
+ * socket. The first three seqs bring the connections up; then every frame
+ * of socket 2 is sent before any of socket 1, and those before socket 0's,
+ * so the daemon must hold each connection's frames for the lower seqs of
+ * another: the run comes out complete and in seq order, eigenpairs against
+ * LAPACK, nothing late, restarted or rejected. */
+static void case_io_endpoints(void)
+{
+    const int n = 16, m = 4, frames = 90, sockets = 3;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.input.io_threads = sockets;
+    cfg.input.reorder_ms = 10000; /* a deadline for a stuck run only: every seq comes */
+    if (test_daemon_start_endpoints(&d, &cfg) != 0) {
+        CHECK(0, "start io_endpoints");
+        return;
+    }
+    CHECK(config_endpoint_count(cfg.input.endpoint, strlen(cfg.input.endpoint)) == sockets,
+          "io_endpoints: input.endpoint \"%s\" does not list %d endpoints", cfg.input.endpoint, sockets);
+    void *a = make_frames(frames, n, m, Z, 0);
+    /* Each send waits for its connection; the first seq the daemon sees
+     * waits until every connection has a frame (or input.reorder_ms). */
+    for (int f = 0; f < sockets; f++) {
+        test_frame_spec s = {.seq = (uint64_t)f};
+        CHECK(test_send_frame(d.pushes[f], frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+    }
+    for (int f = 0; f < sockets; f++)
+        expect_output(&d, a, n, m, frames, (uint64_t)f, "io_endpoints: the connections up");
+    for (int k = sockets - 1; k >= 0; k--)
+        for (int f = sockets + k; f < frames; f += sockets) {
+            test_frame_spec s = {.seq = (uint64_t)f, .per_matrix_parts = f % 2};
+            CHECK(test_send_frame(d.pushes[k], frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
+        }
+    for (int f = sockets; f < frames; f++)
+        expect_output(&d, a, n, m, frames, (uint64_t)f, "io_endpoints: a run over three endpoints");
+    pipeline_counters c;
+    CHECK(test_daemon_stop(&d, &c) == PIPELINE_OK, "run result");
+    CHECK(c.in == (uint64_t)frames && c.out == (uint64_t)frames && c.source_restarts == 0 && c.input_late == 0 &&
+              c.rejected_total == 0,
+          "io_endpoints: in=%llu out=%llu restarts=%llu late input=%llu rejected=%llu, want %d %d 0 0 0",
+          (unsigned long long)c.in, (unsigned long long)c.out, (unsigned long long)c.source_restarts,
+          (unsigned long long)c.input_late, (unsigned long long)c.rejected_total, frames, frames);
+    check_accounting(&c, "io_endpoints");
+    free(a);
+}
+
 /* ipc, daemon binds, PUB output, signal mode with MDL from the frame's
  * snapshot count: d must match an independent MDL on LAPACK's values. The
  * subscriber joins by handshake (test_pub_join), then gets every frame. */
@@ -1521,6 +1570,7 @@ int main(int argc, char **argv)
     } cases[] = {
         {"tcp_full", case_tcp_full},          {"ipc_signal_mdl", case_ipc_signal_mdl},
         {"copy_team", case_copy_team},        {"io_threads", case_io_threads},
+        {"io_endpoints", case_io_endpoints},
         {"modes", case_modes},                {"forming", case_forming},
         {"malformed", case_malformed},        {"overflow_drop", case_overflow_drop},
         {"overflow_block", case_overflow_block}, {"late_publish", case_late_publish},
