@@ -93,6 +93,7 @@ typedef struct options {
     int input_hwm;    /* input.hwm */
     int copy_threads; /* input.copy_threads */
     int io_threads;   /* input.io_threads: connections from the daemon to the source */
+    int source_each;  /* io_threads > 1: a PUSH socket per connection (1) or one for all (0) */
 } options;
 
 /* "1,2,3": 1..CONFIG_LIST_MAX entries, each within [lo, hi]. */
@@ -131,6 +132,7 @@ static const char *const pipeline_storages[] = {"full", "packed", NULL};
 static const int pipeline_storage_values[] = {PROTOCOL_STORAGE_FULL, PROTOCOL_STORAGE_PACKED_LOWER};
 static const char *const pipeline_parts[] = {"one", "per-matrix", NULL};
 static const char *const pipeline_http[] = {"off", "on", "both", NULL};
+static const char *const pipeline_source_sockets[] = {"one", "each", NULL};
 
 /* Sets the defaults, then parses argv[2..] (argv[1] selected this mode) into
  * *o. Returns -1 to go on, else the exit status: 0 after --help, 1 after a
@@ -138,7 +140,7 @@ static const char *const pipeline_http[] = {"off", "on", "both", NULL};
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.n = 128, .matrices = 180, .frames = 20, .storage = PROTOCOL_STORAGE_FULL,
-                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4, .io_threads = 1,
+                   .worker_counts = {.count = 1, .values = {1}}, .workers = 1, .input_hwm = 4, .io_threads = 1, .source_each = 1,
                    .fragments = 1};
     /* Choice names from each concept's one name table (eig.h, protocol.h). */
     const cli_choices precisions = cli_choices_precision(), modes = cli_choices_mode(),
@@ -173,6 +175,10 @@ static int parse_options(int argc, char **argv, options *o)
                 "the daemon's input.copy_threads, 0 = auto"),
         CLI_INT("input-io-threads", 0, &o->io_threads, 1, CONFIG_INPUT_IO_THREADS_MAX, "K",
                 "the daemon's input.io_threads: K connections to the source, each read by its own I/O thread"),
+        CLI_CHOICE("source-sockets", 0, &o->source_each, pipeline_source_sockets, NULL,
+                   "with K connections, the source's PUSH sockets: each (one per connection, each bound on its "
+                   "own endpoint and I/O thread, seq f on socket f mod K; input.endpoint lists them) or one "
+                   "(one socket dealing over the K connections)"),
         CLI_STRING("json", 0, &o->json_path, "FILE", "also write the results as JSON"),
         CLI_CHOICE("metrics-http", 0, &o->metrics_http, pipeline_http, NULL,
                    "daemon HTTP metrics server with 10 clients scraping /metrics each second: "
@@ -360,6 +366,7 @@ typedef struct bench_zmq {
 
 typedef struct endpoints {
     char in[256], out[256];
+    char each[CONFIG_INPUT_IO_THREADS_MAX][256]; /* --source-sockets each: socket k's, bound by the bench */
 } endpoints;
 
 static double median_of(double *v, int count)
@@ -590,7 +597,8 @@ static double solve_alone(const options *o, const void *payload, size_t payload_
 /* ---- end to end ---------------------------------------------------------------------- */
 
 typedef struct feeder {
-    void *push; /* bound or connected, and closed, by the caller */
+    void *const *push; /* seq f on push[f % sockets]; bound or connected, and closed, by the caller */
+    int sockets;
     const options *o;
     const void *payload;
     size_t payload_bytes;
@@ -603,7 +611,6 @@ typedef struct feeder {
 static void *feeder_main(void *arg)
 {
     feeder *f = arg;
-    void *push = f->push;
     double start = bench_now_ms();
     message *m = malloc(sizeof *m);
     for (int k = 0; k < f->frames && m != NULL; k++) {
@@ -618,7 +625,7 @@ static void *feeder_main(void *arg)
         covariance_message(m, f->o, f->payload, f->payload_bytes, (uint64_t)k);
         f->send_ms[k] = bench_now_ms();
         f->send_real_ms[k] = realtime_ms();
-        message_send(push, m);
+        message_send(f->push[k % f->sockets], m);
     }
     free(m);
     /* The caller closes the socket once every output is in: closing it here
@@ -822,6 +829,58 @@ static double percentile(const double *sorted, int count, double q)
     return sorted[k < 0 ? 0 : (k >= count ? count - 1 : k)];
 }
 
+/* The source's PUSH sockets (linger 0) and the daemon's input.endpoint.
+ * One socket: on ipc with one connection the daemon binds (its default) and
+ * the bench connects after pipeline_create (returns 1); otherwise the bench
+ * binds and the daemon's K connections join it. Several (--source-sockets
+ * each): socket k is pinned to the source's I/O thread k (ZMQ_AFFINITY) and
+ * bound on its own endpoint, and input.endpoint lists them, so that each
+ * connection has an I/O thread of its own at both ends. Returns 1 when the
+ * daemon binds (push[0] connects to ep->in after pipeline_create), else 0. */
+static int source_open(void *ctx, const options *o, int sockets, void **push, endpoints *ep, eigstream_config *cfg)
+{
+    int zero = 0;
+    cfg->input.endpoint[0] = '\0';
+    for (int k = 0; k < sockets; k++) {
+        push[k] = zmq_socket(ctx, ZMQ_PUSH);
+        zmq_setsockopt(push[k], ZMQ_LINGER, &zero, sizeof zero);
+        if (sockets > 1) {
+            uint64_t affinity = (uint64_t)1 << k;
+            zmq_setsockopt(push[k], ZMQ_AFFINITY, &affinity, sizeof affinity);
+        }
+        char *endpoint = sockets > 1 ? ep->each[k] : ep->in;
+        size_t len = sizeof ep->in;
+        if (o->ipc && sockets > 1)
+            snprintf(endpoint, len, "ipc:///tmp/eigstream-bench-%d-in-%d", (int)getpid(), k);
+        else if (o->ipc)
+            snprintf(endpoint, len, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
+        if (o->ipc && o->io_threads == 1) {
+            snprintf(cfg->input.endpoint, CONFIG_STRING_MAX, "%s", endpoint);
+            return 1;
+        }
+        if (o->ipc)
+            zmq_bind(push[k], endpoint);
+        else {
+            zmq_bind(push[k], "tcp://127.0.0.1:*");
+            zmq_getsockopt(push[k], ZMQ_LAST_ENDPOINT, endpoint, &len);
+        }
+        size_t used = strlen(cfg->input.endpoint);
+        snprintf(cfg->input.endpoint + used, CONFIG_STRING_MAX - used, "%s%s", k > 0 ? "," : "", endpoint);
+    }
+    cfg->input.bind = 0;
+    return 0;
+}
+
+static void source_close(void **push, int sockets, const endpoints *ep)
+{
+    for (int k = 0; k < sockets; k++) {
+        zmq_close(push[k]);
+        const char *endpoint = sockets > 1 ? ep->each[k] : ep->in;
+        if (strncmp(endpoint, "ipc://", 6) == 0)
+            unlink(endpoint + 6);
+    }
+}
+
 static int end_to_end(const bench_zmq *z, const options *o, const void *payload, size_t payload_bytes,
                       double interval_ms, run_result *r)
 {
@@ -830,45 +889,30 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     char err[512];
     bench_config(o, &cfg);
 
-    void *pull = zmq_socket(z->sink, ZMQ_PULL), *push = zmq_socket(z->source, ZMQ_PUSH);
-    int zero = 0;
+    void *pull = zmq_socket(z->sink, ZMQ_PULL), *push[CONFIG_INPUT_IO_THREADS_MAX] = {NULL};
+    int zero = 0, sockets = o->io_threads > 1 && o->source_each ? o->io_threads : 1;
     zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(push, ZMQ_LINGER, &zero, sizeof zero);
     if (o->ipc) {
-        /* The daemon binds (its default), the bench connects; with several
-         * input sockets the daemon connects to the bench's input. */
-        snprintf(ep.in, sizeof ep.in, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
         snprintf(ep.out, sizeof ep.out, "ipc:///tmp/eigstream-bench-%d-out", (int)getpid());
-        if (o->io_threads > 1) {
-            zmq_bind(push, ep.in);
-            cfg.input.bind = 0;
-        }
     } else {
-        /* The bench binds on ports the kernel picks and the daemon connects:
-         * no window in which another process could take a probed port. */
-        size_t len = sizeof ep.in;
-        zmq_bind(push, "tcp://127.0.0.1:*");
-        zmq_getsockopt(push, ZMQ_LAST_ENDPOINT, ep.in, &len);
-        len = sizeof ep.out;
+        size_t len = sizeof ep.out;
         zmq_bind(pull, "tcp://127.0.0.1:*");
         zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, ep.out, &len);
-        cfg.input.bind = 0;
         cfg.output.bind = 0;
     }
-    snprintf(cfg.input.endpoint, CONFIG_STRING_MAX, "%s", ep.in);
+    int daemon_binds = source_open(z->source, o, sockets, push, &ep, &cfg);
     snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
     pipeline *p;
     if (pipeline_create(&p, &cfg, err, sizeof err) != PIPELINE_OK) {
         fprintf(stderr, "eigstream-bench pipeline: %s\n", err);
         zmq_close(pull);
-        zmq_close(push);
+        source_close(push, sockets, &ep);
         return -1;
     }
-    if (o->ipc) {
-        if (o->io_threads == 1)
-            zmq_connect(push, ep.in);
+    if (daemon_binds)
+        zmq_connect(push[0], ep.in);
+    if (o->ipc)
         zmq_connect(pull, ep.out);
-    }
     pthread_t runner, feed;
     double *send_ms = calloc((size_t)o->frames, sizeof *send_ms);
     double *latency = calloc((size_t)o->frames, sizeof *latency);
@@ -877,7 +921,7 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     double *segment[SEGMENTS];
     for (int k = 0; k < SEGMENTS; k++)
         segment[k] = calloc((size_t)o->frames, sizeof *segment[k]);
-    feeder f = {push, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
+    feeder f = {push, sockets, o, payload, payload_bytes, o->frames, interval_ms, send_ms, send_real};
     /* At the maximum rate: each thread's share of the sustained part (from
      * the third output on, as the rate itself). */
     thread_watch *watch = interval_ms > 0 ? NULL : malloc(sizeof *watch);
@@ -915,7 +959,7 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     free(watch);
     pthread_join(feed, NULL);
     r->scrapes = scrapers_stop(scraper_threads, scrapers, scraping, &scrapers_done);
-    zmq_close(push);
+    source_close(push, sockets, &ep);
     pipeline_stop(p);
     pthread_join(runner, NULL);
     read_stage_means(p, r);
@@ -925,10 +969,8 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     memcpy(r->worker_frames, counters.worker_frames, sizeof r->worker_frames);
     pipeline_destroy(&p);
     zmq_close(pull);
-    if (o->ipc) {
-        unlink(ep.in + strlen("ipc://"));
+    if (o->ipc)
         unlink(ep.out + strlen("ipc://"));
-    }
 
     r->received = received;
     if (received == o->frames) {
@@ -1088,10 +1130,12 @@ static void report_print(const options *o, const bench_frames *b, const bench_re
 {
     const run_result *m = &r->max_rate, *f = &r->fixed;
     printf("eigstream-bench pipeline: n=%d matrices=%d complex %s mode %s backend %s transport %s storage %s "
-           "parts %s, %d fragment(s), %d frames, %d solver worker(s), %d input connection(s)\n",
+           "parts %s, %d fragment(s), %d frames, %d solver worker(s), %d input connection(s) from %d source "
+           "socket(s)\n",
            o->n, o->matrices, eig_precision_name(o->precision), protocol_mode_name(o->mode), r->backend,
            o->ipc ? "ipc" : "tcp", o->storage == PROTOCOL_STORAGE_FULL ? "full" : "packed",
-           o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, m->workers, o->io_threads);
+           o->per_matrix_parts ? "per-matrix" : "one", o->fragments, o->frames, m->workers, o->io_threads,
+           o->source_each ? o->io_threads : 1);
     printf("  frame sizes         input %.2f MB, output %.2f MB\n", (double)(b->payload_bytes + 64) / 1e6,
            (double)(b->meta_bytes + b->data_bytes + 64) / 1e6);
     printf("  alone (median)      input transfer %.2f ms, solve %.2f ms, output transfer %.2f ms; sum %.2f ms\n",
