@@ -836,7 +836,8 @@ static double percentile(const double *sorted, int count, double q)
  * each): socket k is pinned to the source's I/O thread k (ZMQ_AFFINITY) and
  * bound on its own endpoint, and input.endpoint lists them, so that each
  * connection has an I/O thread of its own at both ends. Returns 1 when the
- * daemon binds (push[0] connects to ep->in after pipeline_create), else 0. */
+ * daemon binds (push[0] connects to ep->in after pipeline_create), 0 when
+ * the bench binds, -1 when the endpoints do not fit input.endpoint. */
 static int source_open(void *ctx, const options *o, int sockets, void **push, endpoints *ep, eigstream_config *cfg)
 {
     int zero = 0;
@@ -850,8 +851,8 @@ static int source_open(void *ctx, const options *o, int sockets, void **push, en
         }
         char *endpoint = sockets > 1 ? ep->each[k] : ep->in;
         size_t len = sizeof ep->in;
-        if (o->ipc && sockets > 1)
-            snprintf(endpoint, len, "ipc:///tmp/eigstream-bench-%d-in-%d", (int)getpid(), k);
+        if (o->ipc && sockets > 1) /* short: eight of them fit input.endpoint */
+            snprintf(endpoint, len, "ipc:///tmp/esb-%d-%d", (int)getpid(), k);
         else if (o->ipc)
             snprintf(endpoint, len, "ipc:///tmp/eigstream-bench-%d-in", (int)getpid());
         if (o->ipc && o->io_threads == 1) {
@@ -865,7 +866,9 @@ static int source_open(void *ctx, const options *o, int sockets, void **push, en
             zmq_getsockopt(push[k], ZMQ_LAST_ENDPOINT, endpoint, &len);
         }
         size_t used = strlen(cfg->input.endpoint);
-        snprintf(cfg->input.endpoint + used, CONFIG_STRING_MAX - used, "%s%s", k > 0 ? "," : "", endpoint);
+        if (snprintf(cfg->input.endpoint + used, CONFIG_STRING_MAX - used, "%s%s", k > 0 ? "," : "", endpoint) >=
+            (int)(CONFIG_STRING_MAX - used))
+            return -1;
     }
     cfg->input.bind = 0;
     return 0;
@@ -903,7 +906,10 @@ static int end_to_end(const bench_zmq *z, const options *o, const void *payload,
     int daemon_binds = source_open(z->source, o, sockets, push, &ep, &cfg);
     snprintf(cfg.output.endpoint, CONFIG_STRING_MAX, "%s", ep.out);
     pipeline *p;
-    if (pipeline_create(&p, &cfg, err, sizeof err) != PIPELINE_OK) {
+    if (daemon_binds < 0)
+        snprintf(err, sizeof err, "the source's %d endpoints do not fit input.endpoint (%d bytes)", sockets,
+                 CONFIG_STRING_MAX - 1);
+    if (daemon_binds < 0 || pipeline_create(&p, &cfg, err, sizeof err) != PIPELINE_OK) {
         fprintf(stderr, "eigstream-bench pipeline: %s\n", err);
         zmq_close(pull);
         source_close(push, sockets, &ep);
