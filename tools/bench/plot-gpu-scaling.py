@@ -4,11 +4,13 @@ CSV shapes ('#' comment lines allowed):
 
   host, configuration, one_gpu, two_gpus   one-GPU / two-GPU pairs: each pair's
                                            speed-up against the 1.8x target
-  run, connections, gpus, frames_s         one daemon on 1..G GPUs: frames/s
-                                           against GPUs, each run and connection
-                                           count a line, beside linear scaling
-                                           from the one-GPU figure (3.5x target
-                                           at four GPUs)
+  run, connections[, sockets], gpus, frames_s
+                                           one daemon on 1..G GPUs: frames/s
+                                           against GPUs, a line per run coloured
+                                           by connections and source sockets,
+                                           beside linear scaling from the one-GPU
+                                           median, and each run's G-GPU / 1-GPU
+                                           speed-up against the 3.5x target
 
     tools/bench/plot-gpu-scaling.py docs/gpu2-scaling.csv docs/gpu2-scaling.png
     tools/bench/plot-gpu-scaling.py docs/gpu4-scaling.csv docs/gpu4-scaling.png
@@ -36,32 +38,58 @@ def read_rows(path):
 
 
 def plot_curves(rows, out):
-    """frames/s against GPUs, a line per (run, connections)."""
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    """frames/s against GPUs, a line per run, coloured by its input (connections
+    and source sockets; a CSV without the sockets column had one); beside it
+    each run's speed-up of its most GPUs over its one GPU, against the target."""
+    fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 2]})
     series = {}
     for r in rows:
-        series.setdefault((r["run"], r["connections"]), []).append((int(r["gpus"]), float(r["frames_s"])))
-    best = 0.0
-    for (run, conn), points in sorted(series.items()):
+        key = (r["run"], int(r["connections"]), int(r.get("sockets") or 1))
+        series.setdefault(key, []).append((int(r["gpus"]), float(r["frames_s"])))
+    configs = sorted({(c, s) for _, c, s in series})
+    colours = {cfg: plt.cm.tab10(i) for i, cfg in enumerate(configs)}
+    gmax = max(int(r["gpus"]) for r in rows)
+    labelled, ratios = set(), []
+    def order(kv):  # by input, then run number ("s2" before "10")
+        run = kv[0][0]
+        digits = run.lstrip("s")
+        return kv[0][1:], run[: len(run) - len(digits)], int(digits) if digits.isdigit() else 0, run
+
+    for (run, conn, sockets), points in sorted(series.items(), key=order):
         points.sort()
-        ax.plot([g for g, _ in points], [f for _, f in points], marker="o",
-                label="run %s, %s connections" % (run, conn))
-        one = dict(points).get(1)
-        if one:
-            best = max(best, max(f / one for g, f in points if g > 1))
+        cfg = (conn, sockets)
+        name = "%d connections, %d source socket%s" % (conn, sockets, "" if sockets == 1 else "s")
+        ax.plot([g for g, _ in points], [f for _, f in points], marker="o", color=colours[cfg], alpha=0.7,
+                linewidth=1, label=None if cfg in labelled else name)
+        labelled.add(cfg)
+        rate = dict(points)
+        if 1 in rate and gmax in rate:
+            ratios.append(("%s" % run, cfg, rate[gmax] / rate[1]))
     ones = [float(r["frames_s"]) for r in rows if int(r["gpus"]) == 1]
     base = sorted(ones)[len(ones) // 2]
-    gmax = max(int(r["gpus"]) for r in rows)
     ax.plot([1, gmax], [base, base * gmax], "k:", label="linear from the one-GPU median")
     ax.plot([gmax], [base * 3.5], "r*", markersize=12, label="target 3.5x at %d GPUs" % gmax)
     ax.set_xlabel("GPUs (solver.gpu_devices)")
     ax.set_ylabel("frames/s sustained")
     ax.set_xticks(sorted({int(r["gpus"]) for r in rows}))
     ax.legend(fontsize=7)
-    ax.set_title("one daemon, signal mode, packed complex float in (each point one run)", fontsize=9)
+    ax.set_title("one daemon, signal mode, packed complex float in (a line per run)", fontsize=9)
+    ax_ratio.bar(range(len(ratios)), [x for _, _, x in ratios], color=[colours[c] for _, c, _ in ratios])
+    ax_ratio.axhline(3.5, color="r", linestyle="--", label="target 3.5x")
+    ax_ratio.set_xticks(range(len(ratios)), ["%s\n%d/%d" % (run, c, s) for run, (c, s), _ in ratios], fontsize=6)
+    ax_ratio.set_xlabel("run, connections/source sockets")
+    ax_ratio.set_ylabel("%d GPUs / 1 GPU, same run" % gmax)
+    ax_ratio.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
-    print("%s: %d points, best speed-up over its run's one GPU %.2fx" % (out, len(rows), best))
+    best = max((x for _, _, x in ratios), default=0.0)
+    print("%s: %d points, %d runs with 1 and %d GPUs, best speed-up %.2fx" % (out, len(rows), len(ratios), gmax, best))
+    for cfg in configs:
+        xs = sorted(x for _, c, x in ratios if c == cfg)
+        if xs:
+            print("  %d connections, %d source socket(s): %d runs, speed-ups %s, median %.2fx" % (
+                cfg[0], cfg[1], len(xs), " ".join("%.2f" % x for x in xs),
+                (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2))
 
 
 def main(argv):
