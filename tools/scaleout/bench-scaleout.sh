@@ -12,9 +12,14 @@
 #                                    [--cells C] [--threads T] [--precision float|double]
 #                                    [--storage full|packed_lower] [--port-base P]
 #                                    [--gpus-per-daemon G] [--direct-gpus K]
+#                                    [--connections C] [--curve]
 #
 # --gpus-per-daemon G: the cuda backend, daemon i solving on GPUs (i-1)*G .. i*G-1
 # (solver.gpu_devices); --direct-gpus K: the direct daemon on GPUs 0 .. K-1 (default G).
+# --connections C: the sim sends over C PUSH sockets (seq f on the (f mod C)-th), into C
+# front-end sockets of the dispatcher, or C input connections of the direct daemon
+# (input.io_threads = C, input.endpoint listing the sim's C bound endpoints); one
+# ZeroMQ connection carries ~3-8 GB/s. --curve: every hop under CURVE (fresh keys).
 # On a 4-GPU host, one daemon of 4 GPUs against two daemons of 2 behind dispatch + merge:
 #   tools/scaleout/bench-scaleout.sh --build build --max-daemons 2 --gpus-per-daemon 2 --direct-gpus 4 \
 #       --frames 600 --n 128 --cells 180 --precision float --storage packed_lower
@@ -26,54 +31,68 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
-STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS=""
+STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0
 . "$here/../cli/cli_options.sh"
-cli_parse_options bench-scaleout 2,24 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
+cli_parse_options bench-scaleout 2,29 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
     --threads=THREADS --precision=PRECISION --port-base=PORT_BASE --storage=STORAGE
-    --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS" "$@"
+    --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS --connections=CONNECTIONS --curve=CURVE=1" "$@"
 . "$here/scaleout-lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-bench-scaleout.XXXXXX")
 sink_pid=""
 trap 'so_stop; [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
 trap 'exit 1' INT TERM
 now() { date +%s.%N; }
+if [ "$CURVE" = 1 ]; then so_curve_keys "$MAX" || exit 1; fi
 
-start_sink() { # start_sink PORT: a PULL consumer that exits after FRAMES frames
-    "$(so_bin eigstream-sink)" --endpoint "tcp://127.0.0.1:$1" --pattern pull --n "$N" --frames "$FRAMES" \
-        --duration $((FRAMES + 120)) --quiet --json "$WORK/sink.json" >"$WORK/sink.out" 2>"$WORK/sink.err" &
+start_sink() { # start_sink PORT [CURVE OPTIONS]: a PULL consumer that exits after FRAMES frames
+    local port=$1
+    shift
+    "$(so_bin eigstream-sink)" --endpoint "tcp://127.0.0.1:$port" --pattern pull --n "$N" --frames "$FRAMES" \
+        --duration $((FRAMES + 120)) --quiet --json "$WORK/sink.json" "$@" >"$WORK/sink.out" 2>"$WORK/sink.err" &
     sink_pid=$!
 }
 
-send() { # the sim, as fast as it is let
-    "$(so_bin eigstream-sim)" --endpoint "tcp://127.0.0.1:$PORT_BASE" --n "$N" --cells "$CELLS" --snapshots 64 \
-        --precision "$PRECISION" --storage "$STORAGE" --frames "$FRAMES" --rate 0 --quiet >/dev/null 2>&1
+send() { # send [OPTIONS]: the sim into the dispatcher's front end, as fast as it is let
+    "$(so_bin eigstream-sim)" --endpoint "$(so_front)" --n "$N" --cells "$CELLS" --snapshots 64 \
+        --precision "$PRECISION" --storage "$STORAGE" --frames "$FRAMES" --rate 0 --quiet "$@" >/dev/null 2>&1
 }
 
 sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['latency_sink_ms']['p99'])" \
     "$WORK/sink.json" 2>/dev/null || echo "?"; }
 
-# The peer: one daemon fed directly (PULL bind), pushing to the sink.
+# The peer: one daemon fed directly (PULL bind; with several connections the sim binds and
+# the daemon's input sockets connect, one to each), pushing to the sink.
 DAEMONS=1
 so_config 1 "${DIRECT_GPUS:-$GPUS_PER_DAEMON}"
-sed -e "s#^  endpoint = \"tcp://127.0.0.1:$((PORT_BASE + 10))\";.*#  endpoint = \"tcp://127.0.0.1:$PORT_BASE\";#" \
-    -e 's#^  pattern = "dispatch";#  pattern = "pull";#' -e 's#^  bind = false;.*#  bind = true;#' \
+if [ "$CONNECTIONS" -gt 1 ]; then direct_in=$(so_front) direct_bind=false sim_bind=--bind
+else direct_in="tcp://127.0.0.1:$PORT_BASE" direct_bind=true sim_bind=""; fi
+sed -e "s#^  endpoint = \"tcp://127.0.0.1:$((PORT_BASE + 10))\";.*#  endpoint = \"$direct_in\";\n  io_threads = $CONNECTIONS;#" \
+    -e 's#^  pattern = "dispatch";#  pattern = "pull";#' -e "s#^  bind = false;.*#  bind = $direct_bind;#" \
+    -e 's#^  curve_allow = .*#  curve_allow = "'"$WORK/keys/direct"'";#' -e '/^  curve_dispatcher_key/d' \
     "$WORK/daemon-1.cfg" >"$WORK/direct.cfg"
 # Lossless like the dispatcher's --overflow block: the sim waits instead of frames being dropped.
 printf 'frame = {\n  overflow_policy = "block";\n};\n' >>"$WORK/direct.cfg"
-start_sink $((PORT_BASE + 21))
+direct_curve=""
+[ "$CURVE" = 1 ] && direct_curve="$DIRECT_CURVE"
+# shellcheck disable=SC2086 # the CURVE options split into words
+start_sink $((PORT_BASE + 21)) $direct_curve ${direct_curve:+--curve-key $WORK/keys/consumer.key_secret}
 "$(so_bin eigstream)" -c "$WORK/direct.cfg" 2>"$WORK/direct.log" &
 DAEMON_PIDS=$!
 for _ in $(seq 1 100); do grep -q "INFO  main: eigstream" "$WORK/direct.log" && break; sleep 0.1; done
-t0=$(now); send; wait "$sink_pid"; t1=$(now); sink_pid=""
+# shellcheck disable=SC2086
+t0=$(now); send $sim_bind $direct_curve ${direct_curve:+--curve-key $WORK/keys/source.key_secret}
+wait "$sink_pid"; t1=$(now); sink_pid=""
 so_stop
 direct=$(python3 -c "print('%.2f' % ($FRAMES / ($t1 - $t0)))")
 printf '%-28s %10s %8s %14s %14s %12s\n' configuration frames/s ratio "merge p50 ms" "merge p99 ms" "sink p99 ms"
 printf '%-28s %10s %8s %14s %14s %12s\n' "1 daemon, direct" "$direct" "1.00" "-" "-" "$(sink_p99)"
 
 for DAEMONS in $(seq 1 "$MAX"); do
-    start_sink $((PORT_BASE + 40))
+    # shellcheck disable=SC2086 # the CURVE options split into words
+    start_sink $((PORT_BASE + 40)) $SINK_CURVE
     DISPATCH_ARGS="--overflow block" MERGE_ARGS="--window-ms 10000" so_start || exit 1
-    t0=$(now); send; wait "$sink_pid"; t1=$(now); sink_pid=""
+    # shellcheck disable=SC2086
+    t0=$(now); send $SIM_CURVE; wait "$sink_pid"; t1=$(now); sink_pid=""
     so_wait_merge 600
     so_stop
     python3 - "$WORK/merge.json" "$FRAMES" "$t0" "$t1" "$direct" "$DAEMONS" "$(sink_p99)" <<'PY'
@@ -86,4 +105,5 @@ print("%-28s %10.2f %8.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispatch+mer
       m["added_latency_ms"]["p50"], m["added_latency_ms"]["p99"], sink, note))
 PY
 done
-echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon, $(nproc) cores)"
+echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon," \
+     "$CONNECTIONS connection(s) from the sim, CURVE $([ "$CURVE" = 1 ] && echo on || echo off), $(nproc) cores)"

@@ -3,12 +3,17 @@
 #
 #   eigstream-sim -PUSH-> eigstream-dispatch -ROUTER/DEALER-> D x eigstream -PUSH-> eigstream-merge -PUSH-> consumer
 #
-# Ports: the dispatcher's front end PORT_BASE, its back end PORT_BASE+10, daemon i's
-# output PORT_BASE+20+i, the merge's output PORT_BASE+40. Daemon configs are
+# Ports: the dispatcher's front end PORT_BASE (with CONNECTIONS = K > 1, K front sockets on
+# PORT_BASE+50 .. PORT_BASE+50+K-1: so_front), its back end PORT_BASE+10, daemon i's output
+# PORT_BASE+20+i, the merge's output PORT_BASE+40. Daemon configs are
 # config/examples/scaleout-daemon-*.cfg with these ports and the sizes substituted.
 # Expects: ROOT, BUILD, WORK, PORT_BASE, DAEMONS, FRAMES, N, CELLS, THREADS, PRECISION.
+# CURVE=1: every hop under CURVE (so_curve_keys first), with the keys and allow-lists
+# docs/scaleout.md's security model names; SIM_CURVE and SINK_CURVE then hold the
+# source's and the consumer's client options.
 
-DAEMON_PIDS="" DISPATCH_PID="" MERGE_PID=""
+DAEMON_PIDS="" DISPATCH_PID="" MERGE_PID="" SIM_CURVE="" SINK_CURVE="" DIRECT_CURVE=""
+CURVE=${CURVE:-0}
 
 so_bin() { # so_bin NAME -> path of a built program, or exit 1 naming it
     local p
@@ -21,6 +26,31 @@ so_bin() { # so_bin NAME -> path of a built program, or exit 1 naming it
         exit 1
     fi
     echo "$p"
+}
+
+so_front() { # the front end's endpoints: one, or CONNECTIONS of them separated by commas
+    local k list=""
+    if [ "${CONNECTIONS:-1}" -le 1 ]; then echo "tcp://127.0.0.1:$PORT_BASE"; return; fi
+    for k in $(seq 0 $((CONNECTIONS - 1))); do list="$list${list:+,}tcp://127.0.0.1:$((PORT_BASE + 50 + k))"; done
+    echo "$list"
+}
+
+so_curve_keys() { # so_curve_keys D: key pairs in $WORK/keys for the dispatcher, the merge,
+    # the source, the consumer and daemons 1..D, the public ones copied into the allow-lists
+    # sources/, daemons/, merges/, consumers/ and direct/ (a daemon fed by the sim directly
+    # lets in the source and the consumer); sets SIM_CURVE, SINK_CURVE and DIRECT_CURVE
+    local k="$WORK/keys" name i
+    mkdir -p "$k/sources" "$k/daemons" "$k/merges" "$k/consumers" "$k/direct" || return 1
+    chmod 755 "$k" "$k"/*/
+    for name in dispatch merge source consumer $(seq -f "daemon%g" 1 "$1"); do
+        "$(so_bin eigstream-keygen)" "$k/$name" >/dev/null || return 1
+    done
+    cp "$k/source.key" "$k/sources/"; cp "$k/merge.key" "$k/merges/"; cp "$k/consumer.key" "$k/consumers/"
+    cp "$k/source.key" "$k/consumer.key" "$k/direct/"
+    for i in $(seq 1 "$1"); do cp "$k/daemon$i.key" "$k/daemons/"; done
+    SIM_CURVE="--curve-server-key $k/dispatch.key --curve-key $k/source.key_secret"
+    SINK_CURVE="--curve-server-key $k/merge.key --curve-key $k/consumer.key_secret"
+    DIRECT_CURVE="--curve-server-key $k/daemon1.key"
 }
 
 so_config() { # so_config I [GPUS] -> writes $WORK/daemon-I.cfg (GPUS > 0: the cuda backend on
@@ -37,19 +67,33 @@ so_config() { # so_config I [GPUS] -> writes $WORK/daemon-I.cfg (GPUS > 0: the c
     if [ "$gpus" -gt 0 ]; then
         sed -i -e "s#^  backend = \"cpu\";#  backend = \"cuda\";\n  gpu_devices = [$devices];#" "$WORK/daemon-$i.cfg"
     fi
+    if [ "$CURVE" = 1 ]; then # the dispatcher's client, the merge's server
+        printf 'security = {\n  curve_secret_key = "%s";\n  curve_allow = "%s";\n  curve_dispatcher_key = "%s";\n};\n' \
+            "$WORK/keys/daemon$i.key_secret" "$WORK/keys/merges" "$WORK/keys/dispatch.key" >>"$WORK/daemon-$i.cfg"
+    fi
 }
 
 # Starts the merge, the dispatcher and the daemons; waits until every daemon said READY.
 # MERGE_ARGS and DISPATCH_ARGS add options. Sets MERGE_PID, DISPATCH_PID, DAEMON_PIDS.
 so_start() {
     local inputs="" i
+    local merge_curve="" dispatch_curve="" servers="" k="$WORK/keys"
     for i in $(seq 1 "$DAEMONS"); do inputs="$inputs${inputs:+,}tcp://127.0.0.1:$((PORT_BASE + 20 + i))"; done
+    if [ "$CURVE" = 1 ]; then
+        for i in $(seq 1 "$DAEMONS"); do servers="$servers${servers:+,}$k/daemon$i.key"; done
+        merge_curve="--curve-server-key $servers --curve-key $k/merge.key_secret --curve-secret-key $k/merge.key_secret
+            --curve-allow $k/consumers"
+        dispatch_curve="--curve-secret-key $k/dispatch.key_secret --front-curve-allow $k/sources
+            --back-curve-allow $k/daemons"
+    fi
+    # shellcheck disable=SC2086 # the option lists split into words
     "$(so_bin eigstream-merge)" --in "$inputs" --out "tcp://127.0.0.1:$((PORT_BASE + 40))" --out-pattern push \
-        --first-seq 0 --last-seq $((FRAMES - 1)) --stats-s 0 --json "$WORK/merge.json" ${MERGE_ARGS:-} \
+        --first-seq 0 --last-seq $((FRAMES - 1)) --stats-s 0 --json "$WORK/merge.json" ${MERGE_ARGS:-} $merge_curve \
         2>"$WORK/merge.log" &
     MERGE_PID=$!
-    "$(so_bin eigstream-dispatch)" --front "tcp://127.0.0.1:$PORT_BASE" --back "tcp://127.0.0.1:$((PORT_BASE + 10))" \
-        --stats-s 0 --json "$WORK/dispatch.json" --seq-log "$WORK/seq.log" ${DISPATCH_ARGS:-} \
+    # shellcheck disable=SC2086
+    "$(so_bin eigstream-dispatch)" --front "$(so_front)" --back "tcp://127.0.0.1:$((PORT_BASE + 10))" \
+        --stats-s 0 --json "$WORK/dispatch.json" --seq-log "$WORK/seq.log" ${DISPATCH_ARGS:-} $dispatch_curve \
         2>"$WORK/dispatch.log" &
     DISPATCH_PID=$!
     DAEMON_PIDS=""
