@@ -245,7 +245,9 @@ const char *recording_sigmf_datatype(const recording_format *f, int known)
 
 uint64_t recording_head_bytes(const protocol_header *h)
 {
-    return PROTOCOL_HEADER_BYTES + (h->kind == PROTOCOL_KIND_EIGENSPACE ? protocol_meta_bytes(h->count) : 0);
+    recording_format f;
+    recording_format_from_header(h, &f);
+    return recording_frame_overhead_bytes(&f);
 }
 
 /* Checks a decoded header's payload_bytes against its n, count, element and

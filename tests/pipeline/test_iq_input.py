@@ -44,6 +44,7 @@ import zmq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+import eigstream  # noqa: E402
 import eigstream_client as ec  # noqa: E402
 from eigstream_check import check, report  # noqa: E402
 
@@ -194,9 +195,7 @@ def run_recorded(tmp, rng, scale):
     path = record_cubes(tmp, "cubes", messages)
     data = open(path + ".sigmf-data", "rb").read()
     check(data == b"".join(b"".join(m[1:]) for m in messages), "the data file is not exactly the cubes' samples")
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
-    import eigstream  # the package's pure-Python reader
-    rec = eigstream.read_recording(path)
+    rec = eigstream.read_recording(path)  # the package's pure-Python reader
     check(rec.kind == "iq" and rec.cubes.shape == (3, C, P, G) and
           all(np.array_equal(rec.cubes[k], ec.iq_values({"scale": scale}, raw)) for k, raw in enumerate(raws)),
           f"read_recording of the cubes: {rec}")

@@ -32,18 +32,20 @@
 #include "cli_options.h"
 #include "record_import.h"
 
-/* A sample format of the source: its SigMF name, bytes a sample, and the
- * wire format a cube of it is sent in. */
+/* A sample format of the source: its SigMF name, bytes a sample, the wire
+ * format a cube of it is sent in, and whether its doubles are narrowed to
+ * that wire format's floats (the wire has no complex double IQ). */
 typedef struct import_format {
     const char *name;
     size_t bytes;
     uint8_t wire;
+    int narrow;
 } import_format;
 
 static const import_format import_formats[] = {
-    {"cf32_le", 8, PROTOCOL_IQ_CF32_LE},
-    {"ci16_le", 4, PROTOCOL_IQ_CI16_LE},
-    {"cf64_le", 16, PROTOCOL_IQ_CF32_LE},
+    {"cf32_le", 8, PROTOCOL_IQ_CF32_LE, 0},
+    {"ci16_le", 4, PROTOCOL_IQ_CI16_LE, 0},
+    {"cf64_le", 16, PROTOCOL_IQ_CF32_LE, 1},
 };
 
 static const import_format *import_format_find(const char *name)
@@ -173,7 +175,7 @@ static int import_describe(const record_import_options *o, import_source *s)
 /* One cube's samples in the wire's format (cf64_le narrowed to cf32_le). */
 static void import_convert(const import_source *s, const uint8_t *in, uint8_t *out, size_t samples)
 {
-    if (s->format->bytes == 16) { /* cf64_le */
+    if (s->format->narrow) {
         for (size_t i = 0; i < 2 * samples; i++) {
             double d;
             memcpy(&d, in + 8 * i, 8);
