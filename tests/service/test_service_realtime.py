@@ -68,11 +68,12 @@ realtime = {{{rows} }};
 '''
 
 
-def unprivileged():
-    """Command prefix and preexec_fn that make SCHED_FIFO and mlockall refused."""
+def unprivileged(memlock=0):
+    """Command prefix and preexec_fn that make SCHED_FIFO refused, and mlockall
+    refused by the kernel (memlock 0) or held to a finite RLIMIT_MEMLOCK."""
     def limits():
         resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
-        resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (memlock, memlock))
     prefix = []
     if os.geteuid() == 0:
         prefix = ["setpriv", "--inh-caps=-all", "--bounding-set=-sys_nice,-ipc_lock", "--"]
@@ -102,12 +103,12 @@ def threads(pid, names=NAMES):
 class RealtimeDaemon(Daemon):
     """The daemon with a realtime group; unpriv: the refusals made certain."""
 
-    def __init__(self, tmp, name, realtime, unpriv=False, solver="", names=NAMES):
+    def __init__(self, tmp, name, realtime, unpriv=False, solver="", names=NAMES, memlock=0):
         self.cfg = os.path.join(tmp, name + ".cfg")
         self.names = names
         with open(self.cfg, "w") as f:
             f.write(config(f"rt{os.getpid()}{name}", realtime, solver))
-        prefix, preexec = unprivileged() if unpriv else ([], None)
+        prefix, preexec = unprivileged(memlock) if unpriv else ([], None)
         super().__init__(prefix + [DAEMON, "-c", self.cfg], preexec_fn=preexec)
 
     def running_threads(self, timeout=60):
@@ -197,6 +198,24 @@ def test_refused(tmp):
         check(d.exit_status() == 1, f"refused {setting}, error: exit status {d.p.returncode}")
         check(message in d.text() and "(realtime.on_failure = error)" in d.text(),
               f"refused {setting}, error: {d.text()[-1500:]!r}")
+    # A finite RLIMIT_MEMLOCK that the pages locked at the start fit under (2 GiB):
+    # mlockall succeeds, and is undone and refused, since with MCL_FUTURE a later
+    # allocation past the limit would fail. Not under ASan, whose shadow memory
+    # no finite limit holds (CI's sanitizer stage sets ASAN_OPTIONS), nor where
+    # the hard limit cannot be raised (no CAP_SYS_RESOURCE: 8 MiB holds no daemon).
+    finite = 2 << 30
+    probe = subprocess.run([sys.executable, "-c", "import resource; resource.setrlimit(resource.RLIMIT_MEMLOCK, "
+                            f"({finite}, {finite}))"], capture_output=True)
+    if os.environ.get("ASAN_OPTIONS") or probe.returncode != 0:
+        print("note: the finite RLIMIT_MEMLOCK case did not run: " +
+              ("ASan" if os.environ.get("ASAN_OPTIONS") else "this machine's hard limit cannot be raised to 2 GiB"))
+        return
+    d = RealtimeDaemon(tmp, "refused_finite", {"mlockall": "true", "on_failure": '"error"'}, unpriv=True,
+                       memlock=finite)
+    want = (f"realtime.mlockall: RLIMIT_MEMLOCK (ulimit -l) is {finite} bytes and the process lacks "
+            "CAP_IPC_LOCK")
+    check(d.exit_status() == 1 and want in d.text() and "(realtime.on_failure = error)" in d.text(),
+          f"finite RLIMIT_MEMLOCK, error: exit {d.p.returncode}: {d.text()[-1500:]!r}")
 
 
 def test_gpu_numa(tmp):
