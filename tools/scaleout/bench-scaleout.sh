@@ -3,10 +3,11 @@
 # eigstream-merge, against one daemon fed directly, all in the same run (docs/scaleout.md).
 #
 # Each configuration gets FRAMES frames from eigstream-sim as fast as it takes them (the
-# dispatcher blocks the source rather than drop: a lossless run measures capacity); the
-# clock runs from the sim's start to the consumer's (eigstream-sink) last frame. Prints
-# one table: frames/s, the ratio to the direct daemon, the merge's added latency
-# (p50/p99, arrival to republish) and the sink's p99 end-to-end latency.
+# dispatcher blocks the source rather than drop: a lossless run measures capacity).
+# Prints one table: frames/s sustained (the consumer's, eigstream-sink, from its first
+# frame to its last), the ratio to the direct daemon's, frames/s on the wall clock from
+# the sim's start (its frame pool and the connections' set-up included), the merge's
+# added latency (p50/p99, arrival to republish) and the sink's p99 end-to-end latency.
 #
 #   tools/scaleout/bench-scaleout.sh [--build DIR] [--max-daemons D] [--frames F] [--n N]
 #                                    [--cells C] [--threads T] [--precision float|double]
@@ -33,7 +34,7 @@ ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
 STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0
 . "$here/../cli/cli_options.sh"
-cli_parse_options bench-scaleout 2,29 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
+cli_parse_options bench-scaleout 2,30 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
     --threads=THREADS --precision=PRECISION --port-base=PORT_BASE --storage=STORAGE
     --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS --connections=CONNECTIONS --curve=CURVE=1" "$@"
 . "$here/scaleout-lib.sh"
@@ -59,6 +60,8 @@ send() { # send [OPTIONS]: the sim into the dispatcher's front end, as fast as i
 
 sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['latency_sink_ms']['p99'])" \
     "$WORK/sink.json" 2>/dev/null || echo "?"; }
+sink_rate() { python3 -c "import json,sys; print('%.2f' % json.load(open(sys.argv[1]))['frames_per_s'])" \
+    "$WORK/sink.json" 2>/dev/null || echo 0; }
 
 # The peer: one daemon fed directly (PULL bind; with several connections the sim binds and
 # the daemon's input sockets connect, one to each), pushing to the sink.
@@ -83,9 +86,11 @@ for _ in $(seq 1 100); do grep -q "INFO  main: eigstream" "$WORK/direct.log" && 
 t0=$(now); send $sim_bind $direct_curve ${direct_curve:+--curve-key $WORK/keys/source.key_secret}
 wait "$sink_pid"; t1=$(now); sink_pid=""
 so_stop
-direct=$(python3 -c "print('%.2f' % ($FRAMES / ($t1 - $t0)))")
-printf '%-28s %10s %8s %14s %14s %12s\n' configuration frames/s ratio "merge p50 ms" "merge p99 ms" "sink p99 ms"
-printf '%-28s %10s %8s %14s %14s %12s\n' "1 daemon, direct" "$direct" "1.00" "-" "-" "$(sink_p99)"
+direct=$(sink_rate)
+printf '%-28s %10s %8s %10s %14s %14s %12s\n' configuration frames/s ratio "wall f/s" "merge p50 ms" "merge p99 ms" \
+    "sink p99 ms"
+printf '%-28s %10s %8s %10s %14s %14s %12s\n' "1 daemon, direct" "$direct" "1.00" \
+    "$(python3 -c "print('%.2f' % ($FRAMES / ($t1 - $t0)))")" "-" "-" "$(sink_p99)"
 
 for DAEMONS in $(seq 1 "$MAX"); do
     # shellcheck disable=SC2086 # the CURVE options split into words
@@ -95,14 +100,15 @@ for DAEMONS in $(seq 1 "$MAX"); do
     t0=$(now); send $SIM_CURVE; wait "$sink_pid"; t1=$(now); sink_pid=""
     so_wait_merge 600
     so_stop
-    python3 - "$WORK/merge.json" "$FRAMES" "$t0" "$t1" "$direct" "$DAEMONS" "$(sink_p99)" <<'PY'
+    python3 - "$WORK/merge.json" "$FRAMES" "$t0" "$t1" "$direct" "$DAEMONS" "$(sink_p99)" "$(sink_rate)" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 frames, t0, t1, direct, d, sink = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7]
-rate = frames / (t1 - t0)
+rate = float(sys.argv[8])
 note = "" if m["frames_out"] == frames and m["gap_frames"] == 0 else f"  (out {m['frames_out']}, gaps {m['gap_frames']})"
-print("%-28s %10.2f %8.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispatch+merge", rate, rate / direct,
-      m["added_latency_ms"]["p50"], m["added_latency_ms"]["p99"], sink, note))
+print("%-28s %10.2f %8.2f %10.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispatch+merge", rate,
+      rate / direct if direct > 0 else 0.0, frames / (t1 - t0), m["added_latency_ms"]["p50"],
+      m["added_latency_ms"]["p99"], sink, note))
 PY
 done
 echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon," \
