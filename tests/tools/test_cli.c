@@ -2,7 +2,9 @@
  * test_cli.c - the table-driven option parser of the tools (cli_options.h):
  * every kind of option parses into its field, a bad value or an unknown
  * option gives an error that names the option and what is wrong, `--` and
- * positional words work, and --help lists every option with its default.
+ * positional words work, and --help lists every option with its default;
+ * an --endpoint list splits into its entries, and a bad one names the entry
+ * (cli_endpoints.h).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_endpoints.h"
 #include "cli_options.h"
 #include "test_check.h"
 
@@ -220,11 +223,52 @@ static void test_help_lists_every_option(void)
     free(text);
 }
 
+/* Lists split at their commas; empty entries, too many entries and entries
+ * without a ZeroMQ transport are refused, the entry named. */
+static void test_endpoint_lists(void)
+{
+    cli_endpoints list;
+    char why[CLI_ENDPOINTS_WHY_BYTES];
+    int rc = cli_endpoints_parse("tcp://127.0.0.1:5550,ipc:///tmp/b,inproc://c", &list, why, sizeof why);
+    CHECK(rc == 0 && list.count == 3, "three entries: rc %d, count %d: %s", rc, list.count, rc ? why : "");
+    if (rc == 0 && list.count == 3)
+        CHECK(strcmp(list.entry[0], "tcp://127.0.0.1:5550") == 0 && strcmp(list.entry[1], "ipc:///tmp/b") == 0 &&
+              strcmp(list.entry[2], "inproc://c") == 0, "entries %s | %s | %s", list.entry[0], list.entry[1],
+              list.entry[2]);
+    char eight[8 * 24] = "", nine[9 * 24] = "";
+    for (int k = 0; k < 9; k++) {
+        char entry[24];
+        snprintf(entry, sizeof entry, "%stcp://127.0.0.1:%d", k > 0 ? "," : "", 6000 + k);
+        if (k < 8)
+            strcat(eight, entry);
+        strcat(nine, entry);
+    }
+    rc = cli_endpoints_parse(eight, &list, why, sizeof why);
+    CHECK(rc == 0 && list.count == 8, "eight entries: rc %d, count %d", rc, list.count);
+    const struct {
+        const char *text, *why;
+    } bad[] = {{"tcp://127.0.0.1:1,,", "entry 2 of the list is empty"},
+               {",tcp://127.0.0.1:1", "entry 1 of the list is empty"},
+               {"tcp://127.0.0.1:1,", "entry 2 of the list is empty"},
+               {"tcp://127.0.0.1:1,127.0.0.1:2", "entry 2 of the list: expected tcp://"},
+               {"tcp://127.0.0.1:1,tcp://", "entry 2 of the list: expected tcp://"},
+               {"tcp://127.0.0.1:1,tcp://a b", "entry 2 of the list: expected tcp://"},
+               {nine, "more than 8 endpoints"},
+               {"tcp://127.0.0.1:1", "not a list"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = '\0';
+        rc = cli_endpoints_parse(bad[i].text, &list, why, sizeof why);
+        CHECK(rc == -1 && strstr(why, bad[i].why) != NULL, "\"%.60s\": rc %d, why \"%s\", want \"%s\"",
+              bad[i].text, rc, why, bad[i].why);
+    }
+}
+
 int main(void)
 {
     test_every_kind_parses();
     test_bad_values_name_the_option();
     test_positionals_and_double_dash();
     test_help_lists_every_option();
+    test_endpoint_lists();
     return test_check_report("test_cli");
 }

@@ -17,6 +17,12 @@
  * receiver, or one that stopped reading): named, exit 1, with the frames
  * written to the connection and those still queued (issue 26: it used to
  * block in zmq_send until a signal).
+ *
+ * An --endpoint that lists K endpoints (push only) opens K PUSH sockets,
+ * socket k on ZeroMQ I/O thread k (ZMQ_AFFINITY) and attached to the k-th
+ * endpoint, and sends frame seq f, every fragment of it, on socket f mod K:
+ * a daemon whose input.endpoint lists the same endpoints (input.io_threads
+ * = K) then reads each connection in order on its own thread at both ends.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +36,7 @@
 #include "cli_choices.h"
 #include "cli_common.h"
 #include "cli_curve.h"
+#include "cli_endpoints.h"
 #include "cli_options.h"
 #include "cli_peer.h"
 #include "protocol.h"
@@ -48,6 +55,7 @@ typedef struct sim_options {
     int linger_ms;
     int stall_timeout_ms; /* give up when nothing could be queued for this long; 0 = never */
     cli_curve curve;
+    cli_endpoints endpoints; /* a listed --endpoint: one PUSH socket each; count 0 = one endpoint */
     /* --iq: IQ cubes of the scene instead of covariances */
     int iq, iq_format, iq_layout, per_slice_parts; /* protocol_iq_format, protocol_iq_layout */
     uint32_t pulses, gates, clutter_patches;
@@ -82,7 +90,12 @@ static int parse_options(int argc, char **argv, sim_options *o)
     const cli_choices precisions = cli_choices_precision(), storages = cli_choices_storage();
     const cli_choices iq_formats = cli_choices_iq_format(), iq_layouts = cli_choices_iq_layout();
     const cli_option table[] = {
-        CLI_SOCKET_OPTIONS(&o->endpoint, &o->pub, sim_patterns, "socket type", &o->bind),
+        CLI_STRING("endpoint", 0, &o->endpoint, "E",
+                   "ZeroMQ endpoint; or K (2..8) separated by commas: one PUSH socket each, on its own I/O "
+                   "thread, frame seq f on the (f mod K)-th (a daemon's input.endpoint listing them, "
+                   "input.io_threads = K)"),
+        CLI_CHOICE("pattern", 0, &o->pub, sim_patterns, NULL, "socket type"),
+        CLI_FLAG("bind", 0, &o->bind, "bind instead of connect (each endpoint of a list)"),
         CLI_INT("n", 0, &o->n, 1, EIG_N_MAX, "N", "channels = matrix order"),
         CLI_INT("cells", 0, &o->cells, 1, 100000, "C", "matrices per frame"),
         CLI_INT("snapshots", 0, &o->snapshots, 1, 1000000, "K", "snapshots per covariance"),
@@ -99,7 +112,7 @@ static int parse_options(int argc, char **argv, sim_options *o)
         CLI_INT("frames", 0, &o->frames, 0, UINT64_MAX, "N", "frames to send, 0 = until SIGINT"),
         CLI_INT("pool", 0, &o->pool, 1, 1024, "P", "distinct pre-generated frames to cycle"),
         CLI_INT("seed", 0, &o->seed, 0, UINT64_MAX, "S", "random seed"),
-        CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames"),
+        CLI_INT("hwm", 0, &o->hwm, 1, 1000000, "H", "send high-water mark in frames (per socket)"),
         CLI_INT("linger-ms", 0, &o->linger_ms, 0, 3600000, "L", "time to flush queued frames at exit"),
         CLI_INT("stall-timeout-ms", 0, &o->stall_timeout_ms, 0, 86400000, "T",
                 "give up (exit 1) when no frame could be queued for T ms: no receiver, or one that takes "
@@ -135,6 +148,14 @@ static int parse_options(int argc, char **argv, sim_options *o)
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     if (status >= 0)
         return status;
+    if (strchr(o->endpoint, ',') != NULL) {
+        char why[CLI_ENDPOINTS_WHY_BYTES];
+        if (cli_endpoints_parse(o->endpoint, &o->endpoints, why, sizeof why) != 0)
+            return cli_usage_error("eigstream-sim", "--endpoint: %s", why);
+        if (o->pub)
+            return cli_usage_error("eigstream-sim", "--endpoint lists %d endpoints, one PUSH socket each: a list "
+                                   "is for --pattern push; pub takes one endpoint", o->endpoints.count);
+    }
     if (o->iq && o->fragments > 1)
         return cli_usage_error("eigstream-sim", "--fragments is for covariance frames; IQ cubes (--iq) go whole");
     if (!o->iq && o->fragments > o->cells)
@@ -147,12 +168,15 @@ static int parse_options(int argc, char **argv, sim_options *o)
 /* Zero-copy payload parts handed to ZeroMQ and not yet released by it. */
 static atomic_long parts_in_flight;
 
-/* Where a run's sends stand: the socket, its peers, the payload parts
- * queued (a part queued and no longer in flight was written to the
- * connection) and when the last message was queued. */
+/* Where a run's sends stand: the context, its sockets (frame seq f goes on
+ * sock[f % sockets]) and their peers, the payload parts queued (a part
+ * queued and no longer in flight was written to the connection) and when
+ * the last message was queued on any socket. */
 typedef struct sim_sender {
-    void *sock;
-    cli_peer *watch;
+    void *ctx;
+    int sockets; /* 1, or the endpoints listed */
+    void *sock[CLI_ENDPOINTS_MAX];
+    cli_peer *watch[CLI_ENDPOINTS_MAX];
     const sim_options *o;
     uint64_t parts_queued;
     double last_queued; /* CLOCK_MONOTONIC s */
@@ -188,20 +212,21 @@ typedef struct pool_frame {
     uint32_t *crc; /* per fragment (l->fragments entries): CRC32C of its payload */
 } pool_frame;
 
-/* Waits until the socket takes a message, then queues the header (ZeroMQ
+/* Waits until socket sock takes a message, then queues the header (ZeroMQ
  * applies the high-water mark to a message's first part only, so the rest
  * never blocks). 0; -1 with errno EINTR on a stop, ETIMEDOUT when nothing
- * was queued for --stall-timeout-ms, or the send's error. */
-static int send_header(sim_sender *s, const uint8_t *header, size_t bytes)
+ * was queued for --stall-timeout-ms (on any socket: the others wait behind
+ * this one's frame), or the send's error. */
+static int send_header(sim_sender *s, void *sock, const uint8_t *header, size_t bytes)
 {
     for (;;) {
-        if (zmq_send(s->sock, header, bytes, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0) {
+        if (zmq_send(sock, header, bytes, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0) {
             s->last_queued = cli_monotonic_s();
             return 0;
         }
         if (errno != EAGAIN && errno != EINTR)
             return -1;
-        zmq_pollitem_t item = {.socket = s->sock, .events = ZMQ_POLLOUT};
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLOUT};
         if (zmq_poll(&item, 1, 100) < 0 && zmq_errno() != EINTR)
             return -1;
         if (cli_stop_requested) {
@@ -215,16 +240,15 @@ static int send_header(sim_sender *s, const uint8_t *header, size_t bytes)
     }
 }
 
-/* Sends one message: header h then `parts` zero-copy parts of part_bytes
- * each from payload. Returns 0, or -1 with errno; EINTR or ETIMEDOUT only
- * when the header was not queued (nothing half-sent). */
-static int send_message(sim_sender *s, const protocol_header *h, uint8_t *payload, size_t parts,
+/* Sends one message on socket sock: header h then `parts` zero-copy parts
+ * of part_bytes each from payload. Returns 0, or -1 with errno; EINTR or
+ * ETIMEDOUT only when the header was not queued (nothing half-sent). */
+static int send_message(sim_sender *s, void *sock, const protocol_header *h, uint8_t *payload, size_t parts,
                         size_t part_bytes)
 {
-    void *sock = s->sock;
     uint8_t header[PROTOCOL_HEADER_BYTES];
     protocol_header_encode(h, header);
-    if (send_header(s, header, sizeof header) < 0)
+    if (send_header(s, sock, header, sizeof header) < 0)
         return -1;
     for (size_t i = 0; i < parts; i++) {
         zmq_msg_t msg;
@@ -245,7 +269,8 @@ static int send_message(sim_sender *s, const protocol_header *h, uint8_t *payloa
     return 0;
 }
 
-/* Sends one frame: whole, or as l->fragments fragments back to back (each
+/* Sends one frame on socket seq % s->sockets: whole, or as l->fragments
+ * fragments back to back on that socket, so that they stay in order (each
  * with its own header, payload_bytes and CRC; per-matrix parts inside each).
  * Returns 0, or -1 with errno; EINTR when a signal interrupted a blocked
  * send: before anything of the frame was queued, or, with the sim stopping,
@@ -254,6 +279,7 @@ static int send_message(sim_sender *s, const protocol_header *h, uint8_t *payloa
 static int send_frame(sim_sender *s, const sim_layout *l, const pool_frame *f, uint64_t seq)
 {
     const sim_options *o = s->o;
+    void *sock = s->sock[seq % (uint64_t)s->sockets];
     protocol_header h = l->header;
     h.seq = seq;
     h.timestamp_ns = cli_realtime_ns();
@@ -261,7 +287,7 @@ static int send_frame(sim_sender *s, const sim_layout *l, const pool_frame *f, u
         h.flags |= PROTOCOL_FLAG_CRC;
     if (l->fragments <= 1) {
         h.crc32c = o->crc ? f->crc[0] : 0;
-        return send_message(s, &h, f->payload, l->parts, l->part_bytes);
+        return send_message(s, sock, &h, f->payload, l->parts, l->part_bytes);
     }
     h.flags |= PROTOCOL_FLAG_FRAGMENT;
     for (uint32_t i = 0; i < l->fragments; i++) {
@@ -273,7 +299,7 @@ static int send_frame(sim_sender *s, const sim_layout *l, const pool_frame *f, u
         h.crc32c = o->crc ? f->crc[i] : 0;
         uint8_t *payload = f->payload + (size_t)first * l->matrix_bytes;
         int rc;
-        while ((rc = send_message(s, &h, payload, o->per_matrix_parts ? matrices : 1,
+        while ((rc = send_message(s, sock, &h, payload, o->per_matrix_parts ? matrices : 1,
                                   o->per_matrix_parts ? l->matrix_bytes : (size_t)h.payload_bytes)) < 0 &&
                errno == EINTR && i > 0 && !cli_stop_requested) {
         }
@@ -364,18 +390,20 @@ static int pool_generate(const sim_options *o, sim_frame_generator *gen, const i
     return rc;
 }
 
-/* Says why the sim gives up: nothing could be queued for the bound, with
- * or without a receiver connected. */
-static void report_stall(sim_sender *s)
+/* Says why the sim gives up: nothing could be queued for the bound on the
+ * socket of frame seq, with or without a receiver connected to it. */
+static void report_stall(sim_sender *s, uint64_t seq)
 {
+    int k = (int)(seq % (uint64_t)s->sockets);
+    const char *endpoint = s->sockets > 1 ? s->o->endpoints.entry[k] : s->o->endpoint;
     double stalled = cli_monotonic_s() - s->last_queued;
-    if (cli_peer_count(s->watch) == 0)
+    if (cli_peer_count(s->watch[k]) == 0)
         fprintf(stderr, "eigstream-sim: no receiver at %s: no frame could be queued for %.1f s (is the daemon "
                         "running, its input.endpoint this one?): giving up (--stall-timeout-ms %d)\n",
-                s->o->endpoint, stalled, s->o->stall_timeout_ms);
+                endpoint, stalled, s->o->stall_timeout_ms);
     else
         fprintf(stderr, "eigstream-sim: the receiver at %s has taken nothing for %.1f s (busy, or it stopped "
-                        "reading): giving up (--stall-timeout-ms %d)\n", s->o->endpoint, stalled,
+                        "reading): giving up (--stall-timeout-ms %d)\n", endpoint, stalled,
                 s->o->stall_timeout_ms);
 }
 
@@ -394,7 +422,7 @@ static int send_loop(sim_sender *s, const sim_layout *l, const pool_frame *pool,
             if (errno == EINTR)
                 continue; /* not sent (or cut short by a stop): not counted; try again or stop */
             if (errno == ETIMEDOUT)
-                report_stall(s);
+                report_stall(s, *sent);
             else
                 fprintf(stderr, "eigstream-sim: send: %s\n", zmq_strerror(errno));
             return -1;
@@ -457,36 +485,76 @@ static int pool_create(const sim_options *o, sim_layout *l, pool_frame **pool)
     return rc;
 }
 
-/* Opens the socket of the options, watching its peers (*watch). 0, or -1
- * after saying why on stderr. */
-static int socket_open(const sim_options *o, void **ctx, void **sock, cli_peer **watch)
+/* Opens socket k of s (PUSH, or PUB) with the options' high-water mark,
+ * linger and CURVE keys, pinned to I/O thread k when there are several,
+ * watching its peers, and attaches it to endpoint. 0, or -1 after saying
+ * why on stderr. */
+static int socket_open(sim_sender *s, int k, const char *endpoint)
 {
-    if (cli_socket_create(ctx, sock, o->pub ? ZMQ_PUB : ZMQ_PUSH) != 0) {
+    const sim_options *o = s->o;
+    void *sock = s->sock[k] = zmq_socket(s->ctx, o->pub ? ZMQ_PUB : ZMQ_PUSH);
+    if (sock == NULL) {
         fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
         return -1;
     }
     /* The limit counts messages: a fragmented frame is `fragments` of them. */
     int hwm = (int)(o->hwm * (uint64_t)o->fragments > INT_MAX ? INT_MAX : o->hwm * (uint64_t)o->fragments);
-    if (zmq_setsockopt(*sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(*sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0) {
+    uint64_t affinity = (uint64_t)1 << k;
+    if (zmq_setsockopt(sock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(sock, ZMQ_LINGER, &o->linger_ms, sizeof o->linger_ms) != 0 ||
+        (s->sockets > 1 && zmq_setsockopt(sock, ZMQ_AFFINITY, &affinity, sizeof affinity) != 0)) {
         fprintf(stderr, "eigstream-sim: socket options: %s\n", zmq_strerror(zmq_errno()));
         return -1;
     }
     char curve_err[640];
-    if (cli_curve_apply(&o->curve, *sock, curve_err, sizeof curve_err) != 0) {
+    if (cli_curve_apply(&o->curve, sock, curve_err, sizeof curve_err) != 0) {
         fprintf(stderr, "eigstream-sim: %s\n", curve_err);
         return -1;
     }
-    if (cli_peer_create(*ctx, *sock, watch) != 0) {
+    if (cli_peer_create(s->ctx, sock, &s->watch[k]) != 0) {
         fprintf(stderr, "eigstream-sim: socket monitor: %s\n", zmq_strerror(zmq_errno()));
         return -1;
     }
-    if (cli_socket_attach(*sock, o->endpoint, o->bind) != 0) {
-        fprintf(stderr, "eigstream-sim: %s %s: %s\n", o->bind ? "bind" : "connect", o->endpoint,
+    if (cli_socket_attach(sock, endpoint, o->bind) != 0) {
+        fprintf(stderr, "eigstream-sim: %s %s: %s\n", o->bind ? "bind" : "connect", endpoint,
                 zmq_strerror(zmq_errno()));
         return -1;
     }
     return 0;
+}
+
+/* Opens the context and the sockets of the options into s: one for a
+ * single endpoint; for a list, one I/O thread per socket (set before any
+ * socket exists, as ZeroMQ requires) and socket k attached to entry k. 0,
+ * or -1 after saying why on stderr (sockets_close releases what opened). */
+static int sockets_open(sim_sender *s)
+{
+    const sim_options *o = s->o;
+    s->sockets = o->endpoints.count > 1 ? o->endpoints.count : 1;
+    if ((s->ctx = zmq_ctx_new()) == NULL ||
+        (s->sockets > 1 && zmq_ctx_set(s->ctx, ZMQ_IO_THREADS, s->sockets) != 0)) {
+        fprintf(stderr, "eigstream-sim: zmq: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    for (int k = 0; k < s->sockets; k++)
+        if (socket_open(s, k, s->sockets > 1 ? o->endpoints.entry[k] : o->endpoint) != 0)
+            return -1;
+    return 0;
+}
+
+/* Stops watching the sockets, closes them and terminates the context (each
+ * socket's ZMQ_LINGER bounds the wait); what is closed is NULL afterwards,
+ * so a second call does nothing. */
+static void sockets_close(sim_sender *s)
+{
+    for (int k = 0; k < CLI_ENDPOINTS_MAX; k++) {
+        cli_peer_destroy(&s->watch[k]);
+        if (s->sock[k] != NULL)
+            zmq_close(s->sock[k]);
+        s->sock[k] = NULL;
+    }
+    void *closed = NULL;
+    cli_socket_close(&s->ctx, &closed);
 }
 
 /* Frames whose every payload part ZeroMQ has released, i.e. written to the
@@ -500,16 +568,18 @@ static uint64_t frames_written(const sim_sender *s, const sim_layout *l)
     return (s->parts_queued - (uint64_t)(held > 0 ? held : 0)) / per_frame;
 }
 
-/* The summary on stdout: frames sent, then written vs still queued. */
-static void print_summary(const sim_layout *l, uint64_t sent, uint64_t written, double elapsed)
+/* The summary on stdout: frames sent, then written vs still queued and
+ * over how many sockets. */
+static void print_summary(const sim_layout *l, int sockets, uint64_t sent, uint64_t written, double elapsed)
 {
     printf("eigstream-sim: sent %llu frames (%.1f MB) in %.2f s: %.2f frames/s, %.1f MB/s%s\n",
            (unsigned long long)sent, (double)sent * (double)l->frame_bytes / 1e6, elapsed,
            elapsed > 0 ? (double)sent / elapsed : 0.0,
            elapsed > 0 ? (double)sent * (double)l->frame_bytes / 1e6 / elapsed : 0.0,
            cli_stop_requested ? " (interrupted)" : "");
-    printf("eigstream-sim: %llu frames written to the connection, %llu still queued at exit (not delivered)\n",
-           (unsigned long long)written, (unsigned long long)(sent - written));
+    printf("eigstream-sim: %llu frames written to the connection, %llu still queued at exit (not delivered), "
+           "over %d socket%s\n", (unsigned long long)written, (unsigned long long)(sent - written), sockets,
+           sockets > 1 ? "s" : "");
     fflush(stdout);
 }
 
@@ -520,9 +590,8 @@ static int tool_main(sim_options *o)
     sim_layout l;
     pool_frame *pool = NULL;
     int rc = pool_create(o, &l, &pool);
-    void *ctx = NULL, *sock = NULL;
     sim_sender s = {.o = o};
-    if (rc != 0 || socket_open(o, &ctx, &sock, &s.watch) != 0) {
+    if (rc != 0 || sockets_open(&s) != 0) {
         rc = rc != 0 ? rc : 1;
         goto done;
     }
@@ -530,12 +599,12 @@ static int tool_main(sim_options *o)
 
     uint64_t sent = 0;
     double start = cli_monotonic_s();
-    s.sock = sock;
     s.last_queued = start;
     rc = send_loop(&s, &l, pool, start, &sent) == 0 ? 0 : 1;
     if (rc != 0) {
         int zero = 0; /* what is queued now is not delivered: do not linger on it */
-        zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero);
+        for (int k = 0; k < s.sockets; k++)
+            zmq_setsockopt(s.sock[k], ZMQ_LINGER, &zero, sizeof zero);
     } else {
         /* Wait for ZeroMQ to write out every queued frame, then close (with
          * linger as a second line); the elapsed time includes the flush. */
@@ -545,12 +614,10 @@ static int tool_main(sim_options *o)
                             "may not have been delivered\n", held, o->linger_ms);
     }
     uint64_t written = frames_written(&s, &l);
-    cli_peer_destroy(&s.watch);
-    cli_socket_close(&ctx, &sock);
-    print_summary(&l, sent, written, cli_monotonic_s() - start);
+    sockets_close(&s);
+    print_summary(&l, s.sockets, sent, written, cli_monotonic_s() - start);
 done:
-    cli_peer_destroy(&s.watch);
-    cli_socket_close(&ctx, &sock);
+    sockets_close(&s);
     for (uint32_t i = 0; pool != NULL && i < o->pool; i++) {
         free(pool[i].payload);
         free(pool[i].crc);
