@@ -2,13 +2,15 @@
 """eigstream-dispatch with several front sockets (--front E1,E2,E3), between this test as a source
 of three PUSH sockets and a fake daemon (a DEALER speaking the control messages) (label integration).
 
-  test_scaleout_fronts.py BUILD_DIR SOURCE_DIR CASE     CASE: fronts | curve | refused | fragment
+  test_scaleout_fronts.py BUILD_DIR SOURCE_DIR CASE     CASE: fronts | connect | curve | refused | fragment
 
 fronts    60 frames, seq f on PUSH socket f mod 3, each socket connected to its own endpoint of
           the list, plus one garbage message on the last: the daemon gets every frame exactly
           once, each socket's frames in their order; the books balance (frames_in 61 = dispatched
           60 + rejected 1, nothing dropped or queued, the daemon's dispatched 60), and the seq
           log names each seq once. A socket left unbound, or read by nobody, loses its frames.
+connect   the same with the source binding its three PUSH sockets and the dispatcher connecting
+          socket k to the k-th endpoint (--front-connect).
 curve     the same over CURVE (--curve-secret-key with both allow-lists): the three PUSH sockets
           and the daemon are CURVE clients with listed keys; a plain-text PUSH on the second
           endpoint and one with an unlisted key on the third are refused and counted on the
@@ -82,14 +84,17 @@ def daemon_ready(d, sock=None):
     return daemon
 
 
-def pushers(d, connect=None):
-    """One PUSH per front endpoint, socket k connected to endpoint k (connect(ctx, port) makes one)."""
+def pushers(d, make=None):
+    """One PUSH per front endpoint, socket k attached to endpoint k's port: make(ctx, port), by
+    default a PUSH connected to it."""
     out = []
     for port in d.fronts:
-        s = connect(d.ctx, port) if connect is not None else d.ctx.socket(zmq.PUSH)
-        s.setsockopt(zmq.LINGER, 0)
-        if connect is None:
+        if make is not None:
+            s = make(d.ctx, port)
+        else:
+            s = d.ctx.socket(zmq.PUSH)
             s.connect(f"tcp://127.0.0.1:{port}")
+        s.setsockopt(zmq.LINGER, 0)
         out.append(s)
     return out
 
@@ -133,6 +138,26 @@ def test_fronts(tmp):
     check_delivery(got, d, 1)
     check(d.log.count(r"front tcp://127\.0\.0\.1:\d+,tcp://127\.0\.0\.1:\d+,tcp://127\.0\.0\.1:\d+ \(bind\)") == 1,
           "the start line names the three endpoints")
+    for s in socks + [daemon.sock]:
+        s.close(0)
+    d.ctx.term()
+
+
+def test_connect(tmp):
+    d = Dispatcher(tmp, ["--front-connect"])
+    daemon = daemon_ready(d)
+
+    def bound(ctx, port):
+        s = ctx.socket(zmq.PUSH)
+        s.setsockopt(zmq.SNDTIMEO, 60000)  # a send waits for the dispatcher's connection; bounded for a stuck run
+        s.bind(f"tcp://127.0.0.1:{port}")
+        return s
+    socks = pushers(d, bound)
+    send_frames(socks)
+    got = daemon.expect(FRAMES, 120)
+    check_delivery(got, d, 0)
+    check(d.log.count(r"front tcp://127\.0\.0\.1:\d+,tcp://127\.0\.0\.1:\d+,tcp://127\.0\.0\.1:\d+ \(connect\)") == 1,
+          "the start line names the three endpoints, connected")
     for s in socks + [daemon.sock]:
         s.close(0)
     d.ctx.term()
@@ -203,7 +228,8 @@ def test_fragment(tmp):
     j = d.stop()
     fragmented = j.get("fragmented_frames", {})
     check(j.get("frames_in") == 4 and j.get("dispatched") == 1 and j.get("rejected_total") == 3
-          and j.get("rejected", {}).get("config_mismatch") == 3 and j.get("dropped_total") == 0 and j.get("queued") == 0
+          and j.get("rejected", {}).get("config_mismatch") == 3
+          and j.get("dropped_total") == 0 and j.get("queued") == 0
           and fragmented.get("started") == 0 and fragmented.get("dispatched") == 0, f"books: {j}")
     check(d.log.count(r"rejected a message: config_mismatch: a fragment \(seq 7, matrix 0\): fragmented frames need one "
                       r"front endpoint \(--front lists 3\)") == 1, "the refusal logged once, saying why")
@@ -219,7 +245,8 @@ def main():
         if not os.access(tool, os.X_OK):
             print(f"missing {tool}", file=sys.stderr)
             return 1
-    cases = {"fronts": test_fronts, "curve": test_curve, "refused": test_refused, "fragment": test_fragment}
+    cases = {"fronts": test_fronts, "connect": test_connect, "curve": test_curve, "refused": test_refused,
+             "fragment": test_fragment}
     return ts.run_cases(cases, CASE)
 
 
