@@ -97,10 +97,22 @@ MUTATIONS = [
         "eigstream-merge names each gap without its first seq"),
     Mutation(
         "dispatch_back_allow", "tools/dispatch/dispatch_main.c",
-        'rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &back, "back");',
-        'rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &front, "back");',
+        '"--curve-secret-key", x->o.back_curve_allow,',
+        '"--curve-secret-key", x->o.front_curve_allow,',
         "^scaleout_curve_rogue$",
         "eigstream-dispatch lets the sources' keys, not the daemons', in on its back end"),
+    Mutation(
+        "dispatch_fronts_attach", "tools/dispatch/dispatch_main.c",
+        "if (cli_socket_attach(x->front[k], x->fronts.entry[k], !x->o.front_connect) != 0) {",
+        "if (k == 0 && cli_socket_attach(x->front[k], x->fronts.entry[k], !x->o.front_connect) != 0) {",
+        "^scaleout_dispatch_fronts$",
+        "eigstream-dispatch attaches only its first front socket: the other endpoints' frames never come"),
+    Mutation(
+        "dispatch_fronts_fragments", "tools/dispatch/dispatch_main.c",
+        "if (fragment && x->fronts.count > 1) {",
+        "if (0 && fragment && x->fronts.count > 1) {",
+        "^scaleout_dispatch_fronts_fragment$",
+        "eigstream-dispatch routes fragments over several front sockets, where two frames' could interleave"),
     Mutation(
         "curve_dispatcher_key_rule", "config/config_validate.c",
         "if (dispatch && curve && !dispatcher_key)",

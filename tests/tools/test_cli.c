@@ -223,8 +223,9 @@ static void test_help_lists_every_option(void)
     free(text);
 }
 
-/* Lists split at their commas; empty entries, too many entries and entries
- * without a ZeroMQ transport are refused, the entry named. */
+/* Lists split at their commas; empty entries, too many entries, entries
+ * without a ZeroMQ transport and repeated entries are refused, the entry
+ * named. */
 static void test_endpoint_lists(void)
 {
     cli_endpoints list;
@@ -253,6 +254,7 @@ static void test_endpoint_lists(void)
                {"tcp://127.0.0.1:1,127.0.0.1:2", "entry 2 of the list: expected tcp://"},
                {"tcp://127.0.0.1:1,tcp://", "entry 2 of the list: expected tcp://"},
                {"tcp://127.0.0.1:1,tcp://a b", "entry 2 of the list: expected tcp://"},
+               {"tcp://127.0.0.1:1,ipc:///tmp/b,tcp://127.0.0.1:1", "entry 3 of the list repeats entry 1"},
                {nine, "more than 8 endpoints"},
                {"tcp://127.0.0.1:1", "not a list"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -52,7 +52,14 @@ int cli_endpoints_parse(const char *text, cli_endpoints *list, char *why, size_t
             return -1;
         }
         memcpy(list->entry[list->count], at, length);
-        list->entry[list->count++][length] = '\0';
+        list->entry[list->count][length] = '\0';
+        for (int k = 0; k < list->count; k++)
+            if (strcmp(list->entry[k], list->entry[list->count]) == 0) {
+                snprintf(why, why_bytes, "entry %d of the list repeats entry %d (one socket per endpoint)", number,
+                         k + 1);
+                return -1;
+            }
+        list->count++;
         at += length;
         if (*at == '\0')
             return 0;

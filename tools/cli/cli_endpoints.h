@@ -1,7 +1,8 @@
 /*
  * cli_endpoints.h - an --endpoint value that lists several ZeroMQ endpoints
  * separated by commas, one per socket (eigstream-sim's source of K PUSH
- * sockets, matching a daemon whose input.endpoint lists the same ones).
+ * sockets, matching a daemon whose input.endpoint lists the same ones, or
+ * eigstream-dispatch's front end of K PULL sockets).
  *
  *   cli_endpoints list;
  *   char why[CLI_ENDPOINTS_WHY_BYTES];
@@ -32,7 +33,7 @@ typedef struct cli_endpoints {
  * (a single endpoint is not a list: the caller passes it to ZeroMQ as it
  * is). A list has 2..CLI_ENDPOINTS_MAX entries, each a transport (tcp://,
  * ipc://, inproc://, pgm://, epgm://) and an address, without spaces,
- * shorter than CLI_ENDPOINT_BYTES. Returns 0, or -1 with why (why_bytes)
+ * shorter than CLI_ENDPOINT_BYTES, none twice (a socket each). Returns 0, or -1 with why (why_bytes)
  * saying what is wrong, naming the entry by its number from 1 (*list then
  * holds the entries before it). */
 int cli_endpoints_parse(const char *text, cli_endpoints *list, char *why, size_t why_bytes);

@@ -3,7 +3,12 @@
  * over N daemons by credit (zguide's load-balancing broker with
  * credit-based flow control and Paranoid Pirate heartbeats; docs/scaleout.md).
  *
- *   front end  PULL (binds by default): the source PUSHes frames here
+ *   front end  PULL (binds by default): the source PUSHes frames here; with
+ *              --front E1,..,EK (2..DISPATCH_FRONTS_MAX) one PULL socket per
+ *              endpoint, each on an I/O thread of its own (the front context
+ *              has K; socket k pinned to thread k), for a source of K PUSH
+ *              sockets; all have the same options and allow-list, and the
+ *              loop reads them in turn (no socket starves the others)
  *   back end   ROUTER (binds): daemons' DEALERs connect, say READY with their
  *              free slots as credit, return credit as slots free up, and
  *              heartbeat; a frame goes to the live daemon with the most credit
@@ -11,6 +16,10 @@
  * A fragmented frame (docs/protocol.md, FLAG_FRAGMENT) is routed as one: its
  * first fragment spends one credit of the daemon chosen for it, and every
  * later fragment follows to that daemon, in order, whatever its credit.
+ * That needs a frame's fragments back to back, so it takes one front
+ * socket: with several, where the fragments of two frames could
+ * interleave, every fragment is rejected (config_mismatch), as the daemon rejects
+ * them with input.io_threads > 1.
  *
  * Files: dispatch_main.c (options, sockets, the loop, what happens to each
  * message), dispatch_held.c (the held queue of frames), dispatch_open.c (the
@@ -39,6 +48,7 @@
 #include "protocol.h"
 
 #define DISPATCH_DAEMONS_MAX 64
+#define DISPATCH_FRONTS_MAX 8   /* --front endpoints: a PULL socket and an I/O thread each */
 #define DISPATCH_ID_MAX 255 /* ZeroMQ routing ids are 1..255 bytes */
 #define DISPATCH_HEARTBEAT_MS_MAX 60000 /* a READY's interval above this is taken as this: a peer cannot
                                            make itself unburiable by claiming a long interval */

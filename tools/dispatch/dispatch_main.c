@@ -5,15 +5,19 @@
  * One thread, one zmq_poll loop: control messages from daemons first (they
  * bring credit), then frames from the source into a bounded queue, then as
  * many queued frames as daemons have credit for, then heartbeats and
- * liveness. A frame is handed on as the parts it came in (zero-copy: ZeroMQ
- * moves the message buffers), never decoded beyond its header.
+ * liveness. The front end is one PULL socket per --front endpoint, each on
+ * an I/O thread of its own, read in turn (fronts_read). A frame is handed
+ * on as the parts it came in (zero-copy: ZeroMQ moves the message
+ * buffers), never decoded beyond its header.
  *
  * A fragmented frame is held as one frame, its fragments joining it as they
  * come; the daemon that gets it (one credit) gets the fragments held so far,
  * and every later one is sent straight to it, whatever its credit. As the
  * source sends nothing between a frame's fragments, no other frame is held
  * or sent while one is routed, so each daemon gets a frame's fragments
- * back to back, in order.
+ * back to back, in order. That holds on one front socket only: over
+ * several, the fragments of two frames could interleave, so fragments are
+ * rejected (config_mismatch) when --front lists more than one endpoint.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,12 +27,14 @@
 
 #include "cli_common.h"
 #include "cli_curve_server.h"
+#include "cli_endpoints.h"
 #include "cli_options.h"
 #include "dispatch.h"
 #include "transport_memory.h"
 
 #define PARTS_MAX (1 + 100000) /* header + one part per matrix at the sim's largest */
 #define POLL_MS 20
+#define FRONT_BATCH 64            /* front messages read per turn of the loop, between looks at the back end */
 #define CONTROL_PART_MAX 256      /* a back-end part: a routing id (<= 255 bytes) or a control message */
 #define CONTROL_MESSAGE_MAX 512   /* a back-end message: routing id + control message, with room */
 #define ORPHANED_WHY "its daemon went away before its end; the rest of it is dropped (fragment_orphaned)"
@@ -45,7 +51,10 @@ typedef struct dispatch_options {
 
 typedef struct dispatcher {
     dispatch_options o;
-    void *ctx, *back_ctx, *front, *back; /* a context per end: each end's own ZAP allow-list */
+    void *ctx, *back_ctx, *back; /* a context per end: each end's own ZAP allow-list */
+    cli_endpoints fronts;        /* --front: one PULL socket per entry, in ctx */
+    void *front[DISPATCH_FRONTS_MAX]; /* fronts.count sockets; front[k] on I/O thread k */
+    size_t front_next;           /* the front socket read first on the next turn (round-robin) */
     cli_curve_server front_curve, back_curve;
     dispatch_held q;
     dispatch_open open; /* the fragmented frame being routed, if any */
@@ -60,13 +69,40 @@ typedef struct dispatcher {
 
 static const char *const overflow_names[] = {"drop_oldest", "block", NULL};
 
-/* The command line into *o (defaults already there): -1 to go on, else the
- * exit status (0 after --help, 2 on a bad option, reported). */
-static int options_parse(int argc, char **argv, dispatch_options *o)
+_Static_assert(DISPATCH_FRONTS_MAX <= CLI_ENDPOINTS_MAX && DISPATCH_FRONTS_MAX <= AUTH_ZAP_WATCH_MAX,
+               "every front socket needs a list entry and a CURVE handshake watch");
+
+/* --front: one endpoint, taken as it is (ZeroMQ judges it when it
+ * attaches), or a list of 2..DISPATCH_FRONTS_MAX checked here. 0, or -1
+ * with err naming --front and the entry. */
+static int fronts_parse(const char *text, cli_endpoints *fronts, char *err, size_t err_bytes)
+{
+    char why[CLI_ENDPOINTS_WHY_BYTES];
+    if (strchr(text, ',') == NULL) {
+        fronts->count = 1;
+        if (snprintf(fronts->entry[0], CLI_ENDPOINT_BYTES, "%s", text) < CLI_ENDPOINT_BYTES)
+            return 0;
+        snprintf(err, err_bytes, "--front: longer than %d bytes", CLI_ENDPOINT_BYTES - 1);
+        return -1;
+    }
+    if (cli_endpoints_parse(text, fronts, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, err_bytes, "--front: %s", why);
+    return -1;
+}
+
+/* The command line into *o (defaults already there) and --front's
+ * endpoints into *fronts: -1 to go on, else the exit status (0 after
+ * --help, 2 on a bad option, reported). */
+static int options_parse(int argc, char **argv, dispatch_options *o, cli_endpoints *fronts)
 {
     const cli_option table[] = {
-        CLI_STRING("front", 0, &o->front, "E", "endpoint the source PUSHes covariance frames to (PULL)"),
-        CLI_FLAG("front-connect", 0, &o->front_connect, "connect the front end to a binding source instead of binding"),
+        CLI_STRING("front", 0, &o->front, "E",
+                   "endpoint the source PUSHes covariance frames to (PULL); E1,E2,..: 2 to 8 endpoints, a PULL "
+                   "socket on an I/O thread of its own for each (a source of several PUSH sockets); fragmented "
+                   "frames need one"),
+        CLI_FLAG("front-connect", 0, &o->front_connect,
+                 "connect the front end (each endpoint) to a binding source instead of binding"),
         CLI_STRING("back", 0, &o->back, "E", "endpoint daemons connect to (ROUTER, binds)"),
         CLI_INT("queue", 0, &o->queue, 1, 100000, "N",
                 "frames held while no daemon has credit (a fragmented frame with its fragments is one)"),
@@ -107,11 +143,14 @@ static int options_parse(int argc, char **argv, dispatch_options *o)
                        "(input.pattern = dispatch); a dead daemon gets no more. See docs/scaleout.md.",
         .epilogue = "Exit: 0 after SIGINT/SIGTERM or --frames, 1 on a socket or file error, 2 on a bad option."};
     cli_args args;
+    char err[1024];
     int status = cli_parse_or_report(&spec, argc, argv, 1, &args, 2);
     int curve = o->curve_secret_key != NULL;
     if (status < 0 && (curve != (o->front_curve_allow != NULL) || curve != (o->back_curve_allow != NULL)))
         return cli_fatal("eigstream-dispatch", "--curve-secret-key, --front-curve-allow and --back-curve-allow go "
                          "together: CURVE on both ends or on neither") + 1;
+    if (status < 0 && fronts_parse(o->front, fronts, err, sizeof err) != 0)
+        return cli_fatal("eigstream-dispatch", "%s", err) + 1;
     return status;
 }
 
@@ -188,12 +227,13 @@ static protocol_reject frame_check(dispatcher *x, const cli_message *m, protocol
     return r;
 }
 
-/* Counts and frees x->in, rejected for r. */
-static void reject(dispatcher *x, protocol_reject r)
+/* Counts and frees x->in, rejected for r; the first of each reason is
+ * logged, with detail when not NULL. */
+static void reject(dispatcher *x, protocol_reject r, const char *detail)
 {
     if (x->s.rejected[r]++ == 0)
-        fprintf(stderr, "eigstream-dispatch: rejected a message: %s (counted; first of its kind)\n",
-                protocol_reject_name(r));
+        fprintf(stderr, "eigstream-dispatch: rejected a message: %s%s%s (counted; first of its kind)\n",
+                protocol_reject_name(r), detail != NULL ? ": " : "", detail != NULL ? detail : "");
     x->s.rejected_total++;
     cli_message_release(&x->in);
 }
@@ -438,19 +478,19 @@ static int fragment_follow(dispatcher *x, const protocol_header *h, uint64_t now
     return 0;
 }
 
-/* Takes one message from the front end: rejected (counted, freed), held,
- * sent after its frame's first fragment, or dropped (counted). -1 on a
- * socket failure or when out of memory. */
-static int front_receive(dispatcher *x, uint64_t now)
+/* Takes one message from front socket sock: rejected (counted, freed),
+ * held, sent after its frame's first fragment, or dropped (counted). -1 on
+ * a socket failure or when out of memory. */
+static int front_receive(dispatcher *x, void *sock, uint64_t now)
 {
     /* The whole message is bounded as its parts are read (the rest is
      * discarded unkept); each part by ZMQ_MAXMSGSIZE before that. */
-    if (cli_message_receive_bounded(x->front, &x->in, PARTS_MAX, (size_t)x->o.max_bytes + PROTOCOL_HEADER_BYTES) != 0)
+    if (cli_message_receive_bounded(sock, &x->in, PARTS_MAX, (size_t)x->o.max_bytes + PROTOCOL_HEADER_BYTES) != 0)
         return errno == EINTR ? 0 : -1;
     x->s.frames_in++;
     if (x->in.oversized) {
         x->s.frames_begun++;
-        reject(x, PROTOCOL_REJECT_OVERSIZED);
+        reject(x, PROTOCOL_REJECT_OVERSIZED, NULL);
         (void)transport_return_memory(); /* what ZeroMQ held of it goes back to the system */
         return 0;
     }
@@ -464,7 +504,18 @@ static int front_receive(dispatcher *x, uint64_t now)
         /* The receiver's rule: a frame one of whose fragments fails is given up. */
         if (fragment && x->open.state != DISPATCH_OPEN_NONE && h.seq == x->open.f.frame.seq)
             open_end(x, "a fragment of it failed the checks", now);
-        reject(x, r);
+        reject(x, r, NULL);
+        return 0;
+    }
+    /* A frame's fragments come in order on one connection, and the open
+     * frame (dispatch_open.c) follows one frame at a time: over several
+     * front sockets the fragments of two frames could interleave. The
+     * daemon refuses them likewise with input.io_threads > 1. */
+    if (fragment && x->fronts.count > 1) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "a fragment (seq %llu, matrix %u): fragmented frames need one front endpoint "
+                 "(--front lists %d)", (unsigned long long)h.seq, h.fragment_first, x->fronts.count);
+        reject(x, PROTOCOL_REJECT_CONFIG, detail);
         return 0;
     }
     int ends_open = 0;
@@ -481,7 +532,7 @@ static int front_receive(dispatcher *x, uint64_t now)
     case DISPATCH_STEP_STRAY:
         break;
     }
-    reject(x, PROTOCOL_REJECT_INCOMPLETE);
+    reject(x, PROTOCOL_REJECT_INCOMPLETE, NULL);
     return 0;
 }
 
@@ -534,46 +585,87 @@ static void report(dispatcher *x, int line)
         fprintf(stderr, "eigstream-dispatch: cannot write %s: %s\n", x->o.prometheus, strerror(errno));
 }
 
-/* One end's context and socket of type, with CURVE when its files are set
+/* One end's context, with io_threads I/O threads (set before the first
+ * socket starts them), and its CURVE handler when its files are set
  * (cli_curve_server.h: one allow-list per context, so each end has its
  * own); -1 on a ZeroMQ error (zmq_errno says which), -2 on a CURVE one
  * (reported here). */
-static int end_open(void **ctx, void **sock, int type, cli_curve_server *curve, const cli_curve_server_files *files,
-                    const char *role)
+static int end_open(void **ctx, int io_threads, cli_curve_server *curve, const cli_curve_server_files *files)
 {
     char err[1024];
     *ctx = zmq_ctx_new();
-    if (*ctx == NULL)
+    if (*ctx == NULL || zmq_ctx_set(*ctx, ZMQ_IO_THREADS, io_threads) != 0)
         return -1;
     if (cli_curve_server_open(curve, *ctx, files, err, sizeof err) != 0) {
-        fprintf(stderr, "eigstream-dispatch: %s\n", err);
-        return -2;
-    }
-    *sock = zmq_socket(*ctx, type);
-    if (*sock == NULL)
-        return -1;
-    if (cli_curve_server_secure(curve, *sock, role, err, sizeof err) != 0 ||
-        cli_curve_server_start(curve, err, sizeof err) != 0) {
         fprintf(stderr, "eigstream-dispatch: %s\n", err);
         return -2;
     }
     return 0;
 }
 
-/* Creates, configures and attaches both sockets: 0; -1 on a ZeroMQ error
- * (zmq_errno says which); -2 when an endpoint cannot be bound or connected
- * or a CURVE file is refused (reported here, naming it). */
-static int sockets_open(dispatcher *x)
+/* A socket of type in ctx, a CURVE server under curve's handler when CURVE
+ * is on (role names it in the log); -1 or -2 as end_open. */
+static int end_socket(void *ctx, void **sock, int type, cli_curve_server *curve, const char *role)
 {
-    int one = 1, linger = 0, hwm = x->o.front_hwm, back_hwm = 100000;
-    int64_t max_message = x->o.max_bytes + PROTOCOL_HEADER_BYTES, max_control = CONTROL_PART_MAX;
-    const cli_curve_server_files front = {x->o.curve_secret_key, "--curve-secret-key", x->o.front_curve_allow,
+    char err[1024];
+    *sock = zmq_socket(ctx, type);
+    if (*sock == NULL)
+        return -1;
+    if (cli_curve_server_secure(curve, *sock, role, err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-dispatch: %s\n", err);
+        return -2;
+    }
+    return 0;
+}
+
+/* Starts curve's handler, after its end's last socket; 0 or -2 (reported). */
+static int end_start(cli_curve_server *curve)
+{
+    char err[1024];
+    if (cli_curve_server_start(curve, err, sizeof err) != 0) {
+        fprintf(stderr, "eigstream-dispatch: %s\n", err);
+        return -2;
+    }
+    return 0;
+}
+
+/* The front end: a context with an I/O thread per --front endpoint and a
+ * PULL socket per endpoint, socket k served by I/O thread k (ZMQ_AFFINITY),
+ * so that each connection's bytes are moved by a thread of their own. All
+ * have the same options and the same CURVE allow-list. Not yet attached.
+ * 0, -1 or -2 as end_open. */
+static int fronts_open(dispatcher *x)
+{
+    int linger = 0, hwm = x->o.front_hwm;
+    int64_t max_message = x->o.max_bytes + PROTOCOL_HEADER_BYTES;
+    const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.front_curve_allow,
                                           "--front-curve-allow"};
-    const cli_curve_server_files back = {x->o.curve_secret_key, "--curve-secret-key", x->o.back_curve_allow,
-                                         "--back-curve-allow"};
-    int rc = end_open(&x->ctx, &x->front, ZMQ_PULL, &x->front_curve, &front, "front");
+    int rc = end_open(&x->ctx, x->fronts.count, &x->front_curve, &files);
+    for (int k = 0; rc == 0 && k < x->fronts.count; k++) {
+        uint64_t affinity = (uint64_t)1 << k;
+        rc = end_socket(x->ctx, &x->front[k], ZMQ_PULL, &x->front_curve, "front");
+        if (rc == 0 && (zmq_setsockopt(x->front[k], ZMQ_AFFINITY, &affinity, sizeof affinity) != 0 ||
+                        zmq_setsockopt(x->front[k], ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+                        zmq_setsockopt(x->front[k], ZMQ_MAXMSGSIZE, &max_message, sizeof max_message) != 0 ||
+                        zmq_setsockopt(x->front[k], ZMQ_LINGER, &linger, sizeof linger) != 0))
+            rc = -1;
+    }
+    return rc == 0 ? end_start(&x->front_curve) : rc;
+}
+
+/* The back end: its context and ROUTER, not yet attached; 0, -1 or -2 as
+ * end_open. */
+static int back_open(dispatcher *x)
+{
+    int one = 1, hwm = 100000, linger = 1000;
+    int64_t max_control = CONTROL_PART_MAX;
+    const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.back_curve_allow,
+                                          "--back-curve-allow"};
+    int rc = end_open(&x->back_ctx, 1, &x->back_curve, &files);
     if (rc == 0)
-        rc = end_open(&x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, &back, "back");
+        rc = end_socket(x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, "back");
+    if (rc == 0)
+        rc = end_start(&x->back_curve);
     if (rc != 0)
         return rc;
     if (cli_curve_server_on(&x->back_curve))
@@ -583,24 +675,68 @@ static int sockets_open(dispatcher *x)
      * ROUTER_HANDOVER: a daemon reconnecting under its name takes it over.
      * The back end's HWM is large: credit, not the HWM, bounds what a
      * daemon is sent. */
-    if (zmq_setsockopt(x->front, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(x->front, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message) != 0 ||
-        zmq_setsockopt(x->front, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-        zmq_setsockopt(x->back, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
+    if (zmq_setsockopt(x->back, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0 ||
         zmq_setsockopt(x->back, ZMQ_ROUTER_HANDOVER, &one, sizeof one) != 0 ||
-        zmq_setsockopt(x->back, ZMQ_SNDHWM, &back_hwm, sizeof back_hwm) != 0 ||
-        zmq_setsockopt(x->back, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0)
+        zmq_setsockopt(x->back, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(x->back, ZMQ_MAXMSGSIZE, &max_control, sizeof max_control) != 0 ||
+        zmq_setsockopt(x->back, ZMQ_LINGER, &linger, sizeof linger) != 0)
         return -1;
-    linger = 1000;
-    if (zmq_setsockopt(x->back, ZMQ_LINGER, &linger, sizeof linger) != 0)
-        return -1;
-    if (cli_socket_attach(x->front, x->o.front, !x->o.front_connect) != 0) {
-        fprintf(stderr, "eigstream-dispatch: front end %s: %s\n", x->o.front, zmq_strerror(zmq_errno()));
-        return -2;
-    }
+    return 0;
+}
+
+/* Creates, configures and attaches every socket: front socket k to the
+ * k-th --front endpoint, the back end to --back. 0; -1 on a ZeroMQ error
+ * (zmq_errno says which); -2 when an endpoint cannot be bound or connected
+ * or a CURVE file is refused (reported here, naming it). */
+static int sockets_open(dispatcher *x)
+{
+    int rc = fronts_open(x);
+    if (rc == 0)
+        rc = back_open(x);
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < x->fronts.count; k++)
+        if (cli_socket_attach(x->front[k], x->fronts.entry[k], !x->o.front_connect) != 0) {
+            fprintf(stderr, "eigstream-dispatch: front end %s: %s\n", x->fronts.entry[k], zmq_strerror(zmq_errno()));
+            return -2;
+        }
     if (cli_socket_attach(x->back, x->o.back, 1) != 0) {
         fprintf(stderr, "eigstream-dispatch: back end %s: %s\n", x->o.back, zmq_strerror(zmq_errno()));
         return -2;
+    }
+    return 0;
+}
+
+/* Reads up to FRONT_BATCH messages from the front sockets that poll found
+ * readable (items[k] is socket k), one from each in turn, starting at
+ * x->front_next: a busy socket cannot starve the others, and the next turn
+ * starts after the last socket read. Each frame is offered to the daemons
+ * at once: it waits in the queue only while no one has credit. Stops when
+ * the queue is full under --overflow block. -1 on a socket failure. */
+static int fronts_read(dispatcher *x, const zmq_pollitem_t *items, uint64_t now)
+{
+    size_t count = (size_t)x->fronts.count, readable = 0;
+    int ready[DISPATCH_FRONTS_MAX];
+    for (size_t k = 0; k < count; k++)
+        readable += (size_t)(ready[k] = (items[k].revents & ZMQ_POLLIN) != 0);
+    for (int budget = FRONT_BATCH; budget > 0 && readable > 0;) {
+        if (x->o.overflow_block && x->q.count == x->q.cap)
+            break;
+        size_t k = x->front_next;
+        x->front_next = (k + 1) % count;
+        if (!ready[k])
+            continue;
+        int events = 0;
+        size_t size = sizeof events;
+        if (zmq_getsockopt(x->front[k], ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN)) {
+            ready[k] = 0; /* drained since the poll */
+            readable--;
+            continue;
+        }
+        if (front_receive(x, x->front[k], now) != 0)
+            return -1;
+        dispatch_queued(x, now);
+        budget--;
     }
     return 0;
 }
@@ -609,12 +745,14 @@ static int sockets_open(dispatcher *x)
 static int run(dispatcher *x)
 {
     double next_report = cli_monotonic_s() + x->o.stats_s;
+    zmq_pollitem_t items[1 + DISPATCH_FRONTS_MAX] = {{.socket = x->back, .events = ZMQ_POLLIN}};
+    int item_count = 1 + x->fronts.count;
     while (!cli_stop_requested) {
         int front_open = x->q.count < x->q.cap || !x->o.overflow_block;
-        zmq_pollitem_t items[2] = {{.socket = x->back, .events = ZMQ_POLLIN},
-                                   {.socket = x->front, .events = front_open ? ZMQ_POLLIN : 0}};
+        for (int k = 0; k < x->fronts.count; k++)
+            items[1 + k] = (zmq_pollitem_t){.socket = x->front[k], .events = front_open ? ZMQ_POLLIN : 0};
         uint64_t before = (uint64_t)(cli_monotonic_s() * 1e9);
-        if (zmq_poll(items, 2, POLL_MS) < 0) {
+        if (zmq_poll(items, item_count, POLL_MS) < 0) {
             if (errno == EINTR)
                 continue;
             return -1;
@@ -622,22 +760,12 @@ static int run(dispatcher *x)
         uint64_t now = (uint64_t)(cli_monotonic_s() * 1e9);
         if (!front_open)
             x->s.blocked_ns += now - before;
+        /* Control messages first: they bring credit. */
         if (back_receive(x, now) != 0)
             return -1;
         dispatch_queued(x, now);
-        /* One frame at a time from the source, each offered to the daemons
-         * at once: a frame waits in the queue only while no one has credit. */
-        for (int i = 0; i < 64 && (items[1].revents & ZMQ_POLLIN); i++) {
-            if (x->o.overflow_block && x->q.count == x->q.cap)
-                break;
-            int events = 0;
-            size_t size = sizeof events;
-            if (zmq_getsockopt(x->front, ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN))
-                break;
-            if (front_receive(x, now) != 0)
-                return -1;
-            dispatch_queued(x, now);
-        }
+        if (fronts_read(x, items + 1, now) != 0)
+            return -1;
         /* The fragment timeout runs only while the source is read: under
          * --overflow block its next fragment may be waiting on our side. */
         if (x->open.state != DISPATCH_OPEN_NONE && !front_open)
@@ -682,7 +810,7 @@ int main(int argc, char **argv)
                           .front_hwm = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0,
                           .fragment_timeout_ms = 1000, .max_credit = 64, .redispatch_ms = 1000,
                           .redispatch_keep = 16}};
-    int status = options_parse(argc, argv, &x.o);
+    int status = options_parse(argc, argv, &x.o, &x.fronts);
     if (status >= 0)
         return status;
     (void)transport_tune_allocator(); /* frames of tens of MB; best effort (transport_memory.h) */
@@ -723,8 +851,9 @@ int main(int argc, char **argv)
         dispatch_kept_free(&x.kept[i]);
     cli_message_free(&x.in);
     free(x.part_bytes);
-    if (x.front != NULL)
-        zmq_close(x.front);
+    for (int k = 0; k < x.fronts.count; k++)
+        if (x.front[k] != NULL)
+            zmq_close(x.front[k]);
     if (x.back != NULL)
         zmq_close(x.back);
     cli_curve_server_close(&x.front_curve); /* the handlers' sockets, before their contexts end */
