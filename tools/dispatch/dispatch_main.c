@@ -43,6 +43,7 @@ typedef struct dispatch_options {
     const char *front, *back, *json, *prometheus, *seq_log;
     const char *curve_secret_key, *front_curve_allow, *back_curve_allow;
     int front_connect, overflow_block, queue, liveness, front_hwm, fragment_timeout_ms, max_credit;
+    int back_io_threads; /* the back end's ZeroMQ I/O threads: its daemons' connections are spread over them */
     int redispatch_ms, redispatch_keep;
     int64_t max_bytes;
     uint64_t frames;
@@ -109,6 +110,9 @@ static int options_parse(int argc, char **argv, dispatch_options *o, cli_endpoin
         CLI_CHOICE("overflow", 0, &o->overflow_block, overflow_names, NULL,
                    "queue full: drop the oldest (counted queue_full) or stop reading the source"),
         CLI_INT("front-hwm", 0, &o->front_hwm, 1, 1000000, "H", "front end receive high-water mark (frames)"),
+        CLI_INT("back-io-threads", 0, &o->back_io_threads, 1, DISPATCH_DAEMONS_MAX, "T",
+                "ZeroMQ I/O threads of the back end; ZeroMQ gives each daemon's connection to the least busy "
+                "(one carries ~3-8 GB/s)"),
         CLI_INT("max-bytes", 0, &o->max_bytes, 1024, INT64_MAX, "B",
                 "largest frame payload accepted (a fragmented frame's: all its fragments)"),
         CLI_INT("max-credit", 0, &o->max_credit, 1, 1000000, "C",
@@ -661,7 +665,7 @@ static int back_open(dispatcher *x)
     int64_t max_control = CONTROL_PART_MAX;
     const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.back_curve_allow,
                                           "--back-curve-allow"};
-    int rc = end_open(&x->back_ctx, 1, &x->back_curve, &files);
+    int rc = end_open(&x->back_ctx, x->o.back_io_threads, &x->back_curve, &files);
     if (rc == 0)
         rc = end_socket(x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, "back");
     if (rc == 0)
@@ -807,7 +811,7 @@ static void shut_down(dispatcher *x)
 int main(int argc, char **argv)
 {
     dispatcher x = {.o = {.front = "tcp://*:5550", .back = "tcp://*:5560", .queue = 8, .liveness = 3,
-                          .front_hwm = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0,
+                          .front_hwm = 4, .back_io_threads = 4, .max_bytes = 128ll << 20, .stats_s = 5.0, .overflow_block = 0,
                           .fragment_timeout_ms = 1000, .max_credit = 64, .redispatch_ms = 1000,
                           .redispatch_keep = 16}};
     int status = options_parse(argc, argv, &x.o, &x.fronts);
