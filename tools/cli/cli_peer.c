@@ -7,20 +7,29 @@
  * connect to nobody (CONNECT_DELAYED, CONNECT_RETRIED) leave the count at 0.
  */
 #include <errno.h>
+#include <linux/sockios.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "cli_common.h"
 #include "cli_peer.h"
+
+/* Connections whose send queues cli_peer_drain watches; a socket with more
+ * is drained only on its first this many. */
+#define PEER_FDS_MAX 64
 
 struct cli_peer {
     void *sock;    /* the watched socket (not owned) */
     void *monitor; /* our PAIR end of the monitor */
     int peers;
     double absent_since; /* when peers last became 0 */
+    int fds;
+    int fd[PEER_FDS_MAX]; /* the connections' descriptors (ZeroMQ's; only queried) */
 };
 
 int cli_peer_create(void *ctx, void *sock, cli_peer **watch)
@@ -67,11 +76,23 @@ static int peer_read_event(cli_peer *w)
     if (bytes < 2)
         return 1;
     uint16_t event;
+    uint32_t fd = UINT32_MAX;
     memcpy(&event, head, sizeof event);
-    if (event == ZMQ_EVENT_CONNECTED || event == ZMQ_EVENT_ACCEPTED)
+    if (bytes >= 6)
+        memcpy(&fd, head + 2, sizeof fd);
+    if (event == ZMQ_EVENT_CONNECTED || event == ZMQ_EVENT_ACCEPTED) {
         w->peers++;
-    else if (event == ZMQ_EVENT_DISCONNECTED && w->peers > 0 && --w->peers == 0)
-        w->absent_since = cli_monotonic_s();
+        if (w->fds < PEER_FDS_MAX && fd != UINT32_MAX)
+            w->fd[w->fds++] = (int)fd;
+    } else if (event == ZMQ_EVENT_DISCONNECTED) {
+        for (int i = 0; i < w->fds; i++)
+            if (w->fd[i] == (int)fd) {
+                w->fd[i] = w->fd[--w->fds];
+                break;
+            }
+        if (w->peers > 0 && --w->peers == 0)
+            w->absent_since = cli_monotonic_s();
+    }
     return 1;
 }
 
@@ -98,6 +119,34 @@ int cli_peer_wait(cli_peer *watch, int timeout_ms)
         zmq_poll(&item, 1, timeout_ms >= 0 && left < 0.1 ? (long)(left * 1e3) + 1 : 100);
     }
     return 0;
+}
+
+long cli_peer_unread(cli_peer *watch)
+{
+    cli_peer_count(watch);
+    long unread = 0;
+    for (int i = 0; i < watch->fds; i++) {
+        int queued = 0;
+        if (ioctl(watch->fd[i], SIOCOUTQ, &queued) == 0 && queued > 0)
+            unread += queued;
+    }
+    return unread;
+}
+
+int cli_peer_drain(cli_peer *watch, double deadline)
+{
+    int empty_seen = 0;
+    for (;;) {
+        /* Twice empty, 10 ms apart: ZeroMQ's I/O thread writes the bytes it
+         * still holds as soon as the queue has room, well within that. */
+        empty_seen = cli_peer_unread(watch) == 0 ? empty_seen + 1 : 0;
+        if (empty_seen >= 2)
+            return 0;
+        if (cli_stop_requested || cli_monotonic_s() >= deadline)
+            return -1;
+        struct timespec ten = {0, 10000000L};
+        nanosleep(&ten, NULL);
+    }
 }
 
 void cli_peer_destroy(cli_peer **watch)

@@ -97,9 +97,9 @@ static const char replay_epilogue[] =
     "--check INPUTS: every eigenspace frame of NAME checked as the daemon checks one matrix\n"
     "a frame (LAPACK's residual and orthogonality ratios, threshold 60) against the covariance\n"
     "frame of its seq in the recording INPUTS; the daemon must not have formed them.\n"
-    "Exit status: 0 played (every frame written to the connection), interrupted, exported,\n"
-    "summarized or checked; 1 a recording, socket or send error, no receiver, frames still queued\n"
-    "after --linger-ms, --info found a CRC failure, or --check had a frame without its input;\n"
+    "Exit status: 0 played (every frame written to the connection and read by the receiver),\n"
+    "interrupted, exported, summarized or checked; 1 a recording, socket or send error, no\n"
+    "receiver, frames still queued or unread after --linger-ms, --info found a CRC failure, or --check had a frame without its input;\n"
     "2 usage; 3 --check: a matrix failed, or the daemon flagged a frame CHECK_FAILED.\n";
 
 /* Checks the combinations of options and sets o->pacing. 0, or 2 (named). */
@@ -440,12 +440,11 @@ static void replay_warn_loss(const replay_options *o)
                         "only in its metrics\n");
 }
 
-/* Waits, until one deadline `linger_ms` from now, for ZeroMQ to write out
- * the frames still queued; returns how many of the sent frames it did not
- * (the buffer of each of the last REPLAY_BUFFERS frames still held). */
-static uint64_t replay_flush(replay *p)
+/* Waits, until deadline (cli_monotonic_s), for ZeroMQ to write out the
+ * frames still queued; returns how many of the sent frames it did not (the
+ * buffer of each of the last REPLAY_BUFFERS frames still held). */
+static uint64_t replay_flush(replay *p, double deadline)
 {
-    double deadline = cli_monotonic_s() + p->o->linger_ms / 1e3;
     uint64_t unwritten = 0, recent = p->sent < REPLAY_BUFFERS ? p->sent : REPLAY_BUFFERS;
     for (uint64_t k = 0; k < recent; k++) {
         replay_buffer *b = &p->buffer[(p->sent - 1 - k) % REPLAY_BUFFERS];
@@ -486,7 +485,7 @@ static int replay_alloc(replay *p)
     return 0;
 }
 
-/* Plays the recording. Exit status: 0 every frame sent was written (or a
+/* Plays the recording. Exit status: 0 every frame sent was written and read (or a
  * signal stopped the replay), 1 an error, no receiver, or frames still
  * queued after --linger-ms. */
 static int replay_play(const replay_options *o)
@@ -504,9 +503,12 @@ static int replay_play(const replay_options *o)
         cli_sleep_until(cli_monotonic_s() + o->wait_ms / 1e3);
     double start = cli_monotonic_s();
     int loop = replay_loop(&p, sock, start);
-    /* one --linger-ms for everything at exit: the flush, then the close
+    /* one --linger-ms for everything at exit: the flush, the receiver's
+     * read of what was written (cli_peer_drain says why), then the close
      * drops what is left (ZMQ_LINGER 0), after which the buffers may go */
-    uint64_t unwritten = replay_flush(&p);
+    double deadline = cli_monotonic_s() + o->linger_ms / 1e3;
+    uint64_t unwritten = replay_flush(&p, deadline);
+    long unread = unwritten == 0 && cli_peer_drain(p.watch, deadline) != 0 ? cli_peer_unread(p.watch) : 0;
     int no_linger = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &no_linger, sizeof no_linger);
     cli_peer_destroy(&p.watch);
@@ -514,8 +516,11 @@ static int replay_play(const replay_options *o)
     if (unwritten > 0)
         fprintf(stderr, REPLAY_PROG ": %llu frames still queued after --linger-ms %d were dropped: the receiver "
                         "did not take them\n", (unsigned long long)unwritten, o->linger_ms);
+    if (unread > 0)
+        fprintf(stderr, REPLAY_PROG ": %ld bytes written were still unread by the receiver after --linger-ms %d: "
+                        "the last frames may not have been delivered\n", unread, o->linger_ms);
     replay_summary(&p, cli_monotonic_s() - start, unwritten);
-    rc = loop == 0 && (unwritten == 0 || cli_stop_requested) ? 0 : 1;
+    rc = loop == 0 && ((unwritten == 0 && unread == 0) || cli_stop_requested) ? 0 : 1;
 done:
     cli_peer_destroy(&p.watch);
     cli_socket_close(&ctx, &sock);

@@ -606,12 +606,21 @@ static int tool_main(sim_options *o)
         for (int k = 0; k < s.sockets; k++)
             zmq_setsockopt(s.sock[k], ZMQ_LINGER, &zero, sizeof zero);
     } else {
-        /* Wait for ZeroMQ to write out every queued frame, then close (with
+        /* Wait for ZeroMQ to write out every queued frame and for the
+         * receivers to read it (cli_peer_drain says why), then close (with
          * linger as a second line); the elapsed time includes the flush. */
+        double deadline = cli_monotonic_s() + o->linger_ms / 1e3;
         long held = wait_parts_released(o->linger_ms);
         if (held > 0)
             fprintf(stderr, "eigstream-sim: %ld payload parts still queued after %d ms: the last frames "
                             "may not have been delivered\n", held, o->linger_ms);
+        for (int k = 0; held == 0 && k < s.sockets; k++)
+            if (cli_peer_drain(s.watch[k], deadline) != 0) {
+                fprintf(stderr, "eigstream-sim: %ld bytes not yet read by the receiver at %s after %d ms: the "
+                                "last frames may not have been delivered\n", cli_peer_unread(s.watch[k]),
+                        s.sockets > 1 ? o->endpoints.entry[k] : o->endpoint, o->linger_ms);
+                break;
+            }
     }
     uint64_t written = frames_written(&s, &l);
     sockets_close(&s);
