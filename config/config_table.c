@@ -143,7 +143,9 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Threads that copy a received frame of 4 MiB or more into its buffer, with the "
              "CRC and the NaN/Inf check: the receive thread and copy_threads - 1 helpers "
              "(with its realtime settings). 0 = a quarter of the online cores, at most 8; "
-             "1 = the receive thread alone."},
+             "1 = the receive thread alone. With input.io_threads = K above 1, each input "
+             "socket has a reader thread of its own, and each reader copies with "
+             "copy_threads / K of them (at least itself)."},
     {.group = "input", .name = "io_threads", .kind = CONFIG_KIND_INT,
      .offset = FIELD(input.io_threads), .min = 1, .max = CONFIG_INPUT_IO_THREADS_MAX, .default_int = 1,
      .help = "Input sockets, each connected to the source's PUSH and read by its own "

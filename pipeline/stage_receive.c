@@ -404,7 +404,7 @@ _Static_assert(CONFIG_COPY_THREADS_MAX <= RECEIVE_TEAM_MAX, "input.copy_threads 
  * together ~37 GB/s; with two GPUs behind one receive thread its copy is
  * what paces the input, README "Several solver workers"); fewer than 8 cores get
  * none. */
-static int receive_copy_threads(const receiver *rx)
+int receive_copy_threads(const receiver *rx)
 {
     int threads = rx->ctx->cfg->input.copy_threads;
     if (threads == 0) {
@@ -422,8 +422,10 @@ pipeline_error receiver_prepare(receiver *rx, char *err, size_t err_bytes)
         error_text_set(err, err_bytes, "out of memory");
         return PIPELINE_ENOMEM;
     }
+    /* Several input sockets: their readers share the copy threads out
+     * (stage_receive_merge.c), each with a team of its own. */
     int threads = receive_copy_threads(rx);
-    if (threads < 2 || rx->recording != NULL)
+    if (threads < 2 || rx->recording != NULL || rx->ctx->cfg->input.io_threads > 1)
         return PIPELINE_OK;
     rx->team = receive_team_create(threads);
     if (rx->team == NULL) {

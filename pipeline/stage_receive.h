@@ -45,7 +45,8 @@ typedef struct receiver {
 } receiver;
 
 /* The receive stage's buffers and its copy team (input.copy_threads), each
- * helper with the receive thread's realtime settings; _release frees them. */
+ * helper with the receive thread's realtime settings; _release frees them.
+ * With several input sockets the merge's readers have the teams instead. */
 pipeline_error receiver_prepare(receiver *r, char *err, size_t err_bytes);
 void receiver_release(receiver *r);
 
@@ -53,6 +54,9 @@ void receiver_release(receiver *r);
  * of the configured n, matrices and precision (err names the mismatch). */
 pipeline_error receiver_recording_open(receiver *r, const char *name, char *err, size_t err_bytes);
 void receiver_recording_close(receiver *r);
+
+/* The copy threads input.copy_threads asks for (0: by the cores online). */
+int receive_copy_threads(const receiver *r);
 
 /* Thread bodies (arg: the receiver). Each ends on a stop request, at the end
  * of the recording, or when the input fails (r->result PIPELINE_ESOCKET),

@@ -27,13 +27,22 @@ int input_fault_passed(void)
     return atomic_load(&passed);
 }
 
+/* "eigs-receive", or a reader of several input sockets, "eigs-receive-K". */
+static int is_receive_thread(const char *name)
+{
+    const char *prefix = "eigs-receive";
+    size_t len = strlen(prefix);
+    return strncmp(name, prefix, len) == 0 &&
+           (name[len] == '\0' || (name[len] == '-' && name[len + 1] >= '1' && name[len + 1] <= '9'));
+}
+
 int __wrap_zmq_msg_recv(zmq_msg_t *msg, void *socket, int flags)
 {
     char name[32] = "";
     /* A message's first part is the only non-blocking receive of the
      * receive stage (receive_message); its later parts block. */
     if (atomic_load(&armed) && (flags & ZMQ_DONTWAIT) && pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-        strcmp(name, "eigs-receive") == 0) {
+        is_receive_thread(name)) {
         if (atomic_fetch_sub(&budget, 1) <= 0) {
             errno = ENOTSOCK;
             return -1;

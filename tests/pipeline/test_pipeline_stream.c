@@ -1060,6 +1060,47 @@ static void case_input_failure(void)
     free(a);
 }
 
+/* The same over input.io_threads = 3, a reader thread per socket: the
+ * readers' first 3 message starts pass (which frames they are depends on
+ * how the test's PUSH dealt them), the next fails one reader's socket. The
+ * daemon stops by itself; the 3 accepted frames come out in seq order,
+ * eigenpairs against LAPACK, and pipeline_run returns PIPELINE_ESOCKET. */
+static void case_io_threads_failure(void)
+{
+    const int n = 8, m = 2, frames = 9, good = 3;
+    eigstream_config cfg;
+    test_daemon d;
+    test_config(&cfg, n, m);
+    cfg.input.io_threads = 3;
+    input_fault_arm(good);
+    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+        CHECK(0, "start");
+        return;
+    }
+    CHECK(test_wait_input_connections(&d, 3, 60000) == 0, "io_threads_failure: three connections not up in 60 s");
+    int named = 0;
+    for (int waited = 0; waited < 30000 && !(named = thread_named("eigs-receive-3")); waited += 10)
+        test_sleep_ms(10);
+    CHECK(named, "io_threads_failure: no reader thread named eigs-receive-3");
+    void *a = make_frames(frames, n, m, Z, 0);
+    send_frames(&d, a, n, m, 0, frames);
+    CHECK(receive_and_check(&d, a, n, m, Z, good, "io_threads_failure") == good,
+          "io_threads_failure: accepted frames out");
+    for (int waited = 0; waited < 60000 && !atomic_load(&d.finished); waited += 10)
+        test_sleep_ms(10);
+    CHECK(atomic_load(&d.finished), "io_threads_failure: the pipeline did not stop by itself after a socket failed");
+    pipeline_counters c;
+    pipeline_error e = test_daemon_stop(&d, &c);
+    CHECK(e == PIPELINE_ESOCKET, "io_threads_failure: pipeline_run returned %s, want the socket error",
+          pipeline_strerror(e));
+    CHECK(input_fault_passed() == good && c.in == (uint64_t)good && c.out == (uint64_t)good,
+          "io_threads_failure: %d messages passed, in=%llu out=%llu (want %d)", input_fault_passed(),
+          (unsigned long long)c.in, (unsigned long long)c.out, good);
+    check_accounting(&c, "io_threads_failure");
+    input_fault_arm(1 << 30);
+    free(a);
+}
+
 /* Sends frames one at a time, each accounted for (published or dropped)
  * before the next, so that which frame meets a fault is deterministic. */
 static void send_each_done(test_daemon *d, const void *a, int n, int m, int frames, const char *label)
@@ -1582,6 +1623,7 @@ int main(int argc, char **argv)
         {"solver_fallback", case_solver_fallback}, {"workers", case_workers},
         {"workers_late_publish", case_workers_late_publish}, {"workers_late_drop", case_workers_late_drop},
         {"workers_fallback", case_workers_fallback}, {"input_failure", case_input_failure},
+        {"io_threads_failure", case_io_threads_failure},
         {"self_check", case_self_check},
     };
     int ran = 0;
