@@ -65,6 +65,7 @@
 
 #include "auth_zap.h"
 #include "config.h"
+#include "connection_watch.h"
 #include "error_text.h"
 #include "eig.h"
 #include "frame.h"
@@ -89,6 +90,7 @@ struct pipeline {
     eigstream_config cfg;            /* as created; the live settings are in live */
     pipeline_live live;              /* pipeline_live_get */
     int output_wait_ms;              /* publish thread only: the output's SNDTIMEO now */
+    connection_watch *output_watch;  /* the output's connections (pipeline_sockets_flush), or NULL */
     frame_shape shape;               /* what every frame must be, from the configuration */
     stage_context context;           /* what the stages share (stage.h), pointing into this */
 
@@ -195,7 +197,8 @@ pipeline_error pipeline_check_fd_limit(const eigstream_config *cfg, char *err, s
 pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes);
 /* security.*: starts the ZAP handler's thread (after metrics_init: it counts). */
 pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes);
-/* Waits (at most the output linger) until ZeroMQ has released every output buffer. */
+/* Waits (at most the output linger) until ZeroMQ has released every output
+ * buffer and the output's receivers have read every byte written. */
 void pipeline_sockets_flush(pipeline *p);
 /* Closes the sockets and terminates the context (waits for queued outputs). */
 void pipeline_sockets_close(pipeline *p);

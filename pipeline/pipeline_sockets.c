@@ -362,6 +362,11 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     SET_OPTION(p->publish.output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
     SET_OPTION(p->publish.output, "output", ZMQ_AFFINITY, affinity);
+    /* Watched from before it attaches: pipeline_sockets_flush waits for its
+     * receivers to read what was written (connection_watch.h says why). */
+    if (connection_watch_create(p->zmq, p->publish.output, &p->output_watch) != 0)
+        LOG_WARN("publish", "cannot watch the output's connections (%s): at shutdown the last frames are not "
+                            "waited for past ZeroMQ", zmq_strerror(errno));
     return socket_attach(p->publish.output, "output", cfg->output.endpoint, cfg->output.bind, err, err_bytes);
 }
 
@@ -481,17 +486,27 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
 /* Every published frame has been written to its connection or discarded by
  * a PUB once ZeroMQ has released its buffer; closing the socket before that
  * can strand messages (libzmq 4.3 leaves them queued behind a peer's HWM on
- * a closed socket). */
+ * a closed socket). Written is not yet read: a receiver at its HWM loses
+ * what it has not read when the daemon closes first, so the flush also
+ * waits for the output's kernel send queues to empty. One OUTPUT_LINGER_MS
+ * for both; what is left then is named (counted out, perhaps not delivered). */
 void pipeline_sockets_flush(pipeline *p)
 {
-    for (int waited = 0; waited < OUTPUT_LINGER_MS; waited += 5) {
-        if (pool_available(&p->outputs) == p->outputs.count)
-            return;
+    uint64_t deadline = metrics_now_ns() + (uint64_t)OUTPUT_LINGER_MS * 1000000u;
+    while (pool_available(&p->outputs) != p->outputs.count && metrics_now_ns() < deadline) {
         struct timespec five = {0, 5000000L};
         nanosleep(&five, NULL);
     }
-    LOG_WARN("pipeline", "%zu outputs still queued after %d ms", p->outputs.count - pool_available(&p->outputs),
-             OUTPUT_LINGER_MS);
+    size_t queued = p->outputs.count - pool_available(&p->outputs);
+    if (queued > 0) {
+        LOG_WARN("pipeline", "%zu published frames still queued for the output after %d ms: not delivered", queued,
+                 OUTPUT_LINGER_MS);
+        return;
+    }
+    if (p->output_watch != NULL && connection_watch_drain(p->output_watch, deadline, NULL) != 0)
+        LOG_WARN("pipeline", "%ld bytes of published frames still unread by the output's receivers after %d ms: "
+                             "the last frames may not be delivered", connection_watch_unread(p->output_watch),
+                 OUTPUT_LINGER_MS);
 }
 
 void pipeline_sockets_close(pipeline *p)
@@ -501,6 +516,7 @@ void pipeline_sockets_close(pipeline *p)
         if (p->receive.inputs[k] != NULL)
             zmq_close(p->receive.inputs[k]);
     memset(p->receive.inputs, 0, sizeof p->receive.inputs);
+    connection_watch_destroy(&p->output_watch);
     if (p->publish.output != NULL)
         zmq_close(p->publish.output);
     if (p->metrics_socket != NULL)

@@ -13,12 +13,16 @@
  *
  * A peer counts from the TCP/IPC connection (ZMQ_EVENT_CONNECTED on the
  * connecting side, ZMQ_EVENT_ACCEPTED on the binding side) until
- * ZMQ_EVENT_DISCONNECTED. Library eigstream_cli; never prints.
+ * ZMQ_EVENT_DISCONNECTED. Library eigstream_cli, on the shared connection
+ * watcher (connection_watch.h, which the daemon's output uses too); never
+ * prints.
  */
 #ifndef EIGSTREAM_CLI_PEER_H
 #define EIGSTREAM_CLI_PEER_H
 
-typedef struct cli_peer cli_peer;
+#include "connection_watch.h"
+
+typedef connection_watch cli_peer;
 
 /* Starts watching sock (of context ctx); call before binding or connecting
  * it, so that no event is missed. *watch receives the watcher. Returns 0, or
@@ -37,22 +41,13 @@ double cli_peer_absent_s(cli_peer *watch);
  * without one. */
 int cli_peer_wait(cli_peer *watch, int timeout_ms);
 
-/* Bytes written to the socket's connections that their peers have not
- * read yet: the sum of the kernel send queues (ioctl SIOCOUTQ: for IPC the
- * bytes the receiving process has not read, for TCP those not yet
- * acknowledged). */
+/* connection_watch_unread: bytes written that the peers have not read. */
 long cli_peer_unread(cli_peer *watch);
 
-/* Waits, until deadline (cli_monotonic_s), for cli_peer_unread to be 0;
- * returns early (-1) when cli_stop_requested is set. 0 drained, -1 not.
- *
- * Why a sender waits for this before closing, after ZeroMQ has released its
- * last message: libzmq 4.3 drops what a receiver has not read yet when the
- * sender closes an IPC connection while the receiver is at its high-water
- * mark (the hang-up reaches the receiver before the data does). Measured: 24
- * messages to a PULL at ZMQ_RCVHWM 1 reading 5 a second arrived 17 when the
- * sender closed once ZeroMQ had released them all, 24 when it first waited
- * here. */
+/* connection_watch_drain until deadline (cli_monotonic_s), returning early
+ * (-1) when cli_stop_requested is set: what a sender waits for before it
+ * closes, after ZeroMQ has released its last message (connection_watch.h
+ * says why). 0 drained, -1 not. */
 int cli_peer_drain(cli_peer *watch, double deadline);
 
 /* Stops watching and frees the watcher; *watch is NULL afterwards (NULL is
