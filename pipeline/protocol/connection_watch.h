@@ -20,6 +20,9 @@
  * for its kernel send queue to empty. Over TCP the same wait covers the
  * bytes not yet acknowledged.
  *
+ * libzmq 4.3 gives a socket one monitor: a socket whose handshakes are
+ * counted (auth_zap_watch, under CURVE) cannot be watched here as well.
+ *
  * A connection counts from ZMQ_EVENT_CONNECTED (connecting side) or
  * ZMQ_EVENT_ACCEPTED (binding side) until ZMQ_EVENT_DISCONNECTED; their
  * value is the connection's descriptor, which is only queried (ioctl

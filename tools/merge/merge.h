@@ -49,6 +49,7 @@
 
 #include "cli_curve_server.h"
 #include "cli_message.h"
+#include "cli_peer.h"
 #include "protocol.h"
 #include "reorder.h"
 
@@ -142,6 +143,7 @@ typedef struct merge_candidate {
 typedef struct merger {
     merge_options o;
     void *ctx, *out;
+    cli_peer *out_watch; /* the output's connections: the exit waits for their read */
     cli_curve_server out_curve;
     void *in[MERGE_INPUTS_MAX];
     char *endpoints[MERGE_INPUTS_MAX];

@@ -205,6 +205,9 @@ static int sockets_open(merger *x)
         return -1;
     if (output_curve(x) != 0)
         return -2;
+    /* Not under CURVE: a socket has one monitor, the handshake counter's there. */
+    if (!cli_curve_server_on(&x->out_curve) && cli_peer_create(x->ctx, x->out, &x->out_watch) != 0)
+        return -1;
     if (cli_socket_attach(x->out, x->o.out, 1) != 0) {
         fprintf(stderr, "eigstream-merge: output %s: %s\n", x->o.out, zmq_strerror(zmq_errno()));
         return -2;
@@ -392,6 +395,7 @@ static void merger_free(merger *x)
             zmq_close(x->in[i]);
         free(x->endpoints[i]);
     }
+    cli_peer_destroy(&x->out_watch);
     if (x->out != NULL)
         zmq_close(x->out);
     cli_curve_server_close(&x->out_curve); /* the handler's sockets, before the context ends */
@@ -434,6 +438,14 @@ int main(int argc, char **argv)
         if (rc != 0)
             fprintf(stderr, "eigstream-merge: socket failure: %s\n", zmq_strerror(zmq_errno()));
         flush(&x);
+        /* the output's linger, 1 s, for the receivers to read the last
+         * frames (connection_watch.h says why); a stop is how the merge
+         * ends, so the signal does not cut this short */
+        if (x.out_watch != NULL &&
+            connection_watch_drain(x.out_watch, (uint64_t)((cli_monotonic_s() + 1.0) * 1e9), NULL) != 0)
+            fprintf(stderr, "eigstream-merge: %ld bytes of published frames still unread by the output's "
+                            "receivers after 1 s: the last frames may not be delivered\n",
+                    cli_peer_unread(x.out_watch));
         report(&x, 1);
     }
     merger_free(&x);
