@@ -93,7 +93,8 @@ static pipeline_error security_open(pipeline *p, char *err, size_t err_bytes)
 
 /* A CURVE server socket with the daemon's secret key, watched by the ZAP
  * handler; nothing without security.*. Before bind/connect. */
-static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char *err, size_t err_bytes)
+static pipeline_error socket_secure(pipeline *p, void *s, const char *role, connection_watch *connections, char *err,
+                                    size_t err_bytes)
 {
     if (p->auth == NULL)
         return PIPELINE_OK;
@@ -103,7 +104,7 @@ static pipeline_error socket_secure(pipeline *p, void *s, const char *role, char
                                   sizeof p->curve_secret, err, err_bytes);
     if (e == PIPELINE_OK)
         e = set_option(s, role, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", role, strlen(role), err, err_bytes); /* auth_zap_watch */
-    return e == PIPELINE_OK ? from_auth(auth_zap_watch(p->auth, s, role, err, err_bytes)) : e;
+    return e == PIPELINE_OK ? from_auth(auth_zap_watch(p->auth, s, role, connections, err, err_bytes)) : e;
 }
 
 pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_bytes)
@@ -113,9 +114,11 @@ pipeline_error pipeline_sockets_auth_start(pipeline *p, char *err, size_t err_by
 
 /* Creates a socket of type with its linger (ms) and, when hwm_option is not
  * 0, its high-water mark (ZMQ_RCVHWM or ZMQ_SNDHWM) set; secured
- * (socket_secure) when security.* is set and curve_server. */
+ * (socket_secure, feeding connections when not NULL) when security.* is set
+ * and curve_server. */
 static pipeline_error socket_create(pipeline *p, void **out, int type, const char *role, int linger,
-                                    int hwm_option, int hwm, int curve_server, char *err, size_t err_bytes)
+                                    int hwm_option, int hwm, int curve_server, connection_watch *connections,
+                                    char *err, size_t err_bytes)
 {
     *out = zmq_socket(p->zmq, type);
     if (*out == NULL) {
@@ -129,7 +132,7 @@ static pipeline_error socket_create(pipeline *p, void **out, int type, const cha
                        sizeof hwm, err, err_bytes);
     if (e != PIPELINE_OK || !curve_server)
         return e;
-    return socket_secure(p, *out, role, err, err_bytes);
+    return socket_secure(p, *out, role, connections, err, err_bytes);
 }
 
 static pipeline_error socket_attach(void *s, const char *role, const char *endpoint, int bind, char *err,
@@ -234,7 +237,7 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
     void **s = &p->receive.inputs[k];
     /* Behind a dispatcher the input is its CURVE client (input_dispatch_curve). */
     pipeline_error e = socket_create(p, s, sub ? ZMQ_SUB : dispatch ? ZMQ_DEALER : ZMQ_PULL, "input", 0,
-                                     ZMQ_RCVHWM, cfg->input.hwm, !dispatch, err, err_bytes);
+                                     ZMQ_RCVHWM, cfg->input.hwm, !dispatch, NULL, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     if (dispatch && (e = input_dispatch_open(p, err, err_bytes)) != PIPELINE_OK)
@@ -342,8 +345,15 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     int push = cfg->output.pattern == CONFIG_OUTPUT_PUSH;
+    /* The output's connections, watched so that pipeline_sockets_flush can
+     * wait for its receivers to read what was written (connection_watch.h
+     * says why): under CURVE fed by the handshake counter's monitor (a
+     * socket has one), else by a monitor of its own, set before attaching. */
+    if (p->auth != NULL && connection_watch_create_fed(&p->output_watch) != 0)
+        LOG_WARN("publish", "cannot watch the output's connections: at shutdown the last frames are not waited "
+                            "for past ZeroMQ");
     pipeline_error e = socket_create(p, &p->publish.output, push ? ZMQ_PUSH : ZMQ_XPUB, "output", OUTPUT_LINGER_MS,
-                                     ZMQ_SNDHWM, cfg->output.hwm, 1, err, err_bytes);
+                                     ZMQ_SNDHWM, cfg->output.hwm, 1, p->output_watch, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     /* A PUB drops silently for a subscriber at its HWM; an XPUB with NODROP
@@ -362,11 +372,6 @@ static pipeline_error output_open(pipeline *p, char *err, size_t err_bytes)
     SET_OPTION(p->publish.output, "output", ZMQ_SNDTIMEO, p->output_wait_ms);
     uint64_t affinity = PIPELINE_ZMQ_OUTPUT_AFFINITY(cfg);
     SET_OPTION(p->publish.output, "output", ZMQ_AFFINITY, affinity);
-    /* Watched from before it attaches: pipeline_sockets_flush waits for its
-     * receivers to read what was written (connection_watch.h says why).
-     * Not under CURVE: a socket has one monitor (libzmq 4.3), and there the
-     * handshake counter's (auth_zap_watch) has it; the flush then ends once
-     * ZeroMQ has released every output. */
     if (p->auth == NULL && connection_watch_create(p->zmq, p->publish.output, &p->output_watch) != 0)
         LOG_WARN("publish", "cannot watch the output's connections (%s): at shutdown the last frames are not "
                             "waited for past ZeroMQ", zmq_strerror(errno));
@@ -379,8 +384,8 @@ static pipeline_error metrics_open(pipeline *p, char *err, size_t err_bytes)
         return PIPELINE_OK;
     /* An XPUB that sends like a PUB (drops at a subscriber's HWM) but takes
      * only the empty subscription (pipeline_subscriptions_apply). */
-    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, 1, err,
-                                     err_bytes);
+    pipeline_error e = socket_create(p, &p->metrics_socket, ZMQ_XPUB, "metrics", METRICS_LINGER_MS, 0, 0, 1, NULL,
+                                     err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
     int manual = 1;

@@ -30,6 +30,7 @@
 
 typedef struct auth_watch {
     void *monitor;               /* PAIR connected to the socket's monitor endpoint */
+    connection_watch *connections; /* fed the socket's connection events, or NULL */
     char role[16];
     unsigned logged;             /* bit per auth_zap_reject: logged once */
 } auth_watch;
@@ -231,6 +232,11 @@ static void monitor_serve(auth_zap *a, int wi)
     memcpy(&id, event, 2);
     memcpy(&value, event + 2, 4);
     LOG_DEBUG("auth", "%s %s: monitor event 0x%x value %u", w->role, endpoint, (unsigned)id, (unsigned)value);
+    if (connection_watch_is_event(id)) {
+        if (w->connections != NULL)
+            connection_watch_feed(w->connections, id, value);
+        return;
+    }
     if (id != ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) /* AUTH: the ZAP handler's own refusal, counted there */
         monitor_failure(a, wi, endpoint, id, value);
 }
@@ -282,7 +288,8 @@ auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allo
     return AUTH_ZAP_OK;
 }
 
-auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes)
+auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, connection_watch *connections,
+                              char *err, size_t err_bytes)
 {
     if (a->watch_count >= AUTH_ZAP_WATCH_MAX || a->started) {
         return ERROR_TEXT_FAIL(AUTH_ZAP_EINVAL, err, err_bytes, "security: %s: too many sockets to watch", role);
@@ -291,8 +298,11 @@ auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char 
     char endpoint[64];
     snprintf(endpoint, sizeof endpoint, "inproc://eigstream-auth-monitor-%d", a->watch_count);
     snprintf(w->role, sizeof w->role, "%s", role);
+    w->connections = connections;
     int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                  ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    if (connections != NULL)
+        events |= ZMQ_EVENT_CONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED;
     int linger = 0;
     if (zmq_socket_monitor(socket, endpoint, events) != 0 || (w->monitor = zmq_socket(a->ctx, ZMQ_PAIR)) == NULL ||
         zmq_setsockopt(w->monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(w->monitor, endpoint) != 0) {

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "auth_peers.h"
+#include "connection_watch.h"
 #include "curve_keys.h"
 
 #define AUTH_ZAP_PEERS_LOGGED 1024
@@ -84,8 +85,12 @@ auth_zap_error auth_zap_create(auth_zap **out, void *ctx, curve_allow_list *allo
                                char *err, size_t err_bytes);
 /* Monitors socket's failed handshakes; role names it in the log ("input").
  * The socket's ZMQ_ZAP_DOMAIN must be role, so that ZAP's refusals are told
- * apart by socket. Before auth_zap_start, at most AUTH_ZAP_WATCH_MAX sockets. */
-auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, char *err, size_t err_bytes);
+ * apart by socket. Before auth_zap_start, at most AUTH_ZAP_WATCH_MAX sockets.
+ * connections (a connection_watch_create_fed watcher, or NULL) is fed the
+ * socket's connection events from the handler's thread: the socket's one
+ * monitor is this. */
+auth_zap_error auth_zap_watch(auth_zap *a, void *socket, const char *role, connection_watch *connections,
+                              char *err, size_t err_bytes);
 /* Starts the thread; from here on the handler's sockets are the thread's. */
 auth_zap_error auth_zap_start(auth_zap *a, char *err, size_t err_bytes);
 /* Stops and joins the thread and closes its sockets (before the context is

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <linux/sockios.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,9 @@
 #define WATCH_FDS_MAX 64
 
 struct connection_watch {
-    void *sock;    /* the watched socket (not owned) */
-    void *monitor; /* our PAIR end of the monitor */
+    void *sock;    /* the watched socket (not owned), or NULL when fed */
+    void *monitor; /* our PAIR end of the monitor, or NULL when fed */
+    pthread_mutex_t lock; /* the books below: a feeder's thread writes them */
     int connections;
     uint64_t absent_since_ns; /* when connections last became 0 */
     int fds;
@@ -38,18 +40,28 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-int connection_watch_create(void *ctx, void *sock, connection_watch **w)
+int connection_watch_create_fed(connection_watch **w)
 {
-    char address[64];
     *w = NULL;
     connection_watch *c = calloc(1, sizeof *c);
-    if (c == NULL) {
+    if (c == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
         errno = ENOMEM;
         return -1;
     }
+    c->absent_since_ns = now_ns();
+    *w = c;
+    return 0;
+}
+
+int connection_watch_create(void *ctx, void *sock, connection_watch **w)
+{
+    char address[64];
+    connection_watch *c;
+    if (connection_watch_create_fed(&c) != 0)
+        return -1;
     snprintf(address, sizeof address, "inproc://connection-watch-%p", (void *)sock);
     c->sock = sock;
-    c->absent_since_ns = now_ns();
     int events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED, linger = 0;
     if (zmq_socket_monitor(sock, address, events) != 0 || (c->monitor = zmq_socket(ctx, ZMQ_PAIR)) == NULL ||
         zmq_setsockopt(c->monitor, ZMQ_LINGER, &linger, sizeof linger) != 0 || zmq_connect(c->monitor, address) != 0) {
@@ -57,6 +69,7 @@ int connection_watch_create(void *ctx, void *sock, connection_watch **w)
         if (c->monitor != NULL)
             zmq_close(c->monitor);
         zmq_socket_monitor(sock, NULL, 0);
+        pthread_mutex_destroy(&c->lock);
         free(c);
         errno = error;
         return -1;
@@ -65,7 +78,7 @@ int connection_watch_create(void *ctx, void *sock, connection_watch **w)
     return 0;
 }
 
-/* The connection of descriptor fd came (1) or went (0). */
+/* The connection of descriptor fd came (1) or went (0); under the lock. */
 static void watch_note(connection_watch *w, int came, int fd)
 {
     if (came) {
@@ -98,35 +111,63 @@ static int watch_read_event(connection_watch *w)
     if (bytes < 6)
         return 1;
     uint16_t event;
-    uint32_t fd;
+    uint32_t value;
     memcpy(&event, head, sizeof event);
-    memcpy(&fd, head + 2, sizeof fd);
-    if (event == ZMQ_EVENT_CONNECTED || event == ZMQ_EVENT_ACCEPTED || event == ZMQ_EVENT_DISCONNECTED)
-        watch_note(w, event != ZMQ_EVENT_DISCONNECTED, fd <= (uint32_t)INT32_MAX ? (int)fd : -1);
+    memcpy(&value, head + 2, sizeof value);
+    connection_watch_feed(w, event, value);
     return 1;
+}
+
+int connection_watch_is_event(uint16_t event)
+{
+    return event == ZMQ_EVENT_CONNECTED || event == ZMQ_EVENT_ACCEPTED || event == ZMQ_EVENT_DISCONNECTED;
+}
+
+void connection_watch_feed(connection_watch *w, uint16_t event, uint32_t value)
+{
+    if (!connection_watch_is_event(event))
+        return;
+    pthread_mutex_lock(&w->lock);
+    watch_note(w, event != ZMQ_EVENT_DISCONNECTED, value <= (uint32_t)INT32_MAX ? (int)value : -1);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Reads what the own monitor has (a fed watcher has none). */
+static void watch_read_events(connection_watch *w)
+{
+    while (w->monitor != NULL && watch_read_event(w)) {
+    }
 }
 
 int connection_watch_count(connection_watch *w)
 {
-    while (watch_read_event(w)) {
-    }
-    return w->connections;
+    watch_read_events(w);
+    pthread_mutex_lock(&w->lock);
+    int connections = w->connections;
+    pthread_mutex_unlock(&w->lock);
+    return connections;
 }
 
 uint64_t connection_watch_absent_since_ns(connection_watch *w)
 {
-    return connection_watch_count(w) > 0 ? 0 : w->absent_since_ns;
+    watch_read_events(w);
+    pthread_mutex_lock(&w->lock);
+    uint64_t since = w->connections > 0 ? 0 : w->absent_since_ns;
+    pthread_mutex_unlock(&w->lock);
+    return since;
 }
 
 long connection_watch_unread(connection_watch *w)
 {
-    connection_watch_count(w);
+    watch_read_events(w);
     long unread = 0;
+    pthread_mutex_lock(&w->lock);
     for (int i = 0; i < w->fds; i++) {
         int queued = 0;
         if (ioctl(w->fd[i], SIOCOUTQ, &queued) == 0 && queued > 0)
             unread += queued;
     }
+    pthread_mutex_unlock(&w->lock);
     return unread;
 }
 
@@ -148,8 +189,11 @@ void connection_watch_destroy(connection_watch **w)
     connection_watch *c = *w;
     if (c == NULL)
         return;
-    zmq_socket_monitor(c->sock, NULL, 0);
-    zmq_close(c->monitor);
+    if (c->monitor != NULL) {
+        zmq_socket_monitor(c->sock, NULL, 0);
+        zmq_close(c->monitor);
+    }
+    pthread_mutex_destroy(&c->lock);
     free(c);
     *w = NULL;
 }

@@ -21,12 +21,14 @@
  * bytes not yet acknowledged.
  *
  * libzmq 4.3 gives a socket one monitor: a socket whose handshakes are
- * counted (auth_zap_watch, under CURVE) cannot be watched here as well.
+ * counted (auth_zap_watch, under CURVE) has the handshake counter's, which
+ * feeds a watcher made with connection_watch_create_fed instead.
  *
  * A connection counts from ZMQ_EVENT_CONNECTED (connecting side) or
  * ZMQ_EVENT_ACCEPTED (binding side) until ZMQ_EVENT_DISCONNECTED; their
  * value is the connection's descriptor, which is only queried (ioctl
- * SIOCOUTQ), never touched otherwise. One thread at a time per watcher.
+ * SIOCOUTQ), never touched otherwise. The queries are for one thread at a
+ * time; a fed watcher's feeder may be another.
  */
 #ifndef EIGSTREAM_CONNECTION_WATCH_H
 #define EIGSTREAM_CONNECTION_WATCH_H
@@ -40,6 +42,18 @@ typedef struct connection_watch connection_watch;
  * it, so that no event is missed. Returns 0, or -1 with errno set (ENOMEM or
  * ZeroMQ's) and *w NULL. */
 int connection_watch_create(void *ctx, void *sock, connection_watch **w);
+
+/* A watcher without a monitor of its own: whoever monitors the socket calls
+ * connection_watch_feed with each event (from any one thread; the queries
+ * may come from another). Returns 0, or -1 (ENOMEM) and *w NULL. */
+int connection_watch_create_fed(connection_watch **w);
+
+/* Whether a monitor event (its u16 id) is one a watcher takes. */
+int connection_watch_is_event(uint16_t event);
+
+/* One monitor event (id and value); those not connection_watch_is_event are
+ * ignored. */
+void connection_watch_feed(connection_watch *w, uint16_t event, uint32_t value);
 
 /* Reads the events that have come; returns the connections now. */
 int connection_watch_count(connection_watch *w);

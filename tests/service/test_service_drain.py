@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A SIGTERM's drain delivers to a slow consumer (label integration).
 
-  test_service_drain.py PATH_TO_EIGSTREAM
+  test_service_drain.py PATH_TO_EIGSTREAM [curve]
 
 The daemon (PUSH output) solves 40 frames for a consumer at ZMQ_RCVHWM 1
 that reads 20 a second, so that when /metrics says all 40 are out most are
@@ -12,6 +12,9 @@ with "accounting: in=40 out=40 ... dropped=0" and name nothing as not
 delivered. Before the daemon waited for its receivers to read what it had
 written (connection_watch.h), libzmq dropped the unread tail at the consumer
 when the daemon closed: 37 of 40 arrived, and the accounting said out=40.
+With `curve` every socket is a CURVE server (security.*, keys made here
+with pyzmq) and the consumer and the source CURVE clients: the output's one
+monitor is then the handshake counter's, which feeds the connection watch.
 No bound on time is a pass condition: on a machine too slow to build a
 backlog the case is merely easy.
 """
@@ -24,20 +27,50 @@ import time
 
 import numpy as np
 import zmq
+import zmq.auth
 
 from service_util import check, check_eigenspace, covariance, daemon_session, hermitian, started_with, wait_metric
 
 DAEMON = sys.argv[1]
+CURVE = len(sys.argv) > 2 and sys.argv[2] == "curve"
 FRAMES = 40
+KEYS = {}  # with CURVE: "server" (public, secret), "client" (public, secret), "secret_file", "allow"
+
+
+def make_keys(tmp):
+    """The server's and the client's key pairs in ZPL files (the daemon's format); the client's
+    public key alone in the allow-list directory."""
+    keys, allow = os.path.join(tmp, "keys"), os.path.join(tmp, "allow")
+    os.makedirs(keys, mode=0o700)
+    os.makedirs(allow, mode=0o700)
+    for name in ("server", "client"):
+        public, secret = zmq.auth.create_certificates(keys, name)
+        os.chmod(secret, 0o600)
+        KEYS[name] = zmq.auth.load_certificate(secret)
+    shutil.copy(os.path.join(keys, "client.key"), allow)
+    KEYS["secret_file"], KEYS["allow"] = os.path.join(keys, "server.key_secret"), allow
 
 
 def config(tag):
+    security = (f'security = {{ curve_secret_key = "{KEYS["secret_file"]}"; curve_allow = "{KEYS["allow"]}"; }};'
+                if CURVE else "")
     return f'''input = {{ endpoint = "ipc:///tmp/eigstream-{tag}-in"; }};
 output = {{ endpoint = "ipc:///tmp/eigstream-{tag}-out"; pattern = "push"; hwm = 4; }};
 solver = {{ n = 8; matrices = 2; backend = "lapack"; cpu_threads = 1; }};
 frame = {{ overflow_policy = "block"; deadline_ms = 60000; }};
 metrics = {{ endpoint = ""; http = "127.0.0.1:0"; interval_ms = 100; }};
+{security}
 '''
+
+
+def client(ctx, kind):
+    """A socket of kind, a CURVE client of the daemon with CURVE."""
+    s = ctx.socket(kind)
+    s.setsockopt(zmq.LINGER, 0)
+    if CURVE:
+        s.curve_serverkey = KEYS["server"][0]
+        s.curve_publickey, s.curve_secretkey = KEYS["client"]
+    return s
 
 
 class SlowConsumer:
@@ -45,9 +78,8 @@ class SlowConsumer:
     came or nothing came for 10 s once stop() was called."""
 
     def __init__(self, ctx, tag):
-        self.pull = ctx.socket(zmq.PULL)
+        self.pull = client(ctx, zmq.PULL)
         self.pull.setsockopt(zmq.RCVHWM, 1)
-        self.pull.setsockopt(zmq.LINGER, 0)
         self.pull.connect(f"ipc:///tmp/eigstream-{tag}-out")
         self.got, self.stopping = [], threading.Event()
         self.thread = threading.Thread(target=self.read, daemon=True)
@@ -77,8 +109,7 @@ def run(daemon, cfg, tag):
         return
     ctx = zmq.Context()
     consumer = SlowConsumer(ctx, tag)
-    push = ctx.socket(zmq.PUSH)
-    push.setsockopt(zmq.LINGER, 0)
+    push = client(ctx, zmq.PUSH)
     push.connect(f"ipc:///tmp/eigstream-{tag}-in")
     rng = np.random.default_rng(40)
     sent = {}
@@ -104,7 +135,9 @@ def run(daemon, cfg, tag):
 def main():
     tmp = tempfile.mkdtemp(prefix="eigstream-drain-")
     try:
-        daemon_session("service drain", DAEMON, tmp, config, run, clean_exit=False)
+        if CURVE:
+            make_keys(tmp)
+        daemon_session("service drain" + (" curve" if CURVE else ""), DAEMON, tmp, config, run, clean_exit=False)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

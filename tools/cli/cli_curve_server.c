@@ -44,7 +44,8 @@ int cli_curve_server_open(cli_curve_server *s, void *ctx, const cli_curve_server
     return e == AUTH_ZAP_OK ? 0 : -1;
 }
 
-int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, char *err, size_t err_bytes)
+int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, connection_watch *connections,
+                            char *err, size_t err_bytes)
 {
     if (s->zap == NULL)
         return 0;
@@ -57,7 +58,7 @@ int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, c
         snprintf(err, err_bytes, "%s: CURVE socket options: %s", role, zmq_strerror(zmq_errno()));
         return -1;
     }
-    return auth_zap_watch(s->zap, sock, role, err, err_bytes) == AUTH_ZAP_OK ? 0 : -1;
+    return auth_zap_watch(s->zap, sock, role, connections, err, err_bytes) == AUTH_ZAP_OK ? 0 : -1;
 }
 
 int cli_curve_server_start(cli_curve_server *s, char *err, size_t err_bytes)

@@ -7,7 +7,7 @@
  *
  *     cli_curve_server srv = {0};
  *     if (cli_curve_server_open(&srv, ctx, &files, err, sizeof err) != 0) ...  // before any socket binds
- *     if (cli_curve_server_secure(&srv, sock, "front", err, sizeof err) != 0) ... // each socket, before bind/connect
+ *     if (cli_curve_server_secure(&srv, sock, "front", NULL, err, sizeof err) != 0) ... // each socket, before bind/connect
  *     if (cli_curve_server_start(&srv, err, sizeof err) != 0) ...              // after the last secure
  *     cli_curve_server_counts(&srv, counts);                                  // any time, from the tool's thread
  *     cli_curve_server_close(&srv);                                           // before zmq_ctx_term
@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "auth_zap.h"
+#include "connection_watch.h"
 #include "cli_text.h"
 #include "curve_keys.h"
 
@@ -56,8 +57,11 @@ int cli_curve_server_open(cli_curve_server *s, void *ctx, const cli_curve_server
                           size_t err_bytes);
 
 /* Makes sock a CURVE server with the pair, its handshakes watched (role
- * names it in the log: "front"). 0 (also when CURVE is off), or -1. */
-int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, char *err, size_t err_bytes);
+ * names it in the log: "front") and, when connections is not NULL (a
+ * connection_watch_create_fed watcher), its connection events fed to it.
+ * 0 (also when CURVE is off), or -1. */
+int cli_curve_server_secure(cli_curve_server *s, void *sock, const char *role, connection_watch *connections,
+                            char *err, size_t err_bytes);
 
 /* Starts the handler's thread and wipes the secret key. 0 or -1. */
 int cli_curve_server_start(cli_curve_server *s, char *err, size_t err_bytes);

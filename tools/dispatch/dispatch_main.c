@@ -615,7 +615,7 @@ static int end_socket(void *ctx, void **sock, int type, cli_curve_server *curve,
     *sock = zmq_socket(ctx, type);
     if (*sock == NULL)
         return -1;
-    if (cli_curve_server_secure(curve, *sock, role, err, sizeof err) != 0) {
+    if (cli_curve_server_secure(curve, *sock, role, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "eigstream-dispatch: %s\n", err);
         return -2;
     }

@@ -158,13 +158,21 @@ static int output_curve(merger *x)
     const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.curve_allow,
                                           "--curve-allow"};
     char err[1024];
-    if (cli_curve_server_open(&x->out_curve, x->ctx, &files, err, sizeof err) != 0 ||
-        cli_curve_server_secure(&x->out_curve, x->out, "output", err, sizeof err) != 0 ||
-        cli_curve_server_start(&x->out_curve, err, sizeof err) != 0) {
-        fprintf(stderr, "eigstream-merge: %s\n", err);
-        return -1;
+    if (cli_curve_server_open(&x->out_curve, x->ctx, &files, err, sizeof err) != 0)
+        goto failed;
+    /* under CURVE the handshake counter's monitor (a socket has one) feeds
+     * the output's connection watch */
+    if (cli_curve_server_on(&x->out_curve) && connection_watch_create_fed(&x->out_watch) != 0) {
+        snprintf(err, sizeof err, "output: out of memory");
+        goto failed;
     }
+    if (cli_curve_server_secure(&x->out_curve, x->out, "output", x->out_watch, err, sizeof err) != 0 ||
+        cli_curve_server_start(&x->out_curve, err, sizeof err) != 0)
+        goto failed;
     return 0;
+failed:
+    fprintf(stderr, "eigstream-merge: %s\n", err);
+    return -1;
 }
 
 /* One input socket per endpoint (connected, or bound with --in-bind) and
@@ -205,8 +213,7 @@ static int sockets_open(merger *x)
         return -1;
     if (output_curve(x) != 0)
         return -2;
-    /* Not under CURVE: a socket has one monitor, the handshake counter's there. */
-    if (!cli_curve_server_on(&x->out_curve) && cli_peer_create(x->ctx, x->out, &x->out_watch) != 0)
+    if (x->out_watch == NULL && cli_peer_create(x->ctx, x->out, &x->out_watch) != 0)
         return -1;
     if (cli_socket_attach(x->out, x->o.out, 1) != 0) {
         fprintf(stderr, "eigstream-merge: output %s: %s\n", x->o.out, zmq_strerror(zmq_errno()));
@@ -441,8 +448,7 @@ int main(int argc, char **argv)
         /* the output's linger, 1 s, for the receivers to read the last
          * frames (connection_watch.h says why); a stop is how the merge
          * ends, so the signal does not cut this short */
-        if (x.out_watch != NULL &&
-            connection_watch_drain(x.out_watch, (uint64_t)((cli_monotonic_s() + 1.0) * 1e9), NULL) != 0)
+        if (connection_watch_drain(x.out_watch, (uint64_t)((cli_monotonic_s() + 1.0) * 1e9), NULL) != 0)
             fprintf(stderr, "eigstream-merge: %ld bytes of published frames still unread by the output's "
                             "receivers after 1 s: the last frames may not be delivered\n",
                     cli_peer_unread(x.out_watch));
