@@ -524,13 +524,17 @@ void pipeline_sockets_close(pipeline *p)
         if (p->receive.inputs[k] != NULL)
             zmq_close(p->receive.inputs[k]);
     memset(p->receive.inputs, 0, sizeof p->receive.inputs);
-    connection_watch_destroy(&p->output_watch);
+    /* The output's watch: with a monitor of its own, before its socket
+     * closes; fed by the ZAP thread (CURVE), after that thread has stopped. */
+    if (p->auth == NULL)
+        connection_watch_destroy(&p->output_watch);
     if (p->publish.output != NULL)
         zmq_close(p->publish.output);
     if (p->metrics_socket != NULL)
         zmq_close(p->metrics_socket);
     p->publish.output = p->metrics_socket = NULL;
     auth_zap_destroy(&p->auth); /* its sockets too, before the context ends */
+    connection_watch_destroy(&p->output_watch);
     /* Term waits (output linger at most) for queued outputs; their zero-copy
      * buffers come back to the output pool, which is freed after this. */
     if (p->zmq != NULL)

@@ -74,7 +74,8 @@ long connection_watch_unread(connection_watch *w);
 int connection_watch_drain(connection_watch *w, uint64_t deadline_ns, const volatile sig_atomic_t *stop);
 
 /* Stops watching and frees the watcher; *w is NULL afterwards (NULL is
- * fine). Call before closing the watched socket's context. */
+ * fine). A watcher with its own monitor: call before closing the watched
+ * socket. A fed one: after its feeder has stopped (auth_zap_destroy). */
 void connection_watch_destroy(connection_watch **w);
 
 #endif

@@ -402,10 +402,14 @@ static void merger_free(merger *x)
             zmq_close(x->in[i]);
         free(x->endpoints[i]);
     }
-    cli_peer_destroy(&x->out_watch);
+    /* the output's watch: with a monitor of its own, before its socket
+     * closes; fed by the ZAP thread (CURVE), after that thread has stopped */
+    if (!cli_curve_server_on(&x->out_curve))
+        cli_peer_destroy(&x->out_watch);
     if (x->out != NULL)
         zmq_close(x->out);
     cli_curve_server_close(&x->out_curve); /* the handler's sockets, before the context ends */
+    cli_peer_destroy(&x->out_watch);
     if (x->ctx != NULL)
         zmq_ctx_term(x->ctx);
 }
