@@ -245,6 +245,158 @@ __global__ void __launch_bounds__(256, 2)
             z[i + (size_t)col * n] = x[i];
 }
 
+/* ---- gemm path ------------------------------------------------------------ */
+
+constexpr int GNB = EIG_CUDA_BACK_GEMM_NB;
+
+/* Blocks of GNB reflectors (n - 2 reflectors in all). */
+__host__ __device__ inline int gemm_blocks(int n)
+{
+    return n > 2 ? (n - 2 + GNB - 1) / GNB : 0;
+}
+
+/* Matrix blockIdx.y, columns blockIdx.x * 8 .. + 7 (one warp each): column
+ * col of x = D Zr (NaN for a matrix with info != 0), and, for col < n - 2,
+ * reflector column col made canonical for its block (zero in rows k0+1..col
+ * and wholly zero when sigma = 0: the tridiagonalization writes only rows
+ * col+1.. of a reflector it formed). */
+template <typename R>
+__global__ void __launch_bounds__(256)
+    back_gemm_init_kernel(int n, eig_cuda_workspace ws,
+                          typename eig_cuda_complex<R>::type *__restrict__ z_all,
+                          const int *__restrict__ info_all)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const int b = blockIdx.y, lane = threadIdx.x & 31;
+    const int col = blockIdx.x * 8 + (threadIdx.x >> 5);
+    if (col >= n)
+        return;
+    const size_t nn = (size_t)n * n;
+    C *x = z_all + b * nn + (size_t)col * n;
+    if (info_all[b] != 0) {
+        for (int i = lane; i < n; i += 32)
+            x[i] = cmake<C>((R)NAN, (R)NAN);
+        return;
+    }
+    const R *zr = (const R *)ws.zreal + b * nn + (size_t)col * n;
+    const C *phase = (const C *)ws.phase + (size_t)b * n;
+    for (int i = lane; i < n; i += 32)
+        x[i] = cscale(zr[i], phase[i]);
+    if (col >= n - 2)
+        return;
+    C *v = (C *)ws.reflector + b * nn + (size_t)col * n;
+    const int k0 = col / GNB * GNB;
+    const int last = ((const R *)ws.sigma)[(size_t)b * n + col] == 0 ? n - 1 : col;
+    for (int i = k0 + 1 + lane; i <= last; i += 32)
+        v[i] = cmake<C>(0, 0);
+}
+
+/* T of block blockIdx.y of matrix blockIdx.x from G = V^H V (zlarft,
+ * forward, columnwise: T_ss = sigma_s, T(0:s, s) = -sigma_s T(0:s, 0:s)
+ * G(0:s, s)); one warp, lane r owns row r of T. G and T are GNB x GNB,
+ * column-major, in the matrix's back_gemm area; only the leading kb x kb
+ * part is read later. */
+template <typename R>
+__global__ void __launch_bounds__(32)
+    back_gemm_t_kernel(int n, size_t per, eig_cuda_workspace ws, const int *__restrict__ info_all)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const int b = blockIdx.x, blk = blockIdx.y, r = threadIdx.x;
+    if (info_all[b] != 0)
+        return;
+    const int k0 = blk * GNB, kb = min(GNB, n - 2 - k0);
+    const int blocks = gemm_blocks(n);
+    C *area = (C *)ws.back_gemm + (size_t)b * per;
+    const C *g = area + (size_t)blk * GNB * GNB;
+    C *t = area + (size_t)(blocks + blk) * GNB * GNB;
+    __shared__ C ts[GNB * GNB];
+    const R *sigma = (const R *)ws.sigma + (size_t)b * n + k0;
+    for (int s = 0; s < kb; ++s) {
+        C v = cmake<C>(0, 0);
+        if (r == s) {
+            v.x = sigma[s];
+        } else if (r < s) {
+            C acc = cmake<C>(0, 0);
+            for (int q = r; q < s; ++q)
+                acc = cfma(ts[r + q * GNB], g[q + s * GNB], acc);
+            v = cscale(-sigma[s], acc);
+        }
+        ts[r + s * GNB] = v;
+        t[r + s * GNB] = v;
+    }
+}
+
+/* C_i = alpha op(A_i) op(B_i) + beta C_i for i < count, in the precision of
+ * the complex type. */
+inline cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                   int m, int n, int k, double2 alpha, const double2 *a, int lda,
+                                   long long sa, const double2 *b, int ldb, long long sb,
+                                   double2 beta, double2 *c, int ldc, long long sc, int count)
+{
+    return cublasZgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
+                                     ldc, sc, count);
+}
+inline cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                   int m, int n, int k, float2 alpha, const float2 *a, int lda,
+                                   long long sa, const float2 *b, int ldb, long long sb,
+                                   float2 beta, float2 *c, int ldc, long long sc, int count)
+{
+    return cublasCgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
+                                     ldc, sc, count);
+}
+
+/* The gemm path for `count` matrices (see eig_cuda_back_launch). Per block,
+ * last first: W = V^H X, W2 = T W, X -= V W2 on rows k0+1.. of X. */
+template <typename R>
+cudaError_t back_gemm_launch(const eig_cuda_back_config *cfg, int n, int count,
+                             const eig_cuda_workspace *ws, const eig_cuda_blas *blas,
+                             typename eig_cuda_complex<R>::type *z, const int *info,
+                             cudaStream_t stream)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const dim3 init_grid((n + 7) / 8, count);
+    back_gemm_init_kernel<R><<<init_grid, 256, 0, stream>>>(n, *ws, z, info);
+    cudaError_t e = cudaGetLastError();
+    const int blocks = gemm_blocks(n);
+    if (e != cudaSuccess || blocks == 0)
+        return e;
+    cublasHandle_t h = blas->handle;
+    if (cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(h, blas->workspace, blas->workspace_bytes) != CUBLAS_STATUS_SUCCESS)
+        return cudaErrorUnknown;
+    const long long nn = (long long)n * n, per = (long long)cfg->gemm_per;
+    const C one = cmake<C>(1, 0), zero = cmake<C>(0, 0), minus_one = cmake<C>(-1, 0);
+    C *area = (C *)ws->back_gemm, *refl = (C *)ws->reflector;
+    C *w = area + (size_t)2 * blocks * GNB * GNB, *w2 = w + (size_t)GNB * n;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (int blk = 0; blk < blocks && st == CUBLAS_STATUS_SUCCESS; ++blk) {
+        const int k0 = blk * GNB, kb = min(GNB, n - 2 - k0), m = n - 1 - k0;
+        const C *v = refl + (k0 + 1) + (size_t)k0 * n;
+        st = gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, kb, m, one, v, n, nn, v, n, nn, zero,
+                          area + (size_t)blk * GNB * GNB, GNB, per, count);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cudaErrorUnknown;
+    back_gemm_t_kernel<R><<<dim3(count, blocks), 32, 0, stream>>>(n, cfg->gemm_per, *ws, info);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    for (int blk = blocks - 1; blk >= 0 && st == CUBLAS_STATUS_SUCCESS; --blk) {
+        const int k0 = blk * GNB, kb = min(GNB, n - 2 - k0), m = n - 1 - k0;
+        const C *v = refl + (k0 + 1) + (size_t)k0 * n;
+        const C *t = area + (size_t)(blocks + blk) * GNB * GNB;
+        C *x = z + (k0 + 1);
+        st = gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, n, m, one, v, n, nn, x, n, nn, zero, w,
+                          GNB, per, count);
+        if (st == CUBLAS_STATUS_SUCCESS)
+            st = gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, kb, n, kb, one, t, GNB, per, w, GNB,
+                              per, zero, w2, GNB, per, count);
+        if (st == CUBLAS_STATUS_SUCCESS)
+            st = gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, kb, minus_one, v, n, nn, w2, GNB,
+                              per, one, x, n, nn, count);
+    }
+    return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
 template <typename R> size_t back_wy_smem(int n)
 {
     typedef typename eig_cuda_complex<R>::type C;
@@ -296,12 +448,19 @@ template <typename R> cudaError_t eig_cuda_back_set_smem(const eig_cuda_back_con
                                              (int)cfg->smem);
 }
 
+size_t eig_cuda_back_gemm_per(int n)
+{
+    return 2 * (size_t)gemm_blocks(n) * GNB * GNB + 2 * (size_t)GNB * n;
+}
+
 template <typename R>
 cudaError_t eig_cuda_back_launch(const eig_cuda_back_config *cfg, int n, int count,
-                                 const eig_cuda_workspace *ws, void *z, const int *info,
-                                 cudaStream_t stream)
+                                 const eig_cuda_workspace *ws, const eig_cuda_blas *blas, void *z,
+                                 const int *info, cudaStream_t stream)
 {
     typedef typename eig_cuda_complex<R>::type C;
+    if (cfg->gemm)
+        return back_gemm_launch<R>(cfg, n, count, ws, blas, (C *)z, info, stream);
     if (n > 2) {
         dim3 wy_grid(count, (n - 2 + NB - 1) / NB);
         back_wy_kernel<R><<<wy_grid, 256, cfg->wy_smem, stream>>>(n, *ws, info);
@@ -324,7 +483,8 @@ cudaError_t eig_cuda_back_launch(const eig_cuda_back_config *cfg, int n, int cou
     template bool eig_cuda_back_choose<R>(int, int, eig_cuda_back_config *);                     \
     template cudaError_t eig_cuda_back_set_smem<R>(const eig_cuda_back_config *);                \
     template cudaError_t eig_cuda_back_launch<R>(const eig_cuda_back_config *, int, int,         \
-                                                 const eig_cuda_workspace *, void *,             \
-                                                 const int *, cudaStream_t);
+                                                 const eig_cuda_workspace *,                     \
+                                                 const eig_cuda_blas *, void *, const int *,     \
+                                                 cudaStream_t);
 EIG_CUDA_BACK_INSTANTIATE(float)
 EIG_CUDA_BACK_INSTANTIATE(double)

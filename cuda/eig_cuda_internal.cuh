@@ -18,6 +18,7 @@
 #ifndef EIGSTREAM_EIG_CUDA_INTERNAL_CUH
 #define EIGSTREAM_EIG_CUDA_INTERNAL_CUH
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -51,7 +52,8 @@ template <> struct eig_cuda_limits<double> {
     static __host__ __device__ constexpr double rot_huge() { return 1e140; }
 };
 
-template <typename C> __device__ __forceinline__ C cmake(decltype(C::x) re, decltype(C::x) im)
+template <typename C>
+__host__ __device__ __forceinline__ C cmake(decltype(C::x) re, decltype(C::x) im)
 {
     C c;
     c.x = re;
@@ -99,6 +101,8 @@ typedef struct eig_cuda_workspace {
     void *reflector; /* chunk * n*n complex: u_k in column k, rows k+1..n-1 (vectors jobs) */
     void *wy;        /* chunk * n*n complex: Y = V T per block of EIG_CUDA_BACK_NB reflectors,
                         laid out like reflector (vectors jobs; eig_cuda_back.cu) */
+    void *back_gemm; /* chunk * eig_cuda_back_config.gemm_per complex: G = V^H V and T per
+                        block, W = V^H X and T W (the gemm back path; else NULL) */
     void *sigma;     /* chunk * n real: H_k = I - sigma_k u_k u_k^H; 0 = identity */
     void *phase;     /* chunk * n complex: D with D^H T D real (vectors jobs) */
     void *diag;      /* chunk * n real: d of the real tridiagonal */
@@ -165,12 +169,20 @@ typedef struct eig_cuda_qr_config {
 /* Reflectors per compact-WY block of the back-transformation. */
 #define EIG_CUDA_BACK_NB 16
 
+/* Reflectors per block of the gemm back path (cuBLAS products of rank 32). */
+#define EIG_CUDA_BACK_GEMM_NB 32
+
 typedef struct eig_cuda_back_config {
     int threads;
     int columns;    /* columns of z per CTA (a slab) */
     bool stage;     /* V and Y of a block staged in shared memory */
     size_t smem;    /* back_kernel */
     size_t wy_smem; /* back_wy_kernel (forms Y = V T) */
+    /* gemm path: blocks of EIG_CUDA_BACK_GEMM_NB reflectors applied to the
+     * whole launch group by cuBLAS strided-batched products (the plan's
+     * handle, stream and workspace set by the launcher) */
+    bool gemm;
+    size_t gemm_per; /* complex elements of ws.back_gemm per matrix */
 } eig_cuda_back_config;
 
 /* Each launcher validates nothing (the plan did), launches on stream and
@@ -240,10 +252,21 @@ __host__ __device__ __forceinline__ void eig_cuda_apply_sweep(R *z, int rows, co
     }
 }
 
+/* The cuBLAS handle and its workspace, used by the gemm path only (NULL
+ * otherwise); the launcher binds them to stream. */
+typedef struct eig_cuda_blas {
+    cublasHandle_t handle;
+    void *workspace;
+    size_t workspace_bytes;
+} eig_cuda_blas;
+
+/* The gemm path needs cuBLAS: cudaErrorUnknown stands for a cuBLAS failure. */
 template <typename R>
 cudaError_t eig_cuda_back_launch(const eig_cuda_back_config *cfg, int n, int count,
-                                 const eig_cuda_workspace *ws, void *z, const int *info,
-                                 cudaStream_t stream);
+                                 const eig_cuda_workspace *ws, const eig_cuda_blas *blas, void *z,
+                                 const int *info, cudaStream_t stream);
+/* Complex elements of ws.back_gemm per matrix for the gemm path. */
+size_t eig_cuda_back_gemm_per(int n);
 template <typename R> size_t eig_cuda_back_smem(int n, int columns, bool stage);
 /* Picks columns / stage / shared memory; false when nothing fits optin. */
 template <typename R> bool eig_cuda_back_choose(int n, int optin, eig_cuda_back_config *cfg);

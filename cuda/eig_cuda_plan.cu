@@ -15,9 +15,27 @@
 #include "eig_cuda_internal.cuh"
 #include "eig_cuda_phases.h"
 
-/* Matrices per launch group: the per-matrix workspace times this stays under
- * a fixed budget, so any batch count works with bounded device memory. */
-static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
+/* Matrices per launch group: the per-matrix workspace times the group size
+ * stays under an eighth of the device's memory, and under 1 GiB on a device
+ * of less than 8 GiB, so any batch count works with bounded device memory.
+ * (A fixed 1 GiB split 180 matrices of 512 in c128, 18 MB each, into four
+ * launch groups of at most 56 matrices: 56 of 132 SMs busy in the
+ * tridiagonalization.) */
+static const size_t EIG_CUDA_WORKSPACE_MIN_BUDGET = (size_t)1 << 30;
+
+/* Smallest n whose back-transformation takes the gemm path (cuBLAS products
+ * of blocks of 32 reflectors) when the plan chooses (docs/gpu.md, run R1,
+ * H200, 180 matrices: c128 back 0.252 -> 0.233 ms at n = 96, 0.525 -> 0.399
+ * at 128, 81.7 -> 10.6 at 512; c64 0.151 -> 0.174 at 96, 0.276 -> 0.268 at
+ * 128, 20.4 -> 6.9 at 512). */
+static const int EIG_CUDA_BACK_GEMM_MIN_N_C128 = 96;
+static const int EIG_CUDA_BACK_GEMM_MIN_N_C64 = 128;
+/* ... for batches of fewer matrices than SMs only from this n on */
+static const int EIG_CUDA_BACK_GEMM_ANY_BATCH_N = 192;
+
+/* The cuBLAS workspace of a gemm-path plan (NVIDIA's recommendation for
+ * Hopper; the batched products need less). */
+static const size_t EIG_CUDA_BLAS_WORKSPACE = (size_t)32 << 20;
 
 /* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
  * M4: since its appliers follow the chase in the same launch it is faster
@@ -25,6 +43,9 @@ static const size_t EIG_CUDA_WORKSPACE_BUDGET = (size_t)1 << 30;
  * 1.97 -> 1.49 and 1.31 -> 0.90; at 64 the fused kernel's single-shift
  * sweeps are as fast, 0.39 against 0.42 ms in c64). */
 static const int EIG_CUDA_QR_LOG_MIN_N = 65;
+
+/* Smallest n whose c128 logged QR path chases groups of 8 bulges (16 below). */
+static const int EIG_CUDA_QR_FEW_BULGES_MIN_N = 384;
 
 /* Shared memory a logged-path CTA takes besides its dynamic part: the
  * chase's static arrays (~1 KB) and the driver's reserve (1 KB). */
@@ -37,6 +58,7 @@ struct eig_cuda_plan {
     eig_cuda_tridiag_config tri;
     eig_cuda_qr_config qr;
     eig_cuda_back_config back;
+    eig_cuda_blas blas; /* gemm back path only */
     /* eig_cuda_plan_execute only (none of it in a device_only plan): */
     cudaStream_t stream;
     size_t a_bytes, w_bytes, z_bytes, info_bytes;
@@ -151,7 +173,12 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
      * took 2.39 ms against 2.23; run M3: 2.21 against 1.97 ms, and the
      * serial one for 16-bulge groups 1.22 against 1.10 values-only). */
     const bool fused_vectors = vectors && !qr->logged;
-    qr->bulges = tuning->qr_bulges > 0 ? tuning->qr_bulges : fused_vectors ? 8 : 16;
+    /* run R1 (H200): the c128 logged path from n = 384 is bound by its
+     * appliers, and 8 bulges log fewer rotations (1.6 n^2 against 1.8 n^2):
+     * qr 35.2 -> 32.6 ms at n = 384, 140.0 -> 129.1 at 512 (c64 unchanged) */
+    const bool few_rotations = fused_vectors || (qr->logged && sizeof(R) == sizeof(double) &&
+                                                 n >= EIG_CUDA_QR_FEW_BULGES_MIN_N);
+    qr->bulges = tuning->qr_bulges > 0 ? tuning->qr_bulges : few_rotations ? 8 : 16;
     qr->serial_shifts = fused_vectors && sizeof(R) == sizeof(double);
 }
 
@@ -202,6 +229,17 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
 
     if (!eig_cuda_back_choose<R>(n, optin, &plan->back))
         return EIG_EUNSUPPORTED;
+    const eig_cuda_back_path back_path = plan->p.cuda.back_path;
+    /* the gemm path's ~4 n/32 launches cost more than the slab kernel's
+     * single wave below one matrix per SM (batch 18, n = 128: back 0.096 ->
+     * 0.123 ms c128, 0.071 -> 0.114 c64) */
+    const int gemm_min = sizeof(R) == sizeof(double) ? EIG_CUDA_BACK_GEMM_MIN_N_C128
+                                                     : EIG_CUDA_BACK_GEMM_MIN_N_C64;
+    const bool gemm_pays = n >= EIG_CUDA_BACK_GEMM_ANY_BATCH_N ||
+                           (n >= gemm_min && plan->p.batch >= plan->qr.sms);
+    plan->back.gemm = vectors && (back_path == EIG_CUDA_BACK_PATH_GEMM ||
+                                  (back_path == EIG_CUDA_BACK_PATH_AUTO && gemm_pays));
+    plan->back.gemm_per = plan->back.gemm ? eig_cuda_back_gemm_per(n) : 0;
 
     EIG_CUDA_TRY(eig_cuda_tridiag_set_smem<R>(tri->smem));
     EIG_CUDA_TRY(eig_cuda_qr_set_smem<R>(qr->consumer_warps, qr->smem));
@@ -231,11 +269,17 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (global_matrix)
         per += nn * csize;
     if (vectors)
-        per += nn * csize + wy_per * csize + nn * rsize + n * csize;
+        per += nn * csize + wy_per * csize + nn * rsize + n * csize +
+               plan->back.gemm_per * csize;
     if (logged) /* (plus the launch's counters, EIG_CUDA_QR_LOG_COUNTER_WORDS) */
         per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) +
                sizeof(*plan->ws.qr_state);
-    size_t chunk = EIG_CUDA_WORKSPACE_BUDGET / per;
+    size_t free_bytes = 0, total_bytes = 0;
+    EIG_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    size_t budget = total_bytes / 8;
+    if (budget < EIG_CUDA_WORKSPACE_MIN_BUDGET)
+        budget = EIG_CUDA_WORKSPACE_MIN_BUDGET;
+    size_t chunk = budget / per;
     if (chunk < 1)
         chunk = 1;
     if (chunk > (size_t)p->batch)
@@ -250,6 +294,15 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc(&ws->wy, chunk * wy_per * csize));
         EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
         EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
+    }
+    if (plan->back.gemm) {
+        EIG_CUDA_TRY(cudaMalloc(&ws->back_gemm, chunk * plan->back.gemm_per * csize));
+        if (cublasCreate(&plan->blas.handle) != CUBLAS_STATUS_SUCCESS) {
+            plan->blas.handle = nullptr;
+            return EIG_EDEVICE;
+        }
+        plan->blas.workspace_bytes = EIG_CUDA_BLAS_WORKSPACE;
+        EIG_CUDA_TRY(cudaMalloc(&plan->blas.workspace, plan->blas.workspace_bytes));
     }
     EIG_CUDA_TRY(cudaMalloc(&ws->sigma, chunk * n * rsize));
     EIG_CUDA_TRY(cudaMalloc(&ws->diag, chunk * n * rsize));
@@ -295,9 +348,13 @@ static eig_error eig_cuda_plan_allocate_staging(eig_cuda_plan *plan)
 static void eig_cuda_plan_free(eig_cuda_plan *plan)
 {
     eig_cuda_workspace *ws = &plan->ws;
-    void *dev[] = {ws->matrix, ws->reflector, ws->wy, ws->zreal, ws->phase, ws->sigma, ws->diag,
-                   ws->offdiag, ws->scale_exp, ws->status, ws->qr_head, ws->qr_rank,
-                   ws->qr_state, plan->d_a, plan->d_w, plan->d_z, plan->d_info};
+    if (plan->blas.handle != nullptr)
+        (void)cublasDestroy(plan->blas.handle);
+    void *dev[] = {ws->matrix,   ws->reflector, ws->wy,        ws->back_gemm,
+                   ws->zreal,    ws->phase,     ws->sigma,     ws->diag,
+                   ws->offdiag,  ws->scale_exp, ws->status,    ws->qr_head,
+                   ws->qr_rank,  ws->qr_state,  plan->blas.workspace,
+                   plan->d_a,    plan->d_w,     plan->d_z,     plan->d_info};
     for (void *ptr : dev)
         if (ptr != nullptr)
             (void)cudaFree(ptr);
@@ -345,6 +402,7 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
         (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER ||
         (unsigned)params->device_only > 1 ||
         (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
+        (unsigned)params->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM ||
         params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0 ||
         (params->cuda.qr_bulges != 0 && params->cuda.qr_bulges != 8 &&
          params->cuda.qr_bulges != 16 && params->cuda.qr_bulges != 32))
@@ -393,8 +451,8 @@ static cudaError_t eig_cuda_phase_launch(const eig_cuda_plan *plan, eig_cuda_pha
     case EIG_CUDA_PHASE_BACK:
         if (!vectors)
             return cudaSuccess;
-        return eig_cuda_back_launch<R>(&plan->back, p->n, count, &plan->ws, (C *)d_z + first * nn,
-                                       info, stream);
+        return eig_cuda_back_launch<R>(&plan->back, p->n, count, &plan->ws, &plan->blas,
+                                       (C *)d_z + first * nn, info, stream);
     case EIG_CUDA_PHASE_COUNT:
         break;
     }

@@ -107,6 +107,18 @@ typedef enum eig_cuda_qr_path {
                                   values-only job stays fused) */
 } eig_cuda_qr_path;
 
+/* How the cuda backend applies the Householder reflectors to the eigenvectors
+ * (docs/gpu.md, "back-transformation"). */
+typedef enum eig_cuda_back_path {
+    EIG_CUDA_BACK_PATH_AUTO = 0, /* gemm from n = 192, and from n = 96 (complex
+                                    double) or 128 (complex float) when the batch
+                                    has at least one matrix per SM; else slabs */
+    EIG_CUDA_BACK_PATH_SLABS,    /* one kernel: column slabs of the vectors in shared
+                                    memory, blocks of 16 reflectors */
+    EIG_CUDA_BACK_PATH_GEMM      /* blocks of 32 reflectors applied to the whole
+                                    batch by cuBLAS batched matrix products */
+} eig_cuda_back_path;
+
 /* Tuning of the cuda backend (ignored by the others). Every field 0 is the
  * plan's own choice, the measured default of docs/gpu.md; tests and the
  * benchmark set them to reach a path or compare choices. */
@@ -120,8 +132,10 @@ typedef struct eig_cuda_tuning {
                                  sweeps up to n = 64, the kernel's default above;
                                  above n: single-shift sweeps only */
     int qr_bulges;            /* most bulges chased at once by a group: 8, 16 or
-                                 32; 0 = 8 on the fused vectors path, 16
-                                 elsewhere (docs/gpu.md, run M1) */
+                                 32; 0 = 8 on the fused vectors path and on the
+                                 complex double logged path from n = 384, 16
+                                 elsewhere (docs/gpu.md, runs M1 and R1) */
+    eig_cuda_back_path back_path; /* default EIG_CUDA_BACK_PATH_AUTO */
 } eig_cuda_tuning;
 
 /* Upper bound of the integer fields of eig_cuda_tuning. */
@@ -230,6 +244,9 @@ eig_backend eig_backend_resolve(eig_backend b, int n);
  * them case-insensitively and returns EIG_EINVAL for others. */
 const char *eig_cuda_qr_path_name(eig_cuda_qr_path path);
 eig_error eig_cuda_qr_path_parse(const char *name, eig_cuda_qr_path *out);
+/* "auto", "slabs", "gemm"; parsed as eig_cuda_qr_path_parse does. */
+const char *eig_cuda_back_path_name(eig_cuda_back_path path);
+eig_error eig_cuda_back_path_parse(const char *name, eig_cuda_back_path *out);
 
 /* "float", "double" ("unknown" for a bad value; inline, so that the wire
  * codec and tools use the one name table without linking the solver). */

@@ -6,8 +6,9 @@
 # once more as position-independent objects (eigstream_eig_pic), and with the
 # cuda backend's objects (cuda/, already PIC) they make
 #   libeigstream-eig.so.<SOVERSION>  exports exactly the functions of eig.h
-#                                    (eig.map); OpenMP, LAPACKE, OpenBLAS and
-#                                    the static CUDA runtime are private to it
+#                                    (eig.map); OpenMP, LAPACKE, OpenBLAS,
+#                                    cuBLAS and the static CUDA runtime are
+#                                    private to it
 #   libeigstream-eig.a               the same objects; a program linking it
 #                                    links those dependencies itself
 # installed with eig.h as <eigstream/eig.h>, the CMake package `eigstream`
@@ -19,7 +20,7 @@ include(CMakePackageConfigHelpers)
 # The shared library's ABI version: bump it on any change of eig.h's ABI (a
 # field of eig_plan_params, an enum value, a function's signature); eig.map
 # names the symbol version after it.
-set(EIGSTREAM_EIG_SOVERSION 0)
+set(EIGSTREAM_EIG_SOVERSION 1)
 set(EIGSTREAM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/eigstream)
 
 add_library(eigstream_eig_pic OBJECT ${EIGSTREAM_EIG_SOURCES})
@@ -35,8 +36,9 @@ endif()
 # What a program linking the static archive needs, as plain library names (the
 # pkg-config file and the exported target say the same): LAPACKE, the BLAS
 # (OpenBLAS: eig_threads.c sets its thread count), the OpenMP runtime, libm;
-# with CUDA the static CUDA runtime and what it needs (dl, rt, pthread) and
-# libstdc++ (the host side of the .cu objects is C++).
+# with CUDA cuBLAS (the back-transformation of large n), the static CUDA
+# runtime and what it needs (dl, rt, pthread) and libstdc++ (the host side of
+# the .cu objects is C++).
 set(EIGSTREAM_EIG_PRIVATE_LIBS lapacke)
 foreach(lib ${BLAS_LIBRARIES} ${LAPACK_LIBRARIES})
   get_filename_component(name ${lib} NAME_WE)
@@ -47,7 +49,7 @@ list(APPEND EIGSTREAM_EIG_PRIVATE_LIBS ${OpenMP_C_LIB_NAMES} m)
 list(REMOVE_DUPLICATES EIGSTREAM_EIG_PRIVATE_LIBS)
 set(EIGSTREAM_EIG_CUDA_LIBS "")
 if(EIGSTREAM_HAVE_CUDA)
-  set(EIGSTREAM_EIG_CUDA_LIBS cudart_static dl rt pthread stdc++)
+  set(EIGSTREAM_EIG_CUDA_LIBS cublas cudart_static dl rt pthread stdc++)
 endif()
 
 add_library(eigstream_eig_shared SHARED ${eig_objects})
@@ -70,8 +72,10 @@ target_link_libraries(eigstream_eig_static PRIVATE ${EIGSTREAM_EIG_PRIVATE_LIBS}
 set_target_properties(eigstream_eig_static PROPERTIES OUTPUT_NAME eigstream-eig EXPORT_NAME eig_static)
 
 if(EIGSTREAM_HAVE_CUDA)
-  target_link_libraries(eigstream_eig_shared PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS} Threads::Threads)
-  target_link_libraries(eigstream_eig_static PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS} rt pthread stdc++)
+  target_link_libraries(eigstream_eig_shared PRIVATE CUDA::cublas CUDA::cudart_static ${CMAKE_DL_LIBS}
+                        Threads::Threads)
+  target_link_libraries(eigstream_eig_static PRIVATE CUDA::cublas CUDA::cudart_static ${CMAKE_DL_LIBS} rt
+                        pthread stdc++)
 endif()
 
 foreach(t eigstream_eig_shared eigstream_eig_static)

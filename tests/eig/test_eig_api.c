@@ -58,6 +58,16 @@ static void test_backend_names(void)
     CHECK(eig_cuda_qr_path_parse("log", &path) == EIG_EINVAL, "unknown qr path accepted");
     CHECK(eig_cuda_qr_path_parse(NULL, &path) == EIG_EINVAL, "NULL qr path accepted");
     CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)3), "unknown") == 0, "bad qr path name");
+
+    const char *backs[] = {"auto", "slabs", "gemm"};
+    CHECK_NAMES_ROUND_TRIP(eig_cuda_back_path, backs, EIG_CUDA_BACK_PATH_GEMM,
+                           eig_cuda_back_path_name, eig_cuda_back_path_parse, "back path");
+    eig_cuda_back_path back;
+    CHECK(eig_cuda_back_path_parse("GEMM", &back) == EIG_OK && back == EIG_CUDA_BACK_PATH_GEMM,
+          "case-insensitive back path");
+    CHECK(eig_cuda_back_path_parse("blas", &back) == EIG_EINVAL, "unknown back path accepted");
+    CHECK(strcmp(eig_cuda_back_path_name((eig_cuda_back_path)3), "unknown") == 0,
+          "bad back path name");
 }
 
 static eig_error create_with(eig_plan_params p, eig_plan **plan)
@@ -73,7 +83,8 @@ static void test_plan_errors(void)
               d.job == EIG_JOB_VECTORS && d.storage == EIG_STORAGE_FULL && d.uplo == EIG_LOWER &&
               d.backend == EIG_BACKEND_AUTO && d.threads == 0 && d.device == 0 &&
               d.device_only == 0 && d.cuda.qr_path == EIG_CUDA_QR_PATH_AUTO &&
-              d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0 && d.cuda.qr_bulges == 0,
+              d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0 && d.cuda.qr_bulges == 0 &&
+              d.cuda.back_path == EIG_CUDA_BACK_PATH_AUTO,
           "defaults");
     eig_plan *plan;
     CHECK(eig_plan_create(NULL, &d) == EIG_EINVAL, "NULL out");
@@ -105,6 +116,7 @@ static void test_plan_errors(void)
     bad[nbad].what = "cuda.qr_group_min < 0", bad[nbad++].p.cuda.qr_group_min = -2;
     bad[nbad].what = "cuda.qr_bulges = 12", bad[nbad++].p.cuda.qr_bulges = 12;
     bad[nbad].what = "cuda.qr_bulges = 64", bad[nbad++].p.cuda.qr_bulges = 64;
+    bad[nbad].what = "cuda.back_path", bad[nbad++].p.cuda.back_path = (eig_cuda_back_path)3;
     for (int k = 0; k < nbad; k++) {
         eig_error e = create_with(bad[k].p, &plan);
         CHECK(e == EIG_EINVAL && plan == NULL, "%s: got %s", bad[k].what, eig_strerror(e));

@@ -44,11 +44,16 @@ echo "== demo"
 timeout 60 tools/demo/eigstream-demo.sh --build $B --frames 10 >"$OUT/demo.txt" 2>&1; note demo $?
 grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
-for path in default logged; do
+for path in default logged gemm; do
+  case $path in
+    logged) paths="--qr-path logged";;
+    gemm) paths="--back-path gemm";;
+    *) paths="--qr-path auto";;
+  esac
   for tool in memcheck racecheck synccheck; do
     timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool \
-      --error-exitcode 9 $B/tests/gpu/test_gpu_eig --sizes ${SAN_SIZES:-3,20} \
-      --qr-path $([ $path = logged ] && echo logged || echo auto) >"$OUT/san.log" 2>&1
+      --error-exitcode 9 $B/tests/gpu/test_gpu_eig --sizes ${SAN_SIZES:-3,20,35} \
+      $paths >"$OUT/san.log" 2>&1
     note "$path $tool" $?; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"
     mv "$OUT/san.log" "$OUT/san-$path-$tool.txt"
   done

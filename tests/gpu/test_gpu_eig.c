@@ -23,6 +23,7 @@
  *   --qr-group-min N    smallest block order chased by a multishift group
  *                       (20 reaches the groups at the small sizes too)
  *   --qr-bulges N       most bulges per group: 8, 16 or 32
+ *   --back-path P       auto (default), slabs or gemm (the back-transformation)
  * Each failure names the matrix type, size, precision, variant and ratio.
  */
 #include <complex.h>
@@ -46,7 +47,7 @@ static eig_cuda_tuning tuning; /* from the command line, all 0 by default */
 
 
 /* 96: the logged QR path with a half-empty 64-row slice */
-static const int default_sizes[] = {1, 2, 3, 5, 20, 64, 96, 128, 256, 512};
+static const int default_sizes[] = {1, 2, 3, 5, 20, 64, 96, 128, 192, 256, 384, 512};
 static const int big_types[] = {2, 3, 8, 9, 10, 11, 12, 13, 16, 19, 20, 21, 22};
 
 typedef struct batch {
@@ -503,6 +504,8 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
             ok = (*nsizes = parse_sizes(v, sizes)) > 0;
         } else if (ok && strcmp(argv[k], "--qr-path") == 0) {
             ok = eig_cuda_qr_path_parse(v, &tuning.qr_path) == EIG_OK;
+        } else if (ok && strcmp(argv[k], "--back-path") == 0) {
+            ok = eig_cuda_back_path_parse(v, &tuning.back_path) == EIG_OK;
         } else if (ok && strcmp(argv[k], "--qr-log-cap") == 0) {
             char *end;
             long x = strtol(v, &end, 10);
@@ -523,7 +526,7 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
         }
         if (!ok) {
             printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n"
-                   "       [--qr-group-min N] [--qr-bulges 8|16|32]\n",
+                   "       [--qr-group-min N] [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n",
                    argv[0]);
             return -1;
         }
@@ -553,9 +556,9 @@ int main(int argc, char **argv)
     if (nsizes == 0)
         for (size_t i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); ++i)
             sizes[nsizes++] = default_sizes[i];
-    printf("qr path %s, log cap %d, group min %d, bulges %d (0: the plan's)\n",
+    printf("qr path %s, log cap %d, group min %d, bulges %d (0: the plan's), back path %s\n",
            eig_cuda_qr_path_name(tuning.qr_path), tuning.qr_log_cap, tuning.qr_group_min,
-           tuning.qr_bulges);
+           tuning.qr_bulges, eig_cuda_back_path_name(tuning.back_path));
     for (int i = 0; i < nsizes; ++i) {
         test_size(sizes[i], EIG_COMPLEX_DOUBLE);
         test_size(sizes[i], EIG_COMPLEX_FLOAT);

@@ -37,7 +37,7 @@ static const char usage[] =
     "                       [--precision c64|c128|both] [--input radar|random]\n"
     "                       [--vectors | --values] [--runs R] [--check K] [--no-heevd]\n"
     "                       [--qr-path auto|fused|logged] [--qr-log-cap N] [--qr-group-min N]\n"
-    "                       [--qr-bulges 8|16|32]\n"
+    "                       [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n"
     "                       [--json FILE]\n"
     "\n"
     "CUDA mode: times our cuda backend (device entry point) against cusolverDnXsyevBatched\n"
@@ -52,10 +52,12 @@ static const char usage[] =
     "  --runs R       timed runs per solver (default 20, at least 10 recommended)\n"
     "  --check K      matrices checked for accuracy (default 16)\n"
     "  --no-heevd     skip the slow looped heevd\n"
-    "  --qr-path P    our QR path: auto (default: logged for vectors at n >= 256), fused, logged\n"
+    "  --qr-path P    our QR path: auto (default: logged for vectors at n > 64), fused, logged\n"
     "  --qr-log-cap N rotations logged per matrix (default 0: the plan's, 3 n^2 / 2 n^2)\n"
     "  --qr-group-min N smallest block order of a multishift group (default 0: the plan's)\n"
     "  --qr-bulges N    most bulges chased at once by a group, 8, 16 or 32 (default 0: the plan's)\n"
+    "  --back-path P  our back-transformation: auto (default: gemm from n = 192, from 96 c128\n"
+    "                 and 128 c64 when the batch has a matrix per SM), slabs, gemm\n"
     "  --json FILE    also write the results as JSON\n";
 
 namespace {
@@ -69,7 +71,7 @@ struct options {
     int runs = 20;
     int check = 16;
     bool heevd = true;
-    eig_cuda_tuning tuning = {EIG_CUDA_QR_PATH_AUTO, 0, 0, 0}; /* eig.h: 0 = the plan's */
+    eig_cuda_tuning tuning = {}; /* eig.h: all 0 = the plan's choices */
     const char *json = nullptr;
 };
 
@@ -180,6 +182,10 @@ int parse(int argc, char **argv, options &o)
             ++k;
         } else if (strcmp(a, "--qr-bulges") == 0 && v) {
             o.tuning.qr_bulges = atoi(v);
+            ++k;
+        } else if (strcmp(a, "--back-path") == 0 && v) {
+            if (eig_cuda_back_path_parse(v, &o.tuning.back_path) != EIG_OK)
+                return -1;
             ++k;
         } else if (strcmp(a, "--json") == 0 && v) {
             o.json = v;
@@ -546,11 +552,12 @@ void print_solver(const solver_result &r, const solver_result &ours)
 void print_case(const options &o, const case_result &c)
 {
     const double n = c.n;
-    printf("\nn=%d batch=%d %s %s input=%s runs=%d qr-path=%s (accuracy over the first %d "
-           "matrices)\n",
+    printf("\nn=%d batch=%d %s %s input=%s runs=%d qr-path=%s back-path=%s (accuracy over the "
+           "first %d matrices)\n",
            c.n, c.batch, c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64",
            o.vectors ? "vectors" : "values", o.radar ? "radar" : "random", o.runs,
-           eig_cuda_qr_path_name(o.tuning.qr_path), o.check < o.batch ? o.check : o.batch);
+           eig_cuda_qr_path_name(o.tuning.qr_path), eig_cuda_back_path_name(o.tuning.back_path),
+           o.check < o.batch ? o.check : o.batch);
     printf("  %-18s %10s %10s %10s %11s %13s %6s\n", "solver", "median ms", "min ms", "time/ours",
            "residual", "orthogonality", "info!=0");
     print_solver(c.ours, c.ours);
