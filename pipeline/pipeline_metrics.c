@@ -10,6 +10,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "deadline.h"
 #include "metrics_prometheus.h"
 #include "engine.h"
 #include "process_stats.h"
@@ -108,20 +109,6 @@ static void metrics_publish(pipeline *p, int tick)
     if (p->metrics_socket != NULL && zmq_send(p->metrics_socket, p->metrics_text, len, ZMQ_DONTWAIT) < 0 &&
         errno != EAGAIN)
         LOG_WARN("metrics", "send failed: %s", zmq_strerror(errno));
-}
-
-/* CLOCK_MONOTONIC now + ms (the condition variable's clock). */
-static struct timespec deadline_after_ms(long ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    return until;
 }
 
 void *pipeline_metrics_main(void *arg)

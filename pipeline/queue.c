@@ -3,6 +3,8 @@
  */
 #include "queue.h"
 
+#include "deadline.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -113,14 +115,7 @@ queue_status queue_pop(queue *q, void **item)
 
 queue_status queue_pop_timed(queue *q, void **item, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    const struct timespec until = deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&q->lock);
     while (q->count == 0 && !q->closed) {
         if (pthread_cond_timedwait(&q->not_empty, &q->lock, &until) == ETIMEDOUT && q->count == 0) {

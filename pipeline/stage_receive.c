@@ -416,16 +416,19 @@ int receive_copy_threads(const receiver *rx)
 
 pipeline_error receiver_prepare(receiver *rx, char *err, size_t err_bytes)
 {
+    /* Several input sockets: each socket's reader has its own part buffers
+     * and shares the copy threads out (stage_receive_merge.c); the receive
+     * thread only merges. */
+    if (rx->ctx->cfg->input.io_threads > 1)
+        return PIPELINE_OK;
     rx->parts = calloc(rx->ctx->shape->part_capacity, sizeof *rx->parts);
     rx->list = calloc(rx->ctx->shape->part_capacity, sizeof *rx->list);
     if (rx->parts == NULL || rx->list == NULL) {
         error_text_set(err, err_bytes, "out of memory");
         return PIPELINE_ENOMEM;
     }
-    /* Several input sockets: their readers share the copy threads out
-     * (stage_receive_merge.c), each with a team of its own. */
     int threads = receive_copy_threads(rx);
-    if (threads < 2 || rx->recording != NULL || rx->ctx->cfg->input.io_threads > 1)
+    if (threads < 2 || rx->recording != NULL)
         return PIPELINE_OK;
     rx->team = receive_team_create(threads);
     if (rx->team == NULL) {

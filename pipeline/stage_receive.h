@@ -46,7 +46,8 @@ typedef struct receiver {
 
 /* The receive stage's buffers and its copy team (input.copy_threads), each
  * helper with the receive thread's realtime settings; _release frees them.
- * With several input sockets the merge's readers have the teams instead. */
+ * With several input sockets (input.io_threads > 1) there is nothing to
+ * prepare: the merge's readers have their own buffers and teams. */
 pipeline_error receiver_prepare(receiver *r, char *err, size_t err_bytes);
 void receiver_release(receiver *r);
 

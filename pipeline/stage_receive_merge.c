@@ -37,6 +37,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "deadline.h"
 #include "stage_receive.h"
 
 #define MERGE_SKIPPED_SEQS 64 /* the seqs merge.skipped remembers */
@@ -174,14 +175,7 @@ static int merge_wait_ms(const merge *m, uint64_t now)
 /* Waits on cond (CLOCK_MONOTONIC) for at most ms; under the lock. */
 static void merge_cond_wait(merge *m, pthread_cond_t *cond, int ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    const struct timespec until = deadline_after_ms(ms);
     pthread_cond_timedwait(cond, &m->lock, &until);
 }
 
@@ -304,15 +298,28 @@ static void readers_stop(merge *m)
     }
 }
 
+/* The lock and the condition variables (CLOCK_MONOTONIC); -1, with none of
+ * them left initialized, when one cannot be had. */
 static int merge_init(merge *m)
 {
     pthread_condattr_t attr;
     if (pthread_condattr_init(&attr) != 0)
         return -1;
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    int rc = pthread_mutex_init(&m->lock, NULL) | pthread_cond_init(&m->arrived, &attr);
-    for (int k = 0; k < m->count; k++)
-        rc |= pthread_cond_init(&m->taken[k], &attr);
+    int rc = pthread_mutex_init(&m->lock, NULL);
+    const int locked = rc == 0;
+    const int arrived = locked && (rc = pthread_cond_init(&m->arrived, &attr)) == 0;
+    int taken = 0;
+    while (rc == 0 && taken < m->count && (rc = pthread_cond_init(&m->taken[taken], &attr)) == 0)
+        taken++;
+    if (rc != 0) { /* undo what was made */
+        while (taken > 0)
+            pthread_cond_destroy(&m->taken[--taken]);
+        if (arrived)
+            pthread_cond_destroy(&m->arrived);
+        if (locked)
+            pthread_mutex_destroy(&m->lock);
+    }
     pthread_condattr_destroy(&attr);
     return rc == 0 ? 0 : -1;
 }

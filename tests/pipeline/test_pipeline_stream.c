@@ -1023,82 +1023,61 @@ static int thread_named(const char *name)
     return match;
 }
 
-/* Fault injection: the input socket fails after 3 messages (input_fault.c
- * wraps zmq_msg_recv). The daemon stops accepting, drains: the 3 accepted
- * frames are published (eigenpairs against LAPACK), pipeline_run returns
- * PIPELINE_ESOCKET by itself (the daemon's exit status 1), nothing else came in. */
-static void case_input_failure(void)
+/* Fault injection (input_fault.c wraps zmq_msg_recv): over io_threads input
+ * sockets, the first 3 message starts pass and the next fails the socket
+ * (with several sockets, a reader thread each: which frames pass depends on
+ * how the test's PUSH dealt them). The daemon stops accepting and drains by
+ * itself: the 3 accepted frames are published in seq order (eigenpairs
+ * against LAPACK), pipeline_run returns PIPELINE_ESOCKET (the daemon's exit
+ * status 1), nothing else came in. The fault picks the thread by its name,
+ * set just after the thread starts. */
+static void input_failure_run(const char *label, int io_threads, int frames, const char *thread)
 {
-    const int n = 8, m = 2, frames = 6, good = 3;
+    const int n = 8, m = 2, good = 3;
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
+    cfg.input.io_threads = io_threads;
     input_fault_arm(good);
     if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
+        CHECK(0, "%s: start", label);
         return;
     }
-    int named = 0; /* the fault picks the receive thread by its name, set just after it starts */
-    for (int waited = 0; waited < 30000 && !(named = thread_named("eigs-receive")); waited += 10)
+    if (io_threads > 1)
+        CHECK(test_wait_input_connections(&d, io_threads, 60000) == 0, "%s: %d connections not up in 60 s",
+              label, io_threads);
+    int named = 0;
+    for (int waited = 0; waited < 30000 && !(named = thread_named(thread)); waited += 10)
         test_sleep_ms(10);
-    CHECK(named, "input_failure: no thread named eigs-receive");
+    CHECK(named, "%s: no thread named %s", label, thread);
     void *a = make_frames(frames, n, m, Z, 0);
     send_frames(&d, a, n, m, 0, frames);
-    CHECK(receive_and_check(&d, a, n, m, Z, good, "input_failure") == good, "input_failure: accepted frames out");
+    CHECK(receive_and_check(&d, a, n, m, Z, good, label) == good, "%s: accepted frames out", label);
     for (int waited = 0; waited < 60000 && !atomic_load(&d.finished); waited += 10)
         test_sleep_ms(10);
-    CHECK(atomic_load(&d.finished), "input_failure: the pipeline did not stop by itself after the socket failed");
+    CHECK(atomic_load(&d.finished), "%s: the pipeline did not stop by itself after the socket failed", label);
     pipeline_counters c;
     pipeline_error e = test_daemon_stop(&d, &c);
-    CHECK(e == PIPELINE_ESOCKET, "input_failure: pipeline_run returned %s, want the socket error",
+    CHECK(e == PIPELINE_ESOCKET, "%s: pipeline_run returned %s, want the socket error", label,
           pipeline_strerror(e));
     CHECK(input_fault_passed() == good && c.in == (uint64_t)good && c.out == (uint64_t)good,
-          "input_failure: %d messages passed, in=%llu out=%llu (want %d)", input_fault_passed(),
+          "%s: %d messages passed, in=%llu out=%llu (want %d)", label, input_fault_passed(),
           (unsigned long long)c.in, (unsigned long long)c.out, good);
-    check_accounting(&c, "input_failure");
+    check_accounting(&c, label);
     input_fault_arm(1 << 30);
     free(a);
 }
 
-/* The same over input.io_threads = 3, a reader thread per socket: the
- * readers' first 3 message starts pass (which frames they are depends on
- * how the test's PUSH dealt them), the next fails one reader's socket. The
- * daemon stops by itself; the 3 accepted frames come out in seq order,
- * eigenpairs against LAPACK, and pipeline_run returns PIPELINE_ESOCKET. */
+/* One input socket, the receive thread's. */
+static void case_input_failure(void)
+{
+    input_failure_run("input_failure", 1, 6, "eigs-receive");
+}
+
+/* input.io_threads = 3: the third reader's socket is up once its thread is named. */
 static void case_io_threads_failure(void)
 {
-    const int n = 8, m = 2, frames = 9, good = 3;
-    eigstream_config cfg;
-    test_daemon d;
-    test_config(&cfg, n, m);
-    cfg.input.io_threads = 3;
-    input_fault_arm(good);
-    if (test_daemon_start(&d, &cfg, NULL) != 0) {
-        CHECK(0, "start");
-        return;
-    }
-    CHECK(test_wait_input_connections(&d, 3, 60000) == 0, "io_threads_failure: three connections not up in 60 s");
-    int named = 0;
-    for (int waited = 0; waited < 30000 && !(named = thread_named("eigs-receive-3")); waited += 10)
-        test_sleep_ms(10);
-    CHECK(named, "io_threads_failure: no reader thread named eigs-receive-3");
-    void *a = make_frames(frames, n, m, Z, 0);
-    send_frames(&d, a, n, m, 0, frames);
-    CHECK(receive_and_check(&d, a, n, m, Z, good, "io_threads_failure") == good,
-          "io_threads_failure: accepted frames out");
-    for (int waited = 0; waited < 60000 && !atomic_load(&d.finished); waited += 10)
-        test_sleep_ms(10);
-    CHECK(atomic_load(&d.finished), "io_threads_failure: the pipeline did not stop by itself after a socket failed");
-    pipeline_counters c;
-    pipeline_error e = test_daemon_stop(&d, &c);
-    CHECK(e == PIPELINE_ESOCKET, "io_threads_failure: pipeline_run returned %s, want the socket error",
-          pipeline_strerror(e));
-    CHECK(input_fault_passed() == good && c.in == (uint64_t)good && c.out == (uint64_t)good,
-          "io_threads_failure: %d messages passed, in=%llu out=%llu (want %d)", input_fault_passed(),
-          (unsigned long long)c.in, (unsigned long long)c.out, good);
-    check_accounting(&c, "io_threads_failure");
-    input_fault_arm(1 << 30);
-    free(a);
+    input_failure_run("io_threads_failure", 3, 9, "eigs-receive-3");
 }
 
 /* Sends frames one at a time, each accounted for (published or dropped)
