@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """eigstream-dispatch against bad and dying peers (label integration).
 
-  test_scaleout_faults.py BUILD_DIR SOURCE_DIR CASE     CASE: table | credit | oversized | redispatch
+  test_scaleout_faults.py BUILD_DIR SOURCE_DIR CASE
+      CASE: table | credit | oversized | redispatch | drain
 
 table       100 daemons, one after another, say READY then GOODBYE (a rolling restart, each a new
             name): the table of 64 entries is reclaimed, never full; a 101st is accepted and gets a
@@ -20,6 +21,11 @@ redispatch  the kill scenario of test_scaleout.py (sim -> dispatch -> 3 CPU daem
             the 60 frames comes out of the merge once, in order, no gap; every frame the dead
             daemon was sent is re-dispatched once (the seq log names them), and the merge's
             duplicates are exactly the re-dispatched frames that had been published already.
+drain       the back end over IPC, a fake daemon at RCVHWM 1 with credit for all 40 frames, reading
+            none until the dispatcher has its SIGTERM: the dispatcher waits (its 1 s linger) until
+            the daemon has read what it was sent, so the daemon gets all 40 frames and the GOODBYE,
+            and the dispatcher exits 0 with dispatched = 40. Without the wait the dispatcher closes
+            at once and libzmq drops what the daemon had not yet read out of the kernel.
 
 Synchronisation by handshakes (control answers, JSON counters, log lines); the timeouts are
 upper bounds for a stuck run.
@@ -43,11 +49,12 @@ READY, CREDIT, HEARTBEAT, GOODBYE = 1, 2, 3, 4
 
 
 class Dispatcher:
-    def __init__(self, tmp, extra=()):
+    def __init__(self, tmp, extra=(), back_ipc=False):
         self.front, self.back = free_ports(2)
+        self.back_endpoint = f"ipc://{tmp}/back.ipc" if back_ipc else f"tcp://127.0.0.1:{self.back}"
         self.json = os.path.join(tmp, "dispatch.json")
         self.proc = subprocess.Popen([DISPATCH, "--front", f"tcp://127.0.0.1:{self.front}",
-                                      "--back", f"tcp://127.0.0.1:{self.back}", "--stats-s", "0.05",
+                                      "--back", self.back_endpoint, "--stats-s", "0.05",
                                       "--json", self.json, *extra], stderr=subprocess.PIPE, text=True)
         self.log = Lines(self.proc, "dispatch")
         self.ctx = zmq.Context()
@@ -58,11 +65,12 @@ class Dispatcher:
     def wait_stats(self, predicate, what):
         return wait_for(lambda: predicate(self.stats()), what)
 
-    def daemon(self, name):
+    def daemon(self, name, hwm=1000):
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.IDENTITY, name.encode())
         s.setsockopt(zmq.LINGER, 0)
-        s.connect(f"tcp://127.0.0.1:{self.back}")
+        s.setsockopt(zmq.RCVHWM, hwm)
+        s.connect(self.back_endpoint)
         return s
 
     def stop(self):
@@ -230,9 +238,49 @@ def test_redispatch(tmp):
         top.dump()
 
 
+def test_drain(tmp):
+    frames = 40
+    d = Dispatcher(tmp, back_ipc=True)
+    daemon = d.daemon("busy", hwm=1)
+    daemon.send(control(READY, credit=frames, heartbeat_ms=60000))
+    d.wait_stats(lambda j: j.get("daemons_alive") == 1, "the daemon")
+    source = d.ctx.socket(zmq.PUSH)
+    source.connect(f"tcp://127.0.0.1:{d.front}")
+    matrices = ts.np.tile(ts.np.eye(4, dtype=ts.np.complex64), (2, 1, 1))
+    for seq in range(frames):
+        source.send_multipart(ts.ec.encode_covariance(seq, 1, matrices))
+    d.wait_stats(lambda j: j.get("dispatched") == frames, f"all {frames} frames dispatched")
+    d.proc.send_signal(signal.SIGTERM)
+    # The daemon has read nothing yet (at its HWM, the rest in the kernel). It starts once the
+    # dispatcher has exited or 0.2 s have passed: without the drain the dispatcher is gone by then.
+    end = time.monotonic() + 0.2
+    while d.proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.01)
+    got, goodbye = [], False
+    while not goodbye and daemon.poll(5000):
+        parts = daemon.recv_multipart()
+        if len(parts) > 1:
+            got.append(parts)
+        elif len(parts[0]) > 5 and parts[0][5] == GOODBYE:
+            goodbye = True
+    d.proc.wait(timeout=60)
+    check(d.proc.returncode == 0, f"dispatcher exit {d.proc.returncode}")
+    d.log.thread.join(timeout=10)
+    j = d.stats()
+    check(len(got) == frames and goodbye and j.get("dispatched") == frames,
+          f"the daemon read {len(got)} of {frames} frames, GOODBYE {goodbye}; dispatched {j.get('dispatched')}")
+    unread = [line for line in d.log.lines if "still unread" in line]
+    check(not unread, f"the dispatcher named unread bytes: {unread}")
+    print(f"books: dispatched={j.get('dispatched')}; after the dispatcher's SIGTERM the daemon read "
+          f"{len(got)} frames, GOODBYE {'read' if goodbye else 'missing'}")
+    daemon.close(0)
+    source.close(0)
+    d.ctx.term()
+
+
 def main():
     cases = {"table": test_table, "credit": test_credit, "oversized": test_oversized,
-             "redispatch": test_redispatch}
+             "redispatch": test_redispatch, "drain": test_drain}
     return ts.run_cases(cases, CASE)
 
 

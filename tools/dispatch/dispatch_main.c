@@ -29,6 +29,7 @@
 #include "cli_curve_server.h"
 #include "cli_endpoints.h"
 #include "cli_options.h"
+#include "cli_peer.h"
 #include "dispatch.h"
 #include "transport_memory.h"
 
@@ -57,6 +58,8 @@ typedef struct dispatcher {
     void *front[DISPATCH_FRONTS_MAX]; /* fronts.count sockets; front[k] on I/O thread k */
     size_t front_next;           /* the front socket read first on the next turn (round-robin) */
     cli_curve_server front_curve, back_curve;
+    cli_peer *back_watch; /* the back end's connections, drained at exit (fed by
+                             the ZAP handler's monitor under CURVE) */
     dispatch_held q;
     dispatch_open open; /* the fragmented frame being routed, if any */
     cli_message in;     /* the message being received; moved into q when held */
@@ -608,14 +611,16 @@ static int end_open(void **ctx, int io_threads, cli_curve_server *curve, const c
 }
 
 /* A socket of type in ctx, a CURVE server under curve's handler when CURVE
- * is on (role names it in the log); -1 or -2 as end_open. */
-static int end_socket(void *ctx, void **sock, int type, cli_curve_server *curve, const char *role)
+ * is on (role names it in the log; its handshake monitor feeds watch when
+ * not NULL); -1 or -2 as end_open. */
+static int end_socket(void *ctx, void **sock, int type, cli_curve_server *curve, cli_peer *watch,
+                      const char *role)
 {
     char err[1024];
     *sock = zmq_socket(ctx, type);
     if (*sock == NULL)
         return -1;
-    if (cli_curve_server_secure(curve, *sock, role, NULL, err, sizeof err) != 0) {
+    if (cli_curve_server_secure(curve, *sock, role, watch, err, sizeof err) != 0) {
         fprintf(stderr, "eigstream-dispatch: %s\n", err);
         return -2;
     }
@@ -647,7 +652,7 @@ static int fronts_open(dispatcher *x)
     int rc = end_open(&x->ctx, x->fronts.count, &x->front_curve, &files);
     for (int k = 0; rc == 0 && k < x->fronts.count; k++) {
         uint64_t affinity = (uint64_t)1 << k;
-        rc = end_socket(x->ctx, &x->front[k], ZMQ_PULL, &x->front_curve, "front");
+        rc = end_socket(x->ctx, &x->front[k], ZMQ_PULL, &x->front_curve, NULL, "front");
         if (rc == 0 && (zmq_setsockopt(x->front[k], ZMQ_AFFINITY, &affinity, sizeof affinity) != 0 ||
                         zmq_setsockopt(x->front[k], ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
                         zmq_setsockopt(x->front[k], ZMQ_MAXMSGSIZE, &max_message, sizeof max_message) != 0 ||
@@ -666,8 +671,16 @@ static int back_open(dispatcher *x)
     const cli_curve_server_files files = {x->o.curve_secret_key, "--curve-secret-key", x->o.back_curve_allow,
                                           "--back-curve-allow"};
     int rc = end_open(&x->back_ctx, x->o.back_io_threads, &x->back_curve, &files);
+    /* the daemons' connections are watched for the drain at exit; under
+     * CURVE through the handshake counter's monitor (a socket has one) */
+    if (rc == 0 && cli_curve_server_on(&x->back_curve) && connection_watch_create_fed(&x->back_watch) != 0) {
+        fprintf(stderr, "eigstream-dispatch: back: out of memory\n");
+        return -2;
+    }
     if (rc == 0)
-        rc = end_socket(x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, "back");
+        rc = end_socket(x->back_ctx, &x->back, ZMQ_ROUTER, &x->back_curve, x->back_watch, "back");
+    if (rc == 0 && x->back_watch == NULL && cli_peer_create(x->back_ctx, x->back, &x->back_watch) != 0)
+        rc = -1;
     if (rc == 0)
         rc = end_start(&x->back_curve);
     if (rc != 0)
@@ -844,6 +857,13 @@ int main(int argc, char **argv)
         if (rc != 0)
             fprintf(stderr, "eigstream-dispatch: socket failure: %s\n", zmq_strerror(zmq_errno()));
         shut_down(&x);
+        /* the back end's linger, 1 s, for the daemons to read the frames and
+         * GOODBYEs sent them: an IPC receiver at its HWM loses what it has
+         * not read when the sender closes (connection_watch.h says why) */
+        if (connection_watch_drain(x.back_watch, (uint64_t)((cli_monotonic_s() + 1.0) * 1e9), NULL) != 0)
+            fprintf(stderr, "eigstream-dispatch: %ld bytes sent to the daemons still unread after 1 s: the "
+                            "last frames may not be delivered\n",
+                    cli_peer_unread(x.back_watch));
         report(&x, 1);
     }
     if (x.seq_log != NULL && fclose(x.seq_log) != 0)
@@ -858,10 +878,15 @@ int main(int argc, char **argv)
     for (int k = 0; k < x.fronts.count; k++)
         if (x.front[k] != NULL)
             zmq_close(x.front[k]);
+    /* the back end's watch: with a monitor of its own, before its socket
+     * closes; fed by the ZAP thread (CURVE), after that thread has stopped */
+    if (!cli_curve_server_on(&x.back_curve))
+        cli_peer_destroy(&x.back_watch);
     if (x.back != NULL)
         zmq_close(x.back);
     cli_curve_server_close(&x.front_curve); /* the handlers' sockets, before their contexts end */
     cli_curve_server_close(&x.back_curve);
+    cli_peer_destroy(&x.back_watch);
     if (x.ctx != NULL)
         zmq_ctx_term(x.ctx);
     if (x.back_ctx != NULL)
