@@ -1212,6 +1212,12 @@ static int report_json(const char *path, const options *o, const bench_frames *b
         fprintf(f, "%s{\"name\":\"%s\",\"busy\":%.4f,\"waiting\":%.4f}", i ? "," : "", name, m->threads[i].busy,
                 m->threads[i].waiting);
     }
+    /* the input path's shape, as the command line set it */
+    fprintf(f, "],\"input\":{\"connections\":%d,\"source_sockets\":%d,\"hwm\":%d,\"copy_threads\":%d},"
+               "\"gpu_devices\":[",
+            o->io_threads, o->io_threads > 1 && o->source_each ? o->io_threads : 1, o->input_hwm, o->copy_threads);
+    for (int i = 0; i < o->gpu_devices.count; i++)
+        fprintf(f, "%s%d", i ? "," : "", o->gpu_devices.values[i]);
     fprintf(f, "]}\n");
     fclose(f);
     return 0;
