@@ -102,6 +102,12 @@ MUTATIONS = [
         "^scaleout_curve_rogue$",
         "eigstream-dispatch lets the sources' keys, not the daemons', in on its back end"),
     Mutation(
+        "dispatch_back_drain", "tools/dispatch/dispatch_main.c",
+        "if (connection_watch_drain(x.back_watch,",
+        "if (0 && connection_watch_drain(x.back_watch,",
+        "^scaleout_faults_drain$",
+        "eigstream-dispatch closes at exit without waiting for its daemons to read what it sent"),
+    Mutation(
         "dispatch_fronts_attach", "tools/dispatch/dispatch_main.c",
         "if (cli_socket_attach(x->front[k], x->fronts.entry[k], !x->o.front_connect) != 0) {",
         "if (k == 0 && cli_socket_attach(x->front[k], x->fronts.entry[k], !x->o.front_connect) != 0) {",
