@@ -31,6 +31,28 @@ namespace {
 
 constexpr int NB = EIG_CUDA_BACK_NB;
 
+/* Row r of T for a block's first `count` reflectors (LAPACK zlarft, forward,
+ * columnwise): T(r, r) = sigma_r, T(r, s) = -sigma_s sum_{q=r}^{s-1} T(r, q)
+ * G(q, s) for r < s with G = V^H V, 0 below the diagonal. g and t are
+ * column-major with leading dimension ld; the calling thread (one per row)
+ * reads only the entries of row r it has written itself. */
+template <typename R, typename C>
+__device__ void zlarft_row(int r, int count, const R *sigma, const C *g, C *t, int ld)
+{
+    for (int s = 0; s < count; ++s) {
+        C v = cmake<C>(0, 0);
+        if (r == s) {
+            v.x = sigma[s];
+        } else if (r < s) {
+            C acc = cmake<C>(0, 0);
+            for (int q = r; q < s; ++q)
+                acc = cfma(t[r + q * ld], g[q + s * ld], acc);
+            v = cscale(-sigma[s], acc);
+        }
+        t[r + s * ld] = v;
+    }
+}
+
 /* Y = V T for block blockIdx.y of matrix blockIdx.x (see the file comment). */
 template <typename R>
 __global__ void __launch_bounds__(256)
@@ -82,23 +104,9 @@ __global__ void __launch_bounds__(256)
     }
     __syncthreads();
 
-    /* T(0:s, s) = -sigma_s T(0:s, 0:s) G(0:s, s): lane r owns row r of T and
-     * reads only its own earlier entries */
-    if (tid < NB) {
-        const int r = tid;
-        for (int s = 0; s < NB; ++s) {
-            C v = cmake<C>(0, 0);
-            if (r == s) {
-                v.x = sg[s];
-            } else if (r < s) {
-                C acc = cmake<C>(0, 0);
-                for (int q = r; q < s; ++q)
-                    acc = cfma(t[r + q * NB], g[q + s * NB], acc);
-                v = cscale(-sg[s], acc);
-            }
-            t[r + s * NB] = v;
-        }
-    }
+    /* T: lane r owns row r (sigma is 0 past kb: those columns are 0) */
+    if (tid < NB)
+        zlarft_row(tid, NB, sg, g, t, NB);
     __syncthreads();
 
     for (int idx = tid; idx < kb * m; idx += nt) {
@@ -309,21 +317,7 @@ __global__ void __launch_bounds__(32)
     C *area = (C *)ws.back_gemm + (size_t)b * per;
     const C *g = area + (size_t)blk * GNB * GNB;
     C *t = area + (size_t)(blocks + blk) * GNB * GNB;
-    __shared__ C ts[GNB * GNB];
-    const R *sigma = (const R *)ws.sigma + (size_t)b * n + k0;
-    for (int s = 0; s < kb; ++s) {
-        C v = cmake<C>(0, 0);
-        if (r == s) {
-            v.x = sigma[s];
-        } else if (r < s) {
-            C acc = cmake<C>(0, 0);
-            for (int q = r; q < s; ++q)
-                acc = cfma(ts[r + q * GNB], g[q + s * GNB], acc);
-            v = cscale(-sigma[s], acc);
-        }
-        ts[r + s * GNB] = v;
-        t[r + s * GNB] = v;
-    }
+    zlarft_row(r, kb, (const R *)ws.sigma + (size_t)b * n + k0, g, t, GNB);
 }
 
 /* C_i = alpha op(A_i) op(B_i) + beta C_i for i < count, in the precision of
