@@ -320,25 +320,6 @@ __global__ void __launch_bounds__(32)
     zlarft_row(r, kb, (const R *)ws.sigma + (size_t)b * n + k0, g, t, GNB);
 }
 
-/* C_i = alpha op(A_i) op(B_i) + beta C_i for i < count, in the precision of
- * the complex type. */
-inline cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                   int m, int n, int k, double2 alpha, const double2 *a, int lda,
-                                   long long sa, const double2 *b, int ldb, long long sb,
-                                   double2 beta, double2 *c, int ldc, long long sc, int count)
-{
-    return cublasZgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
-                                     ldc, sc, count);
-}
-inline cublasStatus_t gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                   int m, int n, int k, float2 alpha, const float2 *a, int lda,
-                                   long long sa, const float2 *b, int ldb, long long sb,
-                                   float2 beta, float2 *c, int ldc, long long sc, int count)
-{
-    return cublasCgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
-                                     ldc, sc, count);
-}
-
 /* The gemm path for `count` matrices (see eig_cuda_back_launch). Per block,
  * last first: W = V^H X, W2 = T W, X -= V W2 on rows k0+1.. of X. */
 template <typename R>
@@ -355,8 +336,7 @@ cudaError_t back_gemm_launch(const eig_cuda_back_config *cfg, int n, int count,
     if (e != cudaSuccess || blocks == 0)
         return e;
     cublasHandle_t h = blas->handle;
-    if (cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetWorkspace(h, blas->workspace, blas->workspace_bytes) != CUBLAS_STATUS_SUCCESS)
+    if (!eig_cuda_blas_bind(blas, stream))
         return cudaErrorUnknown;
     const long long nn = (long long)n * n, per = (long long)cfg->gemm_per;
     const C one = cmake<C>(1, 0), zero = cmake<C>(0, 0), minus_one = cmake<C>(-1, 0);
@@ -366,7 +346,7 @@ cudaError_t back_gemm_launch(const eig_cuda_back_config *cfg, int n, int count,
     for (int blk = 0; blk < blocks && st == CUBLAS_STATUS_SUCCESS; ++blk) {
         const int k0 = blk * GNB, kb = min(GNB, n - 2 - k0), m = n - 1 - k0;
         const C *v = refl + (k0 + 1) + (size_t)k0 * n;
-        st = gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, kb, m, one, v, n, nn, v, n, nn, zero,
+        st = eig_cuda_gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, kb, m, one, v, n, nn, v, n, nn, zero,
                           area + (size_t)blk * GNB * GNB, GNB, per, count);
     }
     if (st != CUBLAS_STATUS_SUCCESS)
@@ -379,13 +359,13 @@ cudaError_t back_gemm_launch(const eig_cuda_back_config *cfg, int n, int count,
         const C *v = refl + (k0 + 1) + (size_t)k0 * n;
         const C *t = area + (size_t)(blocks + blk) * GNB * GNB;
         C *x = z + (k0 + 1);
-        st = gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, n, m, one, v, n, nn, x, n, nn, zero, w,
+        st = eig_cuda_gemm_strided(h, CUBLAS_OP_C, CUBLAS_OP_N, kb, n, m, one, v, n, nn, x, n, nn, zero, w,
                           GNB, per, count);
         if (st == CUBLAS_STATUS_SUCCESS)
-            st = gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, kb, n, kb, one, t, GNB, per, w, GNB,
+            st = eig_cuda_gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, kb, n, kb, one, t, GNB, per, w, GNB,
                               per, zero, w2, GNB, per, count);
         if (st == CUBLAS_STATUS_SUCCESS)
-            st = gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, kb, minus_one, v, n, nn, w2, GNB,
+            st = eig_cuda_gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, kb, minus_one, v, n, nn, w2, GNB,
                               per, one, x, n, nn, count);
     }
     return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;

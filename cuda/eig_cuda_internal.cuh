@@ -99,6 +99,10 @@ template <typename C> __device__ __forceinline__ C cscale(decltype(C::x) s, C a)
 typedef struct eig_cuda_workspace {
     void *matrix;    /* chunk * n*n complex: trailing matrix while too big for smem; may be NULL */
     void *reflector; /* chunk * n*n complex: u_k in column k, rows k+1..n-1 (vectors jobs) */
+    void *subdiag;   /* chunk * n complex: the subdiagonal b_k of the Hermitian tridiagonal
+                        (the panel path's columns; else NULL) */
+    void *panel;     /* chunk * n * 4 EIG_CUDA_PANEL_NB complex: [V W] and [W V] of the panel
+                        being reduced (the panel path; else NULL) */
     void *wy;        /* chunk * n*n complex: Y = V T per block of EIG_CUDA_BACK_NB reflectors,
                         laid out like reflector (vectors jobs; eig_cuda_back.cu) */
     void *back_gemm; /* chunk * eig_cuda_back_config.gemm_per complex: G = V^H V and T per
@@ -140,8 +144,16 @@ enum {
 
 /* ---- kernel configurations (chosen at plan creation) --------------------------- */
 
+/* Columns per panel of the blocked tridiagonalization (eig_cuda_panel.cu). */
+#define EIG_CUDA_PANEL_NB 32
+
 typedef struct eig_cuda_tridiag_config {
     int threads;     /* CTA size */
+    /* panel path: columns 0..panel_end-1 (a multiple of EIG_CUDA_PANEL_NB)
+     * are reduced panel by panel with the trailing matrix in global memory
+     * (a rank-2nb cuBLAS update per panel), the rest by the tridiag kernel
+     * from panel_end on; 0 = the tridiag kernel alone */
+    int panel_end;
     int smem_order;  /* largest trailing-block order held in shared memory */
     size_t smem;     /* dynamic shared memory bytes */
     bool two_per_sm; /* smem <= half the opt-in limit: the 64-register variant */
@@ -187,11 +199,21 @@ typedef struct eig_cuda_back_config {
 
 /* Each launcher validates nothing (the plan did), launches on stream and
  * returns cudaGetLastError(). `a` etc. point at the chunk's first matrix. */
+/* The panel path needs cuBLAS (blas; else NULL): cudaErrorUnknown stands
+ * for a cuBLAS failure. */
 template <typename R>
 cudaError_t eig_cuda_tridiag_launch(const eig_cuda_tridiag_config *cfg, int n, int count,
                                     eig_storage storage, eig_uplo uplo, int vectors,
-                                    const void *a, const eig_cuda_workspace *ws, void *w,
-                                    int *info, cudaStream_t stream);
+                                    const void *a, const eig_cuda_workspace *ws,
+                                    const struct eig_cuda_blas *blas, void *w, int *info,
+                                    cudaStream_t stream);
+/* The panel path's columns j0 .. j0 + EIG_CUDA_PANEL_NB - 1 for `count`
+ * matrices (eig_cuda_panel.cu): reflectors, d and b of those columns, then
+ * the trailing matrix's rank-2nb update by cuBLAS. */
+template <typename R>
+cudaError_t eig_cuda_panel_launch(int n, int j0, int count, int vectors,
+                                  const eig_cuda_workspace *ws, const struct eig_cuda_blas *blas,
+                                  cudaStream_t stream);
 template <typename R>
 size_t eig_cuda_tridiag_smem(int n, int threads, int smem_order);
 template <typename R> cudaError_t eig_cuda_tridiag_set_smem(size_t bytes);
@@ -259,6 +281,36 @@ typedef struct eig_cuda_blas {
     void *workspace;
     size_t workspace_bytes;
 } eig_cuda_blas;
+
+/* C_i = alpha op(A_i) op(B_i) + beta C_i for i < count, in the precision of
+ * the complex type. */
+inline cublasStatus_t eig_cuda_gemm_strided(cublasHandle_t h, cublasOperation_t ta,
+                                            cublasOperation_t tb, int m, int n, int k,
+                                            double2 alpha, const double2 *a, int lda, long long sa,
+                                            const double2 *b, int ldb, long long sb, double2 beta,
+                                            double2 *c, int ldc, long long sc, int count)
+{
+    return cublasZgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
+                                     ldc, sc, count);
+}
+inline cublasStatus_t eig_cuda_gemm_strided(cublasHandle_t h, cublasOperation_t ta,
+                                            cublasOperation_t tb, int m, int n, int k,
+                                            float2 alpha, const float2 *a, int lda, long long sa,
+                                            const float2 *b, int ldb, long long sb, float2 beta,
+                                            float2 *c, int ldc, long long sc, int count)
+{
+    return cublasCgemmStridedBatched(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb, sb, &beta, c,
+                                     ldc, sc, count);
+}
+
+/* Binds the plan's cuBLAS handle to stream and its workspace; false on a
+ * cuBLAS failure. */
+inline bool eig_cuda_blas_bind(const eig_cuda_blas *blas, cudaStream_t stream)
+{
+    return cublasSetStream(blas->handle, stream) == CUBLAS_STATUS_SUCCESS &&
+           cublasSetWorkspace(blas->handle, blas->workspace, blas->workspace_bytes) ==
+               CUBLAS_STATUS_SUCCESS;
+}
 
 /* The gemm path needs cuBLAS: cudaErrorUnknown stands for a cuBLAS failure. */
 template <typename R>

@@ -37,6 +37,13 @@ static const int EIG_CUDA_BACK_GEMM_ANY_BATCH_N = 192;
  * Hopper; the batched products need less). */
 static const size_t EIG_CUDA_BLAS_WORKSPACE = (size_t)32 << 20;
 
+/* Smallest n tridiagonalized by panels when the plan chooses (docs/gpu.md,
+ * run R2, H200, 180 matrices, tridiag sweep -> panel: c128 9.24 -> 6.91 ms at
+ * n = 256, 101.8 -> 45.0 at 512; c64 4.25 -> 4.42 at 256, 22.0 -> 13.7 at
+ * 384). */
+static const int EIG_CUDA_PANEL_MIN_N_C128 = 256;
+static const int EIG_CUDA_PANEL_MIN_N_C64 = 384;
+
 /* Smallest n whose vectors jobs take the logged QR path (docs/gpu.md, run
  * M4: since its appliers follow the chase in the same launch it is faster
  * above n = 64: at 80 qr 1.09 -> 0.87 ms (c128), 0.73 -> 0.52 (c64), at 128
@@ -58,7 +65,7 @@ struct eig_cuda_plan {
     eig_cuda_tridiag_config tri;
     eig_cuda_qr_config qr;
     eig_cuda_back_config back;
-    eig_cuda_blas blas; /* gemm back path only */
+    eig_cuda_blas blas; /* the gemm back path and the panel path only */
     /* eig_cuda_plan_execute only (none of it in a device_only plan): */
     cudaStream_t stream;
     size_t a_bytes, w_bytes, z_bytes, info_bytes;
@@ -182,6 +189,26 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     qr->serial_shifts = fused_vectors && sizeof(R) == sizeof(double);
 }
 
+/* Columns reduced by panels (a multiple of EIG_CUDA_PANEL_NB): when the
+ * plan chooses, from min_n the fewest panels that leave the
+ * tridiag kernel a trailing block of at most smem_order (it runs wholly in
+ * shared memory); when forced, every panel that leaves at least 3 columns
+ * (the panels' boundaries at small n, for tests). The panel kernel keeps
+ * one row per thread: n <= EIG_CUDA_N_MAX = 512 threads. */
+static int eig_cuda_panel_end(int n, int smem_order, int min_n, eig_cuda_tridiag_path path)
+{
+    const int most = (n - 3) / EIG_CUDA_PANEL_NB * EIG_CUDA_PANEL_NB;
+    if (path == EIG_CUDA_TRIDIAG_PATH_SWEEP || n < 3 + EIG_CUDA_PANEL_NB)
+        return 0;
+    if (path == EIG_CUDA_TRIDIAG_PATH_PANEL)
+        return n - most <= smem_order ? most : 0;
+    if (n < min_n || n <= smem_order)
+        return 0;
+    const int fewest = (n - smem_order + EIG_CUDA_PANEL_NB - 1) / EIG_CUDA_PANEL_NB *
+                       EIG_CUDA_PANEL_NB;
+    return fewest <= most ? fewest : 0;
+}
+
 /* Kernel configurations for one precision; EIG_EUNSUPPORTED when a kernel's
  * shared memory does not fit the device's opt-in limit. */
 template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *plan, int optin)
@@ -216,6 +243,10 @@ template <typename R> static eig_error eig_cuda_plan_configure(eig_cuda_plan *pl
     tri->smem_order = order;
     tri->smem = eig_cuda_tridiag_smem<R>(n, tri->threads, order);
     tri->two_per_sm = tri->smem <= (size_t)optin / 2 - 1024;
+    tri->panel_end = eig_cuda_panel_end(
+        n, order,
+        sizeof(R) == sizeof(double) ? EIG_CUDA_PANEL_MIN_N_C128 : EIG_CUDA_PANEL_MIN_N_C64,
+        plan->p.cuda.tridiag_path);
 
     eig_cuda_qr_config *qr = &plan->qr;
     /* 64 rows per CTA up to n = 128 (180 matrices of 128 in c128: 360 CTAs of
@@ -259,7 +290,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     const size_t n = (size_t)p->n, nn = n * n;
     const size_t rsize = p->precision == EIG_COMPLEX_DOUBLE ? 8 : 4, csize = 2 * rsize;
     const bool vectors = p->job == EIG_JOB_VECTORS;
-    const bool global_matrix = plan->tri.smem_order < p->n;
+    const bool panels = plan->tri.panel_end > 0;
+    const bool global_matrix = plan->tri.smem_order < p->n || panels;
 
     /* the QR log lives in the wy buffer (free until the back-transformation),
      * which grows to log_cap entries per matrix when that is larger */
@@ -271,6 +303,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (vectors)
         per += nn * csize + wy_per * csize + nn * rsize + n * csize +
                plan->back.gemm_per * csize;
+    if (panels)
+        per += n * csize + n * 4 * EIG_CUDA_PANEL_NB * csize;
     if (logged) /* (plus the launch's counters, EIG_CUDA_QR_LOG_COUNTER_WORDS) */
         per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) +
                sizeof(*plan->ws.qr_state);
@@ -295,8 +329,13 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         EIG_CUDA_TRY(cudaMalloc(&ws->zreal, chunk * nn * rsize));
         EIG_CUDA_TRY(cudaMalloc(&ws->phase, chunk * n * csize));
     }
-    if (plan->back.gemm) {
+    if (panels) {
+        EIG_CUDA_TRY(cudaMalloc(&ws->subdiag, chunk * n * csize));
+        EIG_CUDA_TRY(cudaMalloc(&ws->panel, chunk * n * 4 * EIG_CUDA_PANEL_NB * csize));
+    }
+    if (plan->back.gemm)
         EIG_CUDA_TRY(cudaMalloc(&ws->back_gemm, chunk * plan->back.gemm_per * csize));
+    if (plan->back.gemm || panels) {
         if (cublasCreate(&plan->blas.handle) != CUBLAS_STATUS_SUCCESS) {
             plan->blas.handle = nullptr;
             return EIG_EDEVICE;
@@ -350,11 +389,12 @@ static void eig_cuda_plan_free(eig_cuda_plan *plan)
     eig_cuda_workspace *ws = &plan->ws;
     if (plan->blas.handle != nullptr)
         (void)cublasDestroy(plan->blas.handle);
-    void *dev[] = {ws->matrix,   ws->reflector, ws->wy,        ws->back_gemm,
-                   ws->zreal,    ws->phase,     ws->sigma,     ws->diag,
-                   ws->offdiag,  ws->scale_exp, ws->status,    ws->qr_head,
-                   ws->qr_rank,  ws->qr_state,  plan->blas.workspace,
-                   plan->d_a,    plan->d_w,     plan->d_z,     plan->d_info};
+    void *dev[] = {ws->matrix,    ws->subdiag,   ws->panel,     ws->reflector,
+                   ws->wy,        ws->back_gemm, ws->zreal,     ws->phase,
+                   ws->sigma,     ws->diag,      ws->offdiag,   ws->scale_exp,
+                   ws->status,    ws->qr_head,   ws->qr_rank,   ws->qr_state,
+                   plan->blas.workspace,         plan->d_a,     plan->d_w,
+                   plan->d_z,     plan->d_info};
     for (void *ptr : dev)
         if (ptr != nullptr)
             (void)cudaFree(ptr);
@@ -403,6 +443,7 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
         (unsigned)params->device_only > 1 ||
         (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
         (unsigned)params->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM ||
+        (unsigned)params->cuda.tridiag_path > EIG_CUDA_TRIDIAG_PATH_PANEL ||
         params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0 ||
         (params->cuda.qr_bulges != 0 && params->cuda.qr_bulges != 8 &&
          params->cuda.qr_bulges != 16 && params->cuda.qr_bulges != 32))
@@ -444,8 +485,8 @@ static cudaError_t eig_cuda_phase_launch(const eig_cuda_plan *plan, eig_cuda_pha
     switch (phase) {
     case EIG_CUDA_PHASE_TRIDIAG:
         return eig_cuda_tridiag_launch<R>(&plan->tri, p->n, count, storage, uplo, vectors,
-                                          (const C *)d_a + first * in_elems, &plan->ws, w, info,
-                                          stream);
+                                          (const C *)d_a + first * in_elems, &plan->ws,
+                                          &plan->blas, w, info, stream);
     case EIG_CUDA_PHASE_QR:
         return eig_cuda_qr_launch<R>(&plan->qr, p->n, count, &plan->ws, w, info, stream);
     case EIG_CUDA_PHASE_BACK:

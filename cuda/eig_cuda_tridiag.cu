@@ -24,59 +24,9 @@
  *   matvec partials) + n C (subdiagonal b) + 128 R (reductions).
  */
 #include "eig_cuda_internal.cuh"
+#include "eig_cuda_reflector.cuh"
 
 namespace {
-
-/* Reduction over the 32 lanes of a warp with op (associative, commutative):
- * every lane gets the result. */
-template <typename R, typename Op> __device__ __forceinline__ R warp_reduce(R v, Op op)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-/* Reduction over the CTA (blockDim.x a multiple of 32) with op, starting
- * from 0 (the identity of a sum, and of a max of values >= 0); every thread
- * gets it. scratch holds 32 values and must alternate between calls (its
- * readers are done only once every thread reached the next barrier). */
-template <typename R, typename Op> __device__ R block_reduce(R v, R *scratch, Op op)
-{
-    v = warp_reduce(v, op);
-    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    if ((threadIdx.x & 31) == 0)
-        scratch[warp] = v;
-    __syncthreads();
-    R s = 0;
-    for (int i = 0; i < warps; ++i)
-        s = op(s, scratch[i]);
-    return s;
-}
-
-struct reduce_add {
-    template <typename R> __device__ R operator()(R a, R b) const { return a + b; }
-};
-struct reduce_max {
-    template <typename R> __device__ R operator()(R a, R b) const { return fmax(a, b); }
-};
-
-/* Sum over the 32 lanes of a warp, every lane gets it. */
-template <typename R> __device__ __forceinline__ R warp_sum(R v)
-{
-    return warp_reduce(v, reduce_add());
-}
-
-/* Sum over the CTA, as block_reduce. */
-template <typename R> __device__ R block_sum(R v, R *scratch)
-{
-    return block_reduce(v, scratch, reduce_add());
-}
-
-/* Max over the CTA of values >= 0, as block_reduce. */
-template <typename R> __device__ R block_max(R v, R *scratch)
-{
-    return block_reduce(v, scratch, reduce_max());
-}
 
 /* Element (i, j), i >= j, of the referenced triangle as a lower-triangle value. */
 template <typename C>
@@ -92,77 +42,6 @@ __device__ __forceinline__ C read_lower(const C *a, int n, int storage, int uplo
     if (uplo == EIG_UPPER)
         v.y = -v.y;
     return v;
-}
-
-/* v - u_r conj(w_c) - w_r conj(u_c): element (r, c) of B - u w^H - w u^H */
-template <typename C> __device__ __forceinline__ C rank2_update(C v, C ur, C wr, C uc, C wc)
-{
-    v.x -= ur.x * wc.x + ur.y * wc.y + wr.x * uc.x + wr.y * uc.y;
-    v.y -= ur.y * wc.x - ur.x * wc.y + wr.y * uc.x - wr.x * uc.y;
-    return v;
-}
-
-/* Householder reflector of the column x = col[0..m-1] (m >= 2) whose tail
- * col[2..] has squared norm rest2 (already reduced over the CTA): writes u
- * (u_0 = x_0 + e^{i arg x_0} |x|, u_i = x_i) to u and, when refl is not
- * NULL, to refl[0..m-1]; thread 0 writes the subdiagonal b = -e^{i arg x_0}
- * |x| and sigma = 1/(|x| (|x| + |x_0|)). A reduced column (rest2 == 0) gives
- * H = I: u = 0, sigma = 0, b = x_0, refl untouched. Returns sigma. The
- * caller synchronizes before u is read.
- * Elements i = tid, tid + nt, ... of u and refl are written by the calling
- * thread; tid 0 writes b and sigma. The reflector's scalars are computed by
- * every caller (no broadcast needed): |x| = sqrt(|x_0|^2 + rest2), no
- * cancellation since u_0 adds |x| along x_0's phase (zlarfg's stable choice). */
-template <typename R, typename C>
-__device__ R reflector_make_strided(const C *col, int m, R rest2, C *u, C *refl, C *b_out,
-                                    R *sigma_out, int tid, int nt)
-{
-    const C alpha = col[0];
-    if (rest2 == 0) {
-        for (int i = tid; i < m; i += nt)
-            u[i] = cmake<C>(0, 0);
-        if (tid == 0) {
-            *b_out = alpha;
-            *sigma_out = 0;
-        }
-        return 0;
-    }
-    /* |x| from the squares directly (not from hypot's result): the two
-     * roots run in parallel, one dependent sqrt less on the column's chain */
-    const R aa = hypot(alpha.x, alpha.y);
-    const R xn = sqrt(fma(alpha.x, alpha.x, fma(alpha.y, alpha.y, rest2)));
-    const R inv_aa = aa > 0 ? 1 / aa : (R)0;
-    const C ph = aa > 0 ? cmake<C>(alpha.x * inv_aa, alpha.y * inv_aa) : cmake<C>(1, 0);
-    const R sigma = 1 / (xn * (xn + aa));
-    const C u0 = cadd(alpha, cscale(xn, ph));
-    for (int i = tid; i < m; i += nt) {
-        const C v = i == 0 ? u0 : col[i];
-        u[i] = v;
-        if (refl)
-            refl[i] = v;
-    }
-    if (tid == 0) {
-        *b_out = cscale(-xn, ph);
-        *sigma_out = sigma;
-    }
-    return sigma;
-}
-
-template <typename R, typename C>
-__device__ R reflector_make(const C *col, int m, R rest2, C *u, C *refl, C *b_out, R *sigma_out)
-{
-    return reflector_make_strided(col, m, rest2, u, refl, b_out, sigma_out, (int)threadIdx.x,
-                                  (int)blockDim.x);
-}
-
-/* The same for the caller's warp alone (each lane returns sigma); the caller
- * __syncwarp()s before u is read by other lanes. */
-template <typename R, typename C>
-__device__ R reflector_make_warp(const C *col, int m, R rest2, C *u, C *refl, C *b_out,
-                                 R *sigma_out)
-{
-    return reflector_make_strided(col, m, rest2, u, refl, b_out, sigma_out,
-                                  (int)(threadIdx.x & 31), 32);
 }
 
 /* One row's part of the sweep: columns c, c + groups, ... < c_end of the
@@ -199,34 +78,16 @@ __device__ __forceinline__ int sweep_row(C *p, int ld, int c, int c_end, int gro
     return c;
 }
 
-/* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
- * (used when their shared memory does too: c64 n = 128, c128 n = 64); the
- * sweep then handles 2 elements per step in c128 (4 would spill), else 4. */
-template <typename R, int MINB>
-__global__ void __launch_bounds__(512, MINB)
-    tridiag_kernel(int n, int storage, int uplo, int vectors, int smem_order,
-                   const typename eig_cuda_complex<R>::type *__restrict__ a_all,
-                   eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
+/* Step 1 of a matrix: every referenced element finite, the diagonal real
+ * enough. Returns 0 and the scaling exponent e (max|a_ij| in [2^e, 2^(e+1)),
+ * 0 for a zero matrix), or the negative info. Every thread of the CTA calls
+ * it; red holds 128 reals (scratch of three block reductions: red, red + 64,
+ * red, so the caller's next reduction takes red + 64). */
+template <typename R, typename C>
+__device__ int tridiag_check(const C *a, int n, int storage, int uplo, R *red, int *scale_exp)
 {
-    typedef typename eig_cuda_complex<R>::type C;
-    typedef eig_cuda_limits<R> lim;
-    const int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
-    extern __shared__ double2 smem_raw[];
-    C *blk = (C *)smem_raw;
-    C *us = blk + (size_t)smem_order * smem_order; /* u_k and u_{k+1} */
-    C *wv = us + 2 * n;
-    C *ps = wv + n;
-    C *bs = ps + max(n, nt);
-    R *red = (R *)(bs + n);
-    int toggle = 0;
-#define EIG_SCRATCH (red + 64 * (toggle ^= 1))
-
-    const size_t nn = (size_t)n * n;
-    const size_t in_elems = storage == EIG_STORAGE_FULL ? nn : (size_t)n * (n + 1) / 2;
-    const C *a = a_all + (size_t)b * in_elems;
-    R *diag = (R *)ws.diag + (size_t)b * n;
-
-    /* 1. check: every referenced element finite, diagonal real enough */
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const size_t in_elems = storage == EIG_STORAGE_FULL ? (size_t)n * n : (size_t)n * (n + 1) / 2;
     R amax = 0, dimag = 0, nonfinite = 0;
     /* n <= 512: every index of one matrix fits an int (a 64-bit division
      * per element was a visible part of these loops) */
@@ -247,47 +108,126 @@ __global__ void __launch_bounds__(512, MINB)
         if (isfinite(v.y))
             dimag = fmax(dimag, fabs(v.y));
     }
-    nonfinite = block_max(nonfinite, EIG_SCRATCH);
-    amax = block_max(amax, EIG_SCRATCH);
-    dimag = block_max(dimag, EIG_SCRATCH);
-    int status = 0;
+    nonfinite = block_max(nonfinite, red);
+    amax = block_max(amax, red + 64);
+    dimag = block_max(dimag, red);
+    *scale_exp = amax > 0 ? ilogb(amax) : 0;
     if (nonfinite != 0)
-        status = EIG_INFO_NONFINITE;
-    else if (dimag > (R)n * lim::ulp() * amax)
-        status = EIG_INFO_NONREAL_DIAGONAL;
-    if (status != 0) {
-        R *w = w_all + (size_t)b * n;
-        for (int i = tid; i < n; i += nt)
-            w[i] = (R)NAN;
-        if (tid == 0) {
-            info_all[b] = status;
-            ws.status[b] = status;
-        }
-        return;
-    }
-    const int scale_exp = amax > 0 ? ilogb(amax) : 0;
-    const R scale = scalbn((R)1, -scale_exp);
+        return EIG_INFO_NONFINITE;
+    if (dimag > (R)n * eig_cuda_limits<R>::ulp() * amax)
+        return EIG_INFO_NONREAL_DIAGONAL;
+    return 0;
+}
 
-    /* 2. full Hermitian copy, scaled. Rows and columns S..n-1 (the last
-     * smem_order) live in shared memory from the start (blk, leading
-     * dimension lds); an element with row or column < S lives in the global
-     * workspace G (n x n layout, only that L-shaped part used), so the sweeps
-     * of the first S columns touch global memory only along the L. */
+/* TRIDIAG_TAIL's start: the trailing block (rows and columns k0..n-1) of the
+ * global matrix G into the shared block blk (rows and columns S.. of the
+ * matrix, leading dimension lds; k0 >= S), made exactly Hermitian from its
+ * lower triangle (the panels' cuBLAS update leaves the two triangles
+ * rounding-different), and b_0..b_{k0-1} from the global subdiagonal into
+ * bs. The caller synchronizes. */
+template <typename C>
+__device__ void tridiag_load_tail(const C *G, int n, int k0, C *blk, int S, int lds,
+                                  const C *subdiag, C *bs)
+{
+    const int tid = threadIdx.x, nt = blockDim.x, m = n - k0;
+    for (int idx = tid; idx < m * m; idx += nt) {
+        const int i = k0 + idx % m, j = k0 + idx / m;
+        if (i < j)
+            continue;
+        C v = G[i + j * n];
+        if (i == j)
+            v.y = 0;
+        blk[(i - S) + (j - S) * lds] = v;
+        blk[(j - S) + (i - S) * lds] = cmake<C>(v.x, -v.y);
+    }
+    for (int k = tid; k < k0; k += nt)
+        bs[k] = subdiag[k];
+}
+
+/* What one launch of tridiag_kernel does. */
+enum tridiag_mode {
+    TRIDIAG_WHOLE = 0, /* check, scale, copy, reduce every column, phases */
+    TRIDIAG_INIT,      /* check, scale, copy the whole matrix into ws.matrix
+                          (smem_order 0); the panel path's first launch */
+    TRIDIAG_TAIL       /* reduce columns k0.. of ws.matrix (the panel path left
+                          the trailing block there, updated; k0 >= n - smem_order),
+                          phases from ws.subdiag's b_0..b_{k0-1} */
+};
+
+/* MINB = 2: at most 64 registers, so that two CTAs of 512 threads fit one SM
+ * (used when their shared memory does too: c64 n = 128, c128 n = 64); the
+ * sweep then handles 2 elements per step in c128 (4 would spill), else 4. */
+template <typename R, int MINB>
+__global__ void __launch_bounds__(512, MINB)
+    tridiag_kernel(int n, int storage, int uplo, int vectors, int smem_order, int mode, int k0,
+                   const typename eig_cuda_complex<R>::type *__restrict__ a_all,
+                   eig_cuda_workspace ws, R *__restrict__ w_all, int *__restrict__ info_all)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
+    extern __shared__ double2 smem_raw[];
+    C *blk = (C *)smem_raw;
+    C *us = blk + (size_t)smem_order * smem_order; /* u_k and u_{k+1} */
+    C *wv = us + 2 * n;
+    C *ps = wv + n;
+    C *bs = ps + max(n, nt);
+    R *red = (R *)(bs + n);
+    int toggle = 0; /* the first EIG_SCRATCH is red + 64, as tridiag_check needs */
+#define EIG_SCRATCH (red + 64 * (toggle ^= 1))
+
+    const size_t nn = (size_t)n * n;
+    const size_t in_elems = storage == EIG_STORAGE_FULL ? nn : (size_t)n * (n + 1) / 2;
+    const C *a = a_all + (size_t)b * in_elems;
+    R *diag = (R *)ws.diag + (size_t)b * n;
+
     const int S = max(0, n - smem_order), lds = n - S;
-    C *G = S > 0 ? (C *)ws.matrix + (size_t)b * nn : nullptr;
+    C *G = S > 0 || mode == TRIDIAG_TAIL ? (C *)ws.matrix + (size_t)b * nn : nullptr;
 /* n <= 512: every index of one matrix fits an int (cheaper than size_t math) */
 #define AT(i, j)                                                                                   \
     (*((i) >= S && (j) >= S ? blk + ((i) - S) + ((j) - S) * lds : G + (i) + (j) * n))
-    for (int idx = tid; idx < (int)nn; idx += nt) {
-        const int i = idx % n, j = idx / n;
-        if (i < j)
-            continue;
-        C v = read_lower(a, n, storage, uplo, i, j);
-        v = cscale(scale, v);
-        if (i == j)
-            v.y = 0;
-        AT(i, j) = v;
-        AT(j, i) = cmake<C>(v.x, -v.y);
+    int scale_exp;
+    if (mode == TRIDIAG_TAIL) {
+        if (ws.status[b] != 0)
+            return;
+        scale_exp = ws.scale_exp[b];
+        tridiag_load_tail(G, n, k0, blk, S, lds, (const C *)ws.subdiag + (size_t)b * n, bs);
+    } else {
+        const int status = tridiag_check<R>(a, n, storage, uplo, red, &scale_exp);
+        if (status != 0) {
+            R *w = w_all + (size_t)b * n;
+            for (int i = tid; i < n; i += nt)
+                w[i] = (R)NAN;
+            if (tid == 0) {
+                info_all[b] = status;
+                ws.status[b] = status;
+            }
+            return;
+        }
+        /* 2. full Hermitian copy, scaled. Rows and columns S..n-1 (the last
+         * smem_order) live in shared memory from the start (blk, leading
+         * dimension lds); an element with row or column < S lives in the
+         * global workspace G (n x n layout, only that L-shaped part used), so
+         * the sweeps of the first S columns touch global memory only along
+         * the L. */
+        const R scale = scalbn((R)1, -scale_exp);
+        for (int idx = tid; idx < (int)nn; idx += nt) {
+            const int i = idx % n, j = idx / n;
+            if (i < j)
+                continue;
+            C v = read_lower(a, n, storage, uplo, i, j);
+            v = cscale(scale, v);
+            if (i == j)
+                v.y = 0;
+            AT(i, j) = v;
+            AT(j, i) = cmake<C>(v.x, -v.y);
+        }
+        if (mode == TRIDIAG_INIT) {
+            if (tid == 0) {
+                ws.scale_exp[b] = scale_exp;
+                ws.status[b] = 0;
+            }
+            return;
+        }
     }
     __syncthreads();
 
@@ -302,20 +242,21 @@ __global__ void __launch_bounds__(512, MINB)
     R *sigma_out = (R *)ws.sigma + (size_t)b * n;
     C *u = us, *unext = us + n;
     R sigma = 0;
-    if (n >= 3) {
+    if (n - k0 >= 3) {
         R part = 0;
-        for (int i = 2 + tid; i < n; i += nt) {
-            const C v = AT(i, 0);
+        for (int i = k0 + 2 + tid; i < n; i += nt) {
+            const C v = AT(i, k0);
             part = fma(v.x, v.x, fma(v.y, v.y, part));
         }
         const R rest2 = block_sum(part, EIG_SCRATCH);
         if (tid == 0)
-            diag[0] = AT(0, 0).x;
-        sigma = reflector_make(&AT(1, 0), n - 1, rest2, u, refl ? refl + 1 : nullptr, bs,
-                               sigma_out);
+            diag[k0] = AT(k0, k0).x;
+        sigma = reflector_make(&AT(k0 + 1, k0), n - k0 - 1, rest2, u,
+                               refl ? refl + (k0 + 1) + (size_t)k0 * n : nullptr, bs + k0,
+                               sigma_out + k0);
         __syncthreads();
-        /* partial products of B u_0 over rows and columns 1..n-1 */
-        const int m = n - 1;
+        /* partial products of B u_k0 over rows and columns k0+1..n-1 */
+        const int m = n - k0 - 1;
         const int rows_threads = min(nt, (m + 31) & ~31), groups = nt / rows_threads;
         const int g = tid / rows_threads, r0 = tid % rows_threads;
         if (g < groups)
@@ -323,16 +264,16 @@ __global__ void __launch_bounds__(512, MINB)
                 C acc0 = cmake<C>(0, 0), acc1 = cmake<C>(0, 0);
                 int c = g;
                 for (; c + groups < m; c += 2 * groups) {
-                    acc0 = cfma(AT(1 + r, 1 + c), u[c], acc0);
-                    acc1 = cfma(AT(1 + r, 1 + c + groups), u[c + groups], acc1);
+                    acc0 = cfma(AT(k0 + 1 + r, k0 + 1 + c), u[c], acc0);
+                    acc1 = cfma(AT(k0 + 1 + r, k0 + 1 + c + groups), u[c + groups], acc1);
                 }
                 if (c < m)
-                    acc0 = cfma(AT(1 + r, 1 + c), u[c], acc0);
+                    acc0 = cfma(AT(k0 + 1 + r, k0 + 1 + c), u[c], acc0);
                 ps[g * m + r] = cadd(acc0, acc1);
             }
         __syncthreads();
     }
-    for (int k = 0; k < n - 2; ++k) {
+    for (int k = k0; k < n - 2; ++k) {
         const int m = n - k - 1; /* order of the block updated by step k */
         if (tid < 32) {
             const int lane = tid;
@@ -489,28 +430,56 @@ template <typename R> cudaError_t eig_cuda_tridiag_set_smem(size_t bytes)
                                 (int)bytes);
 }
 
+namespace {
+
+template <typename R>
+cudaError_t tridiag_kernel_launch(const eig_cuda_tridiag_config *cfg, int n, int count,
+                                  eig_storage storage, eig_uplo uplo, int vectors, int mode,
+                                  int k0, const void *a, const eig_cuda_workspace *ws, void *w,
+                                  int *info, cudaStream_t stream)
+{
+    typedef typename eig_cuda_complex<R>::type C;
+    const int order = mode == TRIDIAG_INIT ? 0 : cfg->smem_order;
+    const size_t smem = mode == TRIDIAG_INIT ? eig_cuda_tridiag_smem<R>(n, cfg->threads, 0)
+                                             : cfg->smem;
+    if (cfg->two_per_sm)
+        tridiag_kernel<R, 2><<<count, cfg->threads, smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, order, mode, k0, (const C *)a, *ws, (R *)w, info);
+    else
+        tridiag_kernel<R, 1><<<count, cfg->threads, smem, stream>>>(
+            n, (int)storage, (int)uplo, vectors, order, mode, k0, (const C *)a, *ws, (R *)w, info);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+/* The tridiag kernel alone, or (panel path) its TRIDIAG_INIT launch, the
+ * panels of columns 0..panel_end-1 and its TRIDIAG_TAIL launch. */
 template <typename R>
 cudaError_t eig_cuda_tridiag_launch(const eig_cuda_tridiag_config *cfg, int n, int count,
                                     eig_storage storage, eig_uplo uplo, int vectors,
-                                    const void *a, const eig_cuda_workspace *ws, void *w,
-                                    int *info, cudaStream_t stream)
+                                    const void *a, const eig_cuda_workspace *ws,
+                                    const eig_cuda_blas *blas, void *w, int *info,
+                                    cudaStream_t stream)
 {
-    typedef typename eig_cuda_complex<R>::type C;
-    if (cfg->two_per_sm)
-        tridiag_kernel<R, 2><<<count, cfg->threads, cfg->smem, stream>>>(
-            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
-    else
-        tridiag_kernel<R, 1><<<count, cfg->threads, cfg->smem, stream>>>(
-            n, (int)storage, (int)uplo, vectors, cfg->smem_order, (const C *)a, *ws, (R *)w, info);
-    return cudaGetLastError();
+    if (cfg->panel_end == 0)
+        return tridiag_kernel_launch<R>(cfg, n, count, storage, uplo, vectors, TRIDIAG_WHOLE, 0,
+                                        a, ws, w, info, stream);
+    cudaError_t e = tridiag_kernel_launch<R>(cfg, n, count, storage, uplo, vectors, TRIDIAG_INIT,
+                                             0, a, ws, w, info, stream);
+    for (int j0 = 0; j0 < cfg->panel_end && e == cudaSuccess; j0 += EIG_CUDA_PANEL_NB)
+        e = eig_cuda_panel_launch<R>(n, j0, count, vectors, ws, blas, stream);
+    if (e != cudaSuccess)
+        return e;
+    return tridiag_kernel_launch<R>(cfg, n, count, storage, uplo, vectors, TRIDIAG_TAIL,
+                                    cfg->panel_end, a, ws, w, info, stream);
 }
 
 #define EIG_CUDA_TRIDIAG_INSTANTIATE(R)                                                           \
     template size_t eig_cuda_tridiag_smem<R>(int, int, int);                                     \
     template cudaError_t eig_cuda_tridiag_set_smem<R>(size_t);                                   \
-    template cudaError_t eig_cuda_tridiag_launch<R>(const eig_cuda_tridiag_config *, int, int,   \
-                                                    eig_storage, eig_uplo, int, const void *,    \
-                                                    const eig_cuda_workspace *, void *, int *,   \
-                                                    cudaStream_t);
+    template cudaError_t eig_cuda_tridiag_launch<R>(                                              \
+        const eig_cuda_tridiag_config *, int, int, eig_storage, eig_uplo, int, const void *,      \
+        const eig_cuda_workspace *, const eig_cuda_blas *, void *, int *, cudaStream_t);
 EIG_CUDA_TRIDIAG_INSTANTIATE(float)
 EIG_CUDA_TRIDIAG_INSTANTIATE(double)

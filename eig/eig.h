@@ -119,6 +119,20 @@ typedef enum eig_cuda_back_path {
                                     batch by cuBLAS batched matrix products */
 } eig_cuda_back_path;
 
+/* How the cuda backend tridiagonalizes (docs/gpu.md, "tridiag"). */
+typedef enum eig_cuda_tridiag_path {
+    EIG_CUDA_TRIDIAG_PATH_AUTO = 0, /* panel from n = 256 (complex double) or
+                                       384 (complex float), else sweep */
+    EIG_CUDA_TRIDIAG_PATH_SWEEP,    /* one kernel: one pass over the trailing
+                                       block per column (shared memory where
+                                       it fits, else global) */
+    EIG_CUDA_TRIDIAG_PATH_PANEL     /* panels of 32 columns with the trailing
+                                       matrix in global memory, updated once
+                                       per panel by a cuBLAS product, the last
+                                       columns in shared memory (when forced,
+                                       every panel that leaves >= 3 columns) */
+} eig_cuda_tridiag_path;
+
 /* Tuning of the cuda backend (ignored by the others). Every field 0 is the
  * plan's own choice, the measured default of docs/gpu.md; tests and the
  * benchmark set them to reach a path or compare choices. */
@@ -136,6 +150,7 @@ typedef struct eig_cuda_tuning {
                                  complex double logged path from n = 384, 16
                                  elsewhere (docs/gpu.md, runs M1 and R1) */
     eig_cuda_back_path back_path; /* default EIG_CUDA_BACK_PATH_AUTO */
+    eig_cuda_tridiag_path tridiag_path; /* default EIG_CUDA_TRIDIAG_PATH_AUTO (since ABI 2) */
 } eig_cuda_tuning;
 
 /* Upper bound of the integer fields of eig_cuda_tuning. */
@@ -247,6 +262,9 @@ eig_error eig_cuda_qr_path_parse(const char *name, eig_cuda_qr_path *out);
 /* "auto", "slabs", "gemm"; parsed as eig_cuda_qr_path_parse does. */
 const char *eig_cuda_back_path_name(eig_cuda_back_path path);
 eig_error eig_cuda_back_path_parse(const char *name, eig_cuda_back_path *out);
+/* "auto", "sweep", "panel"; parsed as eig_cuda_qr_path_parse does. */
+const char *eig_cuda_tridiag_path_name(eig_cuda_tridiag_path path);
+eig_error eig_cuda_tridiag_path_parse(const char *name, eig_cuda_tridiag_path *out);
 
 /* "float", "double" ("unknown" for a bad value; inline, so that the wire
  * codec and tools use the one name table without linking the solver). */

@@ -66,7 +66,8 @@ static eig_error eig_plan_params_validate(const eig_plan_params *p)
     if (p->threads < 0 || p->device < 0 || (unsigned)p->device_only > 1)
         return EIG_EINVAL;
     if ((unsigned)p->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
-        (unsigned)p->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM || p->cuda.qr_log_cap < 0 ||
+        (unsigned)p->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM ||
+        (unsigned)p->cuda.tridiag_path > EIG_CUDA_TRIDIAG_PATH_PANEL || p->cuda.qr_log_cap < 0 ||
         p->cuda.qr_log_cap > EIG_CUDA_TUNING_MAX || p->cuda.qr_group_min < 0 ||
         p->cuda.qr_group_min > EIG_CUDA_TUNING_MAX)
         return EIG_EINVAL;
@@ -236,6 +237,7 @@ const char *eig_strerror(eig_error e)
 static const char *const eig_backend_names[] = {"auto", "cpu", "lapack", "cuda"};
 static const char *const eig_cuda_qr_path_names[] = {"auto", "fused", "logged"};
 static const char *const eig_cuda_back_path_names[] = {"auto", "slabs", "gemm"};
+static const char *const eig_cuda_tridiag_path_names[] = {"auto", "sweep", "panel"};
 
 eig_backend eig_backend_resolve(eig_backend b, int n)
 {
@@ -286,6 +288,13 @@ const char *eig_cuda_back_path_name(eig_cuda_back_path path)
     return eig_cuda_back_path_names[path];
 }
 
+const char *eig_cuda_tridiag_path_name(eig_cuda_tridiag_path path)
+{
+    if ((unsigned)path > EIG_CUDA_TRIDIAG_PATH_PANEL)
+        return "unknown";
+    return eig_cuda_tridiag_path_names[path];
+}
+
 /* eig_error function(const char *name, type *out): the value v in
  * [first, last] whose name_function(v) is name (case-insensitive) into *out;
  * EIG_EINVAL for a NULL argument or an unknown name (*out untouched). */
@@ -309,3 +318,5 @@ EIG_NAME_PARSER(eig_cuda_qr_path_parse, eig_cuda_qr_path, eig_cuda_qr_path_name,
                 EIG_CUDA_QR_PATH_LOGGED)
 EIG_NAME_PARSER(eig_cuda_back_path_parse, eig_cuda_back_path, eig_cuda_back_path_name,
                 EIG_CUDA_BACK_PATH_AUTO, EIG_CUDA_BACK_PATH_GEMM)
+EIG_NAME_PARSER(eig_cuda_tridiag_path_parse, eig_cuda_tridiag_path, eig_cuda_tridiag_path_name,
+                EIG_CUDA_TRIDIAG_PATH_AUTO, EIG_CUDA_TRIDIAG_PATH_PANEL)

@@ -20,7 +20,7 @@ include(CMakePackageConfigHelpers)
 # The shared library's ABI version: bump it on any change of eig.h's ABI (a
 # field of eig_plan_params, an enum value, a function's signature); eig.map
 # names the symbol version after it.
-set(EIGSTREAM_EIG_SOVERSION 1)
+set(EIGSTREAM_EIG_SOVERSION 2)
 set(EIGSTREAM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/eigstream)
 
 add_library(eigstream_eig_pic OBJECT ${EIGSTREAM_EIG_SOURCES})

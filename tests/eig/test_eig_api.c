@@ -68,6 +68,19 @@ static void test_backend_names(void)
     CHECK(eig_cuda_back_path_parse("blas", &back) == EIG_EINVAL, "unknown back path accepted");
     CHECK(strcmp(eig_cuda_back_path_name((eig_cuda_back_path)3), "unknown") == 0,
           "bad back path name");
+
+    const char *tridiags[] = {"auto", "sweep", "panel"};
+    CHECK_NAMES_ROUND_TRIP(eig_cuda_tridiag_path, tridiags, EIG_CUDA_TRIDIAG_PATH_PANEL,
+                           eig_cuda_tridiag_path_name, eig_cuda_tridiag_path_parse,
+                           "tridiag path");
+    eig_cuda_tridiag_path tridiag;
+    CHECK(eig_cuda_tridiag_path_parse("Panel", &tridiag) == EIG_OK &&
+              tridiag == EIG_CUDA_TRIDIAG_PATH_PANEL,
+          "case-insensitive tridiag path");
+    CHECK(eig_cuda_tridiag_path_parse("blocked", &tridiag) == EIG_EINVAL,
+          "unknown tridiag path accepted");
+    CHECK(strcmp(eig_cuda_tridiag_path_name((eig_cuda_tridiag_path)3), "unknown") == 0,
+          "bad tridiag path name");
 }
 
 static eig_error create_with(eig_plan_params p, eig_plan **plan)
@@ -84,7 +97,8 @@ static void test_plan_errors(void)
               d.backend == EIG_BACKEND_AUTO && d.threads == 0 && d.device == 0 &&
               d.device_only == 0 && d.cuda.qr_path == EIG_CUDA_QR_PATH_AUTO &&
               d.cuda.qr_log_cap == 0 && d.cuda.qr_group_min == 0 && d.cuda.qr_bulges == 0 &&
-              d.cuda.back_path == EIG_CUDA_BACK_PATH_AUTO,
+              d.cuda.back_path == EIG_CUDA_BACK_PATH_AUTO &&
+              d.cuda.tridiag_path == EIG_CUDA_TRIDIAG_PATH_AUTO,
           "defaults");
     eig_plan *plan;
     CHECK(eig_plan_create(NULL, &d) == EIG_EINVAL, "NULL out");
@@ -93,9 +107,9 @@ static void test_plan_errors(void)
     struct {
         const char *what;
         eig_plan_params p;
-    } bad[20];
+    } bad[21];
     int nbad = 0;
-    for (int k = 0; k < 20; k++)
+    for (int k = 0; k < 21; k++)
         bad[k].p = d;
     bad[nbad].what = "n = 0", bad[nbad++].p.n = 0;
     bad[nbad].what = "n > EIG_N_MAX", bad[nbad++].p.n = EIG_N_MAX + 1;
@@ -117,6 +131,8 @@ static void test_plan_errors(void)
     bad[nbad].what = "cuda.qr_bulges = 12", bad[nbad++].p.cuda.qr_bulges = 12;
     bad[nbad].what = "cuda.qr_bulges = 64", bad[nbad++].p.cuda.qr_bulges = 64;
     bad[nbad].what = "cuda.back_path", bad[nbad++].p.cuda.back_path = (eig_cuda_back_path)3;
+    bad[nbad].what = "cuda.tridiag_path",
+    bad[nbad++].p.cuda.tridiag_path = (eig_cuda_tridiag_path)3;
     for (int k = 0; k < nbad; k++) {
         eig_error e = create_with(bad[k].p, &plan);
         CHECK(e == EIG_EINVAL && plan == NULL, "%s: got %s", bad[k].what, eig_strerror(e));

@@ -44,10 +44,11 @@ echo "== demo"
 timeout 60 tools/demo/eigstream-demo.sh --build $B --frames 10 >"$OUT/demo.txt" 2>&1; note demo $?
 grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
-for path in default logged gemm; do
+for path in default logged gemm panel; do
   case $path in
     logged) paths="--qr-path logged";;
     gemm) paths="--back-path gemm";;
+    panel) paths="--tridiag-path panel";;
     *) paths="--qr-path auto";;
   esac
   for tool in memcheck racecheck synccheck; do

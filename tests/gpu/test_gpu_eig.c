@@ -24,6 +24,8 @@
  *                       (20 reaches the groups at the small sizes too)
  *   --qr-bulges N       most bulges per group: 8, 16 or 32
  *   --back-path P       auto (default), slabs or gemm (the back-transformation)
+ *   --tridiag-path P    auto (default), sweep or panel (the tridiagonalization;
+ *                       panel at small n reaches every panel boundary)
  * Each failure names the matrix type, size, precision, variant and ratio.
  */
 #include <complex.h>
@@ -506,6 +508,8 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
             ok = eig_cuda_qr_path_parse(v, &tuning.qr_path) == EIG_OK;
         } else if (ok && strcmp(argv[k], "--back-path") == 0) {
             ok = eig_cuda_back_path_parse(v, &tuning.back_path) == EIG_OK;
+        } else if (ok && strcmp(argv[k], "--tridiag-path") == 0) {
+            ok = eig_cuda_tridiag_path_parse(v, &tuning.tridiag_path) == EIG_OK;
         } else if (ok && strcmp(argv[k], "--qr-log-cap") == 0) {
             char *end;
             long x = strtol(v, &end, 10);
@@ -526,7 +530,8 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
         }
         if (!ok) {
             printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n"
-                   "       [--qr-group-min N] [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n",
+                   "       [--qr-group-min N] [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n"
+                   "       [--tridiag-path auto|sweep|panel]\n",
                    argv[0]);
             return -1;
         }
@@ -556,9 +561,11 @@ int main(int argc, char **argv)
     if (nsizes == 0)
         for (size_t i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); ++i)
             sizes[nsizes++] = default_sizes[i];
-    printf("qr path %s, log cap %d, group min %d, bulges %d (0: the plan's), back path %s\n",
+    printf("qr path %s, log cap %d, group min %d, bulges %d (0: the plan's), back path %s, "
+           "tridiag path %s\n",
            eig_cuda_qr_path_name(tuning.qr_path), tuning.qr_log_cap, tuning.qr_group_min,
-           tuning.qr_bulges, eig_cuda_back_path_name(tuning.back_path));
+           tuning.qr_bulges, eig_cuda_back_path_name(tuning.back_path),
+           eig_cuda_tridiag_path_name(tuning.tridiag_path));
     for (int i = 0; i < nsizes; ++i) {
         test_size(sizes[i], EIG_COMPLEX_DOUBLE);
         test_size(sizes[i], EIG_COMPLEX_FLOAT);

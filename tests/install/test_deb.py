@@ -7,7 +7,7 @@ usage: test_deb.py BUILD SOURCE SCRATCH
 2. dpkg-deb -I: the control fields; Depends names the Debian 12 package of
    every shared library an ELF file of the package needs (owner by dpkg -S)
    and python3-numpy; /etc/eigstream/eigstream.cfg is a conffile; a shlibs
-   line for libeigstream-eig.so.1.
+   line for libeigstream-eig.so.2.
 3. dpkg-deb -c: the daemon and every tool in /usr/bin, the library, header,
    CMake and pkg-config packages, the Python package, the configuration in
    /etc (nothing under /usr/local or /usr/etc).
@@ -95,7 +95,7 @@ def check_control(deb, version, arch, root):
         if os.path.isfile(f) and not os.path.islink(f) and open(f, "rb").read(4) == b"\x7fELF":
             needed |= set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
                                      run(["readelf", "-d", f]).stdout))
-    for soname in sorted(needed - {"libeigstream-eig.so.1"}):
+    for soname in sorted(needed - {"libeigstream-eig.so.2"}):
         pkg, path = owner_of(soname)
         if pkg is None and from_cuda_toolkit(soname, path):
             print(f"{soname}: from the CUDA Toolkit at {path}, no Debian package: not in Depends")
@@ -107,7 +107,7 @@ def check_control(deb, version, arch, root):
     conffiles = open(os.path.join(control, "conffiles")).read().split()
     check(conffiles == ["/etc/eigstream/eigstream.cfg"], f"conffiles {conffiles}")
     shlibs = open(os.path.join(control, "shlibs")).read().split()
-    check(shlibs[:3] == ["libeigstream-eig", "1", "eigstream"], f"shlibs {shlibs}")
+    check(shlibs[:3] == ["libeigstream-eig", "2", "eigstream"], f"shlibs {shlibs}")
 
 
 def check_contents(deb, programs):
@@ -120,7 +120,7 @@ def check_contents(deb, programs):
                  "./usr/lib/python3/dist-packages/eigstream_client.py",
                  "./usr/share/doc/eigstream/README.md"):
         check(want in paths, f"{want} not in the package")
-    for pattern in (r"\./usr/lib/(.+/)?libeigstream-eig\.so\.1$", r"\./usr/lib/(.+/)?libeigstream-eig\.a$",
+    for pattern in (r"\./usr/lib/(.+/)?libeigstream-eig\.so\.2$", r"\./usr/lib/(.+/)?libeigstream-eig\.a$",
                     r"\./usr/lib/(.+/)?pkgconfig/eigstream-eig\.pc$",
                     r"\./usr/lib/(.+/)?cmake/eigstream/eigstream-config\.cmake$"):
         check(any(re.match(pattern, p) for p in paths), f"no {pattern} in the package")

@@ -90,7 +90,7 @@ def install(build, source, prefix):
     libdir = libdir_of(prefix)
     so = os.path.join(libdir, "libeigstream-eig.so")
     soname = re.search(r"SONAME\)\s+Library soname: \[([^\]]+)\]", run(["readelf", "-d", so]).stdout)
-    check(soname and soname.group(1) == "libeigstream-eig.so.1", f"SONAME of {so}: {soname}")
+    check(soname and soname.group(1) == "libeigstream-eig.so.2", f"SONAME of {so}: {soname}")
     check(os.path.realpath(so).endswith(f"libeigstream-eig.so.{version}"), f"{so} -> {os.path.realpath(so)}")
     check(os.path.isfile(os.path.join(libdir, "libeigstream-eig.a")), "libeigstream-eig.a not installed")
     check_exports(so, os.path.join(source, "eig", "eig.h"))
@@ -164,7 +164,7 @@ def consumer(source, prefix, scratch, sysroot=None):
         if not check(os.access(exe, os.X_OK), f"{how}: {exe} not built"):
             continue
         ldd = run(["ldd", exe], env=run_env).stdout
-        lib = re.search(r"libeigstream-eig\.so\.1 => (\S+)", ldd)
+        lib = re.search(r"libeigstream-eig\.so\.2 => (\S+)", ldd)
         if "shared" in how:
             check(lib and os.path.realpath(lib.group(1)).startswith(os.path.realpath(libdir)),
                   f"{how}: loads {lib.group(1) if lib else 'no libeigstream-eig'}, not {libdir}'s")
@@ -189,7 +189,7 @@ def pip_install(source, prefix, scratch):
     venv = os.path.join(scratch, "venv")
     run([sys.executable, "-m", "venv", "--system-site-packages", venv])
     run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-deps", "--no-index", tree])
-    so = os.path.join(libdir_of(prefix), "libeigstream-eig.so.1")
+    so = os.path.join(libdir_of(prefix), "libeigstream-eig.so.2")
     env = dict(os.environ, EIGSTREAM_LIB=so, OMP_NUM_THREADS="2")
     env.pop("PYTHONPATH", None)
     r = run([os.path.join(venv, "bin", "python"), os.path.join(source, "tests", "install", "test_python_eigh.py"),

@@ -9,7 +9,7 @@ Makes the .deb and its -dbgsym from the build tree (cpack, no rebuild), then:
    names the tag).
 2. Every program in /usr/bin is stripped, and the .ddeb holds its debug
    information under /usr/lib/debug/.build-id/ by the build id readelf reads
-   from the stripped program (the same for libeigstream-eig.so.1).
+   from the stripped program (the same for libeigstream-eig.so.2).
 3. Every program in /usr/bin has /usr/share/man/man1/PROGRAM.1.gz, and that
    page is byte for byte what help2man makes of the program's current --help
    (run from the unpacked package, dated by the changelog's entry).

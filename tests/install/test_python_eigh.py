@@ -338,10 +338,10 @@ def test_library_error():
     code = ("import numpy, eigstream\n"
             "try:\n    eigstream.eigh(numpy.eye(2, dtype=complex))\n"
             "except eigstream.LibraryError as e:\n    print('LibraryError:', e)\n")
-    env = dict(os.environ, EIGSTREAM_LIB="/nonexistent/libeigstream-eig.so.1")
+    env = dict(os.environ, EIGSTREAM_LIB="/nonexistent/libeigstream-eig.so.2")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     check(r.returncode == 0 and "LibraryError: libeigstream-eig not loaded; tried: EIGSTREAM_LIB "
-          "/nonexistent/libeigstream-eig.so.1" in r.stdout, f"bad EIGSTREAM_LIB: {r.stdout}{r.stderr}")
+          "/nonexistent/libeigstream-eig.so.2" in r.stdout, f"bad EIGSTREAM_LIB: {r.stdout}{r.stderr}")
 
 
 def main():

@@ -38,7 +38,7 @@ static const char usage[] =
     "                       [--vectors | --values] [--runs R] [--check K] [--no-heevd]\n"
     "                       [--qr-path auto|fused|logged] [--qr-log-cap N] [--qr-group-min N]\n"
     "                       [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n"
-    "                       [--json FILE]\n"
+    "                       [--tridiag-path auto|sweep|panel] [--json FILE]\n"
     "\n"
     "CUDA mode: times our cuda backend (device entry point) against cusolverDnXsyevBatched\n"
     "and cusolverDnZheevd/Cheevd looped over 8 streams, on the same device-resident batch,\n"
@@ -58,6 +58,8 @@ static const char usage[] =
     "  --qr-bulges N    most bulges chased at once by a group, 8, 16 or 32 (default 0: the plan's)\n"
     "  --back-path P  our back-transformation: auto (default: gemm from n = 192, from 96 c128\n"
     "                 and 128 c64 when the batch has a matrix per SM), slabs, gemm\n"
+    "  --tridiag-path P our tridiagonalization: auto (default: panel from n = 256 c128, 384\n"
+    "                 c64), sweep, panel\n"
     "  --json FILE    also write the results as JSON\n";
 
 namespace {
@@ -185,6 +187,10 @@ int parse(int argc, char **argv, options &o)
             ++k;
         } else if (strcmp(a, "--back-path") == 0 && v) {
             if (eig_cuda_back_path_parse(v, &o.tuning.back_path) != EIG_OK)
+                return -1;
+            ++k;
+        } else if (strcmp(a, "--tridiag-path") == 0 && v) {
+            if (eig_cuda_tridiag_path_parse(v, &o.tuning.tridiag_path) != EIG_OK)
                 return -1;
             ++k;
         } else if (strcmp(a, "--json") == 0 && v) {
@@ -552,12 +558,12 @@ void print_solver(const solver_result &r, const solver_result &ours)
 void print_case(const options &o, const case_result &c)
 {
     const double n = c.n;
-    printf("\nn=%d batch=%d %s %s input=%s runs=%d qr-path=%s back-path=%s (accuracy over the "
-           "first %d matrices)\n",
+    printf("\nn=%d batch=%d %s %s input=%s runs=%d qr-path=%s back-path=%s tridiag-path=%s "
+           "(accuracy over the first %d matrices)\n",
            c.n, c.batch, c.precision == EIG_COMPLEX_DOUBLE ? "c128" : "c64",
            o.vectors ? "vectors" : "values", o.radar ? "radar" : "random", o.runs,
            eig_cuda_qr_path_name(o.tuning.qr_path), eig_cuda_back_path_name(o.tuning.back_path),
-           o.check < o.batch ? o.check : o.batch);
+           eig_cuda_tridiag_path_name(o.tuning.tridiag_path), o.check < o.batch ? o.check : o.batch);
     printf("  %-18s %10s %10s %10s %11s %13s %6s\n", "solver", "median ms", "min ms", "time/ours",
            "residual", "orthogonality", "info!=0");
     print_solver(c.ours, c.ours);

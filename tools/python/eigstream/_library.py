@@ -24,14 +24,14 @@ EIG_LOWER = 0
 EIG_UPPER = 1
 
 # The SONAME this binding speaks to (eig/install.cmake EIGSTREAM_EIG_SOVERSION).
-SONAME = "libeigstream-eig.so.1"
+SONAME = "libeigstream-eig.so.2"
 
 
 class CudaTuning(ctypes.Structure):
     """eig_cuda_tuning."""
     _fields_ = [("qr_path", ctypes.c_int), ("qr_log_cap", ctypes.c_int),
                 ("qr_group_min", ctypes.c_int), ("qr_bulges", ctypes.c_int),
-                ("back_path", ctypes.c_int)]
+                ("back_path", ctypes.c_int), ("tridiag_path", ctypes.c_int)]
 
 
 class PlanParams(ctypes.Structure):
