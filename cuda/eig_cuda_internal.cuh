@@ -103,6 +103,8 @@ typedef struct eig_cuda_workspace {
                         (the panel path's columns; else NULL) */
     void *panel;     /* chunk * n * 4 EIG_CUDA_PANEL_NB complex: [V W] and [W V] of the panel
                         being reduced (the panel path; else NULL) */
+    void *panel_sums; /* chunk * eig_cuda_panel_sums_per(n) complex: the Hermitian product's
+                         per-tile row and column sums (the panel path; else NULL) */
     void *wy;        /* chunk * n*n complex: Y = V T per block of EIG_CUDA_BACK_NB reflectors,
                         laid out like reflector (vectors jobs; eig_cuda_back.cu) */
     void *back_gemm; /* chunk * eig_cuda_back_config.gemm_per complex: G = V^H V and T per
@@ -146,6 +148,14 @@ enum {
 
 /* Columns per panel of the blocked tridiagonalization (eig_cuda_panel.cu). */
 #define EIG_CUDA_PANEL_NB 32
+
+/* Complex elements of ws.panel_sums per matrix: 64 per 32 x 32 tile of the
+ * lower triangle of an n x n block. */
+__host__ __device__ inline size_t eig_cuda_panel_sums_per(int n)
+{
+    const size_t nb = ((size_t)n + 31) / 32;
+    return nb * (nb + 1) / 2 * 64;
+}
 
 typedef struct eig_cuda_tridiag_config {
     int threads;     /* CTA size */

@@ -11,7 +11,9 @@
  *      column k of B = A - sum_{l<i} (v_l w_l^H + w_l v_l^H), its reflector
  *      H_k = I - sigma u u^H (the tridiag kernel's reflector_make), then
  *      p = sigma (A u - V (W^H u) - W (V^H u)) over rows and columns k+1..
- *      (one read of A's trailing block) and w = p - (sigma/2)(u^H p) u:
+ *      (A u reads the lower triangle of A's trailing block once: each element
+ *      of a 32 x 32 tile serves its row and, conjugated, its column) and
+ *      w = p - (sigma/2)(u^H p) u:
  *      v_i = u, w_i = w. d_k, b_k, sigma_k and u_k go where the tridiag
  *      kernel writes them (b_k to ws.subdiag);
  *   2. one cuBLAS product for the whole launch group updates rows and columns
@@ -34,38 +36,112 @@ constexpr int PANEL_THREADS = 512; /* >= n: one row per thread where a row each 
 template <typename R> size_t panel_smem(int n)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    const size_t cplx = 2 * (size_t)n + (size_t)(n > PANEL_THREADS ? n : PANEL_THREADS) + 4 * PNB;
-    return cplx * sizeof(C) + 128 * sizeof(R);
+    return (2 * (size_t)n + 4 * PNB) * sizeof(C) + 128 * sizeof(R);
 }
 
-/* Partial products of the trailing block (rows and columns k+1.., order m,
- * column-major from g with leading dimension n) with u: the CTA's threads
- * over rows, `groups` thread groups over columns, ps[g m + r]. Four loads in
- * flight per thread. */
-template <typename C>
-__device__ void panel_matvec(const C *g, int n, int m, const C *u, C *ps)
+/* Tiles of 32 x 32 in the lower triangle (diagonal included) of a block of
+ * order m, ordered by column block J, then row block I = J..nb-1. */
+__host__ __device__ constexpr int panel_tiles(int m)
 {
-    const int tid = threadIdx.x, nt = blockDim.x;
-    const int rows_threads = min(nt, (m + 31) & ~31), groups = nt / rows_threads;
-    const int grp = tid / rows_threads, r0 = tid % rows_threads;
-    if (grp >= groups)
-        return;
-    for (int r = r0; r < m; r += rows_threads) {
-        const C *p = g + r;
-        C acc0 = cmake<C>(0, 0), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-        int c = grp;
-        for (; c + 3 * groups < m; c += 4 * groups) {
-            const C v0 = p[c * n], v1 = p[(c + groups) * n];
-            const C v2 = p[(c + 2 * groups) * n], v3 = p[(c + 3 * groups) * n];
-            acc0 = cfma(v0, u[c], acc0);
-            acc1 = cfma(v1, u[c + groups], acc1);
-            acc2 = cfma(v2, u[c + 2 * groups], acc2);
-            acc3 = cfma(v3, u[c + 3 * groups], acc3);
-        }
-        for (; c < m; c += groups)
-            acc0 = cfma(p[c * n], u[c], acc0);
-        ps[grp * m + r] = cadd(cadd(acc0, acc1), cadd(acc2, acc3));
+    return ((m + 31) / 32) * ((m + 31) / 32 + 1) / 2;
+}
+__device__ __forceinline__ int panel_tile(int nb, int I, int J)
+{
+    return J * nb - J * (J - 1) / 2 + (I - J);
+}
+
+template <typename C> __device__ __forceinline__ C cshfl_xor(C v, int mask)
+{
+    return cmake<C>(__shfl_xor_sync(0xffffffffu, v.x, mask), __shfl_xor_sync(0xffffffffu, v.y, mask));
+}
+
+/* Sum over the warp's lanes of t[c], c < 8, by a reduce-scatter butterfly
+ * (9 complex shuffles instead of 40): every lane returns the sum of column
+ * c = (lane >> 2) & 7. t is overwritten. */
+template <typename C> __device__ __forceinline__ C warp_transpose_sum8(C (&t)[8], int lane)
+{
+    const bool b4 = lane & 16, b3 = lane & 8, b2 = lane & 4;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const C send = b4 ? t[k] : t[k + 4], keep = b4 ? t[k + 4] : t[k];
+        t[k] = cadd(keep, cshfl_xor(send, 16));
     }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const C send = b3 ? t[k] : t[k + 2], keep = b3 ? t[k + 2] : t[k];
+        t[k] = cadd(keep, cshfl_xor(send, 8));
+    }
+    const C send = b2 ? t[0] : t[1], keep = b2 ? t[1] : t[0];
+    C s = cadd(keep, cshfl_xor(send, 4));
+    s = cadd(s, cshfl_xor(s, 2));
+    return cadd(s, cshfl_xor(s, 1));
+}
+
+/* The Hermitian product of the trailing block T (rows and columns k+1..,
+ * order m, column-major from g with leading dimension n) with u, reading its
+ * lower triangle once: each warp takes a contiguous range of the 32 x 32
+ * tiles; lane l holds row 32 I + l, loads 8 columns at a time and forms
+ * both T_IJ u_J (its row) and T_IJ^H u_I (a transposed warp sum per column;
+ * none for a diagonal tile, whose row part reads the whole tile). Per tile,
+ * the row part goes to tile_sums[tile][0..31] and the column part to
+ * [32..63]; panel_sum_rows adds them in a fixed order (deterministic: no
+ * atomics). */
+template <typename C>
+__device__ void panel_matvec(const C *g, int n, int m, const C *u, C *tile_sums)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int nb = (m + 31) / 32, tiles = panel_tiles(m);
+    const int first = warp * tiles / warps, last = (warp + 1) * tiles / warps;
+    int J = 0, start = 0; /* start: the index of tile (J, J) */
+    while (first < last && start + (nb - J) <= first)
+        start += nb - J++;
+    int I = J + (first - start);
+    const C zero = cmake<C>(0, 0);
+    for (int t = first; t < last; ++t) {
+        const int i = 32 * I + lane;
+        const bool row_ok = i < m;
+        const C ui = row_ok ? u[i] : zero;
+        C row = zero;
+        C *sums = tile_sums + (size_t)t * 64;
+#pragma unroll 1
+        for (int q = 0; q < 4; ++q) {
+            const int j0 = 32 * J + 8 * q;
+            C v[8];
+#pragma unroll
+            for (int c = 0; c < 8; ++c)
+                v[c] = row_ok && j0 + c < m ? g[i + (j0 + c) * n] : zero;
+#pragma unroll
+            for (int c = 0; c < 8; ++c)
+                row = cfma(v[c], j0 + c < m ? u[j0 + c] : zero, row);
+            if (I != J) {
+#pragma unroll
+                for (int c = 0; c < 8; ++c)
+                    v[c] = cmulc(v[c], ui); /* conj(T_ij) u_i */
+                const C colsum = warp_transpose_sum8(v, lane);
+                if ((lane & 3) == 0)
+                    sums[32 + 8 * q + ((lane >> 2) & 7)] = colsum;
+            }
+        }
+        sums[lane] = row;
+        if (++I == nb) {
+            ++J;
+            I = J;
+        }
+    }
+}
+
+/* Row r < m of T u from the tile sums: the row parts of tiles (B, 0..B) and
+ * the column parts of tiles (B+1.., B), B = r / 32, in that order. The
+ * caller synchronizes after panel_matvec. */
+template <typename C> __device__ C panel_sum_row(const C *tile_sums, int m, int r)
+{
+    const int nb = (m + 31) / 32, B = r >> 5, l = r & 31;
+    C p = cmake<C>(0, 0);
+    for (int J = 0; J <= B; ++J)
+        p = cadd(p, tile_sums[(size_t)panel_tile(nb, B, J) * 64 + l]);
+    for (int I = B + 1; I < nb; ++I)
+        p = cadd(p, tile_sums[(size_t)panel_tile(nb, I, B) * 64 + 32 + l]);
+    return p;
 }
 
 template <typename R>
@@ -79,8 +155,7 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
     extern __shared__ double2 smem_raw[];
     C *col = (C *)smem_raw; /* column k of B, rows k..n-1 */
     C *u = col + n;         /* u_k, rows k+1..n-1 */
-    C *ps = u + n;          /* matvec partials */
-    C *t = ps + max(n, nt); /* W^H u, then V^H u */
+    C *t = u + n;           /* W^H u, then V^H u */
     C *vk = t + 2 * PNB;    /* row k of V, then of W */
     R *red = (R *)(vk + 2 * PNB);
     int toggle = 0;
@@ -89,6 +164,7 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
     const C *G = (const C *)ws.matrix + (size_t)b * nn;
     C *Y = (C *)ws.panel + (size_t)b * n * 4 * PNB; /* [V W] */
     C *Z = Y + (size_t)n * 2 * PNB;                 /* [W V] */
+    C *tile_sums = (C *)ws.panel_sums + (size_t)b * eig_cuda_panel_sums_per(n);
     R *diag = (R *)ws.diag + (size_t)b * n, *sigma_out = (R *)ws.sigma + (size_t)b * n;
     C *sub = (C *)ws.subdiag + (size_t)b * n;
     C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
@@ -122,7 +198,7 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
             Y[(k + 1 + r) + i * n] = u[r];
             Z[(k + 1 + r) + (PNB + i) * n] = u[r];
         }
-        panel_matvec(G + (k + 1) + (size_t)(k + 1) * n, n, m, u, ps);
+        panel_matvec(G + (k + 1) + (size_t)(k + 1) * n, n, m, u, tile_sums);
         /* t_l = w_l^H u, t_{NB+l} = v_l^H u for l < i: a warp per product */
         for (int q = warp; q < 2 * i; q += warps) {
             const int l = q < i ? q : q - i, column = q < i ? PNB + l : l;
@@ -137,12 +213,10 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
         __syncthreads();
         /* p = sigma (A u - V t_w - W t_v), K = (sigma^2/2) u^H P, w = p - K u
          * (one row per thread: m < n <= PANEL_THREADS) */
-        const int groups = nt / min(nt, (m + 31) & ~31);
         C P = cmake<C>(0, 0);
         R kpart = 0;
         if (tid < m) {
-            for (int g = 0; g < groups; ++g)
-                P = cadd(P, ps[g * m + tid]);
+            P = panel_sum_row(tile_sums, m, tid);
             for (int l = 0; l < i; ++l) {
                 P = csub(P, cmul(Y[(k + 1 + tid) + l * n], t[l]));
                 P = csub(P, cmul(Y[(k + 1 + tid) + (PNB + l) * n], t[PNB + l]));

@@ -304,7 +304,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
         per += nn * csize + wy_per * csize + nn * rsize + n * csize +
                plan->back.gemm_per * csize;
     if (panels)
-        per += n * csize + n * 4 * EIG_CUDA_PANEL_NB * csize;
+        per += n * csize + n * 4 * EIG_CUDA_PANEL_NB * csize +
+               eig_cuda_panel_sums_per(p->n) * csize;
     if (logged) /* (plus the launch's counters, EIG_CUDA_QR_LOG_COUNTER_WORDS) */
         per += (size_t)plan->qr.head_cap * sizeof(int4) + n * sizeof(int) +
                sizeof(*plan->ws.qr_state);
@@ -332,6 +333,8 @@ static eig_error eig_cuda_plan_allocate(eig_cuda_plan *plan)
     if (panels) {
         EIG_CUDA_TRY(cudaMalloc(&ws->subdiag, chunk * n * csize));
         EIG_CUDA_TRY(cudaMalloc(&ws->panel, chunk * n * 4 * EIG_CUDA_PANEL_NB * csize));
+        EIG_CUDA_TRY(
+            cudaMalloc(&ws->panel_sums, chunk * eig_cuda_panel_sums_per(p->n) * csize));
     }
     if (plan->back.gemm)
         EIG_CUDA_TRY(cudaMalloc(&ws->back_gemm, chunk * plan->back.gemm_per * csize));
@@ -389,7 +392,7 @@ static void eig_cuda_plan_free(eig_cuda_plan *plan)
     eig_cuda_workspace *ws = &plan->ws;
     if (plan->blas.handle != nullptr)
         (void)cublasDestroy(plan->blas.handle);
-    void *dev[] = {ws->matrix,    ws->subdiag,   ws->panel,     ws->reflector,
+    void *dev[] = {ws->matrix,    ws->subdiag,   ws->panel,     ws->panel_sums,  ws->reflector,
                    ws->wy,        ws->back_gemm, ws->zreal,     ws->phase,
                    ws->sigma,     ws->diag,      ws->offdiag,   ws->scale_exp,
                    ws->status,    ws->qr_head,   ws->qr_rank,   ws->qr_state,
