@@ -146,8 +146,11 @@ enum {
 
 /* ---- kernel configurations (chosen at plan creation) --------------------------- */
 
-/* Columns per panel of the blocked tridiagonalization (eig_cuda_panel.cu). */
-#define EIG_CUDA_PANEL_NB 32
+/* Columns per panel of the blocked tridiagonalization (eig_cuda_panel.cu;
+ * run R2, H100: 16 against 32, tridiag 7.09 -> 6.74 ms at n = 256 c128,
+ * 20.99 -> 20.21 at 384, the same at 512: the per-column work on the panel's
+ * earlier columns halves, the rank-2 NB updates double). */
+#define EIG_CUDA_PANEL_NB 16
 
 /* Complex elements of ws.panel_sums per matrix: 64 per 32 x 32 tile of the
  * lower triangle of an n x n block. */

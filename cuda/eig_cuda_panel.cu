@@ -36,7 +36,7 @@ constexpr int PANEL_THREADS = 512; /* >= n: one row per thread where a row each 
 template <typename R> size_t panel_smem(int n)
 {
     typedef typename eig_cuda_complex<R>::type C;
-    return (2 * (size_t)n + 4 * PNB) * sizeof(C) + 128 * sizeof(R);
+    return (2 * (size_t)n + 4 * PNB + 2) * sizeof(C) + 128 * sizeof(R);
 }
 
 /* Tiles of 32 x 32 in the lower triangle (diagonal included) of a block of
@@ -156,8 +156,9 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
     C *col = (C *)smem_raw; /* column k of B, rows k..n-1 */
     C *u = col + n;         /* u_k, rows k+1..n-1 */
     C *t = u + n;           /* W^H u, then V^H u */
-    C *vk = t + 2 * PNB;    /* row k of V, then of W */
-    R *red = (R *)(vk + 2 * PNB);
+    C *vk = t + 2 * PNB;    /* row k+1 of V, then of W */
+    C *w_first = vk + 2 * PNB; /* w_k's row k+1 */
+    R *red = (R *)(w_first + 2);
     int toggle = 0;
 #define EIG_SCRATCH (red + 64 * (toggle ^= 1))
     const size_t nn = (size_t)n * n;
@@ -169,23 +170,22 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
     C *sub = (C *)ws.subdiag + (size_t)b * n;
     C *refl = vectors ? (C *)ws.reflector + (size_t)b * nn : nullptr;
     const int warp = tid >> 5, lane = tid & 31, warps = nt >> 5;
+    /* column j0 of B = A (rows j0..n-1); later columns are formed while the
+     * previous one's w is (below: their rows of V and W are read once for
+     * both) */
+    R part = 0;
+    for (int r = tid; r < n - j0; r += nt) {
+        const C x = G[(j0 + r) + (size_t)j0 * n];
+        col[r] = x;
+        if (r >= 2)
+            part = fma(x.x, x.x, fma(x.y, x.y, part));
+    }
     for (int i = 0; i < PNB; ++i) {
         const int k = j0 + i, m = n - k - 1; /* m >= 2: the plan leaves >= 3 columns */
+        const bool next = i + 1 < PNB;       /* column k+1 is in this panel */
         if (tid < i) {
-            vk[tid] = Y[k + tid * n];
-            vk[PNB + tid] = Y[k + (PNB + tid) * n];
-        }
-        __syncthreads();
-        /* column k of B (rows k..n-1) and the squared norm of rows k+2.. */
-        R part = 0;
-        for (int r = tid; r <= m; r += nt) {
-            C x = G[(k + r) + (size_t)k * n];
-            for (int l = 0; l < i; ++l)
-                x = rank2_update(x, Y[(k + r) + l * n], Y[(k + r) + (PNB + l) * n], vk[l],
-                                 vk[PNB + l]);
-            col[r] = x;
-            if (r >= 2)
-                part = fma(x.x, x.x, fma(x.y, x.y, part));
+            vk[tid] = Y[(k + 1) + tid * n];
+            vk[PNB + tid] = Y[(k + 1) + (PNB + tid) * n];
         }
         const R rest2 = block_sum(part, EIG_SCRATCH);
         if (tid == 0)
@@ -211,25 +211,42 @@ __global__ void __launch_bounds__(PANEL_THREADS, 2)
                 t[q < i ? l : PNB + l] = acc;
         }
         __syncthreads();
-        /* p = sigma (A u - V t_w - W t_v), K = (sigma^2/2) u^H P, w = p - K u
-         * (one row per thread: m < n <= PANEL_THREADS) */
-        C P = cmake<C>(0, 0);
+        /* one row per thread (m < n <= PANEL_THREADS): P = A u - V t_w - W t_v,
+         * K = (sigma^2/2) u^H P, w = sigma P - K u; and row k+1+tid of column
+         * k+1 of B from the same rows of V and W */
+        const int row = k + 1 + tid;
+        C P = cmake<C>(0, 0), x = P;
         R kpart = 0;
         if (tid < m) {
             P = panel_sum_row(tile_sums, m, tid);
+            if (next)
+                x = G[row + (size_t)(k + 1) * n];
             for (int l = 0; l < i; ++l) {
-                P = csub(P, cmul(Y[(k + 1 + tid) + l * n], t[l]));
-                P = csub(P, cmul(Y[(k + 1 + tid) + (PNB + l) * n], t[PNB + l]));
+                const C vl = Y[row + l * n], wl = Y[row + (PNB + l) * n];
+                P = csub(P, cmul(vl, t[l]));
+                P = csub(P, cmul(wl, t[PNB + l]));
+                if (next)
+                    x = rank2_update(x, vl, wl, vk[l], vk[PNB + l]);
             }
             kpart = u[tid].x * P.x + u[tid].y * P.y;
         }
         const R K = (R)0.5 * sigma * sigma * block_sum(kpart, EIG_SCRATCH);
+        C w = P;
         if (tid < m) {
-            const C w = csub(cscale(sigma, P), cscale(K, u[tid]));
-            Y[(k + 1 + tid) + (PNB + i) * n] = w;
-            Z[(k + 1 + tid) + i * n] = w;
+            w = csub(cscale(sigma, P), cscale(K, u[tid]));
+            Y[row + (PNB + i) * n] = w;
+            Z[row + i * n] = w;
+            if (tid == 0)
+                *w_first = w;
         }
         __syncthreads();
+        part = 0;
+        if (next && tid < m) {
+            x = rank2_update(x, u[tid], w, u[0], *w_first);
+            col[tid] = x;
+            if (tid >= 2)
+                part = fma(x.x, x.x, fma(x.y, x.y, part));
+        }
     }
 #undef EIG_SCRATCH
 }

@@ -126,7 +126,7 @@ typedef enum eig_cuda_tridiag_path {
     EIG_CUDA_TRIDIAG_PATH_SWEEP,    /* one kernel: one pass over the trailing
                                        block per column (shared memory where
                                        it fits, else global) */
-    EIG_CUDA_TRIDIAG_PATH_PANEL     /* panels of 32 columns with the trailing
+    EIG_CUDA_TRIDIAG_PATH_PANEL     /* panels of 16 columns with the trailing
                                        matrix in global memory, updated once
                                        per panel by a cuBLAS product, the last
                                        columns in shared memory (when forced,

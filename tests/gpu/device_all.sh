@@ -44,16 +44,19 @@ echo "== demo"
 timeout 60 tools/demo/eigstream-demo.sh --build $B --frames 10 >"$OUT/demo.txt" 2>&1; note demo $?
 grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
+# The panel path starts at n = 19 (panels of 16 and a tail of 3); racecheck
+# took 51 s on it at n = 20, 35 (H100, run R2).
 for path in default logged gemm panel; do
+  sizes=${SAN_SIZES:-3,20,35}; limit=${SAN_TIMEOUT:-45}
   case $path in
     logged) paths="--qr-path logged";;
     gemm) paths="--back-path gemm";;
-    panel) paths="--tridiag-path panel";;
+    panel) paths="--tridiag-path panel"; sizes=${SAN_SIZES:-20,35}; limit=${SAN_TIMEOUT:-120};;
     *) paths="--qr-path auto";;
   esac
   for tool in memcheck racecheck synccheck; do
-    timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool \
-      --error-exitcode 9 $B/tests/gpu/test_gpu_eig --sizes ${SAN_SIZES:-3,20,35} \
+    timeout $limit compute-sanitizer --tool $tool \
+      --error-exitcode 9 $B/tests/gpu/test_gpu_eig --sizes $sizes \
       $paths >"$OUT/san.log" 2>&1
     note "$path $tool" $?; grep -m3 -E "ERROR SUMMARY|Race reported|Hazard|Invalid" "$OUT/san.log"
     mv "$OUT/san.log" "$OUT/san-$path-$tool.txt"
