@@ -55,9 +55,12 @@ typedef enum config_fallback { CONFIG_FALLBACK_NONE = 0, CONFIG_FALLBACK_CPU } c
 typedef enum config_overflow_policy { CONFIG_OVERFLOW_DROP_OLDEST = 0, CONFIG_OVERFLOW_BLOCK } config_overflow_policy;
 /* realtime.on_failure: a real-time setting the system does not permit. */
 typedef enum config_realtime_failure { CONFIG_REALTIME_WARN = 0, CONFIG_REALTIME_ERROR } config_realtime_failure;
-/* The threads realtime.cpu_affinity_* pins, in this order. */
+/* The threads realtime.cpu_affinity_* pins, in this order. CONFIG_THREAD_IO
+ * stands for ZeroMQ's background threads (its I/O threads and its reaper),
+ * which libzmq starts and pins itself. */
 typedef enum config_realtime_thread {
-    CONFIG_THREAD_RECEIVE = 0, CONFIG_THREAD_FORM, CONFIG_THREAD_SOLVE, CONFIG_THREAD_PUBLISH, CONFIG_THREAD_COUNT_
+    CONFIG_THREAD_RECEIVE = 0, CONFIG_THREAD_FORM, CONFIG_THREAD_SOLVE, CONFIG_THREAD_PUBLISH, CONFIG_THREAD_IO,
+    CONFIG_THREAD_COUNT_
 } config_realtime_thread;
 /* form.input: what the input frames carry. */
 typedef enum config_form_input {

@@ -436,6 +436,13 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .default_string = "",
      .help = "CPUs the publish stage may run on, as a list (\"2\", \"2-3,6\"); "
              "\"\" = any (or the GPU's NUMA node with realtime.gpu_numa)."},
+    {.group = "realtime", .name = "cpu_affinity_io", .kind = CONFIG_KIND_CPU_LIST,
+     .offset = FIELD(realtime.cpu_affinity[CONFIG_THREAD_IO]), .flags = CONFIG_FLAG_EMPTY_OK,
+     .default_string = "",
+     .help = "CPUs ZeroMQ's background threads may run on (its input.io_threads + 1 I/O "
+             "threads, ZMQbg/IO/K, which read and write every socket, and its reaper), as a "
+             "list (\"2\", \"2-3,6\"); \"\" = any (or the GPU's NUMA node with "
+             "realtime.gpu_numa)."},
     {.group = "realtime", .name = "gpu_numa", .kind = CONFIG_KIND_BOOL,
      .offset = FIELD(realtime.gpu_numa), .default_int = 0,
      .help = "With the cuda path: allocate the host buffers on the GPU's NUMA node "

@@ -184,6 +184,11 @@ pipeline_error pipeline_realtime_numa(pipeline *p, char *err, size_t err_bytes);
 /* Once every buffer is allocated: mlockall, and the priority and the CPU
  * sets tried; a refusal warns (left out) or, on_failure error, fails. */
 pipeline_error pipeline_realtime_prepare(pipeline *p, char *err, size_t err_bytes);
+/* realtime.cpu_affinity_io (or the GPU's node): the CPU set tried on this
+ * thread, then given to the ZeroMQ context zmq_context, which pins its
+ * background threads as it starts them: before the context's first socket.
+ * A refusal warns or fails as above. */
+pipeline_error pipeline_realtime_io(pipeline *p, void *zmq_context, char *err, size_t err_bytes);
 
 /* ---- pipeline_sockets.c ------------------------------------------------------- */
 

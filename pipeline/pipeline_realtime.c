@@ -1,7 +1,8 @@
 /*
  * pipeline_realtime.c - realtime.* (config_table.c): the GPU's NUMA node,
- * mlockall, and the SCHED_FIFO priority, CPU affinity and name of the
- * receive, form, solve and publish threads.
+ * mlockall, the SCHED_FIFO priority, CPU affinity and name of the receive,
+ * form, solve and publish threads, and the CPU affinity of ZeroMQ's
+ * background threads (given to its context, which pins them itself).
  *
  * What the system does not permit is found out in pipeline_create, before
  * READY: mlockall is done there for real, and the priority and each CPU set
@@ -23,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "engine.h"
 
@@ -32,11 +34,17 @@
 
 #define MPOL_PREFERRED_MODE 1 /* linux/mempolicy.h MPOL_PREFERRED */
 
-static const char *const thread_names[CONFIG_THREAD_COUNT_] = {"eigs-receive", "eigs-form", "eigs-solve",
-                                                               "eigs-publish"};
+/* The stages' thread names (pipeline_realtime_thread); ZeroMQ names its own
+ * (ZMQbg/IO/K, ZMQbg/Reaper). */
+static const char *const thread_names[CONFIG_THREAD_IO] = {"eigs-receive", "eigs-form", "eigs-solve",
+                                                          "eigs-publish"};
 static const char *const affinity_settings[CONFIG_THREAD_COUNT_] = {
     "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form", "realtime.cpu_affinity_solve",
-    "realtime.cpu_affinity_publish"};
+    "realtime.cpu_affinity_publish", "realtime.cpu_affinity_io"};
+/* What a refusal calls each set's threads. */
+static const char *const affinity_threads[CONFIG_THREAD_COUNT_] = {
+    "the receive thread", "the form thread", "the solve thread", "the publish thread",
+    "ZeroMQ's background threads"};
 
 /* A setting the system refused: a warning (PIPELINE_OK, the caller leaves
  * the setting out) or, with on_failure error, the start's error. */
@@ -222,38 +230,63 @@ static pipeline_error realtime_priority_probe(pipeline *p, char *err, size_t err
                            limit.rlim_cur == RLIM_INFINITY ? -1LL : (long long)limit.rlim_cur);
 }
 
-/* Each thread's CPU set (its own list, else the GPU's node), tried on this
- * thread and undone. */
+/* Thread set t's CPUs (its own list, else the GPU's node), tried on this
+ * thread and undone; what passed goes to p->realtime.cpus[t]. */
+static pipeline_error realtime_affinity_try(pipeline *p, config_realtime_thread t, char *err, size_t err_bytes)
+{
+    const char *list = p->cfg.realtime.cpu_affinity[t];
+    uint64_t mask[CONFIG_CPU_MAX / 64];
+    if (list[0] != '\0')
+        config_cpu_list_parse(list, mask); /* validated with the configuration */
+    else if (p->realtime.numa_node >= 0)
+        memcpy(mask, p->realtime.numa_cpus, sizeof mask);
+    else
+        return PIPELINE_OK;
+    cpu_set_t saved, set;
+    pthread_getaffinity_np(pthread_self(), sizeof saved, &saved);
+    mask_to_set(mask, &set);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    if (rc == 0) {
+        memcpy(p->realtime.cpus[t], mask, sizeof mask);
+        p->realtime.pinned[t] = 1;
+        return PIPELINE_OK;
+    }
+    char allowed[256];
+    set_format(&saved, allowed, sizeof allowed);
+    return realtime_refuse(p, list[0] ? affinity_settings[t] : "realtime.gpu_numa", err, err_bytes,
+                           "%s on CPUs \"%s\": %s (this process may use CPUs %s)", affinity_threads[t],
+                           list[0] ? list : "of the GPU's node", strerror(rc), allowed);
+}
+
+/* The stages' CPU sets (ZeroMQ's went to its context with the sockets). */
 static pipeline_error realtime_affinity_probe(pipeline *p, char *err, size_t err_bytes)
 {
-    cpu_set_t saved;
-    pthread_getaffinity_np(pthread_self(), sizeof saved, &saved);
     for (int t = 0; t < CONFIG_THREAD_COUNT_; t++) {
-        const char *list = p->cfg.realtime.cpu_affinity[t];
-        uint64_t mask[CONFIG_CPU_MAX / 64];
-        if (list[0] != '\0')
-            config_cpu_list_parse(list, mask); /* validated with the configuration */
-        else if (p->realtime.numa_node >= 0)
-            memcpy(mask, p->realtime.numa_cpus, sizeof mask);
-        else
-            continue;
-        cpu_set_t set;
-        mask_to_set(mask, &set);
-        int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-        pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
-        if (rc == 0) {
-            memcpy(p->realtime.cpus[t], mask, sizeof mask);
-            p->realtime.pinned[t] = 1;
-            continue;
-        }
-        char allowed[256];
-        set_format(&saved, allowed, sizeof allowed);
-        pipeline_error e = realtime_refuse(p, list[0] ? affinity_settings[t] : "realtime.gpu_numa", err, err_bytes,
-                                           "the %s thread on CPUs \"%s\": %s (this process may use CPUs %s)",
-                                           thread_names[t] + 5, list[0] ? list : "of the GPU's node", strerror(rc),
-                                           allowed);
+        pipeline_error e = t == CONFIG_THREAD_IO ? PIPELINE_OK : realtime_affinity_try(p, t, err, err_bytes);
         if (e != PIPELINE_OK)
             return e;
+    }
+    return PIPELINE_OK;
+}
+
+pipeline_error pipeline_realtime_io(pipeline *p, void *zmq_context, char *err, size_t err_bytes)
+{
+    pipeline_error e = realtime_affinity_try(p, CONFIG_THREAD_IO, err, err_bytes);
+    if (e != PIPELINE_OK || !p->realtime.pinned[CONFIG_THREAD_IO])
+        return e;
+    const uint64_t *mask = p->realtime.cpus[CONFIG_THREAD_IO];
+    for (int c = 0; c < CONFIG_CPU_MAX; c++) {
+        if (!(mask[c / 64] >> (c % 64) & 1) || zmq_ctx_set(zmq_context, ZMQ_THREAD_AFFINITY_CPU_ADD, c) == 0)
+            continue;
+        const int why = errno;
+        for (int d = 0; d < c; d++) /* a partial set would pin to fewer CPUs than asked */
+            if (mask[d / 64] >> (d % 64) & 1)
+                zmq_ctx_set(zmq_context, ZMQ_THREAD_AFFINITY_CPU_REMOVE, d);
+        p->realtime.pinned[CONFIG_THREAD_IO] = 0;
+        return realtime_refuse(p, affinity_settings[CONFIG_THREAD_IO], err, err_bytes,
+                               "this libzmq does not pin its threads (zmq_ctx_set "
+                               "ZMQ_THREAD_AFFINITY_CPU_ADD %d: %s)", c, zmq_strerror(why));
     }
     return PIPELINE_OK;
 }

@@ -479,7 +479,9 @@ pipeline_error pipeline_sockets_open(pipeline *p, char *err, size_t err_bytes)
         error_text_set(err, err_bytes, "cannot set ZeroMQ I/O threads: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
-    pipeline_error e = security_open(p, err, err_bytes);
+    pipeline_error e = pipeline_realtime_io(p, p->zmq, err, err_bytes);
+    if (e == PIPELINE_OK)
+        e = security_open(p, err, err_bytes);
     /* A file input reads its recording instead (stage_receive_file.c). */
     if (e == PIPELINE_OK && p->receive.recording == NULL)
         e = input_open(p, err, err_bytes);

@@ -164,6 +164,7 @@ static void expected_config(eigstream_config *c, expected_kind kind)
     strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_FORM], PICK("", "1-2"));
     strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_SOLVE], PICK("", "2-5,8"));
     strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_PUBLISH], PICK("", "1023"));
+    strcpy(c->realtime.cpu_affinity[CONFIG_THREAD_IO], PICK("", "3,7"));
     c->realtime.gpu_numa = PICK(0, 1);
     c->realtime.on_failure = PICK(CONFIG_REALTIME_WARN, CONFIG_REALTIME_ERROR);
     strcpy(c->security.curve_secret_key, PICK("", "/etc/eigstream/server.key_secret"));
@@ -281,7 +282,8 @@ static const char *const all_settings[] = {
     "service.stall_ms", "security.curve_secret_key", "security.curve_allow",
     "security.curve_dispatcher_key",
     "realtime.mlockall", "realtime.priority", "realtime.cpu_affinity_receive", "realtime.cpu_affinity_form",
-    "realtime.cpu_affinity_solve", "realtime.cpu_affinity_publish", "realtime.gpu_numa", "realtime.on_failure",
+    "realtime.cpu_affinity_solve", "realtime.cpu_affinity_publish", "realtime.cpu_affinity_io", "realtime.gpu_numa",
+    "realtime.on_failure",
 };
 #define SETTING_COUNT (sizeof all_settings / sizeof all_settings[0])
 
@@ -700,7 +702,8 @@ static const char full_file[] =
     "log: { level = \"debug\"; };\n"
     "service = { stall_ms = 500; };\n"
     "realtime = { mlockall = true; priority = 40; cpu_affinity_receive = \"0\"; cpu_affinity_form = \"1-2\";\n"
-    "  cpu_affinity_solve = \"2-5,8\"; cpu_affinity_publish = \"1023\"; gpu_numa = true; on_failure = \"error\"; };\n"
+    "  cpu_affinity_solve = \"2-5,8\"; cpu_affinity_publish = \"1023\"; cpu_affinity_io = \"3,7\";\n"
+    "  gpu_numa = true; on_failure = \"error\"; };\n"
     "security = { curve_allow = \"/etc/eigstream/clients\"; curve_secret_key = \"/etc/eigstream/server.key_secret\"; };\n"
     "metrics = { interval_ms = 250; endpoint = \"ipc:///tmp/eigstream-metrics\"; http = \"0.0.0.0:9000\";\n"
     "  http_deadline_s = 30; http_scrapers = \"10.0.0.5,::1\"; };\n"

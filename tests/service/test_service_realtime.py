@@ -11,7 +11,9 @@ The oracle is the kernel: /proc/PID/task/TID/comm names each thread
 (eigs-receive, -form, -solve, -publish), its status gives
 Cpus_allowed_list, its stat the scheduling policy and rt priority.
 
-1. Affinity: each thread on the CPUs its setting lists.
+1. Affinity: each thread on the CPUs its setting lists; ZeroMQ's
+   background threads (ZMQbg/IO/K, ZMQbg/Reaper) on realtime.cpu_affinity_io's
+   and, with a CPU that is not there, free with a warning naming it.
 2. A CPU that is not there (1000): on_failure warn runs without it, with a
    warning naming realtime.cpu_affinity_solve and the cause; error exits 1
    with that message.
@@ -162,6 +164,35 @@ def test_workers_affinity(tmp):
     check(d.stop() == 0, "workers: exit status after SIGTERM")
 
 
+# ZeroMQ's background threads (libzmq's names): input.io_threads + 1 = 2 I/O
+# threads at the default, and the reaper.
+ZMQ_THREADS = ("ZMQbg/IO/0", "ZMQbg/IO/1", "ZMQbg/Reaper")
+
+
+def test_io_affinity(tmp):
+    """realtime.cpu_affinity_io: ZeroMQ's threads on its CPUs, the stages not;
+    a CPU that is not there warns, names the setting, and leaves them free."""
+    allowed = sorted(os.sched_getaffinity(0))
+    process, last = cpu_list(allowed), str(allowed[-1])
+    d = RealtimeDaemon(tmp, "io", {"cpu_affinity_io": f'"{last}"'}, names=NAMES + ZMQ_THREADS)
+    t = d.running_threads()
+    if check(t is not None, f"io affinity: threads never appeared: {d.text()[-1500:]}"):
+        for name in ZMQ_THREADS:
+            check(t[name][1] == last, f"io affinity: {name}: Cpus_allowed_list {t[name][1]}, want {last}")
+        for name in NAMES:
+            check(t[name][1] == process, f"io affinity: {name} on {t[name][1]}, want {process} (not pinned)")
+    check(d.stop() == 0, "io affinity: exit status after SIGTERM")
+    d = RealtimeDaemon(tmp, "io_warn", {"cpu_affinity_io": '"1000"'}, names=NAMES + ZMQ_THREADS)
+    t = d.running_threads()
+    if check(t is not None, f"io affinity, absent CPU: did not run: {d.text()[-1500:]}"):
+        for name in ZMQ_THREADS:
+            check(t[name][1] == process, f"io affinity, absent CPU: {name} on {t[name][1]}")
+    d.stop()
+    message = ("realtime.cpu_affinity_io: ZeroMQ's background threads on CPUs \"1000\": Invalid argument "
+               f"(this process may use CPUs {process}); running without it (realtime.on_failure = warn)")
+    check(message in d.text(), f"io affinity, absent CPU: message: {d.text()[-1500:]!r}")
+
+
 def test_absent_cpu(tmp):
     process = cpu_list(os.sched_getaffinity(0))
     message = ('realtime.cpu_affinity_solve: the solve thread on CPUs "1000": Invalid argument '
@@ -283,6 +314,7 @@ def main():
     if case == "main":
         test_affinity(tmp)
         test_workers_affinity(tmp)
+        test_io_affinity(tmp)
         test_absent_cpu(tmp)
         test_gpu_numa(tmp)
     elif case == "refused":

@@ -2,8 +2,9 @@
 """eigstream-bench pipeline's JSON names the input path it measured: the
 daemon's connections, the source's sockets (one per connection with
 --source-sockets each, else one), the input high-water mark and copy
-threads, and the listed GPU devices (none on the lapack backend), as the
-command line set them; every frame came back (exit 0). Not a benchmark: the
+threads, the CPUs of ZeroMQ's I/O threads (--io-cpus, realtime.cpu_affinity_io),
+and the listed GPU devices (none on the lapack backend), as the command
+line set them; every frame came back (exit 0). Not a benchmark: the
 times are not looked at.
 
 usage: test_bench_pipeline_json.py BENCH SCRATCH_DIR
@@ -16,11 +17,12 @@ import sys
 BENCH, SCRATCH = sys.argv[1:3]
 os.makedirs(SCRATCH, exist_ok=True)
 failures = []
-for sockets, want_sockets in (("each", 3), ("one", 1)):
+last_cpu = str(max(os.sched_getaffinity(0)))
+for sockets, want_sockets, io_cpus in (("each", 3, last_cpu), ("one", 1, "")):
     out = os.path.join(SCRATCH, f"pipeline-{sockets}.json")
     cmd = [BENCH, "pipeline", "--backend", "lapack", "--n", "16", "--matrices", "4", "--frames", "30",
            "--rate", "300", "--transport", "ipc", "--input-io-threads", "3", "--source-sockets", sockets,
-           "--input-hwm", "6", "--copy-threads", "2", "--json", out]
+           "--input-hwm", "6", "--copy-threads", "2", "--json", out] + (["--io-cpus", io_cpus] if io_cpus else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     if r.returncode != 0:
         failures.append(f"{sockets}: exit {r.returncode}; stdout {r.stdout[-800:]!r}; stderr {r.stderr[-800:]!r}")
@@ -28,7 +30,7 @@ for sockets, want_sockets in (("each", 3), ("one", 1)):
     with open(out) as f:
         report = json.load(f)
     got = report.get("input")
-    want = {"connections": 3, "source_sockets": want_sockets, "hwm": 6, "copy_threads": 2}
+    want = {"connections": 3, "source_sockets": want_sockets, "hwm": 6, "copy_threads": 2, "io_cpus": io_cpus}
     if got != want:
         failures.append(f"{sockets}: input {got}, want {want}")
     if report.get("gpu_devices") != []:

@@ -94,6 +94,7 @@ typedef struct options {
     int copy_threads; /* input.copy_threads */
     int io_threads;   /* input.io_threads: connections from the daemon to the source */
     int source_each;  /* io_threads > 1: a PUSH socket per connection (1) or one for all (0) */
+    char io_cpus[CONFIG_STRING_MAX]; /* realtime.cpu_affinity_io, "" = any */
 } options;
 
 /* "1,2,3": 1..CONFIG_LIST_MAX entries, each within [lo, hi]. */
@@ -125,6 +126,16 @@ static int parse_worker_counts(const char *text, void *dest)
 static int parse_gpu_devices(const char *text, void *dest)
 {
     return parse_int_list(text, dest, 0, 63);
+}
+
+/* A CPU list as realtime.cpu_affinity_io takes it ("2", "2-3,6"). */
+static int parse_cpu_list(const char *text, void *dest)
+{
+    uint64_t mask[CONFIG_CPU_MAX / 64];
+    if (strlen(text) >= CONFIG_STRING_MAX || config_cpu_list_parse(text, mask) != 0)
+        return -1;
+    snprintf((char *)dest, CONFIG_STRING_MAX, "%s", text);
+    return 0;
 }
 
 static const char *const pipeline_transports[] = {"tcp", "ipc", NULL};
@@ -175,6 +186,8 @@ static int parse_options(int argc, char **argv, options *o)
                 "the daemon's input.copy_threads, 0 = auto"),
         CLI_INT("input-io-threads", 0, &o->io_threads, 1, CONFIG_INPUT_IO_THREADS_MAX, "K",
                 "the daemon's input.io_threads: K connections to the source, each read by its own I/O thread"),
+        CLI_CUSTOM("io-cpus", 0, o->io_cpus, parse_cpu_list, "a CPU list such as 2-3,6", "LIST",
+                   "the daemon's realtime.cpu_affinity_io: CPUs of ZeroMQ's I/O threads (default any)"),
         CLI_CHOICE("source-sockets", 0, &o->source_each, pipeline_source_sockets, NULL,
                    "with K connections, the source's PUSH sockets: each (one per connection, each bound on its "
                    "own endpoint and I/O thread, seq f on socket f mod K; input.endpoint lists them) or one "
@@ -442,6 +455,7 @@ static void bench_config(const options *o, eigstream_config *cfg)
     cfg->input.hwm = o->input_hwm;
     cfg->input.copy_threads = o->copy_threads;
     cfg->input.io_threads = o->io_threads;
+    snprintf(cfg->realtime.cpu_affinity[CONFIG_THREAD_IO], CONFIG_STRING_MAX, "%s", o->io_cpus);
 }
 
 /* One frame's buffers as the daemon allocates them (pipeline_frames.c): the
@@ -1213,9 +1227,10 @@ static int report_json(const char *path, const options *o, const bench_frames *b
                 m->threads[i].waiting);
     }
     /* the input path's shape, as the command line set it */
-    fprintf(f, "],\"input\":{\"connections\":%d,\"source_sockets\":%d,\"hwm\":%d,\"copy_threads\":%d},"
-               "\"gpu_devices\":[",
-            o->io_threads, o->io_threads > 1 && o->source_each ? o->io_threads : 1, o->input_hwm, o->copy_threads);
+    fprintf(f, "],\"input\":{\"connections\":%d,\"source_sockets\":%d,\"hwm\":%d,\"copy_threads\":%d,"
+               "\"io_cpus\":\"%s\"},\"gpu_devices\":[",
+            o->io_threads, o->io_threads > 1 && o->source_each ? o->io_threads : 1, o->input_hwm, o->copy_threads,
+            o->io_cpus);
     for (int i = 0; i < o->gpu_devices.count; i++)
         fprintf(f, "%s%d", i ? "," : "", o->gpu_devices.values[i]);
     fprintf(f, "]}\n");
