@@ -25,7 +25,10 @@
 extern "C" {
 #endif
 
-#define CONFIG_STRING_MAX 256
+/* Bytes of a string setting with its NUL: room for input.endpoint's list of
+ * CONFIG_INPUT_IO_THREADS_MAX endpoints of ~120 bytes each (long ipc:// paths);
+ * 256 held only about 30 bytes each. */
+#define CONFIG_STRING_MAX 1024
 /* Most entries of a list setting (solver.gpu_devices). */
 #define CONFIG_LIST_MAX 16
 #define CONFIG_ADDRESSES_MAX 16 /* entries of an address list (metrics.http_scrapers) */

@@ -451,9 +451,10 @@ static void test_wrong_type(void)
 
 static void test_long_endpoint(void)
 {
-    char long_endpoint[400];
-    snprintf(long_endpoint, sizeof long_endpoint, "input = {\n  endpoint = \"tcp://%0300d\";\n};\n", 0);
-    expect_error("range_string.cfg", long_endpoint, CONFIG_ERANGE, ":2: input.endpoint: longer than 255 bytes");
+    char long_endpoint[CONFIG_STRING_MAX + 64];
+    snprintf(long_endpoint, sizeof long_endpoint, "input = {\n  endpoint = \"tcp://%0*d\";\n};\n",
+             CONFIG_STRING_MAX, 0);
+    expect_error("range_string.cfg", long_endpoint, CONFIG_ERANGE, ":2: input.endpoint: longer than 1023 bytes");
 }
 
 static void test_out_of_range(void)
@@ -872,6 +873,20 @@ static void test_endpoint_lists(void)
         config_input_endpoint(&cfg, k, got, sizeof got);
         CHECK(strcmp(got, want[k]) == 0, "list: socket %d gets \"%s\", want \"%s\"", k, got, want[k]);
     }
+    /* eight long ipc paths (the most connections, each near the 107-byte
+     * limit of a socket path): 8 x 99 bytes fit */
+    char eight[CONFIG_STRING_MAX + 128], path[8][112];
+    int len = snprintf(eight, sizeof eight, "input = {\n  endpoint = \"");
+    for (int k = 0; k < 8; k++) {
+        snprintf(path[k], sizeof path[k], "ipc:///var/run/eigstream/receiver-site-north/array-%d/%045d", k, 0);
+        len += snprintf(eight + len, sizeof eight - (size_t)len, "%s%s", k ? "," : "", path[k]);
+    }
+    snprintf(eight + len, sizeof eight - (size_t)len, "\";\n  bind = false;\n  io_threads = 8;\n};\n");
+    expect_ok("list_eight.cfg", eight, &cfg);
+    for (int k = 0; k < 8; k++) {
+        config_input_endpoint(&cfg, k, got, sizeof got);
+        CHECK(strcmp(got, path[k]) == 0, "eight: socket %d gets \"%s\", want \"%s\"", k, got, path[k]);
+    }
     expect_ok("list_one.cfg", "input = {\n  endpoint = \"tcp://127.0.0.1:6001\";\n  bind = false;\n"
                               "  io_threads = 3;\n};\n", &cfg);
     for (int k = 0; k < 3; k++) {
@@ -1100,7 +1115,7 @@ static void test_validate_programmatic(void)
     expect_invalid("empty output", &cfg, CONFIG_EINVAL, "output.endpoint: must not be empty");
     config_defaults(&cfg);
     memset(cfg.input.endpoint, 'a', sizeof cfg.input.endpoint);
-    expect_invalid("unterminated", &cfg, CONFIG_ERANGE, "input.endpoint: longer than 255 bytes");
+    expect_invalid("unterminated", &cfg, CONFIG_ERANGE, "input.endpoint: longer than 1023 bytes");
     config_defaults(&cfg);
     strcpy(cfg.metrics.endpoint, "udp://x");
     expect_invalid("scheme", &cfg, CONFIG_EINVAL,
