@@ -152,12 +152,16 @@ enum {
  * earlier columns halves, the rank-2 NB updates double). */
 #define EIG_CUDA_PANEL_NB 16
 
-/* Complex elements of ws.panel_sums per matrix: 64 per 32 x 32 tile of the
- * lower triangle of an n x n block. */
+/* 32 x 32 tiles in the lower triangle (diagonal included) of an n x n block,
+ * and the complex elements of ws.panel_sums per matrix: 64 per tile. */
+__host__ __device__ inline int eig_cuda_panel_tiles(int n)
+{
+    const int nb = (n + 31) / 32;
+    return nb * (nb + 1) / 2;
+}
 __host__ __device__ inline size_t eig_cuda_panel_sums_per(int n)
 {
-    const size_t nb = ((size_t)n + 31) / 32;
-    return nb * (nb + 1) / 2 * 64;
+    return (size_t)eig_cuda_panel_tiles(n) * 64;
 }
 
 typedef struct eig_cuda_tridiag_config {

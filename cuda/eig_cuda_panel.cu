@@ -39,12 +39,8 @@ template <typename R> size_t panel_smem(int n)
     return (2 * (size_t)n + 4 * PNB + 2) * sizeof(C) + 128 * sizeof(R);
 }
 
-/* Tiles of 32 x 32 in the lower triangle (diagonal included) of a block of
- * order m, ordered by column block J, then row block I = J..nb-1. */
-__host__ __device__ constexpr int panel_tiles(int m)
-{
-    return ((m + 31) / 32) * ((m + 31) / 32 + 1) / 2;
-}
+/* Index of tile (I, J) among eig_cuda_panel_tiles' tiles of a block, ordered
+ * by column block J, then row block I = J..nb-1. */
 __device__ __forceinline__ int panel_tile(int nb, int I, int J)
 {
     return J * nb - J * (J - 1) / 2 + (I - J);
@@ -90,7 +86,7 @@ template <typename C>
 __device__ void panel_matvec(const C *g, int n, int m, const C *u, C *tile_sums)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    const int nb = (m + 31) / 32, tiles = panel_tiles(m);
+    const int nb = (m + 31) / 32, tiles = eig_cuda_panel_tiles(m);
     const int first = warp * tiles / warps, last = (warp + 1) * tiles / warps;
     int J = 0, start = 0; /* start: the index of tile (J, J) */
     while (first < last && start + (nb - J) <= first)

@@ -262,8 +262,8 @@ static pipeline_error realtime_affinity_try(pipeline *p, config_realtime_thread 
 /* The stages' CPU sets (ZeroMQ's went to its context with the sockets). */
 static pipeline_error realtime_affinity_probe(pipeline *p, char *err, size_t err_bytes)
 {
-    for (int t = 0; t < CONFIG_THREAD_COUNT_; t++) {
-        pipeline_error e = t == CONFIG_THREAD_IO ? PIPELINE_OK : realtime_affinity_try(p, t, err, err_bytes);
+    for (int t = 0; t < CONFIG_THREAD_IO; t++) {
+        pipeline_error e = realtime_affinity_try(p, t, err, err_bytes);
         if (e != PIPELINE_OK)
             return e;
     }
