@@ -13,7 +13,7 @@
 #                                    [--cells C] [--threads T] [--precision float|double]
 #                                    [--storage full|packed_lower] [--port-base P]
 #                                    [--gpus-per-daemon G] [--direct-gpus K]
-#                                    [--connections C] [--curve]
+#                                    [--connections C] [--curve] [--busiest K]
 #
 # --gpus-per-daemon G: the cuda backend, daemon i solving on GPUs (i-1)*G .. i*G-1
 # (solver.gpu_devices); --direct-gpus K: the direct daemon on GPUs 0 .. K-1 (default G).
@@ -21,6 +21,9 @@
 # front-end sockets of the dispatcher, or C input connections of the direct daemon
 # (input.io_threads = C, input.endpoint listing the sim's C bound endpoints); one
 # ZeroMQ connection carries ~3-8 GB/s. --curve: every hop under CURVE (fresh keys).
+# --busiest K: under each configuration, its K busiest threads over the run (every
+# process of the topology and the sim and sink, sampled by thread-cpu.py: % of a core),
+# so that the thread that paces a topology is named by measurement.
 # On a 4-GPU host, one daemon of 4 GPUs against two daemons of 2 behind dispatch + merge:
 #   tools/scaleout/bench-scaleout.sh --build build --max-daemons 2 --gpus-per-daemon 2 --direct-gpus 4 \
 #       --frames 600 --n 128 --cells 180 --precision float --storage packed_lower
@@ -32,15 +35,17 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
-STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0
+STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0 BUSIEST=0
 . "$here/../cli/cli_options.sh"
 cli_parse_options bench-scaleout 2,30 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
     --threads=THREADS --precision=PRECISION --port-base=PORT_BASE --storage=STORAGE
-    --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS --connections=CONNECTIONS --curve=CURVE=1" "$@"
+    --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS --connections=CONNECTIONS --curve=CURVE=1
+    --busiest=BUSIEST" "$@"
 . "$here/scaleout-lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-bench-scaleout.XXXXXX")
-sink_pid=""
-trap 'so_stop; [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
+sink_pid="" watch_pid=""
+trap 'so_stop; [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; [ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+      rm -rf "$WORK"' EXIT
 trap 'exit 1' INT TERM
 now() { date +%s.%N; }
 if [ "$CURVE" = 1 ]; then so_curve_keys "$MAX" || exit 1; fi
@@ -53,9 +58,28 @@ start_sink() { # start_sink PORT [CURVE OPTIONS]: a PULL consumer that exits aft
     sink_pid=$!
 }
 
-send() { # send [OPTIONS]: the sim into the dispatcher's front end, as fast as it is let
+send() { # send [OPTIONS]: the sim into the dispatcher's front end, as fast as it is let;
+    # with --busiest, its threads and the topology's sampled until the sink has every frame
     "$(so_bin eigstream-sim)" --endpoint "$(so_front)" --n "$N" --cells "$CELLS" --snapshots 64 \
-        --precision "$PRECISION" --storage "$STORAGE" --frames "$FRAMES" --rate 0 --quiet "$@" >/dev/null 2>&1
+        --precision "$PRECISION" --storage "$STORAGE" --frames "$FRAMES" --rate 0 --quiet "$@" >/dev/null 2>&1 &
+    local sim_pid=$!
+    if [ "$BUSIEST" -gt 0 ]; then
+        # shellcheck disable=SC2086 # the pid lists split into words
+        python3 "$here/thread-cpu.py" --out "$WORK/threads.txt" $sim_pid $sink_pid $DAEMON_PIDS $DISPATCH_PID \
+            $MERGE_PID &
+        watch_pid=$!
+    fi
+    wait "$sim_pid"
+}
+
+watch_stop() { # when the sink has every frame: the sampling ends (shutdowns are not the run)
+    [ -n "$watch_pid" ] || return 0
+    kill -TERM "$watch_pid"; wait "$watch_pid"; watch_pid=""
+}
+
+busiest() { # the configuration's BUSIEST busiest threads, indented under its row
+    [ "$BUSIEST" -gt 0 ] || return 0
+    head -n "$BUSIEST" "$WORK/threads.txt" | awk '{ printf "    %-26s %-18s %6.1f%% of a core\n", $1, $2, $3 }'
 }
 
 sink_p99() { python3 -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['latency_sink_ms']['p99'])" \
@@ -85,12 +109,14 @@ for _ in $(seq 1 100); do grep -q "INFO  main: eigstream" "$WORK/direct.log" && 
 # shellcheck disable=SC2086
 t0=$(now); send $sim_bind $direct_curve ${direct_curve:+--curve-key $WORK/keys/source.key_secret}
 wait "$sink_pid"; t1=$(now); sink_pid=""
+watch_stop
 so_stop
 direct=$(sink_rate)
 printf '%-28s %10s %8s %10s %14s %14s %12s\n' configuration frames/s ratio "wall f/s" "merge p50 ms" "merge p99 ms" \
     "sink p99 ms"
 printf '%-28s %10s %8s %10s %14s %14s %12s\n' "1 daemon, direct" "$direct" "1.00" \
     "$(python3 -c "print('%.2f' % ($FRAMES / ($t1 - $t0)))")" "-" "-" "$(sink_p99)"
+busiest
 
 for DAEMONS in $(seq 1 "$MAX"); do
     # shellcheck disable=SC2086 # the CURVE options split into words
@@ -98,6 +124,7 @@ for DAEMONS in $(seq 1 "$MAX"); do
     DISPATCH_ARGS="--overflow block" MERGE_ARGS="--window-ms 10000" so_start || exit 1
     # shellcheck disable=SC2086
     t0=$(now); send $SIM_CURVE; wait "$sink_pid"; t1=$(now); sink_pid=""
+    watch_stop
     so_wait_merge 600
     so_stop
     python3 - "$WORK/merge.json" "$FRAMES" "$t0" "$t1" "$direct" "$DAEMONS" "$(sink_p99)" "$(sink_rate)" <<'PY'
@@ -110,6 +137,7 @@ print("%-28s %10.2f %8.2f %10.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispa
       rate / direct if direct > 0 else 0.0, frames / (t1 - t0), m["added_latency_ms"]["p50"],
       m["added_latency_ms"]["p99"], sink, note))
 PY
+    busiest
 done
 echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon," \
      "$CONNECTIONS connection(s) from the sim, CURVE $([ "$CURVE" = 1 ] && echo on || echo off), $(nproc) cores)"
