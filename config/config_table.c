@@ -151,8 +151,11 @@ const config_spec config_specs[CONFIG_SPEC_COUNT] = {
      .help = "Input sockets, each connected to the source's PUSH and read by its own "
              "ZeroMQ I/O thread: one connection carries ~3-8 GB/s, less than two GPUs "
              "solve. The PUSH deals frames over the connections in turn; the receiver "
-             "passes them on in seq order (input.reorder_ms). Above 1 it needs "
-             "input.pattern = \"pull\" and input.bind = false."},
+             "passes them on in seq order (input.reorder_ms). With input.pattern = "
+             "\"dispatch\" each socket is a DEALER of its own to eigstream-dispatch, a peer "
+             "with its own share of the credit (frame.queue_depth of at least 2 per socket "
+             "keeps each busy), and frames go on as they come: eigstream-merge orders them. "
+             "Above 1 it needs input.pattern = \"pull\" or \"dispatch\" and input.bind = false."},
     {.group = "input", .name = "reorder_ms", .kind = CONFIG_KIND_INT,
      .offset = FIELD(input.reorder_ms), .min = 0, .max = 10000, .default_int = 20,
      .help = "input.io_threads above 1: how long a frame waits for a lower seq that may "

@@ -413,14 +413,16 @@ static config_error check_endpoints(const eigstream_config *cfg, config_violatio
         return violation(v, CONFIG_EINVAL, in, config_spec_find("input", "io_threads"), NULL,
                          "%d endpoints listed for %d input sockets: list one, or one per socket "
                          "(input.io_threads)", listed, cfg->input.io_threads);
-    /* Several input sockets: each a connection to the source's PUSH (a SUB
-     * each would get every frame; a bound socket would take them all). */
-    if (cfg->input.io_threads > 1 && (cfg->input.pattern != CONFIG_INPUT_PULL || cfg->input.bind ||
+    /* Several input sockets: each a connection to the source's PUSH, or a
+     * DEALER of its own to eigstream-dispatch (a SUB each would get every
+     * frame; a bound socket would take them all). */
+    if (cfg->input.io_threads > 1 && (cfg->input.pattern == CONFIG_INPUT_SUB || cfg->input.bind ||
                                       strncmp(cfg->input.endpoint, "file:", 5) == 0))
         return violation(v, CONFIG_EINVAL, config_spec_find("input", "io_threads"),
                          config_spec_find("input", "pattern"), config_spec_find("input", "bind"),
-                         "more than one input socket connects to a PUSH source: it needs input.pattern "
-                         "\"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)");
+                         "more than one input socket connects to a PUSH source or to eigstream-dispatch: it "
+                         "needs input.pattern \"pull\" or \"dispatch\" and input.bind = false on a ZeroMQ "
+                         "endpoint (or input.io_threads = 1)");
     /* The dispatcher's ROUTER binds; its daemons connect to it. */
     if (cfg->input.pattern == CONFIG_INPUT_DISPATCH && cfg->input.bind &&
         strncmp(cfg->input.endpoint, "file:", 5) != 0)

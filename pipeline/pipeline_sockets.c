@@ -145,11 +145,11 @@ static pipeline_error socket_attach(void *s, const char *role, const char *endpo
     return PIPELINE_ESOCKET;
 }
 
-/* input.pattern dispatch with security.*: the DEALER is a CURVE client of
+/* input.pattern dispatch with security.*: DEALER k is a CURVE client of
  * eigstream-dispatch (which binds and lets in the daemons' keys), with the
  * daemon's own pair and security.curve_dispatcher_key as the server key.
  * The pair is read again here: the pipeline keeps only its secret half. */
-static pipeline_error input_dispatch_curve(pipeline *p, char *err, size_t err_bytes)
+static pipeline_error input_dispatch_curve(pipeline *p, int k, char *err, size_t err_bytes)
 {
     const eigstream_config *cfg = &p->cfg;
     char why[CONFIG_ERROR_MAX];
@@ -164,7 +164,7 @@ static pipeline_error input_dispatch_curve(pipeline *p, char *err, size_t err_by
         error_text_set(err, err_bytes, "security.curve_secret_key: %s", why);
         return PIPELINE_EINVAL;
     }
-    void *s = p->receive.inputs[0];
+    void *s = p->receive.inputs[k];
     pipeline_error e = set_option(s, "input", ZMQ_CURVE_SERVERKEY, "ZMQ_CURVE_SERVERKEY", dispatcher.public_key,
                                   CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
     if (e == PIPELINE_OK)
@@ -174,33 +174,39 @@ static pipeline_error input_dispatch_curve(pipeline *p, char *err, size_t err_by
         e = set_option(s, "input", ZMQ_CURVE_SECRETKEY, "ZMQ_CURVE_SECRETKEY", own.secret_key,
                        CURVE_KEY_Z85_LENGTH + 1, err, err_bytes);
     memset(&own, 0, sizeof own);
-    if (e == PIPELINE_OK)
+    if (e == PIPELINE_OK && k == 0)
         LOG_INFO("security", "input: CURVE client of eigstream-dispatch (server key %s)",
                  cfg->security.curve_dispatcher_key);
     return e;
 }
 
-/* input.pattern dispatch: the DEALER's control messages go only to a
+/* input.pattern dispatch, DEALER k: its control messages go only to a
  * completed connection (ZMQ_IMMEDIATE: with CURVE, one whose handshake
  * succeeded), so a READY is never queued for a dispatcher that is not
- * there; the dispatch client tries again. */
-static pipeline_error input_dispatch_open(pipeline *p, char *err, size_t err_bytes)
+ * there; the dispatch client tries again. With input.io_threads = K above 1
+ * each DEALER is a peer of its own to the dispatcher, with its own credit:
+ * one connection carries ~3 GB/s, less than two GPUs solve. */
+static pipeline_error input_dispatch_open(pipeline *p, int k, char *err, size_t err_bytes)
 {
-    /* The daemon's name in the dispatcher's logs and metrics: host:pid. */
+    /* The daemon's name in the dispatcher's logs and metrics: host:pid, and
+     * host:pid/K for its K-th DEALER when it has several. */
     char id[128] = "eigstream";
     size_t used = gethostname(id, sizeof id - 24) == 0 ? strnlen(id, sizeof id - 24) : strlen(id);
-    snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
-    if (zmq_setsockopt(p->receive.inputs[0], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
+    if (p->cfg.input.io_threads > 1)
+        snprintf(id + used, sizeof id - used, ":%ld/%d", (long)getpid(), k + 1);
+    else
+        snprintf(id + used, sizeof id - used, ":%ld", (long)getpid());
+    if (zmq_setsockopt(p->receive.inputs[k], ZMQ_ROUTING_ID, id, strlen(id)) != 0) {
         error_text_set(err, err_bytes, "input: cannot set ZMQ_ROUTING_ID: %s", zmq_strerror(errno));
         return PIPELINE_ESOCKET;
     }
     int immediate = 1;
-    SET_OPTION(p->receive.inputs[0], "input", ZMQ_IMMEDIATE, immediate);
-    pipeline_error e = input_dispatch_curve(p, err, err_bytes);
+    SET_OPTION(p->receive.inputs[k], "input", ZMQ_IMMEDIATE, immediate);
+    pipeline_error e = input_dispatch_curve(p, k, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    if (dispatch_client_create(p->receive.inputs[0], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness,
-                               &p->receive.dispatch) != DISPATCH_CLIENT_OK) {
+    if (dispatch_client_create(p->receive.inputs[k], p->cfg.input.heartbeat_ms, p->cfg.input.heartbeat_liveness,
+                               &p->receive.dispatch[k]) != DISPATCH_CLIENT_OK) {
         error_text_set(err, err_bytes, "input: cannot create the dispatch client");
         return PIPELINE_ENOMEM;
     }
@@ -240,7 +246,7 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
                                      ZMQ_RCVHWM, cfg->input.hwm, !dispatch, NULL, err, err_bytes);
     if (e != PIPELINE_OK)
         return e;
-    if (dispatch && (e = input_dispatch_open(p, err, err_bytes)) != PIPELINE_OK)
+    if (dispatch && (e = input_dispatch_open(p, k, err, err_bytes)) != PIPELINE_OK)
         return e;
     /* A part above the limit makes ZeroMQ drop the connection rather than
      * buffer it; smaller lies about sizes are the receiver's rejects. */
@@ -258,7 +264,8 @@ static pipeline_error input_socket_open(pipeline *p, int k, char *err, size_t er
 }
 
 /* input.io_threads sockets (several: each a connection to the source's
- * PUSH, which deals frames over them in turn; stage_receive_merge.c). */
+ * PUSH, which deals frames over them in turn, or a DEALER of its own to
+ * eigstream-dispatch; stage_receive_merge.c). */
 static pipeline_error input_open(pipeline *p, char *err, size_t err_bytes)
 {
     pipeline_error e = PIPELINE_OK;
@@ -521,7 +528,8 @@ void pipeline_sockets_flush(pipeline *p)
 
 void pipeline_sockets_close(pipeline *p)
 {
-    dispatch_client_destroy(&p->receive.dispatch);
+    for (int k = 0; k < CONFIG_INPUT_IO_THREADS_MAX; k++)
+        dispatch_client_destroy(&p->receive.dispatch[k]);
     for (int k = 0; k < CONFIG_INPUT_IO_THREADS_MAX; k++)
         if (p->receive.inputs[k] != NULL)
             zmq_close(p->receive.inputs[k]);

@@ -220,6 +220,16 @@ static receive_result receive_fragment_join(receiver *rx, frame *f, protocol_rej
     return RECEIVE_FRAME;
 }
 
+/* The dispatch client of the input socket a message came on (NULL: not
+ * input.pattern dispatch). */
+static dispatch_client *receive_dispatch_client(const receiver *rx, const void *socket)
+{
+    for (int k = 0; k < CONFIG_INPUT_IO_THREADS_MAX; k++)
+        if (rx->inputs[k] == socket)
+            return rx->dispatch[k];
+    return NULL;
+}
+
 /* Reads one whole message into f. On RECEIVE_REJECTED *reason and detail say why. */
 receive_result receive_message(receiver *rx, void *socket, frame *f, protocol_reject *reason, char *detail,
                                       size_t detail_bytes)
@@ -239,8 +249,9 @@ receive_result receive_message(receiver *rx, void *socket, frame *f, protocol_re
     f->received_ns = metrics_now_ns();
     f->received_real_ns = metrics_realtime_ns();
     more = zmq_msg_more(&part);
-    if (rx->dispatch != NULL && dispatch_client_take(rx->dispatch, zmq_msg_data(&part), zmq_msg_size(&part), more,
-                                                    f->received_ns)) {
+    dispatch_client *client = receive_dispatch_client(rx, socket);
+    if (client != NULL && dispatch_client_take(client, zmq_msg_data(&part), zmq_msg_size(&part), more,
+                                               f->received_ns)) {
         zmq_msg_close(&part); /* a control message from eigstream-dispatch */
         return RECEIVE_NOTHING;
     }
@@ -326,14 +337,17 @@ static void receive_check_seq(receiver *rx, const frame *f)
 }
 
 /* Hands an accepted frame to the form stage under the overflow policy. File
- * input, and a frame whose sender asked for it (flag LOSSLESS: eigstream-replay
- * by default), always block: a recording is reprocessed losslessly, and the
- * wait pushes back on that sender through ZeroMQ. */
+ * input, a frame whose sender asked for it (flag LOSSLESS: eigstream-replay
+ * by default) and a frame eigstream-dispatch sent always block: a recording
+ * is reprocessed losslessly, the wait pushes back on that sender through
+ * ZeroMQ, and the dispatcher sent its frame on this daemon's credit (with
+ * several DEALERs their shares of the free slots may briefly promise one
+ * more than is free: the reader waits for it rather than drop). */
 static void receive_queue(receiver *rx, frame *f)
 {
     atomic_fetch_add_explicit(&rx->ctx->stats->frames_in, 1, memory_order_relaxed);
     metrics_histogram_observe(&rx->ctx->stats->latency[METRICS_STAGE_RECEIVE], metrics_now_ns() - f->received_ns);
-    int lossless = rx->recording != NULL || (f->header.flags & PROTOCOL_FLAG_LOSSLESS);
+    int lossless = rx->recording != NULL || (f->header.flags & PROTOCOL_FLAG_LOSSLESS) || rx->dispatch[0] != NULL;
     if (rx->ctx->live->overflow_policy == CONFIG_OVERFLOW_DROP_OLDEST && !lossless) {
         void *evicted = NULL;
         if (queue_push_evict_oldest(rx->ctx->to_form, f, &evicted) != QUEUE_OK)
@@ -368,21 +382,29 @@ void receive_accept_late(receiver *rx, frame *f)
     receive_queue(rx, f);
 }
 
-/* input.pattern dispatch, on a stop: GOODBYE stops the dispatcher, which
- * answers behind the frames it had already sent; those are received like
- * any other until the answer (bounded by the heartbeat liveness), so that a
- * daemon stopped on purpose loses none. Returns the frame buffer still held. */
-static frame *receive_dispatch_drain(receiver *rx, frame *f, zmq_pollitem_t *item, char *detail, size_t detail_bytes)
+void receive_dispatch_credit(receiver *rx, int k, int sockets, size_t held)
 {
-    dispatch_client_goodbye(rx->dispatch);
-    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(rx->dispatch);
-    while (!dispatch_client_drained(rx->dispatch) && metrics_now_ns() < end) {
+    queue *to_form = rx->ctx->to_form;
+    size_t used = queue_depth(to_form) + held;
+    size_t free_slots = used < to_form->capacity ? to_form->capacity - used : 0;
+    dispatch_client_tick(rx->dispatch[k], (free_slots + (size_t)k) / (size_t)sockets, metrics_now_ns());
+}
+
+/* GOODBYE stops the dispatcher, which answers behind the frames it had
+ * already sent; those are received like any other until the answer. */
+frame *receive_dispatch_drain(receiver *rx, int k, frame *f, char *detail, size_t detail_bytes)
+{
+    dispatch_client *client = rx->dispatch[k];
+    zmq_pollitem_t item = {.socket = rx->inputs[k], .events = ZMQ_POLLIN};
+    dispatch_client_goodbye(client);
+    uint64_t end = metrics_now_ns() + dispatch_client_drain_ns(client);
+    while (!dispatch_client_drained(client) && metrics_now_ns() < end) {
         if (f == NULL && pool_get(rx->ctx->frames, (void **)&f) != POOL_OK)
             break;
-        if (zmq_poll(item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
+        if (zmq_poll(&item, 1, DISPATCH_CLIENT_POLL_MS) <= 0)
             continue; /* nothing yet, or a signal */
         protocol_reject reason = PROTOCOL_OK;
-        receive_result result = receive_message(rx, rx->inputs[0], f, &reason, detail, detail_bytes);
+        receive_result result = receive_message(rx, rx->inputs[k], f, &reason, detail, detail_bytes);
         if (result == RECEIVE_FRAME) {
             receive_accept(rx, f);
             f = NULL;
@@ -392,8 +414,9 @@ static frame *receive_dispatch_drain(receiver *rx, frame *f, zmq_pollitem_t *ite
             break;
         } /* RECEIVE_FRAGMENT: its frame stays in f */
     }
-    if (!dispatch_client_drained(rx->dispatch))
-        LOG_WARN("dispatch", "no answer to GOODBYE: frames still on their way to this daemon are lost");
+    if (!dispatch_client_drained(client))
+        LOG_WARN("dispatch", "input socket %d: no answer to GOODBYE: frames still on their way to this daemon "
+                             "are lost", k);
     return f;
 }
 
@@ -467,14 +490,10 @@ void *receive_main(void *arg)
             break;
         /* dispatch: credit for the slots the form stage freed (a frame being
          * assembled will take one), heartbeats */
-        if (rx->dispatch != NULL) {
-            queue *to_form = rx->ctx->to_form;
-            size_t used = queue_depth(to_form) + (rx->assembly.active ? 1u : 0u);
-            dispatch_client_tick(rx->dispatch, used < to_form->capacity ? to_form->capacity - used : 0,
-                                 metrics_now_ns());
-        }
+        if (rx->dispatch[0] != NULL)
+            receive_dispatch_credit(rx, 0, 1, rx->assembly.active ? 1u : 0u);
         /* A short poll bounds how long a stop request waits. */
-        int ready = zmq_poll(&item, 1, rx->dispatch != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
+        int ready = zmq_poll(&item, 1, rx->dispatch[0] != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready < 0) {
@@ -499,8 +518,8 @@ void *receive_main(void *arg)
             break;
         }
     }
-    if (rx->dispatch != NULL && rx->result == PIPELINE_OK)
-        f = receive_dispatch_drain(rx, f, &item, detail, sizeof detail);
+    if (rx->dispatch[0] != NULL && rx->result == PIPELINE_OK)
+        f = receive_dispatch_drain(rx, 0, f, detail, sizeof detail);
     receive_assembly_give_up(rx, "the daemon stopped", 0, 0);
     if (f != NULL)
         pipeline_frame_release(rx->ctx->p, f);

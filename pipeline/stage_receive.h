@@ -20,7 +20,9 @@
 typedef struct receiver {
     const stage_context *ctx;
     void *inputs[CONFIG_INPUT_IO_THREADS_MAX]; /* input.io_threads sockets (pipeline_sockets.c) */
-    dispatch_client *dispatch;   /* input.pattern dispatch: credit and heartbeats on input, else NULL */
+    /* input.pattern dispatch: socket k's credit and heartbeats (each socket is
+     * a DEALER of its own to eigstream-dispatch), else NULL */
+    dispatch_client *dispatch[CONFIG_INPUT_IO_THREADS_MAX];
     recording_reader *recording; /* file input (input.endpoint = "file:NAME"), else NULL */
     uint8_t *recorded_frame;     /* file input: one recorded frame's bytes */
     size_t recorded_frame_bytes;
@@ -67,6 +69,22 @@ void *receive_merge_main(void *arg);
 void *receive_file_main(void *arg);
 
 /* ---- stage_receive.c: what the ZeroMQ and the file input share ----------------- */
+
+/* input.pattern dispatch: sends socket k's client what is due (credit,
+ * heartbeat, READY; dispatch_client_tick). The form queue's free slots, less
+ * `held` (frames this socket's reader holds for it), are shared out over the
+ * `sockets` clients: client k gets (free + k) / sockets of them. Each
+ * client counts only its own outstanding credit, so together they may
+ * promise a few slots more than are free for a moment; a dispatched frame
+ * then waits for its slot (receive_queue), never dropped. */
+void receive_dispatch_credit(receiver *rx, int k, int sockets, size_t held);
+
+/* input.pattern dispatch, on a stop: GOODBYE on socket k, then its frames
+ * still on their way are received and accepted until the dispatcher's answer
+ * (bounded by the heartbeat liveness), so that a daemon stopped on purpose
+ * loses none. f: the frame buffer in hand (or NULL); returns the one still
+ * held. */
+frame *receive_dispatch_drain(receiver *rx, int k, frame *f, char *detail, size_t detail_bytes);
 
 /* Decodes a header part into f->header and checks it against what the
  * daemon takes: a covariance frame of its n, matrices and precision, or

@@ -24,6 +24,16 @@
  * other is a source restart, counted by receive_accept. So frames leave in
  * seq order unless one comes later than input.reorder_ms.
  *
+ * Behind eigstream-dispatch (input.pattern dispatch) each socket is a DEALER
+ * of its own, a peer with its own credit (its share of the form queue's free
+ * slots, receive_dispatch_credit) and heartbeats, and the dispatcher deals
+ * each daemon only some of the seqs: there is nothing to wait for, and
+ * eigstream-merge puts the daemons' frames back in order. So each reader
+ * passes its frames on itself as they come (receive_accept with its own seq
+ * books: a seq going back on one connection is a restart), the merge thread
+ * only waits for a stop, and on a stop each reader says GOODBYE and takes
+ * what was already on its way (receive_dispatch_drain).
+ *
  * Locking: head, since, failed and closing are shared under lock; the seq
  * books (last_seq, skipped) are the merge thread's alone; frames are passed
  * on (receive_accept, which may block under overflow_policy block) outside
@@ -208,42 +218,70 @@ static void reader_hand_over(merge_reader *r, frame *f)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Whether a reader's socket failed (the daemon then stops without a drain). */
+static int merge_failed(merge *m)
+{
+    pthread_mutex_lock(&m->lock);
+    int failed = m->failed;
+    pthread_mutex_unlock(&m->lock);
+    return failed;
+}
+
+/* input.pattern dispatch: the frames reader r holds for its socket (one
+ * being assembled from fragments), which its credit leaves out. */
+static size_t reader_held(const merge_reader *r)
+{
+    return r->rx.assembly.active ? 1u : 0u;
+}
+
 /* Reader thread (arg: its merge_reader): receives socket k's messages into
- * frame buffers until the merge closes; counts rejects itself. */
+ * frame buffers until the merge closes; counts rejects itself. Behind a
+ * dispatcher it also returns its credit and passes its frames on itself. */
 static void *reader_main(void *arg)
 {
     merge_reader *r = arg;
     receiver *rx = &r->rx;
+    dispatch_client *client = rx->dispatch[r->k];
     frame *f = NULL;
     char detail[256];
+    int failed = 0;
     zmq_pollitem_t item = {.socket = rx->inputs[r->k], .events = ZMQ_POLLIN};
     for (int may; (may = reader_may_receive(r)) >= 0;) {
+        if (client != NULL)
+            receive_dispatch_credit(rx, r->k, r->m->count, reader_held(r));
         if (!may)
             continue;
         if (f == NULL && pool_get_timed(rx->ctx->frames, (void **)&f, MERGE_READER_POLL_MS) != POOL_OK) {
             f = NULL; /* every buffer is out: ask again (a closed pool closes only after this thread) */
             continue;
         }
-        int ready = zmq_poll(&item, 1, MERGE_READER_POLL_MS);
+        int ready = zmq_poll(&item, 1, client != NULL ? DISPATCH_CLIENT_POLL_MS : MERGE_READER_POLL_MS);
         if (ready < 0 && errno != EINTR) {
             LOG_ERROR("receive", "input socket %d poll failed: %s", r->k, zmq_strerror(errno));
+            failed = 1;
             reader_hand_over(r, NULL);
             break;
         }
         protocol_reject reason = PROTOCOL_OK;
         receive_result got = ready > 0 ? receive_message(rx, rx->inputs[r->k], f, &reason, detail, sizeof detail)
                                        : RECEIVE_NOTHING;
-        if (got == RECEIVE_FRAME) {
+        if (got == RECEIVE_FRAME && client != NULL) {
+            receive_accept(rx, f); /* the reader's own seq books: this connection's order */
+            f = NULL;
+        } else if (got == RECEIVE_FRAME) {
             reader_hand_over(r, f);
             f = NULL;
         } else if (got == RECEIVE_REJECTED) {
             receive_reject(rx, reason, detail); /* keep f for the next message */
         } else if (got == RECEIVE_FATAL) {
             LOG_ERROR("receive", "input socket %d failed: %s", r->k, zmq_strerror(errno));
+            failed = 1;
             reader_hand_over(r, NULL);
             break;
         }
     }
+    if (client != NULL && !failed && !merge_failed(r->m))
+        f = receive_dispatch_drain(rx, r->k, f, detail, sizeof detail);
     if (f != NULL)
         pipeline_frame_release(rx->ctx->p, f);
     return NULL;

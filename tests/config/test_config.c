@@ -659,8 +659,9 @@ static void test_cross_checks(void)
                  CONFIG_EINVAL, ":3: input.bind: input.pattern = \"dispatch\" connects to eigstream-dispatch's back "
                  "end: set input.bind = false");
     expect_error("cross_io_threads_bind.cfg", "input = {\n  io_threads = 2;\n};\n", CONFIG_EINVAL,
-                 ":2: input.io_threads: more than one input socket connects to a PUSH source: it needs "
-                 "input.pattern \"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)");
+                 ":2: input.io_threads: more than one input socket connects to a PUSH source or to "
+                 "eigstream-dispatch: it needs input.pattern \"pull\" or \"dispatch\" and input.bind = false on a "
+                 "ZeroMQ endpoint (or input.io_threads = 1)");
     expect_error("cross_pgm_out.cfg",
                  "output = {\n  pattern = \"push\";\n  endpoint = \"pgm://eth0;239.192.1.1:5555\";\n};\n",
                  CONFIG_EINVAL, ":3: output.endpoint: pgm:// and epgm:// need output.pattern = \"pub\"");
@@ -853,8 +854,14 @@ static void test_endpoint_lists(void)
                         "epgm:// and an address, not \"\""},
         {"list_bind.cfg",
          "input = {\n  endpoint = \"tcp://127.0.0.1:6001,tcp://127.0.0.1:6002\";\n  io_threads = 2;\n};\n",
-         CONFIG_EINVAL, ":3: input.io_threads: more than one input socket connects to a PUSH source: it needs "
-                        "input.pattern \"pull\" and input.bind = false on a ZeroMQ endpoint (or input.io_threads = 1)"},
+         CONFIG_EINVAL, ":3: input.io_threads: more than one input socket connects to a PUSH source or to "
+                        "eigstream-dispatch: it needs input.pattern \"pull\" or \"dispatch\" and input.bind = false "
+                        "on a ZeroMQ endpoint (or input.io_threads = 1)"},
+        {"list_sub.cfg",
+         "input = {\n  pattern = \"sub\";\n  bind = false;\n  io_threads = 2;\n};\n",
+         CONFIG_EINVAL, ":4: input.io_threads: more than one input socket connects to a PUSH source or to "
+                        "eigstream-dispatch: it needs input.pattern \"pull\" or \"dispatch\" and input.bind = false "
+                        "on a ZeroMQ endpoint (or input.io_threads = 1)"},
         {"list_same_output.cfg",
          "input = {\n  endpoint = \"tcp://127.0.0.1:6001,tcp://127.0.0.1:5551\";\n  bind = false;\n"
          "  io_threads = 2;\n};\n",
@@ -893,6 +900,11 @@ static void test_endpoint_lists(void)
         config_input_endpoint(&cfg, k, got, sizeof got);
         CHECK(strcmp(got, "tcp://127.0.0.1:6001") == 0, "one endpoint: socket %d gets \"%s\"", k, got);
     }
+    /* behind eigstream-dispatch: three DEALERs to its one back end */
+    expect_ok("list_dispatch.cfg", "input = {\n  endpoint = \"tcp://127.0.0.1:5560\";\n  pattern = \"dispatch\";\n"
+                                   "  bind = false;\n  io_threads = 3;\n};\n", &cfg);
+    CHECK(cfg.input.io_threads == 3 && cfg.input.pattern == CONFIG_INPUT_DISPATCH, "dispatch: %d sockets",
+          cfg.input.io_threads);
 }
 
 static void test_write_round_trip(void)

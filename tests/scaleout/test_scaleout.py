@@ -3,7 +3,8 @@
 -> 3 CPU daemons (input.pattern = dispatch) -> eigstream-merge -> this test (PULL).
 
   test_scaleout.py BUILD_DIR SOURCE_DIR CASE      CASE: configs | steady | stop | kill |
-                                                        fragment_rules | fragments | promtool
+                                                        fragment_rules | fragments | promtool |
+                                                        dealers | dealers_stop
 
 configs  every config/examples/*.cfg passes the daemon's validator (--check-config); bad
          command lines of eigstream-dispatch and eigstream-merge exit 2 naming the option.
@@ -30,6 +31,11 @@ fragment_rules
          the answer; the rest of a frame whose daemon went silent is dropped
          (fragment_orphaned). Every counter is checked against the script, and both books
          balance (messages, and fragmented frames).
+dealers  steady with each daemon on 3 DEALERs (input.io_threads = 3): 9 peers, each dealt
+         frames by its own credit; every frame out once, in order, against NumPy; no daemon
+         counts a source restart (each connection keeps its order).
+dealers_stop
+         stop with 3 DEALERs a daemon: each says GOODBYE; nothing lost; all 3 peers "goodbye".
 promtool
          promtool lints the Prometheus text files steady and fragments left in
          BUILD/tests/scaleout/prom (skipped, exit 77, without promtool).
@@ -185,7 +191,8 @@ DEEP_QUEUE = 8
 
 
 class Topology:
-    def __init__(self, tmp, window_ms, deep=None, dispatch_extra=()):
+    """dealers: each daemon's input.io_threads (DEALERs to the dispatcher, each a peer of its own)."""
+    def __init__(self, tmp, window_ms, deep=None, dispatch_extra=(), dealers=1):
         self.tmp = tmp
         front, back, out, *ins = free_ports(6)
         self.front, self.back, self.out, self.ins = front, back, out, ins
@@ -213,11 +220,17 @@ class Topology:
         for i, port in enumerate(ins):
             path = os.path.join(tmp, f"daemon{i}.cfg")
             with open(path, "w") as f:
-                f.write(daemon_config(examples[i], back, port))
+                text = daemon_config(examples[i], back, port)
+                if dealers > 1:
+                    text = text.replace('pattern = "dispatch";', f'pattern = "dispatch";\n  io_threads = {dealers};')
+                f.write(text)
                 if i == deep:
                     f.write(f"frame = {{ queue_depth = {DEEP_QUEUE}; }};\n")
+                elif dealers > 1:  # credit of 2 per DEALER
+                    f.write(f"frame = {{ queue_depth = {2 * dealers}; }};\n")
             self.daemons.append(self._start([DAEMON, "-c", path], f"daemon{i}"))
-        wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit") == 3, "3 daemons READY")
+        peers = 3 * dealers
+        wait_for(lambda: self.dispatch.log.count(r"daemon \S+ ready \(credit") == peers, f"{peers} peers READY")
 
     def _start(self, argv, tag):
         p = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -471,6 +484,52 @@ def test_stop(tmp):
     return top
 
 
+DEALERS = 3
+
+
+def test_dealers(tmp):
+    """Each daemon with input.io_threads = 3: three DEALERs, three peers of the dispatcher, each
+    with its own credit (2: frame.queue_depth 6 shared out). The sim sends all 60 at once, so the
+    dispatcher deals out every peer's credit: every one of the 9 peers gets frames, every frame
+    comes out of the merge once, in order, with NumPy's eigenvalues; the books balance."""
+    top = Topology(tmp, window_ms=60000, dealers=DEALERS)
+    sim = run_sim(top, 0)
+    check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")
+    merge, dispatch = top.finish()
+    check_all_out(top, merge)
+    check(dispatch["frames_in"] == FRAMES and dispatch["dispatched"] == FRAMES and dispatch["dropped_total"] == 0,
+          f"dispatcher books: {dispatch}")
+    want = sorted(f"{top.daemon_name(d)}/{k}" for d in top.daemons for k in range(1, DEALERS + 1))
+    ids = sorted(d["id"] for d in dispatch["daemons"])
+    check(ids == want, f"dispatcher peers {ids}, want {want}")
+    per = {d["id"]: d["dispatched"] for d in dispatch["daemons"]}
+    check(sum(per.values()) == FRAMES and min(per.values()) > 0, f"per-peer dispatched {per}")
+    restarts = sum(d.log.count(r"source restart") for d in top.daemons)
+    check(restarts == 0, f"{restarts} daemons' connections counted a source restart")
+    return top
+
+
+def test_dealers_stop(tmp):
+    """A daemon of three DEALERs stopped by SIGTERM mid-stream: each says GOODBYE and takes what was
+    on its way; nothing is lost, its three peers end in state goodbye, it exits 0."""
+    top = Topology(tmp, window_ms=60000, dealers=DEALERS)
+    sim, sim_result = sim_midway(top)
+    leaving = top.daemons[1]
+    leaving.send_signal(signal.SIGTERM)
+    check(leaving.wait(timeout=60) == 0, "the stopped daemon did not exit 0")
+    sim.join()
+    check(sim_result["r"].returncode == 0, f"sim: {sim_result['r'].stderr}")
+    merge, dispatch = top.finish()
+    seqs = [s for s, _, _ in top.received]
+    check(seqs == list(range(FRAMES)), f"frames lost or out of order: missing {sorted(set(range(FRAMES)) - set(seqs))}")
+    check(merge["gap_frames"] == 0 and merge["frames_out"] == FRAMES, f"merge books: {merge}")
+    name = top.daemon_name(leaving)
+    gone = [d["state"] for d in dispatch["daemons"] if d["id"].startswith(name + "/")]
+    check(gone == ["goodbye"] * DEALERS, f"stopped daemon's peers: {gone}")
+    check(leaving.log.count(r"no answer to GOODBYE") == 0, "the daemon gave up waiting for the dispatcher")
+    return top
+
+
 FRAGMENTS = 3
 
 
@@ -698,6 +757,10 @@ def main():
             top = test_kill(tmp)
         elif CASE == "stop":
             top = test_stop(tmp)
+        elif CASE == "dealers":
+            top = test_dealers(tmp)
+        elif CASE == "dealers_stop":
+            top = test_dealers_stop(tmp)
         elif CASE == "fragment_rules":
             test_fragment_rules(tmp)
         elif CASE == "fragments":

@@ -13,7 +13,8 @@
 #                                    [--cells C] [--threads T] [--precision float|double]
 #                                    [--storage full|packed_lower] [--port-base P]
 #                                    [--gpus-per-daemon G] [--direct-gpus K]
-#                                    [--connections C] [--curve] [--busiest K]
+#                                    [--connections C] [--curve] [--busiest K] [--queue-depth Q]
+#                                    [--dealers K]
 #
 # --gpus-per-daemon G: the cuda backend, daemon i solving on GPUs (i-1)*G .. i*G-1
 # (solver.gpu_devices); --direct-gpus K: the direct daemon on GPUs 0 .. K-1 (default G).
@@ -23,7 +24,10 @@
 # ZeroMQ connection carries ~3-8 GB/s. --curve: every hop under CURVE (fresh keys).
 # --busiest K: under each configuration, its K busiest threads over the run (every
 # process of the topology and the sim and sink, sampled by thread-cpu.py: % of a core),
-# so that the thread that paces a topology is named by measurement.
+# so that the thread that paces a topology is named by measurement. --queue-depth Q: every
+# daemon's frame.queue_depth (behind the dispatcher, the credit a daemon can have out).
+# --dealers K: each daemon behind the dispatcher on K DEALERs (input.io_threads = K), each a
+# peer of the dispatcher with its share of the credit: one connection carries ~3 GB/s.
 # On a 4-GPU host, one daemon of 4 GPUs against two daemons of 2 behind dispatch + merge:
 #   tools/scaleout/bench-scaleout.sh --build build --max-daemons 2 --gpus-per-daemon 2 --direct-gpus 4 \
 #       --frames 600 --n 128 --cells 180 --precision float --storage packed_lower
@@ -35,12 +39,12 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" MAX=3 FRAMES=200 N=32 CELLS=64 THREADS=1 PRECISION=double PORT_BASE=5750
-STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0 BUSIEST=0
+STORAGE=full GPUS_PER_DAEMON=0 DIRECT_GPUS="" CONNECTIONS=1 CURVE=0 BUSIEST=0 QUEUE_DEPTH="" DEALERS=1
 . "$here/../cli/cli_options.sh"
 cli_parse_options bench-scaleout 2,30 "--build=BUILD --max-daemons=MAX --frames=FRAMES --n=N --cells=CELLS
     --threads=THREADS --precision=PRECISION --port-base=PORT_BASE --storage=STORAGE
     --gpus-per-daemon=GPUS_PER_DAEMON --direct-gpus=DIRECT_GPUS --connections=CONNECTIONS --curve=CURVE=1
-    --busiest=BUSIEST" "$@"
+    --busiest=BUSIEST --queue-depth=QUEUE_DEPTH --dealers=DEALERS" "$@"
 . "$here/scaleout-lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/eigstream-bench-scaleout.XXXXXX")
 sink_pid="" watch_pid=""
@@ -96,9 +100,10 @@ else direct_in="tcp://127.0.0.1:$PORT_BASE" direct_bind=true sim_bind=""; fi
 sed -e "s#^  endpoint = \"tcp://127.0.0.1:$((PORT_BASE + 10))\";.*#  endpoint = \"$direct_in\";\n  io_threads = $CONNECTIONS;#" \
     -e 's#^  pattern = "dispatch";#  pattern = "pull";#' -e "s#^  bind = false;.*#  bind = $direct_bind;#" \
     -e 's#^  curve_allow = .*#  curve_allow = "'"$WORK/keys/direct"'";#' -e '/^  curve_dispatcher_key/d' \
-    "$WORK/daemon-1.cfg" >"$WORK/direct.cfg"
+    -e '/^frame = {/,/^};/d' -e '/^  io_threads = /d' "$WORK/daemon-1.cfg" >"$WORK/direct.cfg"
 # Lossless like the dispatcher's --overflow block: the sim waits instead of frames being dropped.
-printf 'frame = {\n  overflow_policy = "block";\n};\n' >>"$WORK/direct.cfg"
+printf 'frame = {\n  overflow_policy = "block";\n%s};\n' "${QUEUE_DEPTH:+  queue_depth = $QUEUE_DEPTH;
+}" >>"$WORK/direct.cfg"
 direct_curve=""
 [ "$CURVE" = 1 ] && direct_curve="$DIRECT_CURVE"
 # shellcheck disable=SC2086 # the CURVE options split into words
@@ -140,4 +145,4 @@ PY
     busiest
 done
 echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon," \
-     "$CONNECTIONS connection(s) from the sim, CURVE $([ "$CURVE" = 1 ] && echo on || echo off), $(nproc) cores)"
+     "$CONNECTIONS connection(s) from the sim, frame.queue_depth ${QUEUE_DEPTH:-default}, $DEALERS DEALER(s) a daemon, CURVE $([ "$CURVE" = 1 ] && echo on || echo off), $(nproc) cores)"

@@ -7,7 +7,9 @@
 # PORT_BASE+50 .. PORT_BASE+50+K-1: so_front), its back end PORT_BASE+10, daemon i's output
 # PORT_BASE+20+i, the merge's output PORT_BASE+40. Daemon configs are
 # config/examples/scaleout-daemon-*.cfg with these ports and the sizes substituted.
-# Expects: ROOT, BUILD, WORK, PORT_BASE, DAEMONS, FRAMES, N, CELLS, THREADS, PRECISION.
+# Expects: ROOT, BUILD, WORK, PORT_BASE, DAEMONS, FRAMES, N, CELLS, THREADS, PRECISION
+# (QUEUE_DEPTH, if set: every daemon's frame.queue_depth; DEALERS, if above 1: each daemon's
+# input.io_threads, its DEALERs to the dispatcher).
 # CURVE=1: every hop under CURVE (so_curve_keys first), with the keys and allow-lists
 # docs/scaleout.md's security model names; SIM_CURVE and SINK_CURVE then hold the
 # source's and the consumer's client options.
@@ -66,6 +68,12 @@ so_config() { # so_config I [GPUS] -> writes $WORK/daemon-I.cfg (GPUS > 0: the c
         -e "s#^  http = \"[^\"]*\";#  http = \"\";#" "$example" >"$WORK/daemon-$i.cfg"
     if [ "$gpus" -gt 0 ]; then
         sed -i -e "s#^  backend = \"cpu\";#  backend = \"cuda\";\n  gpu_devices = [$devices];#" "$WORK/daemon-$i.cfg"
+    fi
+    if [ "${DEALERS:-1}" -gt 1 ]; then
+        sed -i -e "s#^  pattern = \"dispatch\";#  pattern = \"dispatch\";\n  io_threads = $DEALERS;#" "$WORK/daemon-$i.cfg"
+    fi
+    if [ -n "${QUEUE_DEPTH:-}" ]; then # the frames a daemon can be dealt ahead (its credit)
+        printf 'frame = {\n  queue_depth = %s;\n};\n' "$QUEUE_DEPTH" >>"$WORK/daemon-$i.cfg"
     fi
     if [ "$CURVE" = 1 ]; then # the dispatcher's client, the merge's server
         printf 'security = {\n  curve_secret_key = "%s";\n  curve_allow = "%s";\n  curve_dispatcher_key = "%s";\n};\n' \
