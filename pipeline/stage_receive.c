@@ -387,7 +387,8 @@ void receive_dispatch_credit(receiver *rx, int k, int sockets, size_t held)
     queue *to_form = rx->ctx->to_form;
     size_t used = queue_depth(to_form) + held;
     size_t free_slots = used < to_form->capacity ? to_form->capacity - used : 0;
-    dispatch_client_tick(rx->dispatch[k], (free_slots + (size_t)k) / (size_t)sockets, metrics_now_ns());
+    uint64_t turn = atomic_load_explicit(&rx->ctx->stats->frames_in, memory_order_relaxed);
+    dispatch_client_tick(rx->dispatch[k], dispatch_client_share(free_slots, k, sockets, turn), metrics_now_ns());
 }
 
 /* GOODBYE stops the dispatcher, which answers behind the frames it had

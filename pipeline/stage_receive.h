@@ -73,7 +73,8 @@ void *receive_file_main(void *arg);
 /* input.pattern dispatch: sends socket k's client what is due (credit,
  * heartbeat, READY; dispatch_client_tick). The form queue's free slots, less
  * `held` (frames this socket's reader holds for it), are shared out over the
- * `sockets` clients: client k gets (free + k) / sockets of them. Each
+ * `sockets` clients (dispatch_client_share, turned by the frames received
+ * so far). Each
  * client counts only its own outstanding credit, so together they may
  * promise a few slots more than are free for a moment; a dispatched frame
  * then waits for its slot (receive_queue), never dropped. */

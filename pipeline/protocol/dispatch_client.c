@@ -170,6 +170,13 @@ uint64_t dispatch_client_drain_ns(const dispatch_client *c)
     return c->liveness * c->interval_ns;
 }
 
+size_t dispatch_client_share(size_t free_slots, int k, int sockets, uint64_t turn)
+{
+    if (sockets < 1 || k < 0 || k >= sockets)
+        return 0;
+    return (free_slots + (size_t)(((uint64_t)k + turn) % (uint64_t)sockets)) / (size_t)sockets;
+}
+
 void dispatch_client_destroy(dispatch_client **c)
 {
     if (c == NULL || *c == NULL)

@@ -53,6 +53,13 @@ typedef enum dispatch_client_error {
  * on error. */
 dispatch_client_error dispatch_client_create(void *socket, int heartbeat_ms, int liveness, dispatch_client **out);
 
+/* A daemon of `sockets` DEALERs (input.io_threads) shares its free slots
+ * out: client k's share is (free_slots + (k + turn) mod sockets) / sockets.
+ * The shares add up to free_slots, and the slots of the remainder turn with
+ * `turn` (the caller's count of frames received): with one slot free at a
+ * time, the clients get it in turn, not always the last one. */
+size_t dispatch_client_share(size_t free_slots, int k, int sockets, uint64_t turn);
+
 /* Sends what is due at now_ns (CLOCK_MONOTONIC): READY when the dispatcher
  * is not (or no longer) known to listen, else CREDIT for free_slots minus
  * the credit outstanding, else a HEARTBEAT once per interval of silence.

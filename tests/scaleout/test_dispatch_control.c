@@ -7,6 +7,7 @@
  * for slots freed, heartbeats on silence, READY again after the dispatcher's
  * silence or GOODBYE.
  */
+#include <stdint.h>
 #include <string.h>
 #include <zmq.h>
 
@@ -190,11 +191,40 @@ static void test_client(void)
     zmq_ctx_term(ctx);
 }
 
+/* The shares of a daemon's DEALERs: they add up to the free slots for
+ * every count and turn, differ by at most one, and a lone free slot goes
+ * to each client in turn as frames come in. */
+static void test_share(void)
+{
+    for (int sockets = 1; sockets <= 8; sockets++)
+        for (size_t free_slots = 0; free_slots <= 20; free_slots++)
+            for (uint64_t turn = 0; turn < 2 * (uint64_t)sockets; turn++) {
+                size_t sum = 0, lo = SIZE_MAX, hi = 0;
+                for (int k = 0; k < sockets; k++) {
+                    size_t s = dispatch_client_share(free_slots, k, sockets, turn);
+                    sum += s;
+                    lo = s < lo ? s : lo;
+                    hi = s > hi ? s : hi;
+                }
+                CHECK(sum == free_slots && hi - lo <= 1, "%d sockets, %zu free, turn %llu: sum %zu, %zu..%zu",
+                      sockets, free_slots, (unsigned long long)turn, sum, lo, hi);
+            }
+    int got[4] = {0};
+    for (uint64_t turn = 100; turn < 104; turn++)
+        for (int k = 0; k < 4; k++)
+            got[k] += (int)dispatch_client_share(1, k, 4, turn);
+    CHECK(got[0] == 1 && got[1] == 1 && got[2] == 1 && got[3] == 1, "one slot over 4 turns: %d %d %d %d", got[0],
+          got[1], got[2], got[3]);
+    CHECK(dispatch_client_share(5, 4, 4, 0) == 0 && dispatch_client_share(5, 0, 0, 0) == 0,
+          "a client outside 0..sockets-1 gets nothing");
+}
+
 int main(void)
 {
     test_encode_matches_spec();
     test_rejections();
     test_tell_apart();
     test_client();
+    test_share();
     return test_check_report("test_dispatch_control");
 }

@@ -491,7 +491,8 @@ def test_dealers(tmp):
     """Each daemon with input.io_threads = 3: three DEALERs, three peers of the dispatcher, each
     with its own credit (2: frame.queue_depth 6 shared out). The sim sends all 60 at once, so the
     dispatcher deals out every peer's credit: every one of the 9 peers gets frames, every frame
-    comes out of the merge once, in order, with NumPy's eigenvalues; the books balance."""
+    comes out of the merge once, in order, with NumPy's eigenvalues; the books balance (how the
+    free slots go round the DEALERs: test_dispatch_control.c, test_share)."""
     top = Topology(tmp, window_ms=60000, dealers=DEALERS)
     sim = run_sim(top, 0)
     check(sim.returncode == 0, f"sim exit {sim.returncode}: {sim.stderr}")

@@ -143,6 +143,9 @@ print("%-28s %10.2f %8.2f %10.2f %14.3f %14.3f %12s%s" % (f"{d} daemon(s), dispa
       m["added_latency_ms"]["p99"], sink, note))
 PY
     busiest
+    # with --busiest, also what the dispatcher dealt each of its peers (a daemon's DEALERs apart)
+    [ "$BUSIEST" -gt 0 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['daemons']
+print('    dealt: ' + ', '.join('%s %d' % (x['id'].split(':')[-1], x['dispatched']) for x in d))" "$WORK/dispatch.json"
 done
 echo "($FRAMES frames of $CELLS x $N x $N complex $PRECISION per configuration, solver.cpu_threads $THREADS per daemon," \
      "$CONNECTIONS connection(s) from the sim, frame.queue_depth ${QUEUE_DEPTH:-default}, $DEALERS DEALER(s) a daemon, CURVE $([ "$CURVE" = 1 ] && echo on || echo off), $(nproc) cores)"
