@@ -4,10 +4,12 @@ CSV shapes ('#' comment lines allowed):
 
   host, configuration, one_gpu, two_gpus   one-GPU / two-GPU pairs: each pair's
                                            speed-up against the 1.8x target
-  run, connections[, sockets], gpus, frames_s
+  run, connections[, sockets][, io_cpus], gpus, frames_s
                                            one daemon on 1..G GPUs: frames/s
                                            against GPUs, a line per run coloured
-                                           by connections and source sockets,
+                                           by connections and source sockets
+                                           (and io_cpus: ZeroMQ's I/O threads on
+                                           CPUs of their own, --io-cpus),
                                            beside linear scaling from the one-GPU
                                            median, and each run's G-GPU / 1-GPU
                                            speed-up against the 3.5x target
@@ -44,9 +46,9 @@ def plot_curves(rows, out):
     fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 2]})
     series = {}
     for r in rows:
-        key = (r["run"], int(r["connections"]), int(r.get("sockets") or 1))
+        key = (r["run"], int(r["connections"]), int(r.get("sockets") or 1), r.get("io_cpus") or "")
         series.setdefault(key, []).append((int(r["gpus"]), float(r["frames_s"])))
-    configs = sorted({(c, s) for _, c, s in series})
+    configs = sorted({(c, s, io) for _, c, s, io in series})
     colours = {cfg: plt.cm.tab10(i) for i, cfg in enumerate(configs)}
     gmax = max(int(r["gpus"]) for r in rows)
     labelled, ratios = set(), []
@@ -55,10 +57,11 @@ def plot_curves(rows, out):
         digits = run.lstrip("s")
         return kv[0][1:], run[: len(run) - len(digits)], int(digits) if digits.isdigit() else 0, run
 
-    for (run, conn, sockets), points in sorted(series.items(), key=order):
+    for (run, conn, sockets, io), points in sorted(series.items(), key=order):
         points.sort()
-        cfg = (conn, sockets)
-        name = "%d connections, %d source socket%s" % (conn, sockets, "" if sockets == 1 else "s")
+        cfg = (conn, sockets, io)
+        name = "%d connections, %d source socket%s%s" % (conn, sockets, "" if sockets == 1 else "s",
+                                                        ", I/O threads on CPUs " + io if io else "")
         ax.plot([g for g, _ in points], [f for _, f in points], marker="o", color=colours[cfg], alpha=0.7,
                 linewidth=1, label=None if cfg in labelled else name)
         labelled.add(cfg)
@@ -76,7 +79,8 @@ def plot_curves(rows, out):
     ax.set_title("one daemon, signal mode, packed complex float in (a line per run)", fontsize=9)
     ax_ratio.bar(range(len(ratios)), [x for _, _, x in ratios], color=[colours[c] for _, c, _ in ratios])
     ax_ratio.axhline(3.5, color="r", linestyle="--", label="target 3.5x")
-    ax_ratio.set_xticks(range(len(ratios)), ["%s\n%d/%d" % (run, c, s) for run, (c, s), _ in ratios], fontsize=6)
+    ax_ratio.set_xticks(range(len(ratios)), ["%s\n%d/%d%s" % (run, c, s, "\nio" if io else "")
+                                             for run, (c, s, io), _ in ratios], fontsize=6)
     ax_ratio.set_xlabel("run, connections/source sockets")
     ax_ratio.set_ylabel("%d GPUs / 1 GPU, same run" % gmax)
     ax_ratio.legend(fontsize=7)
@@ -87,8 +91,8 @@ def plot_curves(rows, out):
     for cfg in configs:
         xs = sorted(x for _, c, x in ratios if c == cfg)
         if xs:
-            print("  %d connections, %d source socket(s): %d runs, speed-ups %s, median %.2fx" % (
-                cfg[0], cfg[1], len(xs), " ".join("%.2f" % x for x in xs),
+            print("  %d connections, %d source socket(s)%s: %d runs, speed-ups %s, median %.2fx" % (
+                cfg[0], cfg[1], ", I/O threads on CPUs " + cfg[2] if cfg[2] else "", len(xs), " ".join("%.2f" % x for x in xs),
                 (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2))
 
 
