@@ -10,18 +10,21 @@
 # With --curve every hop runs under CURVE: fresh key pairs (eigstream-keygen) for the
 # dispatcher, the merge, the source, the consumer and each daemon, and an allow-list per
 # server (docs/scaleout.md, "Security"). Prints the books of the dispatcher and the merge,
-# then a VERDICT line. Exit 0 on PASS, 1 on FAIL, 2 on a bad option.
+# then a VERDICT line. Exit 0 on PASS, 1 on FAIL, 2 on a bad option. --dealers K puts each
+# daemon on K DEALERs to the dispatcher (input.io_threads = K, frame.queue_depth 2K).
 #
 #   tools/scaleout/run-scaleout.sh [--build DIR] [--daemons D] [--frames F] [--rate FPS]
 #                                  [--n N] [--cells C] [--threads T] [--port-base P] [--kill] [--curve]
+#                                  [--dealers K]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 BUILD="$ROOT/build" DAEMONS=3 FRAMES=100 RATE=20 N=16 CELLS=32 THREADS=1 PRECISION=double PORT_BASE=5650
-kill_one=0
+DEALERS=1 kill_one=0
 . "$here/../cli/cli_options.sh"
-cli_parse_options run-scaleout 2,16 "--build=BUILD --daemons=DAEMONS --frames=FRAMES --rate=RATE --n=N --cells=CELLS
-    --threads=THREADS --port-base=PORT_BASE --kill=kill_one=1 --curve=CURVE=1" "$@"
+cli_parse_options run-scaleout 2,18 "--build=BUILD --daemons=DAEMONS --frames=FRAMES --rate=RATE --n=N --cells=CELLS
+    --threads=THREADS --port-base=PORT_BASE --kill=kill_one=1 --curve=CURVE=1 --dealers=DEALERS" "$@"
+[ "$DEALERS" -gt 1 ] && QUEUE_DEPTH=$((2 * DEALERS))
 if [ "$kill_one" -eq 1 ] && [ "$DAEMONS" -lt 2 ]; then
     echo "run-scaleout: --kill needs --daemons 2 or more" >&2; exit 2
 fi

@@ -81,7 +81,8 @@ so_config() { # so_config I [GPUS] -> writes $WORK/daemon-I.cfg (GPUS > 0: the c
     fi
 }
 
-# Starts the merge, the dispatcher and the daemons; waits until every daemon said READY.
+# Starts the merge, the dispatcher and the daemons; waits until every daemon (each of its
+# DEALERS) said READY.
 # MERGE_ARGS and DISPATCH_ARGS add options. Sets MERGE_PID, DISPATCH_PID, DAEMON_PIDS.
 so_start() {
     local inputs="" i
@@ -112,7 +113,8 @@ so_start() {
     done
     local tries
     for tries in $(seq 1 600); do
-        [ "$(grep -c ' ready (credit' "$WORK/dispatch.log" 2>/dev/null)" -ge "$DAEMONS" ] && return 0
+        # each of a daemon's DEALERS says READY
+        [ "$(grep -c ' ready (credit' "$WORK/dispatch.log" 2>/dev/null)" -ge $((DAEMONS * ${DEALERS:-1})) ] && return 0
         kill -0 "$DISPATCH_PID" 2>/dev/null || break
         sleep 0.1
     done
