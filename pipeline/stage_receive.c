@@ -382,10 +382,10 @@ void receive_accept_late(receiver *rx, frame *f)
     receive_queue(rx, f);
 }
 
-void receive_dispatch_credit(receiver *rx, int k, int sockets, size_t held)
+void receive_dispatch_credit(receiver *rx, int k, int sockets)
 {
     queue *to_form = rx->ctx->to_form;
-    size_t used = queue_depth(to_form) + held;
+    size_t used = queue_depth(to_form) + (rx->assembly.active ? 1u : 0u);
     size_t free_slots = used < to_form->capacity ? to_form->capacity - used : 0;
     uint64_t turn = atomic_load_explicit(&rx->ctx->stats->frames_in, memory_order_relaxed);
     dispatch_client_tick(rx->dispatch[k], dispatch_client_share(free_slots, k, sockets, turn), metrics_now_ns());
@@ -492,7 +492,7 @@ void *receive_main(void *arg)
         /* dispatch: credit for the slots the form stage freed (a frame being
          * assembled will take one), heartbeats */
         if (rx->dispatch[0] != NULL)
-            receive_dispatch_credit(rx, 0, 1, rx->assembly.active ? 1u : 0u);
+            receive_dispatch_credit(rx, 0, 1);
         /* A short poll bounds how long a stop request waits. */
         int ready = zmq_poll(&item, 1, rx->dispatch[0] != NULL ? DISPATCH_CLIENT_POLL_MS : 100);
         if (ready < 0 && errno == EINTR)

@@ -72,13 +72,13 @@ void *receive_file_main(void *arg);
 
 /* input.pattern dispatch: sends socket k's client what is due (credit,
  * heartbeat, READY; dispatch_client_tick). The form queue's free slots, less
- * `held` (frames this socket's reader holds for it), are shared out over the
- * `sockets` clients (dispatch_client_share, turned by the frames received
- * so far). Each
- * client counts only its own outstanding credit, so together they may
- * promise a few slots more than are free for a moment; a dispatched frame
- * then waits for its slot (receive_queue), never dropped. */
-void receive_dispatch_credit(receiver *rx, int k, int sockets, size_t held);
+ * the frame rx is assembling from fragments (rx: the reader of socket k), are
+ * shared out over the `sockets` clients (dispatch_client_share, turned by the
+ * frames received so far). Each client counts only its own outstanding
+ * credit, so together they may promise a few slots more than are free for a
+ * moment; a dispatched frame then waits for its slot (receive_queue), never
+ * dropped. */
+void receive_dispatch_credit(receiver *rx, int k, int sockets);
 
 /* input.pattern dispatch, on a stop: GOODBYE on socket k, then its frames
  * still on their way are received and accepted until the dispatcher's answer

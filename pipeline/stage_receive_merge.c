@@ -227,13 +227,6 @@ static int merge_failed(merge *m)
     return failed;
 }
 
-/* input.pattern dispatch: the frames reader r holds for its socket (one
- * being assembled from fragments), which its credit leaves out. */
-static size_t reader_held(const merge_reader *r)
-{
-    return r->rx.assembly.active ? 1u : 0u;
-}
-
 /* Reader thread (arg: its merge_reader): receives socket k's messages into
  * frame buffers until the merge closes; counts rejects itself. Behind a
  * dispatcher it also returns its credit and passes its frames on itself. */
@@ -248,7 +241,7 @@ static void *reader_main(void *arg)
     zmq_pollitem_t item = {.socket = rx->inputs[r->k], .events = ZMQ_POLLIN};
     for (int may; (may = reader_may_receive(r)) >= 0;) {
         if (client != NULL)
-            receive_dispatch_credit(rx, r->k, r->m->count, reader_held(r));
+            receive_dispatch_credit(rx, r->k, r->m->count);
         if (!may)
             continue;
         if (f == NULL && pool_get_timed(rx->ctx->frames, (void **)&f, MERGE_READER_POLL_MS) != POOL_OK) {

@@ -463,10 +463,11 @@ def test_kill(tmp):
     return top
 
 
-def test_stop(tmp):
-    """A daemon stopped on purpose (SIGTERM) mid-stream loses nothing: it says GOODBYE, receives
-    what was already sent to it until the dispatcher answers, publishes it, and exits 0."""
-    top = Topology(tmp, window_ms=60000)
+def test_stop(tmp, dealers=1):
+    """A daemon stopped on purpose (SIGTERM) mid-stream loses nothing: it says GOODBYE (on each of
+    its DEALERs), receives what was already sent to it until the dispatcher answers, publishes it,
+    and exits 0; each of its peers ends in state goodbye."""
+    top = Topology(tmp, window_ms=60000, dealers=dealers)
     sim, sim_result = sim_midway(top)
     leaving = top.daemons[1]
     name = top.daemon_name(leaving)
@@ -478,8 +479,9 @@ def test_stop(tmp):
     seqs = [s for s, _, _ in top.received]
     check(seqs == list(range(FRAMES)), f"frames lost or out of order: missing {sorted(set(range(FRAMES)) - set(seqs))}")
     check(merge["gap_frames"] == 0 and merge["frames_out"] == FRAMES, f"merge books: {merge}")
-    gone = [d for d in dispatch["daemons"] if d["id"] == name]
-    check(len(gone) == 1 and gone[0]["state"] == "goodbye", f"stopped daemon's state: {gone}")
+    peers = [name] if dealers == 1 else [f"{name}/{k}" for k in range(1, dealers + 1)]
+    gone = [d["state"] for d in dispatch["daemons"] if d["id"] in peers]
+    check(gone == ["goodbye"] * dealers, f"stopped daemon's peers: {gone}")
     check(leaving.log.count(r"no answer to GOODBYE") == 0, "the daemon gave up waiting for the dispatcher")
     return top
 
@@ -507,27 +509,6 @@ def test_dealers(tmp):
     check(sum(per.values()) == FRAMES and min(per.values()) > 0, f"per-peer dispatched {per}")
     restarts = sum(d.log.count(r"source restart") for d in top.daemons)
     check(restarts == 0, f"{restarts} daemons' connections counted a source restart")
-    return top
-
-
-def test_dealers_stop(tmp):
-    """A daemon of three DEALERs stopped by SIGTERM mid-stream: each says GOODBYE and takes what was
-    on its way; nothing is lost, its three peers end in state goodbye, it exits 0."""
-    top = Topology(tmp, window_ms=60000, dealers=DEALERS)
-    sim, sim_result = sim_midway(top)
-    leaving = top.daemons[1]
-    leaving.send_signal(signal.SIGTERM)
-    check(leaving.wait(timeout=60) == 0, "the stopped daemon did not exit 0")
-    sim.join()
-    check(sim_result["r"].returncode == 0, f"sim: {sim_result['r'].stderr}")
-    merge, dispatch = top.finish()
-    seqs = [s for s, _, _ in top.received]
-    check(seqs == list(range(FRAMES)), f"frames lost or out of order: missing {sorted(set(range(FRAMES)) - set(seqs))}")
-    check(merge["gap_frames"] == 0 and merge["frames_out"] == FRAMES, f"merge books: {merge}")
-    name = top.daemon_name(leaving)
-    gone = [d["state"] for d in dispatch["daemons"] if d["id"].startswith(name + "/")]
-    check(gone == ["goodbye"] * DEALERS, f"stopped daemon's peers: {gone}")
-    check(leaving.log.count(r"no answer to GOODBYE") == 0, "the daemon gave up waiting for the dispatcher")
     return top
 
 
@@ -761,7 +742,7 @@ def main():
         elif CASE == "dealers":
             top = test_dealers(tmp)
         elif CASE == "dealers_stop":
-            top = test_dealers_stop(tmp)
+            top = test_stop(tmp, dealers=DEALERS)
         elif CASE == "fragment_rules":
             test_fragment_rules(tmp)
         elif CASE == "fragments":
