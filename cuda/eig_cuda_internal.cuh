@@ -189,11 +189,17 @@ typedef struct eig_cuda_qr_config {
      * fused kernel */
     bool logged;
     int log_cap, head_cap;
-    int apply_rows;     /* Zr rows per applier warp: 32 or 64 (two per lane) */
+    bool wave;          /* wavefront appliers (qr_wave_kernel): a group's
+                           bulges applied at once, slices of 32 rows */
+    int apply_rows;     /* Zr rows per applier CTA: 32 or 64 (two per lane),
+                           32 with wavefront appliers */
     int apply_chunk;    /* rotations per staged log chunk (two buffers) */
     size_t chase_smem, apply_smem;
     int sms;            /* the device's SMs: at most ceil(count / sms) chases start on one */
 } eig_cuda_qr_config;
+
+/* Rows of Zr per CTA of the wavefront appliers (eig_cuda_qr_apply.cuh). */
+enum { EIG_CUDA_QR_WAVE_SLICE = 32 };
 
 /* Reflectors per compact-WY block of the back-transformation. */
 #define EIG_CUDA_BACK_NB 16
@@ -245,6 +251,7 @@ template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_
  * CTA holds both) */
 template <typename R> size_t eig_cuda_qr_chase_smem(int n);
 template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk);
+template <typename R> size_t eig_cuda_qr_wave_smem(int n);
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg);
 
 /* Applies `count` rotations of one sweep, logged as (c, s) pairs at cs with

@@ -51,6 +51,14 @@ static const int EIG_CUDA_PANEL_MIN_N_C64 = 384;
  * sweeps are as fast, 0.39 against 0.42 ms in c64). */
 static const int EIG_CUDA_QR_LOG_MIN_N = 65;
 
+/* Smallest n whose complex double vectors jobs take the wavefront appliers
+ * with groups of 16 bulges (docs/gpu.md, run R3, H200, 180 matrices, qr
+ * phase logged (8 bulges) -> wavefront (16): 128.8 -> 106.6 ms at
+ * n = 512, but 32.5 -> 35.5 at 384, and complex float 33.4 -> 36.6 at 512
+ * (its 16 bulges already); the boundary halfway between the measured
+ * sizes). */
+static const int EIG_CUDA_QR_WAVE_MIN_N_C128 = 448;
+
 /* Smallest n whose c128 logged QR path chases groups of 8 bulges (16 below). */
 static const int EIG_CUDA_QR_FEW_BULGES_MIN_N = 384;
 
@@ -150,8 +158,11 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     bool logged = vectors && n >= EIG_CUDA_QR_LOG_MIN_N;
     if (tuning->qr_path == EIG_CUDA_QR_PATH_FUSED)
         logged = false;
-    if (tuning->qr_path == EIG_CUDA_QR_PATH_LOGGED)
+    if (tuning->qr_path == EIG_CUDA_QR_PATH_LOGGED || tuning->qr_path == EIG_CUDA_QR_PATH_WAVEFRONT)
         logged = vectors;
+    qr->wave = tuning->qr_path == EIG_CUDA_QR_PATH_WAVEFRONT ||
+               (tuning->qr_path == EIG_CUDA_QR_PATH_AUTO && sizeof(R) == sizeof(double) &&
+                n >= EIG_CUDA_QR_WAVE_MIN_N_C128);
     const size_t nn = (size_t)n * n;
     const size_t cap =
         tuning->qr_log_cap > 0 ? (size_t)tuning->qr_log_cap : (n <= 256 ? 3 : 2) * nn;
@@ -166,11 +177,15 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     qr->chase_smem = eig_cuda_qr_chase_smem<R>(n);
     qr->apply_rows = 64;
     qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
-    if (2 * (qr->apply_smem + qr->chase_smem + EIG_CUDA_QR_LOG_CTA_EXTRA) > (size_t)optin) {
+    if (qr->wave) {
+        qr->apply_rows = EIG_CUDA_QR_WAVE_SLICE;
+        qr->apply_smem = eig_cuda_qr_wave_smem<R>(n);
+    } else if (2 * (qr->apply_smem + qr->chase_smem + EIG_CUDA_QR_LOG_CTA_EXTRA) > (size_t)optin) {
         qr->apply_rows = 32;
         qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
     }
     qr->logged = logged && qr->apply_smem + qr->chase_smem <= (size_t)optin;
+    qr->wave = qr->wave && qr->logged;
     /* Bulges per group and the shift solve (run M1, H100, n = 96..512): 16
      * bulges with lane-parallel shifts where no consumer warps share the
      * chase's SM (values-only: c64 qr 1.16 -> 0.91 ms at n = 128; logged
@@ -183,7 +198,11 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     /* run R1 (H200): the c128 logged path from n = 384 is bound by its
      * appliers, and 8 bulges log fewer rotations (1.6 n^2 against 1.8 n^2):
      * qr 35.2 -> 32.6 ms at n = 384, 140.0 -> 129.1 at 512 (c64 unchanged) */
-    const bool few_rotations = fused_vectors || (qr->logged && sizeof(R) == sizeof(double) &&
+    /* run R3: the wavefront appliers run a group's bulges at once, so more
+     * bulges are more parallel work for them (16 rather than 8 at n = 512
+     * c128: qr 125.6 -> 106.6 ms) */
+    const bool few_rotations = fused_vectors || (qr->logged && !qr->wave &&
+                                                 sizeof(R) == sizeof(double) &&
                                                  n >= EIG_CUDA_QR_FEW_BULGES_MIN_N);
     qr->bulges = tuning->qr_bulges > 0 ? tuning->qr_bulges : few_rotations ? 8 : 16;
     qr->serial_shifts = fused_vectors && sizeof(R) == sizeof(double);
@@ -444,7 +463,7 @@ extern "C" eig_error eig_cuda_plan_create(eig_cuda_plan **out, const eig_plan_pa
         (unsigned)params->job > EIG_JOB_VECTORS ||
         (unsigned)params->storage > EIG_STORAGE_PACKED || (unsigned)params->uplo > EIG_UPPER ||
         (unsigned)params->device_only > 1 ||
-        (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
+        (unsigned)params->cuda.qr_path > EIG_CUDA_QR_PATH_WAVEFRONT ||
         (unsigned)params->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM ||
         (unsigned)params->cuda.tridiag_path > EIG_CUDA_TRIDIAG_PATH_PANEL ||
         params->cuda.qr_log_cap < 0 || params->cuda.qr_group_min < 0 ||

@@ -1316,6 +1316,31 @@ __global__ void __launch_bounds__(64, 1)
                            info_all, (R *)((char *)smem_raw + apply_smem));
 }
 
+/* Logged path with wavefront appliers (run R3): qr_log_kernel's roles and
+ * chase, but a CTA is QR_WAVE_WARPS applier warps of QR_WAVE_ROWS rows each
+ * (qr_apply_wave: a group's bulges applied at once) and the chase's warp
+ * last. Shared memory: the appliers' rows (eig_cuda_qr_wave_smem), then the
+ * chase's d and e. */
+template <typename R>
+__global__ void __launch_bounds__(32 * (QR_WAVE_WARPS + 1), 1)
+    qr_wave_kernel(int n, int count, int quota, int group_min, int bulges_max, int log_cap,
+                   int head_cap, int chunk, size_t apply_smem, eig_cuda_workspace ws,
+                   R *__restrict__ w_all, int *__restrict__ info_all)
+{
+    extern __shared__ double2 smem_raw[];
+    __shared__ int role[2];
+    const int slices = (n + QR_WAVE_SLICE - 1) / QR_WAVE_SLICE;
+    if (threadIdx.x == 0)
+        qr_log_role((unsigned *)(ws.qr_state + count), count, slices, quota, role);
+    __syncthreads();
+    const int b = role[0], slice = role[1];
+    if (threadIdx.x < 32 * QR_WAVE_WARPS)
+        qr_apply_wave<R, QR_BULGE_LAG>(n, slice, b, log_cap, head_cap, ws, smem_raw);
+    else if (slice == 0)
+        qr_chase_matrix<R>(b, n, group_min, bulges_max, log_cap, head_cap, chunk, ws, w_all,
+                           info_all, (R *)((char *)smem_raw + apply_smem));
+}
+
 } // namespace
 
 template <typename R> size_t eig_cuda_qr_smem(int n, int consumer_warps)
@@ -1343,6 +1368,11 @@ template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk)
     return 2 * (size_t)chunk * sizeof(R2) + (size_t)n * rows * sizeof(R);
 }
 
+template <typename R> size_t eig_cuda_qr_wave_smem(int n)
+{
+    return (size_t)QR_WAVE_SLICE * qr_wave_stride<R>(n) * sizeof(R);
+}
+
 /* The logged path's kernel for the plan's applier rows (32 or 64). */
 template <typename R>
 static decltype(&qr_log_kernel<R, 64>) qr_log_kernel_for(const eig_cuda_qr_config *cfg)
@@ -1352,6 +1382,9 @@ static decltype(&qr_log_kernel<R, 64>) qr_log_kernel_for(const eig_cuda_qr_confi
 
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg)
 {
+    if (cfg->wave)
+        return cudaFuncSetAttribute(qr_wave_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)(cfg->apply_smem + cfg->chase_smem));
     return cudaFuncSetAttribute(qr_log_kernel_for<R>(cfg),
                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)(cfg->apply_smem + cfg->chase_smem));
@@ -1380,9 +1413,15 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
         return e;
     const int slices = (n + cfg->apply_rows - 1) / cfg->apply_rows;
     const int quota = (count + cfg->sms - 1) / cfg->sms;
-    qr_log_kernel_for<R>(cfg)<<<count * slices, 64, cfg->apply_smem + cfg->chase_smem, stream>>>(
-        n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
-        cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
+    const size_t smem = cfg->apply_smem + cfg->chase_smem;
+    if (cfg->wave)
+        qr_wave_kernel<R><<<count * slices, 32 * (QR_WAVE_WARPS + 1), smem, stream>>>(
+            n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
+            cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
+    else
+        qr_log_kernel_for<R>(cfg)<<<count * slices, 64, smem, stream>>>(
+            n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
+            cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
     e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
@@ -1396,6 +1435,7 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
     template size_t eig_cuda_qr_chase_smem<R>(int);                                              \
     template cudaError_t eig_cuda_qr_set_smem<R>(int, size_t);                                   \
     template size_t eig_cuda_qr_apply_smem<R>(int, int, int);                                    \
+    template size_t eig_cuda_qr_wave_smem<R>(int);                                               \
     template cudaError_t eig_cuda_qr_log_set_smem<R>(const eig_cuda_qr_config *);                \
     template cudaError_t eig_cuda_qr_launch<R>(const eig_cuda_qr_config *, int, int,             \
                                                const eig_cuda_workspace *, void *, int *,        \

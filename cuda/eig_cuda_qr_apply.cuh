@@ -262,4 +262,206 @@ __device__ void qr_apply_slice(int n, int slice, int b, int log_cap, int head_ca
     }
 }
 
+/* ---- wavefront appliers (run R3) ---------------------------------------------
+ *
+ * The sweep-after-sweep applier above carries one column per row through
+ * every rotation of the log: one dependent FMA chain per row, and a slice of
+ * 32 rows fills an SM's shared memory at n = 512 (c128: one warp per SM, ~28
+ * cycles a rotation). A multishift group is ms sweeps whose bulges the chase
+ * ran at once, bulge j LAG ticks (the chase's QR_BULGE_LAG) behind bulge
+ * j - 1; a wavefront applier runs them at once too: ms lanes per row, one
+ * bulge each, a __syncwarp per tick, so a group's chain is len + LAG (ms - 1)
+ * ticks instead of ms len, and a slice is several such warps. Each warp
+ * owns QR_WAVE_ROWS rows of the slice (row-major, stride qr_wave_stride)
+ * and follows the log by itself: no warp reads another's rows. */
+
+enum {
+    QR_WAVE_ROWS = 8, /* rows of Zr per applier warp */
+    QR_WAVE_SLICE = EIG_CUDA_QR_WAVE_SLICE,
+    QR_WAVE_WARPS = QR_WAVE_SLICE / QR_WAVE_ROWS
+};
+
+/* Row stride of a wavefront applier's rows in shared memory: n padded to 8
+ * mod 16 doubles (16 mod 32 floats), so that the lanes of one tick (the ms
+ * bulges of 32 / ms rows, columns LAG apart) fall in distinct banks (c64
+ * with 8 bulges: two-way). */
+template <typename R> __host__ __device__ inline int qr_wave_stride(int n)
+{
+    const int m = sizeof(R) == sizeof(double) ? 16 : 32, want = m / 2;
+    return n + ((want - n) % m + m) % m;
+}
+
+/* Tick u of a lane's bulge of a wavefront group on its L rows (z, rows
+ * RPP P apart): rotation rt if 0 <= u <= last, then the columns of tick
+ * u + 1 (written by the bulge ahead in the tick before this one). */
+template <int DIR, int L, int RPP, typename R, typename R2>
+__device__ __forceinline__ void wave_tick(R *z, int P, int u, int last, R2 rt, R (&carry)[L],
+                                          R (&x)[L])
+{
+    if (u >= 0 && u <= last) {
+        const R c = rt.x, s = DIR < 0 ? -rt.y : rt.y;
+#pragma unroll
+        for (int p = 0; p < L; ++p) {
+            R *zp = z + p * RPP * P + DIR * u;
+            zp[0] = fma(c, carry[p], s * x[p]);
+            carry[p] = fma(-s, carry[p], c * x[p]);
+            if (u == last)
+                zp[DIR] = carry[p];
+        }
+    }
+    const int un = u + 1;
+    if (un >= 0 && un <= last) {
+#pragma unroll
+        for (int p = 0; p < L; ++p) {
+            if (un == 0)
+                carry[p] = z[p * RPP * P];
+            x[p] = z[p * RPP * P + DIR * (un + 1)];
+        }
+    }
+    __syncwarp();
+}
+
+/* One multishift group on a warp's QR_WAVE_ROWS rows (zw, row stride P):
+ * ms = MS sweeps of len rotations in direction DIR from pivot `first`,
+ * bulge j's rotations at gl[j len ..] (the group equals its sweeps done in
+ * order). Lane (r, j) = (lane / MS, lane % MS) applies bulge j to rows
+ * r + p 32 / MS, rotation u in tick LAG j + u (wave_tick). Valid: the
+ * column that rotation u takes in was last written by bulge j - 1 two ticks
+ * earlier, and the one it writes is read next by bulge j + 1 two ticks
+ * later; so the column of tick t + 1 can be loaded in tick t. The rotations
+ * come from the log in blocks of AHEAD ticks, each block's loaded during
+ * the block before (a tick must not wait on a global load: with the
+ * rotations two ticks ahead in registers moved along every tick, run R3's
+ * first try took 254 ms at n = 512 c128 against the sweep appliers' 129). */
+template <int DIR, int MS, int LAG, typename R, typename R2>
+__device__ __forceinline__ void apply_group_wave(R *zw, int P, const R2 *gl, int first, int len)
+{
+    enum { RPP = 32 / MS, L = QR_WAVE_ROWS / RPP, AHEAD = 8 };
+    static_assert(LAG >= 3, "the column of tick t + 1 is loaded in tick t");
+    const int lane = threadIdx.x & 31, j = lane % MS;
+    R *z = zw + (lane / MS) * P + (DIR < 0 ? first + 1 : first);
+    const R2 *cs = gl + j * len;
+    const int ticks = len + LAG * (MS - 1), last = len - 1;
+    int u = -LAG * j;
+    R carry[L], x[L];
+#pragma unroll
+    for (int p = 0; p < L; ++p) {
+        carry[p] = u == 0 ? z[p * RPP * P] : (R)0;
+        x[p] = u == 0 ? z[p * RPP * P + DIR] : (R)0;
+    }
+    R2 rot[AHEAD];
+#pragma unroll
+    for (int i = 0; i < AHEAD; ++i)
+        rot[i] = cs[min(max(u + i, 0), last)];
+    /* ticks past the last are no-ops (every bulge is done) */
+    for (int t = 0; t < ticks; t += AHEAD, u += AHEAD) {
+        R2 next[AHEAD];
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i)
+            next[i] = cs[min(max(u + AHEAD + i, 0), last)];
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i)
+            wave_tick<DIR, L, RPP>(z, P, u + i, last, rot[i], carry, x);
+#pragma unroll
+        for (int i = 0; i < AHEAD; ++i)
+            rot[i] = next[i];
+    }
+}
+
+/* Sweeps (`sweeps` in a row, rotations consecutive in cs) on a warp's rows,
+ * one row per lane (lanes below QR_WAVE_ROWS): single-shift sweeps and
+ * 2 x 2 rotations. */
+template <int DIR, typename R, typename R2>
+__device__ __forceinline__ void apply_sweeps_rows(R *zw, int P, const R2 *cs, int first, int len,
+                                                  int sweeps)
+{
+    const int lane = threadIdx.x & 31;
+    if (lane < QR_WAVE_ROWS) {
+        R *z = zw + lane * P + (DIR < 0 ? first + 1 : first);
+        for (int sw = 0; sw < sweeps; ++sw, cs += len) {
+            R carry = z[0];
+#pragma unroll 4
+            for (int u = 0; u < len; ++u) {
+                const R2 rt = cs[u];
+                const R x = z[DIR * (u + 1)];
+                const R c = rt.x, s = DIR < 0 ? -rt.y : rt.y;
+                z[DIR * u] = fma(c, carry, s * x);
+                carry = fma(-s, carry, c * x);
+            }
+            z[DIR * len] = carry;
+        }
+    }
+    __syncwarp();
+}
+
+/* One event of the log (header cur, rotations at cs) on a warp's rows. */
+template <int DIR, int LAG, typename R, typename R2>
+__device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int4 cur)
+{
+    switch (cur.w) {
+    case 8:
+        apply_group_wave<DIR, 8, LAG>(zw, P, cs, cur.x, cur.z);
+        break;
+    case 16:
+        apply_group_wave<DIR, 16, LAG>(zw, P, cs, cur.x, cur.z);
+        break;
+    case 32:
+        apply_group_wave<DIR, 32, LAG>(zw, P, cs, cur.x, cur.z);
+        break;
+    default:
+        apply_sweeps_rows<DIR>(zw, P, cs, cur.x, cur.z, cur.w);
+    }
+}
+
+/* Applier warp `warp` of a wavefront CTA: applies matrix b's log to its
+ * QR_WAVE_ROWS rows of slice `slice` (rows (slice QR_WAVE_WARPS + warp)
+ * QR_WAVE_ROWS ..) as the chase writes it, then writes them sorted by
+ * rank. `space` is the CTA's applier shared memory (eig_cuda_qr_wave_smem).
+ * The rotations are read from the log in global memory (an event's
+ * rotations are published with its header); the same statuses as
+ * qr_apply_slice. */
+template <typename R, int LAG>
+__device__ void qr_apply_wave(int n, int slice, int b, int log_cap, int head_cap,
+                              const eig_cuda_workspace &ws, void *space)
+{
+    typedef typename eig_cuda_complex<R>::type R2;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, P = qr_wave_stride<R>(n);
+    const int row0 = (slice * QR_WAVE_WARPS + warp) * QR_WAVE_ROWS;
+    if (row0 >= n)
+        return;
+    R *zw = (R *)space + (size_t)warp * QR_WAVE_ROWS * P;
+    for (int i = lane; i < QR_WAVE_ROWS * P; i += 32)
+        zw[i] = row0 + i / P == i % P ? (R)1 : (R)0;
+    __syncwarp();
+    const unsigned long long *word = ws.qr_state + b;
+    const R2 *log = (const R2 *)ws.qr_log + (size_t)b * log_cap;
+    const int4 *head = ws.qr_head + (size_t)b * head_cap;
+    qr_log_progress pr = qr_log_wait(word, 1, 0);
+    int pos = 0;
+    for (int h = 0;; ++h) {
+        if (h >= pr.heads && pr.status == EIG_CUDA_QR_LOG_RUNNING)
+            pr = qr_log_wait(word, h + 1, 0);
+        if (pr.status > EIG_CUDA_QR_LOG_APPLY || h >= pr.heads)
+            break;
+        const int4 cur = __ldcg(head + h);
+        if (cur.y < 0)
+            apply_event_wave<-1, LAG>(zw, P, log + pos, cur);
+        else
+            apply_event_wave<1, LAG>(zw, P, log + pos, cur);
+        pos += cur.z * cur.w;
+    }
+    if (pr.status != EIG_CUDA_QR_LOG_APPLY)
+        return;
+
+    /* sorted columns: column i of Zr goes to rank[i] (lanes: 8 rows x 4
+     * columns, 64-byte runs of a column) */
+    const int *rank = ws.qr_rank + (size_t)b * n;
+    R *zr = (R *)ws.zreal + (size_t)b * n * n;
+    for (int i = lane; i < QR_WAVE_ROWS * n; i += 32) {
+        const int r = i % QR_WAVE_ROWS, col = i / QR_WAVE_ROWS;
+        if (row0 + r < n)
+            zr[(size_t)__ldcg(rank + col) * n + row0 + r] = zw[r * P + col];
+    }
+}
+
 } // namespace

@@ -99,12 +99,16 @@ enum {
 /* How the cuda backend runs implicit QR on the tridiagonal (docs/gpu.md). */
 typedef enum eig_cuda_qr_path {
     EIG_CUDA_QR_PATH_AUTO = 0, /* logged for vectors jobs at n > 64 (when its shared
-                                  memory fits the device), else fused */
+                                  memory fits the device; complex double from
+                                  n = 448 with wavefront appliers), else fused */
     EIG_CUDA_QR_PATH_FUSED,    /* one kernel: each CTA re-runs the chase and applies
                                   its rotations to a row slice of the vectors */
-    EIG_CUDA_QR_PATH_LOGGED    /* one chase per matrix writes a rotation log, an
-                                  apply kernel applies it (vectors jobs; a
-                                  values-only job stays fused) */
+    EIG_CUDA_QR_PATH_LOGGED,   /* one chase per matrix writes a rotation log,
+                                  appliers apply it sweep after sweep
+                                  (vectors jobs; a values-only job stays fused) */
+    EIG_CUDA_QR_PATH_WAVEFRONT /* the logged path whose appliers run the bulges
+                                  of a multishift group at once, as a wavefront
+                                  (vectors jobs; docs/gpu.md, run R3) */
 } eig_cuda_qr_path;
 
 /* How the cuda backend applies the Householder reflectors to the eigenvectors
@@ -147,8 +151,9 @@ typedef struct eig_cuda_tuning {
                                  above n: single-shift sweeps only */
     int qr_bulges;            /* most bulges chased at once by a group: 8, 16 or
                                  32; 0 = 8 on the fused vectors path and on the
-                                 complex double logged path from n = 384, 16
-                                 elsewhere (docs/gpu.md, runs M1 and R1) */
+                                 complex double logged path from n = 384 (not
+                                 with wavefront appliers), 16 elsewhere
+                                 (docs/gpu.md, runs M1, R1 and R3) */
     eig_cuda_back_path back_path; /* default EIG_CUDA_BACK_PATH_AUTO */
     eig_cuda_tridiag_path tridiag_path; /* default EIG_CUDA_TRIDIAG_PATH_AUTO (since ABI 2) */
 } eig_cuda_tuning;

@@ -65,7 +65,7 @@ static eig_error eig_plan_params_validate(const eig_plan_params *p)
         return EIG_EINVAL;
     if (p->threads < 0 || p->device < 0 || (unsigned)p->device_only > 1)
         return EIG_EINVAL;
-    if ((unsigned)p->cuda.qr_path > EIG_CUDA_QR_PATH_LOGGED ||
+    if ((unsigned)p->cuda.qr_path > EIG_CUDA_QR_PATH_WAVEFRONT ||
         (unsigned)p->cuda.back_path > EIG_CUDA_BACK_PATH_GEMM ||
         (unsigned)p->cuda.tridiag_path > EIG_CUDA_TRIDIAG_PATH_PANEL || p->cuda.qr_log_cap < 0 ||
         p->cuda.qr_log_cap > EIG_CUDA_TUNING_MAX || p->cuda.qr_group_min < 0 ||
@@ -235,7 +235,7 @@ const char *eig_strerror(eig_error e)
 }
 
 static const char *const eig_backend_names[] = {"auto", "cpu", "lapack", "cuda"};
-static const char *const eig_cuda_qr_path_names[] = {"auto", "fused", "logged"};
+static const char *const eig_cuda_qr_path_names[] = {"auto", "fused", "logged", "wavefront"};
 static const char *const eig_cuda_back_path_names[] = {"auto", "slabs", "gemm"};
 static const char *const eig_cuda_tridiag_path_names[] = {"auto", "sweep", "panel"};
 
@@ -276,7 +276,7 @@ static int eig_name_equal(const char *a, const char *b)
 
 const char *eig_cuda_qr_path_name(eig_cuda_qr_path path)
 {
-    if ((unsigned)path > EIG_CUDA_QR_PATH_LOGGED)
+    if ((unsigned)path > EIG_CUDA_QR_PATH_WAVEFRONT)
         return "unknown";
     return eig_cuda_qr_path_names[path];
 }
@@ -315,7 +315,7 @@ const char *eig_cuda_tridiag_path_name(eig_cuda_tridiag_path path)
 EIG_NAME_PARSER(eig_precision_parse, eig_precision, eig_precision_name, EIG_COMPLEX_FLOAT, EIG_COMPLEX_DOUBLE)
 EIG_NAME_PARSER(eig_backend_parse, eig_backend, eig_backend_name, EIG_BACKEND_AUTO, EIG_BACKEND_CUDA)
 EIG_NAME_PARSER(eig_cuda_qr_path_parse, eig_cuda_qr_path, eig_cuda_qr_path_name, EIG_CUDA_QR_PATH_AUTO,
-                EIG_CUDA_QR_PATH_LOGGED)
+                EIG_CUDA_QR_PATH_WAVEFRONT)
 EIG_NAME_PARSER(eig_cuda_back_path_parse, eig_cuda_back_path, eig_cuda_back_path_name,
                 EIG_CUDA_BACK_PATH_AUTO, EIG_CUDA_BACK_PATH_GEMM)
 EIG_NAME_PARSER(eig_cuda_tridiag_path_parse, eig_cuda_tridiag_path, eig_cuda_tridiag_path_name,

@@ -49,15 +49,15 @@ static void test_backend_names(void)
     CHECK(eig_backend_parse("cpu", NULL) == EIG_EINVAL, "NULL out accepted");
     CHECK(eig_backend_name((eig_backend)17) != NULL, "name of a bad enum is NULL");
 
-    const char *paths[] = {"auto", "fused", "logged"};
-    CHECK_NAMES_ROUND_TRIP(eig_cuda_qr_path, paths, EIG_CUDA_QR_PATH_LOGGED, eig_cuda_qr_path_name,
+    const char *paths[] = {"auto", "fused", "logged", "wavefront"};
+    CHECK_NAMES_ROUND_TRIP(eig_cuda_qr_path, paths, EIG_CUDA_QR_PATH_WAVEFRONT, eig_cuda_qr_path_name,
                            eig_cuda_qr_path_parse, "qr path");
     eig_cuda_qr_path path;
     CHECK(eig_cuda_qr_path_parse("Logged", &path) == EIG_OK && path == EIG_CUDA_QR_PATH_LOGGED,
           "case-insensitive qr path");
     CHECK(eig_cuda_qr_path_parse("log", &path) == EIG_EINVAL, "unknown qr path accepted");
     CHECK(eig_cuda_qr_path_parse(NULL, &path) == EIG_EINVAL, "NULL qr path accepted");
-    CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)3), "unknown") == 0, "bad qr path name");
+    CHECK(strcmp(eig_cuda_qr_path_name((eig_cuda_qr_path)4), "unknown") == 0, "bad qr path name");
 
     const char *backs[] = {"auto", "slabs", "gemm"};
     CHECK_NAMES_ROUND_TRIP(eig_cuda_back_path, backs, EIG_CUDA_BACK_PATH_GEMM,
@@ -123,7 +123,7 @@ static void test_plan_errors(void)
     bad[nbad].what = "threads < 0", bad[nbad++].p.threads = -1;
     bad[nbad].what = "device < 0", bad[nbad++].p.device = -1;
     bad[nbad].what = "device_only = 2", bad[nbad++].p.device_only = 2;
-    bad[nbad].what = "cuda.qr_path", bad[nbad++].p.cuda.qr_path = (eig_cuda_qr_path)3;
+    bad[nbad].what = "cuda.qr_path", bad[nbad++].p.cuda.qr_path = (eig_cuda_qr_path)4;
     bad[nbad].what = "cuda.qr_log_cap < 0", bad[nbad++].p.cuda.qr_log_cap = -1;
     bad[nbad].what = "cuda.qr_log_cap > max",
     bad[nbad++].p.cuda.qr_log_cap = EIG_CUDA_TUNING_MAX + 1;

@@ -17,7 +17,7 @@
  * Options (every plan of the run gets them; the test's own, not the library's):
  *   --sizes 1,5,64      these sizes only (compute-sanitizer runs); the
  *                       environment's EIGSTREAM_GPU_TEST_SIZES does the same
- *   --qr-path P         auto (default), fused or logged (eig_cuda_tuning)
+ *   --qr-path P         auto (default), fused, logged or wavefront (eig_cuda_tuning)
  *   --qr-log-cap N      rotations logged per matrix: a small cap forces the
  *                       logged path's overflow fallback to the fused kernel
  *   --qr-group-min N    smallest block order chased by a multishift group
@@ -529,8 +529,9 @@ static int parse_args(int argc, char **argv, int *sizes, int *nsizes)
             ok = 0;
         }
         if (!ok) {
-            printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged] [--qr-log-cap N]\n"
-                   "       [--qr-group-min N] [--qr-bulges 8|16|32] [--back-path auto|slabs|gemm]\n"
+            printf("usage: %s [--sizes 1,5,64] [--qr-path auto|fused|logged|wavefront]\n"
+                   "       [--qr-log-cap N] [--qr-group-min N] [--qr-bulges 8|16|32]\n"
+                   "       [--back-path auto|slabs|gemm]\n"
                    "       [--tridiag-path auto|sweep|panel]\n",
                    argv[0]);
             return -1;
