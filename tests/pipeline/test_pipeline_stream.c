@@ -871,8 +871,14 @@ static void case_source_restart(void)
     free(a);
 }
 
-/* A burst of 100 frames at once, faster than the solver: block pushes back
- * (all published, the receiver counted waiting). */
+/* block, judged by counts. As in drop_oldest below, the test reads no
+ * output (receive HWM 1, output.hwm 1, full-vector frames of 590 KB) until
+ * the receiver has waited: the stages downstream of the receive queue fill
+ * and stay full, so a burst of 100 frames must find the queue full (a
+ * capacity argument, not a race: before, a fast receiver behind a slow
+ * one-core solver decided it, and a TSan build once never blocked). Block
+ * then pushes back (the receiver waits, counted), and once the test reads,
+ * every frame comes out in order: none dropped. */
 static void run_overflow_block(void)
 {
     const int n = 48, m = 16, frames = 100;
@@ -880,33 +886,40 @@ static void run_overflow_block(void)
     eigstream_config cfg;
     test_daemon d;
     test_config(&cfg, n, m);
-    cfg.output.mode = PROTOCOL_MODE_VALUES;
+    cfg.output.mode = PROTOCOL_MODE_FULL;
+    cfg.output.hwm = 1;
     cfg.frame.queue_depth = 1;
     cfg.frame.overflow_policy = CONFIG_OVERFLOW_BLOCK;
     cfg.frame.deadline_ms = 60000;
     cfg.input.hwm = 2;
-    if (test_daemon_start(&d, &cfg, NULL) != 0) {
+    if (test_daemon_start_hwm(&d, &cfg, NULL, 1) != 0) {
         CHECK(0, "start");
         return;
     }
     void *a = make_frames(frames, n, m, Z, 0);
     for (int f = 0; f < frames; f++) {
         test_frame_spec s = {.seq = (uint64_t)f};
-        test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s);
+        CHECK(test_send_frame(d.push, frame_at(a, f, n, m, Z), n, m, Z, &s) == 0, "send %d", f);
     }
-    CHECK(test_wait_done(&d, frames, 30000) == 0, "%s: frames not all accounted for", label);
     pipeline_counters c;
-    pipeline_get_counters(d.p, &c);
-    int got = receive_and_check(&d, a, n, m, Z, (int)c.out, label);
-    CHECK(got == (int)c.out, "%s: received %d of %llu", label, got, (unsigned long long)c.out);
+    for (int waited = 0; waited < 60000; waited += 5) {
+        pipeline_get_counters(d.p, &c);
+        if (c.overflow_blocked > 0)
+            break;
+        test_sleep_ms(5);
+    }
+    CHECK(c.overflow_blocked > 0, "%s: never blocked with its output unread (in=%llu)", label,
+          (unsigned long long)c.in);
+    int got = receive_and_check(&d, a, n, m, Z, frames, label);
+    CHECK(test_wait_done(&d, frames, 30000) == 0, "%s: frames not all accounted for", label);
     test_daemon_stop(&d, &c);
     fprintf(stderr, "%s: in=%llu out=%llu dropped(overflow)=%llu blocked=%llu\n", label, (unsigned long long)c.in,
             (unsigned long long)c.out, (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW],
             (unsigned long long)c.overflow_blocked);
-    CHECK(c.in == (uint64_t)frames, "%s: in=%llu", label, (unsigned long long)c.in);
-    CHECK(c.dropped[METRICS_DROP_OVERFLOW] == 0 && c.out == (uint64_t)frames, "%s: dropped %llu", label,
+    CHECK(got == frames && c.in == (uint64_t)frames && c.out == (uint64_t)frames, "%s: received %d, in=%llu out=%llu",
+          label, got, (unsigned long long)c.in, (unsigned long long)c.out);
+    CHECK(c.dropped[METRICS_DROP_OVERFLOW] == 0, "%s: dropped %llu", label,
           (unsigned long long)c.dropped[METRICS_DROP_OVERFLOW]);
-    CHECK(c.overflow_blocked > 0, "%s: never blocked", label);
     check_accounting(&c, label);
     free(a);
 }
