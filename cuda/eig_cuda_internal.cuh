@@ -189,7 +189,7 @@ typedef struct eig_cuda_qr_config {
      * fused kernel */
     bool logged;
     int log_cap, head_cap;
-    bool wave;          /* wavefront appliers (qr_wave_kernel): a group's
+    bool wave;          /* wavefront appliers (qr_log_kernel WAVE): a group's
                            bulges applied at once, slices of 32 rows */
     int apply_rows;     /* Zr rows per applier CTA: 32 or 64 (two per lane),
                            32 with wavefront appliers */

@@ -1295,50 +1295,33 @@ __device__ void qr_log_role(unsigned *counters, int count, int slices, int quota
  * on nothing. Shared memory: the applier's space (eig_cuda_qr_apply_smem),
  * then the chase's d and e. (64, 1): with the bare bound ptxas held the
  * float kernel to 72 registers and spilled, as qr_kernel's; shared memory
- * sets the occupancy anyway.) */
-template <typename R, int ROWS>
-__global__ void __launch_bounds__(64, 1)
+ * sets the occupancy anyway.) WAVE (run R3): the CTA's appliers are
+ * QR_WAVE_WARPS wavefront warps of QR_WAVE_ROWS rows each (qr_apply_wave:
+ * a group's bulges applied at once; their space eig_cuda_qr_wave_smem), the
+ * chase's warp last. */
+template <typename R, int ROWS, bool WAVE>
+__global__ void __launch_bounds__(WAVE ? 32 * (QR_WAVE_WARPS + 1) : 64, 1)
     qr_log_kernel(int n, int count, int quota, int group_min, int bulges_max, int log_cap,
                   int head_cap, int chunk, size_t apply_smem, eig_cuda_workspace ws,
                   R *__restrict__ w_all, int *__restrict__ info_all)
 {
+    enum { APPLIERS = WAVE ? QR_WAVE_WARPS : 1, SLICE = WAVE ? QR_WAVE_SLICE : ROWS };
     extern __shared__ double2 smem_raw[];
     __shared__ int role[2];
-    const int slices = (n + ROWS - 1) / ROWS;
+    const int slices = (n + SLICE - 1) / SLICE;
     if (threadIdx.x == 0)
         qr_log_role((unsigned *)(ws.qr_state + count), count, slices, quota, role);
     __syncthreads();
     const int b = role[0], slice = role[1];
-    if (threadIdx.x < 32)
-        qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
-    else if (slice == 0)
+    if (threadIdx.x < 32 * APPLIERS) {
+        if (WAVE)
+            qr_apply_wave<R, QR_BULGE_LAG>(n, slice, b, log_cap, head_cap, ws, smem_raw);
+        else
+            qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
+    } else if (slice == 0) {
         qr_chase_matrix<R>(b, n, group_min, bulges_max, log_cap, head_cap, chunk, ws, w_all,
                            info_all, (R *)((char *)smem_raw + apply_smem));
-}
-
-/* Logged path with wavefront appliers (run R3): qr_log_kernel's roles and
- * chase, but a CTA is QR_WAVE_WARPS applier warps of QR_WAVE_ROWS rows each
- * (qr_apply_wave: a group's bulges applied at once) and the chase's warp
- * last. Shared memory: the appliers' rows (eig_cuda_qr_wave_smem), then the
- * chase's d and e. */
-template <typename R>
-__global__ void __launch_bounds__(32 * (QR_WAVE_WARPS + 1), 1)
-    qr_wave_kernel(int n, int count, int quota, int group_min, int bulges_max, int log_cap,
-                   int head_cap, int chunk, size_t apply_smem, eig_cuda_workspace ws,
-                   R *__restrict__ w_all, int *__restrict__ info_all)
-{
-    extern __shared__ double2 smem_raw[];
-    __shared__ int role[2];
-    const int slices = (n + QR_WAVE_SLICE - 1) / QR_WAVE_SLICE;
-    if (threadIdx.x == 0)
-        qr_log_role((unsigned *)(ws.qr_state + count), count, slices, quota, role);
-    __syncthreads();
-    const int b = role[0], slice = role[1];
-    if (threadIdx.x < 32 * QR_WAVE_WARPS)
-        qr_apply_wave<R, QR_BULGE_LAG>(n, slice, b, log_cap, head_cap, ws, smem_raw);
-    else if (slice == 0)
-        qr_chase_matrix<R>(b, n, group_min, bulges_max, log_cap, head_cap, chunk, ws, w_all,
-                           info_all, (R *)((char *)smem_raw + apply_smem));
+    }
 }
 
 } // namespace
@@ -1373,18 +1356,18 @@ template <typename R> size_t eig_cuda_qr_wave_smem(int n)
     return (size_t)QR_WAVE_SLICE * qr_wave_stride<R>(n) * sizeof(R);
 }
 
-/* The logged path's kernel for the plan's applier rows (32 or 64). */
+/* The logged path's kernel for the plan's appliers: wavefront, or sweep
+ * appliers of 32 or 64 rows. */
 template <typename R>
-static decltype(&qr_log_kernel<R, 64>) qr_log_kernel_for(const eig_cuda_qr_config *cfg)
+static decltype(&qr_log_kernel<R, 64, false>) qr_log_kernel_for(const eig_cuda_qr_config *cfg)
 {
-    return cfg->apply_rows == 64 ? qr_log_kernel<R, 64> : qr_log_kernel<R, 32>;
+    if (cfg->wave)
+        return qr_log_kernel<R, QR_WAVE_SLICE, true>;
+    return cfg->apply_rows == 64 ? qr_log_kernel<R, 64, false> : qr_log_kernel<R, 32, false>;
 }
 
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg)
 {
-    if (cfg->wave)
-        return cudaFuncSetAttribute(qr_wave_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    (int)(cfg->apply_smem + cfg->chase_smem));
     return cudaFuncSetAttribute(qr_log_kernel_for<R>(cfg),
                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)(cfg->apply_smem + cfg->chase_smem));
@@ -1413,15 +1396,11 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
         return e;
     const int slices = (n + cfg->apply_rows - 1) / cfg->apply_rows;
     const int quota = (count + cfg->sms - 1) / cfg->sms;
-    const size_t smem = cfg->apply_smem + cfg->chase_smem;
-    if (cfg->wave)
-        qr_wave_kernel<R><<<count * slices, 32 * (QR_WAVE_WARPS + 1), smem, stream>>>(
-            n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
-            cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
-    else
-        qr_log_kernel_for<R>(cfg)<<<count * slices, 64, smem, stream>>>(
-            n, count, quota, cfg->group_min, cfg->bulges, cfg->log_cap, cfg->head_cap,
-            cfg->apply_chunk, cfg->apply_smem, *ws, (R *)w, info);
+    const int log_threads = 32 * ((cfg->wave ? QR_WAVE_WARPS : 1) + 1);
+    qr_log_kernel_for<R>(cfg)<<<count * slices, log_threads, cfg->apply_smem + cfg->chase_smem,
+                                stream>>>(n, count, quota, cfg->group_min, cfg->bulges,
+                                          cfg->log_cap, cfg->head_cap, cfg->apply_chunk,
+                                          cfg->apply_smem, *ws, (R *)w, info);
     e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;

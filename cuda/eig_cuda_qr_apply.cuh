@@ -368,29 +368,16 @@ __device__ __forceinline__ void apply_group_wave(R *zw, int P, const R2 *gl, int
     }
 }
 
-/* Sweeps (`sweeps` in a row, rotations consecutive in cs) on a warp's rows,
+/* The sweeps of event cur (rotations consecutive in cs) on a warp's rows,
  * one row per lane (lanes below QR_WAVE_ROWS): single-shift sweeps and
  * 2 x 2 rotations. */
-template <int DIR, typename R, typename R2>
-__device__ __forceinline__ void apply_sweeps_rows(R *zw, int P, const R2 *cs, int first, int len,
-                                                  int sweeps)
+template <typename R, typename R2>
+__device__ __forceinline__ void apply_sweeps_rows(R *zw, int P, const R2 *cs, int4 cur)
 {
     const int lane = threadIdx.x & 31;
-    if (lane < QR_WAVE_ROWS) {
-        R *z = zw + lane * P + (DIR < 0 ? first + 1 : first);
-        for (int sw = 0; sw < sweeps; ++sw, cs += len) {
-            R carry = z[0];
-#pragma unroll 4
-            for (int u = 0; u < len; ++u) {
-                const R2 rt = cs[u];
-                const R x = z[DIR * (u + 1)];
-                const R c = rt.x, s = DIR < 0 ? -rt.y : rt.y;
-                z[DIR * u] = fma(c, carry, s * x);
-                carry = fma(-s, carry, c * x);
-            }
-            z[DIR * len] = carry;
-        }
-    }
+    if (lane < QR_WAVE_ROWS)
+        for (int sw = 0; sw < cur.w; ++sw)
+            eig_cuda_apply_sweep(zw + lane * P, 1, cs + sw * cur.z, cur.z, cur.x, cur.y);
     __syncwarp();
 }
 
@@ -409,7 +396,7 @@ __device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int
         apply_group_wave<DIR, 32, LAG>(zw, P, cs, cur.x, cur.z);
         break;
     default:
-        apply_sweeps_rows<DIR>(zw, P, cs, cur.x, cur.z, cur.w);
+        apply_sweeps_rows(zw, P, cs, cur);
     }
 }
 
