@@ -1315,7 +1315,7 @@ __global__ void __launch_bounds__(WAVE ? 32 * (QR_WAVE_WARPS + 1) : 64, 1)
     const int b = role[0], slice = role[1];
     if (threadIdx.x < 32 * APPLIERS) {
         if (WAVE)
-            qr_apply_wave<R, QR_BULGE_LAG>(n, slice, b, log_cap, head_cap, ws, smem_raw);
+            qr_apply_wave<R>(n, slice, b, log_cap, head_cap, ws, smem_raw);
         else
             qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
     } else if (slice == 0) {

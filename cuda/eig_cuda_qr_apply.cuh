@@ -291,112 +291,179 @@ template <typename R> __host__ __device__ inline int qr_wave_stride(int n)
     return n + ((want - n) % m + m) % m;
 }
 
+/* How many ticks ahead a wavefront lane loads the column that a rotation
+ * takes in (QR_WAVE_DEPTH: the load is issued at the start of a tick,
+ * before the tick's stores, so it has that many whole ticks to land), and
+ * the appliers' own lag between bulges: not the chase's, since any lag >= 2
+ * applies a group's sweeps in order; loading DEPTH ahead needs DEPTH + 2
+ * (apply_group_wave), and 3 or 5 keep the lanes of a tick in distinct banks
+ * where 4 would not. Rotations are read from the log in blocks of
+ * QR_WAVE_BLOCK ticks (a multiple of the depth: the columns ahead rotate
+ * through registers without moves). Run R4 (H200, n = 512 c128, QR phase
+ * in one run): depth 1 and lag 3 90.2 ms, depth 2 and lag 5 95.7 ms. */
+enum { QR_WAVE_DEPTH = 1, QR_WAVE_LAG = 3, QR_WAVE_BLOCK = 8 };
+
 /* Tick u of a lane's bulge of a wavefront group on its L rows (z, rows
- * RPP P apart): rotation rt if 0 <= u <= last, then the columns of tick
- * u + 1 (written by the bulge ahead in the tick before this one). */
-template <int DIR, int L, int RPP, typename R, typename R2>
+ * RPP P apart; x[d] holds the column that rotation u + d takes in): loads
+ * the column of rotation u + D (for rotation 0 also its start column, into
+ * carry), then applies rotation rt if 0 <= u <= last. STEADY: the whole
+ * warp is inside its bulges, the load in range and no bulge ends in this
+ * tick, so nothing is predicated (run R4: the predicates and the loads
+ * after the stores were most of a tick's ~45 instructions). */
+template <int DIR, int L, int RPP, int D, bool STEADY, typename R, typename R2>
 __device__ __forceinline__ void wave_tick(R *z, int P, int u, int last, R2 rt, R (&carry)[L],
-                                          R (&x)[L])
+                                          R (&x)[D][L])
 {
-    if (u >= 0 && u <= last) {
+    const int ud = u + D;
+    const bool load = STEADY || (ud >= 0 && ud <= last);
+    R xn[L];
+#pragma unroll
+    for (int p = 0; p < L; ++p) {
+        if (!STEADY && ud == 0)
+            carry[p] = z[p * RPP * P];
+        xn[p] = load ? z[p * RPP * P + DIR * (ud + 1)] : (R)0;
+    }
+    if (STEADY || (u >= 0 && u <= last)) {
         const R c = rt.x, s = DIR < 0 ? -rt.y : rt.y;
 #pragma unroll
         for (int p = 0; p < L; ++p) {
             R *zp = z + p * RPP * P + DIR * u;
-            zp[0] = fma(c, carry[p], s * x[p]);
-            carry[p] = fma(-s, carry[p], c * x[p]);
-            if (u == last)
+            zp[0] = fma(c, carry[p], s * x[0][p]);
+            carry[p] = fma(-s, carry[p], c * x[0][p]); /* one FMA on a chain */
+            if (!STEADY && u == last)
                 zp[DIR] = carry[p];
         }
     }
-    const int un = u + 1;
-    if (un >= 0 && un <= last) {
 #pragma unroll
-        for (int p = 0; p < L; ++p) {
-            if (un == 0)
-                carry[p] = z[p * RPP * P];
-            x[p] = z[p * RPP * P + DIR * (un + 1)];
-        }
+    for (int p = 0; p < L; ++p) {
+#pragma unroll
+        for (int d = 0; d + 1 < D; ++d)
+            x[d][p] = x[d + 1][p];
+        x[D - 1][p] = xn[p];
     }
     __syncwarp();
+}
+
+/* QR_WAVE_BLOCK ticks from u with the rotations rot, loading the next
+ * block's from cs (a lane's bulge) meanwhile: a tick must not wait on a
+ * global load (run R3: with the rotations two ticks ahead, moved along
+ * every tick, 254 ms at n = 512 c128 against 129). */
+template <int DIR, int L, int RPP, int D, bool STEADY, typename R, typename R2>
+__device__ __forceinline__ void wave_block(R *z, int P, const R2 *cs, int u, int last,
+                                           R2 (&rot)[QR_WAVE_BLOCK], R (&carry)[L],
+                                           R (&x)[D][L])
+{
+    enum { A = QR_WAVE_BLOCK };
+    R2 next[A];
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+        next[i] = cs[STEADY ? min(u + A + i, last) : min(max(u + A + i, 0), last)];
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+        wave_tick<DIR, L, RPP, D, STEADY>(z, P, u + i, last, rot[i], carry, x);
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+        rot[i] = next[i];
 }
 
 /* One multishift group on a warp's QR_WAVE_ROWS rows (zw, row stride P):
  * ms = MS sweeps of len rotations in direction DIR from pivot `first`,
  * bulge j's rotations at gl[j len ..] (the group equals its sweeps done in
  * order). Lane (r, j) = (lane / MS, lane % MS) applies bulge j to rows
- * r + p 32 / MS, rotation u in tick LAG j + u (wave_tick). Valid: the
- * column that rotation u takes in was last written by bulge j - 1 two ticks
- * earlier, and the one it writes is read next by bulge j + 1 two ticks
- * later; so the column of tick t + 1 can be loaded in tick t. The rotations
- * come from the log in blocks of AHEAD ticks, each block's loaded during
- * the block before (a tick must not wait on a global load: with the
- * rotations two ticks ahead in registers moved along every tick, run R3's
- * first try took 254 ms at n = 512 c128 against the sweep appliers' 129). */
-template <int DIR, int MS, int LAG, typename R, typename R2>
+ * r + p 32 / MS, rotation u in tick LAG j + u (wave_tick). Valid: rotation
+ * u takes in column u + 1, which bulge j - 1 wrote last (its rotation
+ * u + 1) in tick LAG (j - 1) + u + 1, so it may be loaded from tick
+ * LAG j + u - D on when LAG >= D + 2; the column that rotation u writes is
+ * next read by bulge j + 1, D ticks before its rotation u - 1, in tick
+ * LAG (j + 1) + u - 1 - D > LAG j + u likewise; no column is read and
+ * written in one tick. The ticks run in three stretches: the bulges
+ * starting, all of them inside (STEADY), the bulges ending. */
+template <int DIR, int MS, typename R, typename R2>
 __device__ __forceinline__ void apply_group_wave(R *zw, int P, const R2 *gl, int first, int len)
 {
-    enum { RPP = 32 / MS, L = QR_WAVE_ROWS / RPP, AHEAD = 8 };
-    static_assert(LAG >= 3, "the column of tick t + 1 is loaded in tick t");
+    enum { RPP = 32 / MS, L = QR_WAVE_ROWS / RPP, D = QR_WAVE_DEPTH, LAG = QR_WAVE_LAG };
+    enum { A = QR_WAVE_BLOCK };
+    static_assert(LAG >= D + 2, "a column is loaded D ticks ahead of its rotation");
+    static_assert(A % D == 0, "the columns ahead come back to their registers every block");
     const int lane = threadIdx.x & 31, j = lane % MS;
     R *z = zw + (lane / MS) * P + (DIR < 0 ? first + 1 : first);
     const R2 *cs = gl + j * len;
-    const int ticks = len + LAG * (MS - 1), last = len - 1;
+    const int last = len - 1, ramp = LAG * (MS - 1), ticks = len + ramp;
     int u = -LAG * j;
-    R carry[L], x[L];
+    R carry[L], x[D][L];
 #pragma unroll
     for (int p = 0; p < L; ++p) {
-        carry[p] = u == 0 ? z[p * RPP * P] : (R)0;
-        x[p] = u == 0 ? z[p * RPP * P + DIR] : (R)0;
-    }
-    R2 rot[AHEAD];
+        carry[p] = j == 0 ? z[p * RPP * P] : (R)0;
 #pragma unroll
-    for (int i = 0; i < AHEAD; ++i)
+        for (int d = 0; d < D; ++d)
+            x[d][p] = j == 0 && d <= last ? z[p * RPP * P + DIR * (d + 1)] : (R)0;
+    }
+    R2 rot[A];
+#pragma unroll
+    for (int i = 0; i < A; ++i)
         rot[i] = cs[min(max(u + i, 0), last)];
     /* ticks past the last are no-ops (every bulge is done) */
-    for (int t = 0; t < ticks; t += AHEAD, u += AHEAD) {
-        R2 next[AHEAD];
-#pragma unroll
-        for (int i = 0; i < AHEAD; ++i)
-            next[i] = cs[min(max(u + AHEAD + i, 0), last)];
-#pragma unroll
-        for (int i = 0; i < AHEAD; ++i)
-            wave_tick<DIR, L, RPP>(z, P, u + i, last, rot[i], carry, x);
-#pragma unroll
-        for (int i = 0; i < AHEAD; ++i)
-            rot[i] = next[i];
-    }
+    int t = 0;
+    for (; t < ticks && t < ramp; t += A, u += A)
+        wave_block<DIR, L, RPP, D, false>(z, P, cs, u, last, rot, carry, x);
+    for (; t + A + D <= len; t += A, u += A) /* lane 0's u = t, lane ms - 1's >= 0 */
+        wave_block<DIR, L, RPP, D, true>(z, P, cs, u, last, rot, carry, x);
+    for (; t < ticks; t += A, u += A)
+        wave_block<DIR, L, RPP, D, false>(z, P, cs, u, last, rot, carry, x);
 }
 
-/* The sweeps of event cur (rotations consecutive in cs) on a warp's rows,
- * one row per lane (lanes below QR_WAVE_ROWS): single-shift sweeps and
- * 2 x 2 rotations. */
-template <typename R, typename R2>
+/* The single sweeps of event cur (cur.w sweeps of cur.z rotations in
+ * direction DIR from pivot cur.x, consecutive in cs: single-shift sweeps
+ * and 2 x 2 rotations) on a warp's rows, one row per lane below
+ * QR_WAVE_ROWS. The rotations come from the log 32 at a time, one per lane,
+ * and reach the rows' lanes by shuffles (run R4: read from global memory
+ * one rotation ahead, every rotation waited on the log's latency); the
+ * other lanes only hold rotations (their updates are never stored). The
+ * column a rotation takes in is loaded before the previous one's store. */
+template <int DIR, typename R, typename R2>
 __device__ __forceinline__ void apply_sweeps_rows(R *zw, int P, const R2 *cs, int4 cur)
 {
-    const int lane = threadIdx.x & 31;
-    if (lane < QR_WAVE_ROWS)
-        for (int sw = 0; sw < cur.w; ++sw)
-            eig_cuda_apply_sweep(zw + lane * P, 1, cs + sw * cur.z, cur.z, cur.x, cur.y);
-    __syncwarp();
+    const int lane = threadIdx.x & 31, len = cur.z;
+    const bool row = lane < QR_WAVE_ROWS;
+    R *z = zw + (row ? lane : 0) * P + (DIR < 0 ? cur.x + 1 : cur.x);
+    for (int sw = 0; sw < cur.w; ++sw, cs += len) {
+        R2 held = lane < len ? cs[lane] : R2{};
+        R carry = row ? z[0] : (R)0, x = row ? z[DIR] : (R)0;
+        for (int q = 0; q < len; ++q) {
+            const int k = q & 31;
+            const R c = __shfl_sync(0xffffffffu, held.x, k);
+            const R sn = __shfl_sync(0xffffffffu, held.y, k);
+            if (k == 31)
+                held = q + 1 + lane < len ? cs[q + 1 + lane] : R2{};
+            const R s = DIR < 0 ? -sn : sn;
+            const R xn = row && q + 1 < len ? z[DIR * (q + 2)] : (R)0;
+            if (row)
+                z[DIR * q] = fma(c, carry, s * x);
+            carry = fma(-s, carry, c * x);
+            x = xn;
+        }
+        if (row)
+            z[DIR * len] = carry;
+        __syncwarp();
+    }
 }
 
 /* One event of the log (header cur, rotations at cs) on a warp's rows. */
-template <int DIR, int LAG, typename R, typename R2>
+template <int DIR, typename R, typename R2>
 __device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int4 cur)
 {
     switch (cur.w) {
     case 8:
-        apply_group_wave<DIR, 8, LAG>(zw, P, cs, cur.x, cur.z);
+        apply_group_wave<DIR, 8>(zw, P, cs, cur.x, cur.z);
         break;
     case 16:
-        apply_group_wave<DIR, 16, LAG>(zw, P, cs, cur.x, cur.z);
+        apply_group_wave<DIR, 16>(zw, P, cs, cur.x, cur.z);
         break;
     case 32:
-        apply_group_wave<DIR, 32, LAG>(zw, P, cs, cur.x, cur.z);
+        apply_group_wave<DIR, 32>(zw, P, cs, cur.x, cur.z);
         break;
     default:
-        apply_sweeps_rows(zw, P, cs, cur);
+        apply_sweeps_rows<DIR>(zw, P, cs, cur);
     }
 }
 
@@ -407,7 +474,7 @@ __device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int
  * The rotations are read from the log in global memory (an event's
  * rotations are published with its header); the same statuses as
  * qr_apply_slice. */
-template <typename R, int LAG>
+template <typename R>
 __device__ void qr_apply_wave(int n, int slice, int b, int log_cap, int head_cap,
                               const eig_cuda_workspace &ws, void *space)
 {
@@ -424,17 +491,22 @@ __device__ void qr_apply_wave(int n, int slice, int b, int log_cap, int head_cap
     const R2 *log = (const R2 *)ws.qr_log + (size_t)b * log_cap;
     const int4 *head = ws.qr_head + (size_t)b * head_cap;
     qr_log_progress pr = qr_log_wait(word, 1, 0);
-    int pos = 0;
+    int pos = 0, ahead = -1; /* the header in next, read during the event before */
+    int4 next = make_int4(0, 0, 0, 0);
     for (int h = 0;; ++h) {
         if (h >= pr.heads && pr.status == EIG_CUDA_QR_LOG_RUNNING)
             pr = qr_log_wait(word, h + 1, 0);
         if (pr.status > EIG_CUDA_QR_LOG_APPLY || h >= pr.heads)
             break;
-        const int4 cur = __ldcg(head + h);
+        const int4 cur = ahead == h ? next : __ldcg(head + h);
+        if (h + 1 < pr.heads) {
+            next = __ldcg(head + h + 1);
+            ahead = h + 1;
+        }
         if (cur.y < 0)
-            apply_event_wave<-1, LAG>(zw, P, log + pos, cur);
+            apply_event_wave<-1>(zw, P, log + pos, cur);
         else
-            apply_event_wave<1, LAG>(zw, P, log + pos, cur);
+            apply_event_wave<1>(zw, P, log + pos, cur);
         pos += cur.z * cur.w;
     }
     if (pr.status != EIG_CUDA_QR_LOG_APPLY)
