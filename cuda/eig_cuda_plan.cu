@@ -59,6 +59,11 @@ static const int EIG_CUDA_QR_LOG_MIN_N = 65;
  * sizes). */
 static const int EIG_CUDA_QR_WAVE_MIN_N_C128 = 448;
 
+/* The same for complex float (run R4, H200, 180 matrices, one run, qr
+ * phase logged -> wavefront: 4.47 -> 5.84 ms at n = 256, 16.26 -> 14.59
+ * at 384, 33.39 -> 29.27 at 512, once its ticks ran unpredicated). */
+static const int EIG_CUDA_QR_WAVE_MIN_N_C64 = 320;
+
 /* Smallest n whose c128 logged QR path chases groups of 8 bulges (16 below). */
 static const int EIG_CUDA_QR_FEW_BULGES_MIN_N = 384;
 
@@ -160,9 +165,10 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
         logged = false;
     if (tuning->qr_path == EIG_CUDA_QR_PATH_LOGGED || tuning->qr_path == EIG_CUDA_QR_PATH_WAVEFRONT)
         logged = vectors;
+    const int wave_min_n = sizeof(R) == sizeof(double) ? EIG_CUDA_QR_WAVE_MIN_N_C128
+                                                       : EIG_CUDA_QR_WAVE_MIN_N_C64;
     qr->wave = tuning->qr_path == EIG_CUDA_QR_PATH_WAVEFRONT ||
-               (tuning->qr_path == EIG_CUDA_QR_PATH_AUTO && sizeof(R) == sizeof(double) &&
-                n >= EIG_CUDA_QR_WAVE_MIN_N_C128);
+               (tuning->qr_path == EIG_CUDA_QR_PATH_AUTO && n >= wave_min_n);
     const size_t nn = (size_t)n * n;
     const size_t cap =
         tuning->qr_log_cap > 0 ? (size_t)tuning->qr_log_cap : (n <= 256 ? 3 : 2) * nn;

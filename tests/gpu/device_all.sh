@@ -46,10 +46,11 @@ grep -E "VERDICT|accounting|backend" "$OUT/demo.txt" | tail -5
 echo "== sanitizers"
 # The panel path starts at n = 19 (panels of 16 and a tail of 3); racecheck
 # took 51 s on it at n = 20, 35 (H100, run R2).
-for path in default logged gemm panel; do
+for path in default logged wavefront gemm panel; do
   sizes=${SAN_SIZES:-3,20,35}; limit=${SAN_TIMEOUT:-45}
   case $path in
     logged) paths="--qr-path logged";;
+    wavefront) paths="--qr-path wavefront --qr-group-min 20"; sizes=${SAN_SIZES:-20,35};;
     gemm) paths="--back-path gemm";;
     panel) paths="--tridiag-path panel"; sizes=${SAN_SIZES:-20,35}; limit=${SAN_TIMEOUT:-120};;
     *) paths="--qr-path auto";;
