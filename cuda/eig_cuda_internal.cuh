@@ -192,14 +192,15 @@ typedef struct eig_cuda_qr_config {
     bool wave;          /* wavefront appliers (qr_log_kernel WAVE): a group's
                            bulges applied at once, slices of 32 rows */
     int apply_rows;     /* Zr rows per applier CTA: 32 or 64 (two per lane),
-                           32 with wavefront appliers */
+                           32, 48 or 64 with wavefront appliers */
     int apply_chunk;    /* rotations per staged log chunk (two buffers) */
     size_t chase_smem, apply_smem;
     int sms;            /* the device's SMs: at most ceil(count / sms) chases start on one */
 } eig_cuda_qr_config;
 
-/* Rows of Zr per CTA of the wavefront appliers (eig_cuda_qr_apply.cuh). */
-enum { EIG_CUDA_QR_WAVE_SLICE = 32 };
+/* Rows of Zr per warp of the wavefront appliers (eig_cuda_qr_apply.cuh); a
+ * CTA's slice (apply_rows) is 32, 48 or 64 rows: 4, 6 or 8 such warps. */
+enum { EIG_CUDA_QR_WAVE_ROWS = 8 };
 
 /* Reflectors per compact-WY block of the back-transformation. */
 #define EIG_CUDA_BACK_NB 16
@@ -251,7 +252,7 @@ template <typename R> cudaError_t eig_cuda_qr_set_smem(int consumer_warps, size_
  * CTA holds both) */
 template <typename R> size_t eig_cuda_qr_chase_smem(int n);
 template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk);
-template <typename R> size_t eig_cuda_qr_wave_smem(int n);
+template <typename R> size_t eig_cuda_qr_wave_smem(int n, int rows);
 template <typename R> cudaError_t eig_cuda_qr_log_set_smem(const eig_cuda_qr_config *cfg);
 
 /* Applies `count` rotations of one sweep, logged as (c, s) pairs at cs with

@@ -54,10 +54,10 @@ static const int EIG_CUDA_QR_LOG_MIN_N = 65;
 /* Smallest n whose complex double vectors jobs take the wavefront appliers
  * with groups of 16 bulges (docs/gpu.md, run R3, H200, 180 matrices, qr
  * phase logged (8 bulges) -> wavefront (16): 128.8 -> 106.6 ms at
- * n = 512, but 32.5 -> 35.5 at 384, and complex float 33.4 -> 36.6 at 512
- * (its 16 bulges already); the boundary halfway between the measured
- * sizes). */
-static const int EIG_CUDA_QR_WAVE_MIN_N_C128 = 448;
+ * n = 512, but 32.5 -> 35.5 at 384; run R4, with slices of 64 rows
+ * (eig_cuda_qr_wave_rows): 32.4 -> 31.7 at 384, 20.8 -> 21.4 at 320; the
+ * boundary halfway between the measured sizes). */
+static const int EIG_CUDA_QR_WAVE_MIN_N_C128 = 352;
 
 /* The same for complex float (run R4, H200, 180 matrices, one run, qr
  * phase logged -> wavefront: 4.47 -> 5.84 ms at n = 256, 16.26 -> 14.59
@@ -142,6 +142,23 @@ extern "C" int eig_cuda_runtime_device_count(void)
     return count;
 }
 
+/* Rows per wavefront applier CTA. Their CTA fills an SM's shared memory
+ * at the large complex double sizes, so more rows are more applier warps
+ * on the SM: the most of 64, 48, 32 whose CTA fits (run R4, H200, 180
+ * matrices, one run, qr phase with slices of 32 -> 48 rows: 86.5 -> 70.4 ms
+ * at n = 512, 38.5 (40 rows) -> 34.1 at 384). Complex float keeps 32:
+ * three CTAs of 32 rows share an SM at n = 512 (qr 29.5 ms; 48 rows, two
+ * CTAs: 32.5). */
+template <typename R> static int eig_cuda_qr_wave_rows(int n, size_t chase_smem, int optin)
+{
+    const int widest = sizeof(R) == sizeof(double) ? 64 : 32;
+    for (int rows = widest; rows > 32; rows -= 16)
+        if (eig_cuda_qr_wave_smem<R>(n, rows) + chase_smem + EIG_CUDA_QR_LOG_CTA_EXTRA <=
+            (size_t)optin)
+            return rows;
+    return 32;
+}
+
 /* QR phase, logged path (vectors jobs): one chase per matrix writes its
  * rotation log (log_cap rotations: 3 n^2 up to n = 256, 2 n^2 above; radar
  * input needs 1.1-1.8 n^2, the LAPACK test types up to 2.6 n^2; a matrix
@@ -184,8 +201,8 @@ static void eig_cuda_qr_configure_log(eig_cuda_qr_config *qr, int n, bool vector
     qr->apply_rows = 64;
     qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);
     if (qr->wave) {
-        qr->apply_rows = EIG_CUDA_QR_WAVE_SLICE;
-        qr->apply_smem = eig_cuda_qr_wave_smem<R>(n);
+        qr->apply_rows = eig_cuda_qr_wave_rows<R>(n, qr->chase_smem, optin);
+        qr->apply_smem = eig_cuda_qr_wave_smem<R>(n, qr->apply_rows);
     } else if (2 * (qr->apply_smem + qr->chase_smem + EIG_CUDA_QR_LOG_CTA_EXTRA) > (size_t)optin) {
         qr->apply_rows = 32;
         qr->apply_smem = eig_cuda_qr_apply_smem<R>(n, qr->apply_rows, qr->apply_chunk);

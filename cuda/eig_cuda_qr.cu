@@ -1296,26 +1296,26 @@ __device__ void qr_log_role(unsigned *counters, int count, int slices, int quota
  * then the chase's d and e. (64, 1): with the bare bound ptxas held the
  * float kernel to 72 registers and spilled, as qr_kernel's; shared memory
  * sets the occupancy anyway.) WAVE (run R3): the CTA's appliers are
- * QR_WAVE_WARPS wavefront warps of QR_WAVE_ROWS rows each (qr_apply_wave:
- * a group's bulges applied at once; their space eig_cuda_qr_wave_smem), the
- * chase's warp last. */
+ * ROWS / QR_WAVE_ROWS wavefront warps of QR_WAVE_ROWS rows each
+ * (qr_apply_wave: a group's bulges applied at once; their space
+ * eig_cuda_qr_wave_smem), the chase's warp last. */
 template <typename R, int ROWS, bool WAVE>
-__global__ void __launch_bounds__(WAVE ? 32 * (QR_WAVE_WARPS + 1) : 64, 1)
+__global__ void __launch_bounds__(WAVE ? 32 * (ROWS / QR_WAVE_ROWS + 1) : 64, 1)
     qr_log_kernel(int n, int count, int quota, int group_min, int bulges_max, int log_cap,
                   int head_cap, int chunk, size_t apply_smem, eig_cuda_workspace ws,
                   R *__restrict__ w_all, int *__restrict__ info_all)
 {
-    enum { APPLIERS = WAVE ? QR_WAVE_WARPS : 1, SLICE = WAVE ? QR_WAVE_SLICE : ROWS };
+    enum { APPLIERS = WAVE ? ROWS / QR_WAVE_ROWS : 1 };
     extern __shared__ double2 smem_raw[];
     __shared__ int role[2];
-    const int slices = (n + SLICE - 1) / SLICE;
+    const int slices = (n + ROWS - 1) / ROWS;
     if (threadIdx.x == 0)
         qr_log_role((unsigned *)(ws.qr_state + count), count, slices, quota, role);
     __syncthreads();
     const int b = role[0], slice = role[1];
     if (threadIdx.x < 32 * APPLIERS) {
         if (WAVE)
-            qr_apply_wave<R>(n, slice, b, log_cap, head_cap, ws, smem_raw);
+            qr_apply_wave<R>(n, APPLIERS, slice, b, log_cap, head_cap, ws, smem_raw);
         else
             qr_apply_slice<R, ROWS>(n, slice, b, log_cap, head_cap, chunk, ws, smem_raw);
     } else if (slice == 0) {
@@ -1351,18 +1351,23 @@ template <typename R> size_t eig_cuda_qr_apply_smem(int n, int rows, int chunk)
     return 2 * (size_t)chunk * sizeof(R2) + (size_t)n * rows * sizeof(R);
 }
 
-template <typename R> size_t eig_cuda_qr_wave_smem(int n)
+template <typename R> size_t eig_cuda_qr_wave_smem(int n, int rows)
 {
-    return (size_t)QR_WAVE_SLICE * qr_wave_stride<R>(n) * sizeof(R);
+    return (size_t)rows * qr_wave_stride<R>(n) * sizeof(R);
 }
 
-/* The logged path's kernel for the plan's appliers: wavefront, or sweep
+/* The logged path's kernel for the plan's appliers: wavefront slices of
+ * 32 rows, 48 or 64 in complex double (eig_cuda_qr_wave_rows), or sweep
  * appliers of 32 or 64 rows. */
 template <typename R>
 static decltype(&qr_log_kernel<R, 64, false>) qr_log_kernel_for(const eig_cuda_qr_config *cfg)
 {
+    if constexpr (sizeof(R) == sizeof(double)) {
+        if (cfg->wave && cfg->apply_rows > 32)
+            return cfg->apply_rows == 64 ? qr_log_kernel<R, 64, true> : qr_log_kernel<R, 48, true>;
+    }
     if (cfg->wave)
-        return qr_log_kernel<R, QR_WAVE_SLICE, true>;
+        return qr_log_kernel<R, 32, true>;
     return cfg->apply_rows == 64 ? qr_log_kernel<R, 64, false> : qr_log_kernel<R, 32, false>;
 }
 
@@ -1396,7 +1401,7 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
         return e;
     const int slices = (n + cfg->apply_rows - 1) / cfg->apply_rows;
     const int quota = (count + cfg->sms - 1) / cfg->sms;
-    const int log_threads = 32 * ((cfg->wave ? QR_WAVE_WARPS : 1) + 1);
+    const int log_threads = 32 * ((cfg->wave ? cfg->apply_rows / QR_WAVE_ROWS : 1) + 1);
     qr_log_kernel_for<R>(cfg)<<<count * slices, log_threads, cfg->apply_smem + cfg->chase_smem,
                                 stream>>>(n, count, quota, cfg->group_min, cfg->bulges,
                                           cfg->log_cap, cfg->head_cap, cfg->apply_chunk,
@@ -1414,7 +1419,7 @@ cudaError_t eig_cuda_qr_launch(const eig_cuda_qr_config *cfg, int n, int count,
     template size_t eig_cuda_qr_chase_smem<R>(int);                                              \
     template cudaError_t eig_cuda_qr_set_smem<R>(int, size_t);                                   \
     template size_t eig_cuda_qr_apply_smem<R>(int, int, int);                                    \
-    template size_t eig_cuda_qr_wave_smem<R>(int);                                               \
+    template size_t eig_cuda_qr_wave_smem<R>(int, int);                                          \
     template cudaError_t eig_cuda_qr_log_set_smem<R>(const eig_cuda_qr_config *);                \
     template cudaError_t eig_cuda_qr_launch<R>(const eig_cuda_qr_config *, int, int,             \
                                                const eig_cuda_workspace *, void *, int *,        \

@@ -275,11 +275,7 @@ __device__ void qr_apply_slice(int n, int slice, int b, int log_cap, int head_ca
  * owns QR_WAVE_ROWS rows of the slice (row-major, stride qr_wave_stride)
  * and follows the log by itself: no warp reads another's rows. */
 
-enum {
-    QR_WAVE_ROWS = 8, /* rows of Zr per applier warp */
-    QR_WAVE_SLICE = EIG_CUDA_QR_WAVE_SLICE,
-    QR_WAVE_WARPS = QR_WAVE_SLICE / QR_WAVE_ROWS
-};
+enum { QR_WAVE_ROWS = EIG_CUDA_QR_WAVE_ROWS };
 
 /* Row stride of a wavefront applier's rows in shared memory: n padded to 8
  * mod 16 doubles (16 mod 32 floats), so that the lanes of one tick (the ms
@@ -467,20 +463,20 @@ __device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int
     }
 }
 
-/* Applier warp `warp` of a wavefront CTA: applies matrix b's log to its
- * QR_WAVE_ROWS rows of slice `slice` (rows (slice QR_WAVE_WARPS + warp)
- * QR_WAVE_ROWS ..) as the chase writes it, then writes them sorted by
+/* Applier warp `warp` of a wavefront CTA of `warps` appliers: applies
+ * matrix b's log to its QR_WAVE_ROWS rows of slice `slice` (rows
+ * (slice warps + warp) QR_WAVE_ROWS ..) as the chase writes it, then writes them sorted by
  * rank. `space` is the CTA's applier shared memory (eig_cuda_qr_wave_smem).
  * The rotations are read from the log in global memory (an event's
  * rotations are published with its header); the same statuses as
  * qr_apply_slice. */
 template <typename R>
-__device__ void qr_apply_wave(int n, int slice, int b, int log_cap, int head_cap,
+__device__ void qr_apply_wave(int n, int warps, int slice, int b, int log_cap, int head_cap,
                               const eig_cuda_workspace &ws, void *space)
 {
     typedef typename eig_cuda_complex<R>::type R2;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, P = qr_wave_stride<R>(n);
-    const int row0 = (slice * QR_WAVE_WARPS + warp) * QR_WAVE_ROWS;
+    const int row0 = (slice * warps + warp) * QR_WAVE_ROWS;
     if (row0 >= n)
         return;
     R *zw = (R *)space + (size_t)warp * QR_WAVE_ROWS * P;

@@ -53,7 +53,7 @@ static const char usage[] =
     "  --check K      matrices checked for accuracy (default 16)\n"
     "  --no-heevd     skip the slow looped heevd\n"
     "  --qr-path P    our QR path: auto (default: logged for vectors at n > 64, wavefront\n"
-    "                 from 448 c128, 320 c64), fused, logged, wavefront\n"
+    "                 from 352 c128, 320 c64), fused, logged, wavefront\n"
     "  --qr-log-cap N rotations logged per matrix (default 0: the plan's, 3 n^2 / 2 n^2)\n"
     "  --qr-group-min N smallest block order of a multishift group (default 0: the plan's)\n"
     "  --qr-bulges N    most bulges chased at once by a group, 8, 16 or 32 (default 0: the plan's)\n"
