@@ -190,7 +190,7 @@ typedef struct eig_cuda_qr_config {
     bool logged;
     int log_cap, head_cap;
     bool wave;          /* wavefront appliers (qr_log_kernel WAVE): a group's
-                           bulges applied at once, slices of 32 rows */
+                           bulges applied at once, slices of apply_rows */
     int apply_rows;     /* Zr rows per applier CTA: 32 or 64 (two per lane),
                            32, 48 or 64 with wavefront appliers */
     int apply_chunk;    /* rotations per staged log chunk (two buffers) */

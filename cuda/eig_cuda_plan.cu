@@ -145,10 +145,10 @@ extern "C" int eig_cuda_runtime_device_count(void)
 /* Rows per wavefront applier CTA. Their CTA fills an SM's shared memory
  * at the large complex double sizes, so more rows are more applier warps
  * on the SM: the most of 64, 48, 32 whose CTA fits (run R4, H200, 180
- * matrices, one run, qr phase with slices of 32 -> 48 rows: 86.5 -> 70.4 ms
- * at n = 512, 38.5 (40 rows) -> 34.1 at 384). Complex float keeps 32:
- * three CTAs of 32 rows share an SM at n = 512 (qr 29.5 ms; 48 rows, two
- * CTAs: 32.5). */
+ * matrices, qr phase: n = 512, 32 -> 48 rows 86.5 -> 70.4 ms; n = 384,
+ * 40 -> 48 rows 38.5 -> 34.1 in one run, 64 rows 31.7). Complex float
+ * keeps 32: three CTAs of 32 rows share an SM at n = 512 (qr 29.5 ms; 48
+ * rows, two CTAs: 32.5). */
 template <typename R> static int eig_cuda_qr_wave_rows(int n, size_t chase_smem, int optin)
 {
     const int widest = sizeof(R) == sizeof(double) ? 64 : 32;

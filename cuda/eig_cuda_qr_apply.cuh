@@ -465,8 +465,8 @@ __device__ __forceinline__ void apply_event_wave(R *zw, int P, const R2 *cs, int
 
 /* Applier warp `warp` of a wavefront CTA of `warps` appliers: applies
  * matrix b's log to its QR_WAVE_ROWS rows of slice `slice` (rows
- * (slice warps + warp) QR_WAVE_ROWS ..) as the chase writes it, then writes them sorted by
- * rank. `space` is the CTA's applier shared memory (eig_cuda_qr_wave_smem).
+ * (slice warps + warp) QR_WAVE_ROWS ..) as the chase writes it, then
+ * writes them sorted by rank. `space` is the CTA's applier shared memory (eig_cuda_qr_wave_smem).
  * The rotations are read from the log in global memory (an event's
  * rotations are published with its header); the same statuses as
  * qr_apply_slice. */
